@@ -1,0 +1,22 @@
+# Every third-party dependency is found here once and exposed as a target.
+find_package(Threads REQUIRED)
+find_package(Boost 1.81 REQUIRED COMPONENTS json)
+
+if(NF_FUZZ)
+  return()  # the fuzz build needs Boost.JSON only
+endif()
+
+find_package(PostgreSQL REQUIRED)
+find_package(spdlog REQUIRED)  # compiled spdlog: never header-only (3x slower builds)
+
+# CAF 0.17 ships no CMake config, Find module or pkg-config file.
+find_path(CAF_INCLUDE_DIR caf/all.hpp REQUIRED)
+foreach(part core io)
+  find_library(CAF_${part}_LIBRARY caf_${part} REQUIRED)
+  add_library(caf::${part} SHARED IMPORTED)
+  set_target_properties(caf::${part} PROPERTIES
+    IMPORTED_LOCATION ${CAF_${part}_LIBRARY}
+    INTERFACE_INCLUDE_DIRECTORIES ${CAF_INCLUDE_DIR})
+endforeach()
+set_property(TARGET caf::core PROPERTY INTERFACE_LINK_LIBRARIES Threads::Threads)
+set_property(TARGET caf::io PROPERTY INTERFACE_LINK_LIBRARIES caf::core)
