@@ -1,0 +1,2 @@
+-- Undoes 0006_decide_queues.
+DROP TABLE "DecideQueues";

@@ -1,0 +1,3 @@
+-- Undoes 0008_outbox.
+DROP TABLE "WebhookSinks";
+DROP TABLE "OutboxEvents";

@@ -1,0 +1,3 @@
+-- Undoes 0010_concurrency.
+DROP TABLE "RateLimitBuckets";
+DROP TABLE "TaskOutputCache";
