@@ -6,9 +6,9 @@ function(nf_add_suites binary)
   cmake_parse_arguments(ARG "" "FIXTURES;TIMEOUT" "SUITES;LABELS" ${ARGN})
   foreach(suite ${ARG_SUITES})
     add_test(NAME ${binary}.${suite}
-             COMMAND ${binary} -s "^${suite}$")
+             COMMAND ${binary} -n -v 3 -s "^${suite}$")
     set_tests_properties(${binary}.${suite} PROPERTIES
-      FAIL_REGULAR_EXPRESSION "tests:[^0-9\n]*(\x1b\\[[0-9;]*m)?0(\x1b|\n|\r| )"
+      FAIL_REGULAR_EXPRESSION "tests: +0\n"
       TIMEOUT ${ARG_TIMEOUT})
     if(ARG_LABELS)
       set_tests_properties(${binary}.${suite} PROPERTIES LABELS "${ARG_LABELS}")

@@ -1,0 +1,40 @@
+#include "store/capabilities.hpp"
+
+#include "store/pg/errors.hpp"
+
+namespace nf::store {
+
+namespace {
+
+const statement server_settings{
+  "capabilities.server",
+  "SELECT current_setting('server_version_num')::int, current_setting('server_version'),"
+  " current_setting('io_method', true)"};
+
+const statement prove_uuidv7{"capabilities.uuidv7", "SELECT uuidv7()::text"};
+
+} // namespace
+
+caf::expected<server_info> check_capabilities(connection& conn) {
+  auto r = conn.run1(server_settings);
+  if (!r)
+    return std::move(r.error());
+  server_info info;
+  info.version_num = r->i32(0, 0);
+  info.version = r->str(0, 1);
+  info.io_method = r->opt_str(0, 2).value_or("");
+  if (info.version_num < 180000)
+    return make_error(errc::unsupported,
+                      "nodeflow needs PostgreSQL 18 or newer (server_version_num >= 180000), "
+                      "but the server runs "
+                        + info.version + " (server_version_num " + std::to_string(info.version_num)
+                        + ")");
+  auto u = conn.run1(prove_uuidv7);
+  if (!u)
+    return make_error(errc::unsupported,
+                      "the server reports PostgreSQL " + info.version
+                        + " but SELECT uuidv7() failed: " + message_of(u.error()));
+  return info;
+}
+
+} // namespace nf::store

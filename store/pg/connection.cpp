@@ -1,0 +1,151 @@
+#include "store/pg/connection.hpp"
+
+#include <vector>
+
+#include <libpq-fe.h>
+
+#include "store/pg/errors.hpp"
+
+namespace nf::store {
+
+void connection::deleter::operator()(pg_conn* c) const {
+  PQfinish(c);
+}
+
+connection::connection(pg_conn* c) : conn_(c) {
+}
+
+connection::connection(connection&&) noexcept = default;
+connection& connection::operator=(connection&&) noexcept = default;
+connection::~connection() = default;
+
+caf::expected<connection> connection::open(const std::string& dsn) {
+  pg_conn* c = PQconnectdb(dsn.c_str());
+  if (c == nullptr)
+    return make_error(errc::conn_broken, "cannot allocate a libpq connection");
+  if (PQstatus(c) != CONNECTION_OK) {
+    std::string msg = PQerrorMessage(c);
+    PQfinish(c);
+    while (!msg.empty() && (msg.back() == '\n' || msg.back() == ' '))
+      msg.pop_back();
+    return make_error(errc::conn_broken, "cannot connect to Postgres: " + msg);
+  }
+  connection result{c};
+  // Server time is the only clock for deadlines; UTC keeps partition names stable.
+  if (auto r = result.exec("SET TIME ZONE 'UTC'"); !r)
+    return std::move(r.error());
+  return result;
+}
+
+caf::error error_from(pg_conn* conn, pg_result* res, const char* what) {
+  const char* state = res ? PQresultErrorField(res, PG_DIAG_SQLSTATE) : nullptr;
+  std::string msg = res ? PQresultErrorMessage(res) : "";
+  if (msg.empty() && conn)
+    msg = PQerrorMessage(conn);
+  while (!msg.empty() && (msg.back() == '\n' || msg.back() == ' '))
+    msg.pop_back();
+  if (auto* detail = res ? PQresultErrorField(res, PG_DIAG_MESSAGE_DETAIL) : nullptr)
+    msg += std::string{" ("} + detail + ")";
+  auto code = classify_sqlstate(state);
+  if (code == errc::conn_broken && conn && PQstatus(conn) == CONNECTION_OK && state)
+    code = errc::internal;
+  return make_error(code, std::string{what} + ": " + msg, state ? state : "");
+}
+
+caf::expected<result> connection::check(pg_result* res, const char* what) {
+  auto status = res ? PQresultStatus(res) : PGRES_FATAL_ERROR;
+  if (status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK)
+    return result{res};
+  auto err = error_from(conn_.get(), res, what);
+  PQclear(res);
+  return err;
+}
+
+caf::expected<result> connection::exec(const std::string& sql) {
+  return check(PQexec(conn_.get(), sql.c_str()), "exec");
+}
+
+namespace {
+
+std::vector<const char*> raw_values(const params& p) {
+  std::vector<const char*> out;
+  out.reserve(p.size());
+  for (const auto& v : p.values())
+    out.push_back(v ? v->c_str() : nullptr);
+  return out;
+}
+
+} // namespace
+
+caf::expected<result> connection::exec(const std::string& sql, const params& p) {
+  auto values = raw_values(p);
+  return check(PQexecParams(conn_.get(), sql.c_str(), static_cast<int>(values.size()),
+                            nullptr, values.data(), nullptr, nullptr, 0),
+               "exec");
+}
+
+bool connection::is_prepared(const char* name) const {
+  return prepared_.count(name) > 0;
+}
+
+void connection::mark_prepared(const char* name) {
+  prepared_.emplace(name);
+}
+
+caf::expected<void> connection::prepare(const statement& st) {
+  if (is_prepared(st.name))
+    return {};
+  auto r = check(PQprepare(conn_.get(), st.name, st.sql, 0, nullptr), st.name);
+  // 42P05: an aborted pipeline prepared it already; the statement is usable.
+  if (!r && sqlstate_of(r.error()) != "42P05")
+    return std::move(r.error());
+  mark_prepared(st.name);
+  return {};
+}
+
+caf::expected<result> connection::run(const statement& st, const params& p) {
+  if (auto prep = prepare(st); !prep)
+    return prep.error();
+  auto values = raw_values(p);
+  return check(PQexecPrepared(conn_.get(), st.name, static_cast<int>(values.size()),
+                              values.data(), nullptr, nullptr, 0),
+               st.name);
+}
+
+caf::expected<result> connection::run1(const statement& st, const params& p) {
+  auto r = run(st, p);
+  if (!r)
+    return r;
+  if (r->rows() == 0)
+    return make_error(errc::not_found, std::string{st.name} + ": no row");
+  if (r->rows() > 1)
+    return make_error(errc::internal, std::string{st.name} + ": expected one row, got "
+                                        + std::to_string(r->rows()));
+  return r;
+}
+
+caf::expected<std::optional<result>> connection::run01(const statement& st, const params& p) {
+  auto r = run(st, p);
+  if (!r)
+    return std::move(r.error());
+  if (r->rows() > 1)
+    return make_error(errc::internal, std::string{st.name} + ": expected at most one row, got "
+                                        + std::to_string(r->rows()));
+  if (r->rows() == 0)
+    return std::optional<result>{};
+  return std::optional<result>{std::move(*r)};
+}
+
+bool connection::ok() const {
+  return conn_ && PQstatus(conn_.get()) == CONNECTION_OK;
+}
+
+std::string connection::last_error() const {
+  return conn_ ? PQerrorMessage(conn_.get()) : "no connection";
+}
+
+int connection::backend_pid() const {
+  return PQbackendPID(conn_.get());
+}
+
+} // namespace nf::store

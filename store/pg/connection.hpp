@@ -1,0 +1,79 @@
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <unordered_set>
+
+#include <caf/expected.hpp>
+
+#include "store/pg/params.hpp"
+#include "store/pg/result.hpp"
+
+struct pg_conn;
+
+namespace nf::store {
+
+/// A SQL statement with a stable name, used as the prepared-statement name and
+/// in logs and metrics (e.g. "lease.claim_batch").
+struct statement {
+  const char* name;
+  const char* sql;
+};
+
+/// One libpq connection. Not thread-safe: one owner (a detached store worker,
+/// a test, a CLI command) at a time. Statements are prepared on first use.
+class connection {
+public:
+  static caf::expected<connection> open(const std::string& dsn);
+
+  connection(connection&&) noexcept;
+  connection& operator=(connection&&) noexcept;
+  ~connection();
+
+  /// Runs `sql` with the simple-query protocol (may hold several statements,
+  /// no parameters): for DDL, migrations and session settings.
+  caf::expected<result> exec(const std::string& sql);
+
+  /// Runs an ad-hoc parameterised statement without preparing it.
+  caf::expected<result> exec(const std::string& sql, const params& p);
+
+  /// Runs a named statement, preparing it on this connection the first time.
+  caf::expected<result> run(const statement& st, const params& p = {});
+
+  /// As `run`, but the statement must return exactly one row (else not_found
+  /// for zero rows, internal for several).
+  caf::expected<result> run1(const statement& st, const params& p = {});
+
+  /// As `run`, but zero or one row: nullopt when there is none.
+  caf::expected<std::optional<result>> run01(const statement& st, const params& p = {});
+
+  /// Makes sure `st` is prepared here (used by the pipeline before sending).
+  caf::expected<void> prepare(const statement& st);
+  bool is_prepared(const char* name) const;
+  void mark_prepared(const char* name);
+
+  /// True while the server link is up.
+  bool ok() const;
+  /// The error libpq reports on this connection, for messages.
+  std::string last_error() const;
+  /// The server's process id, e.g. for pg_stat_activity in tests.
+  int backend_pid() const;
+
+  pg_conn* native() const { return conn_.get(); }
+
+private:
+  struct deleter {
+    void operator()(pg_conn* c) const;
+  };
+  explicit connection(pg_conn* c);
+  caf::expected<result> check(pg_result* res, const char* what);
+
+  std::unique_ptr<pg_conn, deleter> conn_;
+  std::unordered_set<std::string> prepared_;
+};
+
+/// Turns a failed PGresult (or its absence) into a store error.
+caf::error error_from(pg_conn* conn, pg_result* res, const char* what);
+
+} // namespace nf::store

@@ -1,0 +1,74 @@
+#include "store/pg/params.hpp"
+
+#include <cmath>
+#include <cstdio>
+
+namespace nf::store {
+
+namespace {
+
+void append_quoted(std::string& out, std::string_view x) {
+  out += '"';
+  for (char c : x) {
+    if (c == '"' || c == '\\')
+      out += '\\';
+    out += c;
+  }
+  out += '"';
+}
+
+template <class Range, class Append>
+array_literal make_array(const Range& xs, Append append) {
+  array_literal result;
+  result.text = "{";
+  bool first = true;
+  for (const auto& x : xs) {
+    if (!first)
+      result.text += ',';
+    first = false;
+    append(result.text, x);
+  }
+  result.text += '}';
+  return result;
+}
+
+} // namespace
+
+array_literal text_array(const std::vector<std::string>& xs) {
+  return make_array(xs, [](std::string& out, const std::string& x) { append_quoted(out, x); });
+}
+
+array_literal text_array(const std::vector<std::optional<std::string>>& xs) {
+  return make_array(xs, [](std::string& out, const std::optional<std::string>& x) {
+    if (x)
+      append_quoted(out, *x);
+    else
+      out += "NULL";
+  });
+}
+
+array_literal int_array(const std::vector<int64_t>& xs) {
+  return make_array(xs, [](std::string& out, int64_t x) { out += std::to_string(x); });
+}
+
+array_literal json_array(const std::vector<json_text>& xs) {
+  return make_array(xs, [](std::string& out, const json_text& x) { append_quoted(out, x.str()); });
+}
+
+array_literal json_array(const std::vector<std::optional<json_text>>& xs) {
+  return make_array(xs, [](std::string& out, const std::optional<json_text>& x) {
+    if (x)
+      append_quoted(out, x->str());
+    else
+      out += "NULL";
+  });
+}
+
+params& params::add(double x) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.17g", x);
+  values_.emplace_back(std::string{buf});
+  return *this;
+}
+
+} // namespace nf::store

@@ -1,0 +1,36 @@
+#pragma once
+
+#include <vector>
+
+#include <caf/expected.hpp>
+
+#include "store/pg/connection.hpp"
+
+namespace nf::store {
+
+/// Sends many named statements in one round trip (libpq pipeline mode) and
+/// collects their results in order. Outside an explicit transaction the batch
+/// is one implicit transaction (everything between two syncs). Blocking mode:
+/// keep batches to a few hundred statements; for more rows use one statement
+/// over `unnest($n::type[])` arrays, which is faster anyway.
+class pipeline {
+public:
+  explicit pipeline(connection& conn) : conn_(conn) {}
+
+  pipeline& add(const statement& st, params p);
+  size_t size() const { return items_.size(); }
+
+  /// Sends everything, syncs once, and returns one result per statement, or
+  /// the first error (the server aborts the rest of the batch on error).
+  caf::expected<std::vector<result>> run();
+
+private:
+  struct item {
+    const statement* st;
+    params p;
+  };
+  connection& conn_;
+  std::vector<item> items_;
+};
+
+} // namespace nf::store

@@ -1,0 +1,118 @@
+#define CAF_SUITE store.migrations
+#include "caf/test/unit_test.hpp"
+
+#include <thread>
+
+#include "store/capabilities.hpp"
+#include "store/migrator.hpp"
+#include "store/pg/errors.hpp"
+#include "tests/support/test_database.hpp"
+
+using namespace nf::store;
+
+namespace {
+
+const statement count_tables{
+  "test.count_tables",
+  R"(SELECT count(*) FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+     WHERE n.nspname = 'public' AND c.relkind IN ('r', 'p'))"};
+
+int64_t table_count(connection& conn) {
+  auto r = conn.run1(count_tables);
+  CAF_REQUIRE(r);
+  return r->i64(0, 0);
+}
+
+} // namespace
+
+CAF_TEST(the server passes the capability check) {
+  nf::test::test_database db{"caps", false};
+  auto conn = db.connect();
+  auto info = check_capabilities(conn);
+  CAF_REQUIRE(info);
+  CAF_CHECK_GREATER_OR_EQUAL(info->version_num, 180000);
+}
+
+CAF_TEST(up then down then up leaves the same schema and a current ledger) {
+  nf::test::test_database db{"updown", false};
+  auto conn = db.connect();
+  migrator m;
+  auto first = m.up(conn);
+  CAF_REQUIRE(first);
+  CAF_CHECK_EQUAL(first->size(), embedded_migrations().size());
+  auto tables = table_count(conn);
+  CAF_CHECK_GREATER(tables, 10);
+  auto again = m.up(conn);
+  CAF_REQUIRE(again);
+  CAF_CHECK(again->empty());
+  auto down = m.down_all(conn);
+  CAF_REQUIRE(down);
+  CAF_CHECK_EQUAL(down->size(), embedded_migrations().size());
+  CAF_CHECK_EQUAL(table_count(conn), 1); // only the migrator's own ledger
+  auto second = m.up(conn);
+  CAF_REQUIRE(second);
+  CAF_CHECK_EQUAL(table_count(conn), tables);
+  auto ready = readiness(conn);
+  CAF_REQUIRE(ready);
+  CAF_CHECK(ready->ready);
+}
+
+CAF_TEST(a changed applied migration is refused by name) {
+  nf::test::test_database db{"changed", false};
+  auto conn = db.connect();
+  std::vector<migration> manifest = embedded_migrations();
+  CAF_REQUIRE(migrator{manifest}.up(conn));
+  manifest[0].up += "\n-- edited after release\n";
+  auto r = migrator{manifest}.up(conn);
+  CAF_REQUIRE(!r);
+  CAF_CHECK_EQUAL(code_of(r.error()), errc::invalid);
+  CAF_CHECK(message_of(r.error()).find("migration " + manifest[0].name + " was changed")
+            != std::string::npos);
+  auto ready = readiness(conn, manifest);
+  CAF_REQUIRE(ready);
+  CAF_CHECK(!ready->ready);
+}
+
+CAF_TEST(a failing migration rolls back whole and names itself) {
+  nf::test::test_database db{"failing", false};
+  auto conn = db.connect();
+  std::vector<migration> manifest = embedded_migrations();
+  manifest.push_back(migration{"9999_broken", true,
+                               R"(CREATE TABLE "Half" ("a" INT); SELECT 1/0;)",
+                               R"(DROP TABLE "Half";)"});
+  auto r = migrator{manifest}.up(conn);
+  CAF_REQUIRE(!r);
+  CAF_CHECK(message_of(r.error()).find("migration 9999_broken failed") != std::string::npos);
+  auto half = conn.exec(R"(SELECT to_regclass('"Half"') IS NULL)");
+  CAF_REQUIRE(half);
+  CAF_CHECK(half->boolean(0, 0));
+  auto states = migrator{manifest}.status(conn);
+  CAF_REQUIRE(states);
+  CAF_CHECK(!states->back().applied);
+  CAF_CHECK(states->front().applied); // the good ones before it stay applied
+}
+
+CAF_TEST(four nodes migrating at once apply each migration exactly once) {
+  nf::test::test_database db{"concurrent", false};
+  std::vector<std::thread> nodes;
+  std::vector<size_t> applied(4, 0);
+  std::vector<bool> ok(4, false);
+  for (int i = 0; i < 4; ++i)
+    nodes.emplace_back([&, i] {
+      auto conn = connection::open(db.dsn());
+      if (!conn)
+        return;
+      auto r = migrator{}.up(*conn);
+      ok[i] = static_cast<bool>(r);
+      if (r)
+        applied[i] = r->size();
+    });
+  for (auto& t : nodes)
+    t.join();
+  size_t total = 0;
+  for (int i = 0; i < 4; ++i) {
+    CAF_CHECK(ok[i]);
+    total += applied[i];
+  }
+  CAF_CHECK_EQUAL(total, embedded_migrations().size());
+}
