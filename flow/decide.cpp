@@ -1,0 +1,758 @@
+#include "flow/decide.hpp"
+
+#include <algorithm>
+#include <deque>
+#include <map>
+#include <set>
+
+#include "flow/def_index.hpp"
+#include "flow/expression.hpp"
+#include "flow/problem.hpp"
+#include "flow/retry.hpp"
+#include "flow/safe_expr.hpp"
+#include "flow/system_tasks.hpp"
+
+namespace flow {
+
+namespace {
+
+enum class outcome { pending, done, failed };
+
+// One execution as this evaluation sees it: a snapshot row, or a row this
+// decision inserts, with whatever this decision already changed on it.
+struct row {
+  task_identity id;
+  task_type type;
+  task_status status;
+  const task_execution* src = nullptr;  // null when inserted by this decision
+  int sched = -1;                       // index into decision::schedule
+  int update = -1;                      // last index into decision::updates with an output
+};
+
+struct key {
+  std::string ref;
+  std::int32_t iteration;
+};
+
+struct key_view {
+  std::string_view ref;
+  std::int32_t iteration;
+};
+
+struct key_less {
+  using is_transparent = void;
+  template <class A, class B>
+  bool operator()(const A& a, const B& b) const {
+    int c = std::string_view(a.ref).compare(std::string_view(b.ref));
+    return c != 0 ? c < 0 : a.iteration < b.iteration;
+  }
+};
+
+std::string lower(std::string_view label) {
+  std::string s(label);
+  for (auto& c : s)
+    c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+bool retriable_type(task_type t) {
+  return t == task_type::simple || t == task_type::http || t == task_type::sub_workflow;
+}
+
+class evaluation {
+ public:
+  evaluation(const workflow_def& def, const task_def_map& defs, const snapshot& snap, time_ms now)
+    : def_(def), defs_(defs), snap_(snap), now_(now), index_(def) {
+  }
+
+  decision run() {
+    if (snap_.status != workflow_status::running)
+      return std::move(out_);
+    load_rows();
+    if (def_.timeout_seconds > 0) {
+      time_ms deadline = snap_.start_time + def_.timeout_seconds * 1000;
+      if (snap_.tasks.empty())
+        out_.arm.push_back({timer_kind::workflow_timeout, {}, deadline});
+      if (now_ >= deadline) {
+        std::string reason = "workflow timed out after timeoutSeconds ("
+                             + std::to_string(def_.timeout_seconds) + ")";
+        if (def_.policy == timeout_policy::alert_only) {
+          add_event("workflow.timeout_alert", "workflow.timeout_alert", {{"reason", reason}});
+        } else {
+          end_workflow(workflow_status::timed_out, reason, {}, {});
+          return std::move(out_);
+        }
+      }
+    }
+    auto result = block(def_.tasks, 0);
+    if (ended_)
+      return std::move(out_);
+    if (result == outcome::failed)
+      end_workflow(workflow_status::failed, failure_reason_, {}, failed_ref_);
+    else if (result == outcome::done && !any_active())
+      end_workflow(workflow_status::completed, {}, workflow_output(), {});
+    return std::move(out_);
+  }
+
+ private:
+  const workflow_def& def_;
+  const task_def_map& defs_;
+  const snapshot& snap_;
+  const time_ms now_;
+  const def_index index_;
+  decision out_;
+  std::vector<row> rows_;
+  std::map<key, std::vector<int>, key_less> by_key_;  // row indices, by attempt
+  std::map<std::string_view, std::int32_t, std::less<>> max_iteration_;
+  boost::json::object variables_;
+  bool variables_changed_ = false;
+  bool ended_ = false;
+  int steps_ = 0;
+  std::string failure_reason_;
+  std::string failed_ref_;
+  std::map<const workflow_task*, std::vector<outcome>> branch_outcomes_;
+  std::map<int, dynamic_fork> dynamic_;  // by fork row
+  std::set<std::int64_t> consumed_signals_;
+  bool signals_loaded_ = false;
+  std::deque<task_def> fallback_defs_;
+
+  // -- rows -----------------------------------------------------------------
+
+  void load_rows() {
+    rows_.reserve(snap_.tasks.size() + 8);
+    for (const auto& e : snap_.tasks)
+      add_row({e.id, e.type, e.status, &e, -1, -1});
+    for (auto& [k, list] : by_key_)
+      std::sort(list.begin(), list.end(), [&](int a, int b) {
+        return rows_[static_cast<std::size_t>(a)].id.attempt
+               < rows_[static_cast<std::size_t>(b)].id.attempt;
+      });
+  }
+
+  int add_row(row r) {
+    int i = static_cast<int>(rows_.size());
+    auto [it, fresh] = by_key_.try_emplace(key{r.id.ref, r.id.iteration});
+    it->second.push_back(i);
+    if (const auto* info = index_.find(r.id.ref); info != nullptr && info->loop != nullptr) {
+      auto& m = max_iteration_[info->loop->task_reference_name];
+      m = std::max(m, r.id.iteration);
+    }
+    rows_.push_back(std::move(r));
+    return i;
+  }
+
+  row& at(int i) { return rows_[static_cast<std::size_t>(i)]; }
+
+  int latest(std::string_view ref, std::int32_t iteration) const {
+    auto it = by_key_.find(key_view{ref, iteration});
+    return it == by_key_.end() || it->second.empty() ? -1 : it->second.back();
+  }
+
+  int first_attempt(std::string_view ref, std::int32_t iteration) const {
+    auto it = by_key_.find(key_view{ref, iteration});
+    return it == by_key_.end() || it->second.empty() ? -1 : it->second.front();
+  }
+
+  // The execution of `ref` an expression of a task in `iteration` sees: the
+  // same iteration when there is one (both inside one loop), else the latest.
+  int visible_row(std::string_view ref, std::int32_t iteration) const {
+    if (int r = latest(ref, iteration); r >= 0)
+      return r;
+    auto lo = by_key_.lower_bound(key_view{ref, INT32_MIN});
+    int best = -1;
+    for (auto it = lo; it != by_key_.end() && it->first.ref == ref; ++it)
+      if (!it->second.empty())
+        best = it->second.back();
+    return best;
+  }
+
+  const boost::json::object& input_of(const row& r) const {
+    return r.src != nullptr ? r.src->input
+                            : out_.schedule[static_cast<std::size_t>(r.sched)].input;
+  }
+
+  const boost::json::object& output_of(const row& r) const {
+    if (r.update >= 0)
+      return *out_.updates[static_cast<std::size_t>(r.update)].output;
+    return r.src != nullptr ? r.src->output
+                            : out_.schedule[static_cast<std::size_t>(r.sched)].output;
+  }
+
+  std::string reason_of(const row& r) const {
+    for (auto it = out_.updates.rbegin(); it != out_.updates.rend(); ++it)
+      if (it->id == r.id)
+        return it->reason_for_incompletion;
+    return r.src != nullptr ? r.src->reason_for_incompletion
+                            : out_.schedule[static_cast<std::size_t>(r.sched)]
+                                .reason_for_incompletion;
+  }
+
+  time_ms scheduled_time_of(const row& r) const {
+    return r.src != nullptr ? r.src->scheduled_time : now_;
+  }
+
+  bool any_active() const {
+    for (const auto& [k, list] : by_key_)
+      if (!list.empty() && !is_terminal(rows_[static_cast<std::size_t>(list.back())].status))
+        return true;
+    return false;
+  }
+
+  // -- output: events, updates, timers --------------------------------------
+
+  void add_event(std::string type, std::string key, boost::json::object payload) {
+    out_.events.push_back({std::move(type), std::move(key), std::move(payload)});
+  }
+
+  void task_event(const task_identity& id, task_type type, task_status status,
+                  const std::string& reason) {
+    std::string name = "task." + lower(to_string(status));
+    boost::json::object payload{
+      {"ref", id.ref},         {"iteration", id.iteration}, {"attempt", id.attempt},
+      {"type", to_string(type)}, {"status", to_string(status)},
+    };
+    if (!reason.empty())
+      payload["reason"] = reason;
+    add_event(name, name + '/' + to_string(id), std::move(payload));
+  }
+
+  void update(int i, task_status status, std::optional<boost::json::object> output,
+              std::string reason, bool emit_event = true) {
+    row& r = at(i);
+    r.status = status;
+    if (emit_event)
+      task_event(r.id, r.type, status, reason);
+    out_.updates.push_back({r.id, status, std::move(output), std::move(reason)});
+    if (out_.updates.back().output)
+      r.update = static_cast<int>(out_.updates.size()) - 1;
+    if (is_terminal(status))
+      cancel_timers(r);
+  }
+
+  void cancel_timers(const row& r) {
+    switch (r.type) {
+      case task_type::simple:
+      case task_type::http:
+        out_.cancel.push_back({timer_kind::schedule_to_start, r.id});
+        out_.cancel.push_back({timer_kind::start_to_close, r.id});
+        out_.cancel.push_back({timer_kind::delay, r.id});
+        break;
+      case task_type::wait: out_.cancel.push_back({timer_kind::wait, r.id}); break;
+      default: break;
+    }
+  }
+
+  const task_def* def_for(const workflow_task& t) {
+    auto it = defs_.find(t.name);
+    if (it != defs_.end())
+      return &it->second;
+    fallback_defs_.push_back(task_def::unregistered(t.name));
+    return &fallback_defs_.back();
+  }
+
+  // -- expressions ----------------------------------------------------------
+
+  scope scope_for(std::int32_t iteration) const {
+    scope s;
+    s.workflow_id = snap_.workflow_id;
+    s.workflow_type = def_.name;
+    s.workflow_version = def_.version;
+    s.input = &snap_.input;
+    s.variables = variables_changed_ ? &variables_ : &snap_.variables;
+    s.task = [this, iteration](std::string_view ref, bool output) -> const boost::json::object* {
+      int r = visible_row(ref, iteration);
+      if (r < 0)
+        return nullptr;
+      const row& x = rows_[static_cast<std::size_t>(r)];
+      return output ? &output_of(x) : &input_of(x);
+    };
+    return s;
+  }
+
+  boost::json::object resolve_input(const workflow_task& t, std::int32_t iteration,
+                                    const task_def* d, const boost::json::object* extra) {
+    auto input = resolve(t.input_parameters, scope_for(iteration));
+    if (extra != nullptr)
+      for (const auto& kv : *extra)
+        input[kv.key()] = kv.value();
+    if (t.type == task_type::simple && d != nullptr)
+      for (const auto& kv : d->input_template)
+        if (!input.contains(kv.key()))
+          input.emplace(kv.key(), kv.value());
+    return input;
+  }
+
+  boost::json::object workflow_output() {
+    if (!def_.output_parameters.empty())
+      return resolve(def_.output_parameters, scope_for(0));
+    int r = def_.tasks.empty() ? -1 : latest(def_.tasks.back().task_reference_name, 0);
+    return r < 0 ? boost::json::object{} : output_of(at(r));
+  }
+
+  // -- ending the workflow --------------------------------------------------
+
+  void end_workflow(workflow_status status, std::string reason, boost::json::object output,
+                    const std::string& failed_ref) {
+    ended_ = true;
+    for (auto& [k, list] : by_key_)
+      if (!list.empty() && !is_terminal(at(list.back()).status))
+        update(list.back(), task_status::canceled, std::nullopt,
+               "workflow ended " + std::string(to_string(status)));
+    if (def_.timeout_seconds > 0)
+      out_.cancel.push_back({timer_kind::workflow_timeout, {}});
+    std::string name = "workflow." + lower(to_string(status));
+    boost::json::object payload{{"status", to_string(status)}};
+    if (!reason.empty())
+      payload["reason"] = reason;
+    add_event(name, name, std::move(payload));
+    if ((status == workflow_status::failed || status == workflow_status::timed_out)
+        && !def_.failure_workflow.empty()) {
+      boost::json::object input{
+        {"workflowId", snap_.workflow_id},
+        {"workflowType", def_.name},
+        {"version", def_.version},
+        {"reason", reason},
+        {"failureStatus", to_string(status)},
+        {"failedTaskRef", failed_ref},
+        {"workflowInput", snap_.input},
+      };
+      out_.failure_workflow = failure_workflow_start{def_.failure_workflow, std::move(input)};
+    }
+    out_.status = status;
+    out_.output = std::move(output);
+    out_.reason_for_incompletion = std::move(reason);
+  }
+
+  // -- evaluation -----------------------------------------------------------
+
+  outcome block(const std::vector<workflow_task>& tasks, std::int32_t iteration) {
+    const workflow_task* prev = nullptr;
+    for (const auto& t : tasks) {
+      auto o = task(t, iteration, prev, nullptr);
+      if (ended_)
+        return outcome::pending;
+      if (o != outcome::done)
+        return o;
+      prev = &t;
+    }
+    return outcome::done;
+  }
+
+  bool spend_step() {
+    if (steps_ >= max_inline_steps_per_decide) {
+      out_.decide_again = true;
+      return false;
+    }
+    ++steps_;
+    return true;
+  }
+
+  outcome task(const workflow_task& t, std::int32_t iteration, const workflow_task* prev,
+               const boost::json::object* extra) {
+    int r = latest(t.task_reference_name, iteration);
+    if (r < 0) {
+      if (is_inline(t.type) && !spend_step())
+        return outcome::pending;
+      const task_def* d = def_for(t);
+      r = start(t, {t.task_reference_name, iteration, 0}, resolve_input(t, iteration, d, extra),
+                t.start_delay * 1000, d);
+      if (ended_)
+        return outcome::pending;
+    }
+    return settle(t, r, iteration, prev);
+  }
+
+  outcome settle(const workflow_task& t, int r, std::int32_t iteration,
+                 const workflow_task* prev) {
+    task_status s = at(r).status;
+    if (!is_terminal(s))
+      return active(t, r, iteration, prev);
+    if (is_successful(s))
+      return finished(t, r, iteration);
+    return unsuccessful(t, r, iteration);
+  }
+
+  // Inserts a new execution; inline types are executed on the spot.
+  int start(const workflow_task& t, task_identity id, boost::json::object input,
+            std::int64_t delay_ms, const task_def* d) {
+    scheduled_task st;
+    st.id = std::move(id);
+    st.type = t.type;
+    st.task_def_name = t.name;
+    st.start_delay_ms = delay_ms;
+    const bool worker = t.type == task_type::simple || t.type == task_type::http;
+    if (t.type == task_type::simple)
+      st.queue = queue_of(t, d);
+    if (t.type == task_type::simple && d->cache_ttl_seconds > 0 && !d->cache_key.empty()) {
+      auto key = resolve(boost::json::value(boost::json::string(d->cache_key)),
+                         scope_for(st.id.iteration));
+      st.cache_key = key.is_string() ? std::string(key.get_string()) : case_label(key);
+      st.cache_ttl_seconds = d->cache_ttl_seconds;
+    }
+    st.input = std::move(input);
+    std::optional<termination> term;
+    if (worker) {
+      if (d->poll_timeout_seconds > 0)
+        out_.arm.push_back({timer_kind::schedule_to_start, st.id,
+                            now_ + delay_ms + d->poll_timeout_seconds * 1000});
+      if (d->total_timeout_seconds > 0 && st.id.attempt == 0)
+        out_.arm.push_back(
+          {timer_kind::task_timeout, st.id, now_ + d->total_timeout_seconds * 1000});
+    }
+    if (delay_ms > 0 && worker)
+      out_.arm.push_back({timer_kind::delay, st.id, now_ + delay_ms});
+    switch (t.type) {
+      case task_type::sub_workflow:
+        out_.sub_workflows.push_back({st.id, t.sub_workflow_name, t.sub_workflow_version,
+                                      st.input});
+        break;
+      case task_type::wait: {
+        st.status = task_status::in_progress;
+        auto plan = plan_wait(st.input, now_);
+        if (!plan.error.empty()) {
+          st.status = task_status::failed;
+          st.reason_for_incompletion = plan.error;
+        } else if (plan.wake) {
+          out_.arm.push_back({timer_kind::wait, st.id, *plan.wake});
+        }
+        break;
+      }
+      case task_type::join:
+      case task_type::do_while: st.status = task_status::in_progress; break;
+      case task_type::terminate: {
+        term = run_terminate(st.input);
+        st.status = term->task.status;
+        st.output = std::move(term->task.output);
+        st.reason_for_incompletion = std::move(term->task.reason);
+        break;
+      }
+      default:
+        if (is_inline(t.type)) {
+          auto res = execute_inline(t, st.input);
+          st.status = res.status;
+          st.output = std::move(res.output);
+          st.reason_for_incompletion = std::move(res.reason);
+        }
+        break;
+    }
+    task_event(st.id, st.type, st.status, st.reason_for_incompletion);
+    out_.schedule.push_back(std::move(st));
+    const auto& added = out_.schedule.back();
+    int r = add_row({added.id, added.type, added.status, nullptr,
+                     static_cast<int>(out_.schedule.size()) - 1, -1});
+    if (term && term->task.status == task_status::completed)
+      end_workflow(term->status, term->reason,
+                   term->workflow_output ? *term->workflow_output : workflow_output(),
+                   t.task_reference_name);
+    return r;
+  }
+
+  task_result execute_inline(const workflow_task& t, const boost::json::object& input) {
+    switch (t.type) {
+      case task_type::switch_: return run_switch(t, input);
+      case task_type::json_transform: return run_json_transform(input);
+      case task_type::set_variable:
+        if (!variables_changed_) {
+          variables_ = snap_.variables;
+          variables_changed_ = true;
+        }
+        for (const auto& kv : input) {
+          variables_[kv.key()] = kv.value();
+          out_.variables[kv.key()] = kv.value();
+        }
+        return {};
+      case task_type::fork_join_dynamic: {
+        // Checked again when the fork is reached; here only whether it can run.
+        auto fork = read_dynamic_fork(t, input, index_);
+        if (!fork.error.empty())
+          return {task_status::failed, {}, fork.error};
+        boost::json::array refs;
+        for (const auto& c : fork.tasks)
+          refs.emplace_back(c.task_reference_name);
+        return {task_status::completed, {{"forkedTasks", std::move(refs)}}, {}};
+      }
+      default: return {};  // FORK_JOIN: its branches are evaluated by finished()
+    }
+  }
+
+  outcome active(const workflow_task& t, int r, std::int32_t iteration,
+                 const workflow_task* prev) {
+    switch (t.type) {
+      case task_type::wait: return active_wait(t, r, iteration);
+      case task_type::join: return active_join(t, r, iteration, prev);
+      case task_type::do_while: return loop(t, r, iteration);
+      case task_type::simple:
+      case task_type::http: return active_worker(t, r, iteration, prev);
+      case task_type::sub_workflow: return outcome::pending;
+      default: break;
+    }
+    // An inline task left SCHEDULED (by retry or rerun): execute it now.
+    if (!spend_step())
+      return outcome::pending;
+    if (t.type == task_type::terminate) {
+      auto term = run_terminate(input_of(at(r)));
+      update(r, term.task.status, std::move(term.task.output), term.task.reason);
+      if (term.task.status == task_status::completed) {
+        end_workflow(term.status, term.reason,
+                     term.workflow_output ? *term.workflow_output : workflow_output(),
+                     t.task_reference_name);
+        return outcome::pending;
+      }
+    } else {
+      auto res = execute_inline(t, input_of(at(r)));
+      update(r, res.status, std::move(res.output), res.reason);
+    }
+    return settle(t, r, iteration, prev);
+  }
+
+  outcome active_worker(const workflow_task& t, int r, std::int32_t iteration,
+                        const workflow_task* prev) {
+    const row& x = at(r);
+    if (x.src == nullptr)
+      return outcome::pending;  // inserted by this decision: no deadline can have passed
+    const task_def* d = def_for(t);
+    int first = first_attempt(t.task_reference_name, iteration);
+    auto dl = next_deadline(*d, *x.src, scheduled_time_of(at(first)));
+    if (!dl || now_ < dl->at)
+      return outcome::pending;
+    std::string field(field_of(dl->kind));
+    std::string reason = field + " exceeded";
+    if (d->policy == timeout_policy::alert_only && dl->kind != deadline_kind::total) {
+      add_event("task.timeout_alert", "task.timeout_alert/" + to_string(x.id) + '/' + field,
+                {{"ref", x.id.ref},
+                 {"iteration", x.id.iteration},
+                 {"attempt", x.id.attempt},
+                 {"reason", reason}});
+      return outcome::pending;
+    }
+    update(r, task_status::timed_out, std::nullopt, reason);
+    return settle(t, r, iteration, prev);
+  }
+
+  outcome active_wait(const workflow_task& t, int r, std::int32_t iteration) {
+    auto plan = plan_wait(input_of(at(r)), scheduled_time_of(at(r)));
+    if (at(r).status == task_status::scheduled) {  // a retry left it for us to start
+      if (!plan.error.empty()) {
+        update(r, task_status::failed, std::nullopt, plan.error);
+        return unsuccessful(t, r, iteration);
+      }
+      update(r, task_status::in_progress, std::nullopt, {});
+      if (plan.wake)
+        out_.arm.push_back({timer_kind::wait, at(r).id, *plan.wake});
+    }
+    if (plan.wake && now_ >= *plan.wake) {
+      update(r, task_status::completed, boost::json::object{}, {});
+      return finished(t, r, iteration);
+    }
+    if (plan.signal.empty())
+      return outcome::pending;
+    load_consumed_signals();
+    for (const auto& s : snap_.signals) {
+      if (s.name != plan.signal || consumed_signals_.count(s.seq) != 0)
+        continue;
+      consumed_signals_.insert(s.seq);
+      update(r, task_status::completed,
+             boost::json::object{{"signal", s.name}, {"signalSeq", s.seq}, {"payload", s.payload}},
+             {});
+      return finished(t, r, iteration);
+    }
+    return outcome::pending;
+  }
+
+  void load_consumed_signals() {
+    if (signals_loaded_)
+      return;
+    signals_loaded_ = true;
+    for (const auto& x : rows_) {
+      if (x.type != task_type::wait)
+        continue;
+      const auto* seq = output_of(x).if_contains("signalSeq");
+      if (seq != nullptr && seq->is_int64())
+        consumed_signals_.insert(seq->get_int64());
+    }
+  }
+
+  // The refs a JOIN waits for, and whether each may be skipped because the
+  // branch holding it is finished without it (a SWITCH took another case).
+  outcome active_join(const workflow_task& t, int r, std::int32_t iteration,
+                      const workflow_task* prev) {
+    boost::json::object output;
+    bool joined = true;
+    auto check = [&](std::string_view ref, bool branch_done) {
+      int x = latest(ref, iteration);
+      if (x >= 0 && is_terminal(at(x).status))
+        output[ref] = output_of(at(x));
+      else if (x >= 0 || !branch_done)
+        joined = false;
+    };
+    if (prev != nullptr && prev->type == task_type::fork_join_dynamic) {
+      int f = latest(prev->task_reference_name, iteration);
+      const auto* fork = f < 0 ? nullptr : &dynamic_children(*prev, f);
+      if (fork != nullptr)
+        for (const auto& c : fork->tasks)
+          check(c.task_reference_name, false);
+    } else if (prev != nullptr) {
+      const auto& outcomes = branch_outcomes_[prev];
+      for (const auto& ref : t.join_on) {
+        auto b = branch_of(ref, prev);
+        check(ref, b < outcomes.size() && outcomes[b] == outcome::done);
+      }
+    }
+    if (!joined)
+      return outcome::pending;
+    update(r, task_status::completed, std::move(output), {});
+    return outcome::done;
+  }
+
+  std::size_t branch_of(std::string_view ref, const workflow_task* fork) const {
+    const task_info* info = index_.find(ref);
+    while (info != nullptr && info->parent != nullptr && info->parent != fork)
+      info = index_.find(info->parent->task_reference_name);
+    return info == nullptr ? SIZE_MAX : info->branch;
+  }
+
+  const dynamic_fork& dynamic_children(const workflow_task& t, int fork_row) {
+    auto it = dynamic_.find(fork_row);
+    if (it == dynamic_.end())
+      it = dynamic_.emplace(fork_row, read_dynamic_fork(t, input_of(at(fork_row)), index_)).first;
+    return it->second;
+  }
+
+  outcome finished(const workflow_task& t, int r, std::int32_t iteration) {
+    if (at(r).status != task_status::completed)
+      return outcome::done;  // COMPLETED_WITH_ERRORS / SKIPPED: its content does not run
+    switch (t.type) {
+      case task_type::switch_: return block(selected_case(t, output_of(at(r))), iteration);
+      case task_type::fork_join: {
+        std::vector<outcome> outcomes;
+        for (const auto& branch : t.fork_tasks) {
+          outcomes.push_back(block(branch, iteration));
+          if (ended_)
+            return outcome::pending;
+          if (outcomes.back() == outcome::failed)
+            return outcome::failed;
+        }
+        branch_outcomes_[&t] = std::move(outcomes);
+        return outcome::done;
+      }
+      case task_type::fork_join_dynamic: {
+        const auto& fork = dynamic_children(t, r);
+        for (const auto& c : fork.tasks) {
+          const auto* in = fork.inputs.if_contains(c.task_reference_name);
+          auto o = task(c, iteration, nullptr, in != nullptr ? in->if_object() : nullptr);
+          if (ended_)
+            return outcome::pending;
+          if (o == outcome::failed)
+            return outcome::failed;
+        }
+        return outcome::done;
+      }
+      default: return outcome::done;
+    }
+  }
+
+  outcome unsuccessful(const workflow_task& t, int r, std::int32_t iteration) {
+    const row& x = at(r);
+    const task_def* d = def_for(t);
+    bool timed_out = x.status == task_status::timed_out;
+    if (retriable_type(t.type)
+        && (x.status == task_status::failed
+            || (timed_out && d->policy != timeout_policy::time_out_wf))
+        && x.id.attempt < d->retry_count && within_total_timeout(t, *d, iteration)) {
+      task_identity next{x.id.ref, x.id.iteration, x.id.attempt + 1};
+      auto delay = retry_delay_ms(*d, snap_.workflow_id, x.id);
+      boost::json::object input = input_of(x);
+      start(t, std::move(next), std::move(input), delay, d);
+      return outcome::pending;
+    }
+    std::string reason = "task " + quoted(x.id.ref) + " ended " + std::string(to_string(x.status));
+    if (auto why = reason_of(x); !why.empty())
+      reason += ": " + why;
+    if (t.optional) {
+      update(r, task_status::completed_with_errors, std::nullopt, reason_of(x));
+      return outcome::done;
+    }
+    if (timed_out && retriable_type(t.type) && d->policy == timeout_policy::time_out_wf) {
+      end_workflow(workflow_status::timed_out, reason, {}, x.id.ref);
+      return outcome::pending;
+    }
+    failure_reason_ = std::move(reason);
+    failed_ref_ = x.id.ref;
+    return outcome::failed;
+  }
+
+  bool within_total_timeout(const workflow_task& t, const task_def& d, std::int32_t iteration) {
+    if (d.total_timeout_seconds <= 0)
+      return true;
+    int first = first_attempt(t.task_reference_name, iteration);
+    return now_ < scheduled_time_of(at(first)) + d.total_timeout_seconds * 1000;
+  }
+
+  // DO_WHILE: run the body as iteration 1, 2, …; after each complete
+  // iteration evaluate loopCondition (do-while: the body runs at least once).
+  outcome loop(const workflow_task& t, int r, std::int32_t iteration) {
+    auto found = max_iteration_.find(std::string_view(t.task_reference_name));
+    std::int32_t cur = found == max_iteration_.end() ? 1 : std::max(found->second, 1);
+    const auto& body = index_.body(&t);
+    for (;;) {
+      auto o = block(t.loop_over, cur);
+      if (ended_ || o == outcome::pending)
+        return outcome::pending;
+      if (o == outcome::failed) {
+        update(r, task_status::failed, std::nullopt, failure_reason_);
+        return unsuccessful(t, r, iteration);
+      }
+      for (const auto* b : body)
+        if (int x = latest(b->task_reference_name, cur); x >= 0 && !is_terminal(at(x).status))
+          return outcome::pending;  // an unjoined branch still runs
+      boost::json::object ctx = input_of(at(r));
+      for (const auto* b : body)
+        if (int x = latest(b->task_reference_name, cur); x >= 0)
+          ctx[b->task_reference_name] = output_of(at(x));
+      ctx[t.task_reference_name] = boost::json::object{{"iteration", cur}};
+      if (!ctx.contains("iteration"))
+        ctx["iteration"] = cur;
+      safe_expr cond;
+      std::string error;
+      boost::json::value v;
+      if (!cond.compile(t.loop_condition, error) || !cond.evaluate(ctx, v, error)) {
+        update(r, task_status::failed, std::nullopt, "loopCondition: " + error);
+        return unsuccessful(t, r, iteration);
+      }
+      if (!truthy(v)) {
+        update(r, task_status::completed, loop_output(t, cur), {});
+        return outcome::done;
+      }
+      if (!spend_step())
+        return outcome::pending;
+      ++cur;
+      // One event per iteration: the generic "task.in_progress" key would repeat.
+      update(r, task_status::in_progress, boost::json::object{{"iteration", cur}}, {}, false);
+      add_event("loop.iteration", "loop.iteration/" + to_string(at(r).id) + '/'
+                                    + std::to_string(cur),
+                {{"ref", t.task_reference_name}, {"iteration", cur}});
+    }
+  }
+
+  boost::json::object loop_output(const workflow_task& t, std::int32_t last) {
+    boost::json::object out{{"iteration", last}};
+    const auto& body = index_.body(&t);
+    for (std::int32_t i = 1; i <= last; ++i) {
+      boost::json::object iter;
+      for (const auto* b : body)
+        if (int x = latest(b->task_reference_name, i); x >= 0)
+          iter[b->task_reference_name] = output_of(at(x));
+      out[std::to_string(i)] = std::move(iter);
+    }
+    return out;
+  }
+};
+
+}  // namespace
+
+decision decide(const workflow_def& def, const task_def_map& task_defs, const snapshot& snap,
+                time_ms now) {
+  return evaluation(def, task_defs, snap, now).run();
+}
+
+}  // namespace flow

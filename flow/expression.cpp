@@ -1,0 +1,176 @@
+#include "flow/expression.hpp"
+
+#include <boost/json/serialize.hpp>
+
+#include "flow/problem.hpp"
+
+namespace flow {
+
+namespace {
+
+bool parse_reference(std::string_view body, reference& out, std::string& error) {
+  json_path path;
+  if (!parse_path(body, false, path, error))
+    return false;
+  if (path.size() < 2 || path[0].kind != path_segment::key || path[1].kind != path_segment::key) {
+    error = "expected workflow.<field> or <taskReferenceName>.input|output";
+    return false;
+  }
+  const auto& head = path[0].name;
+  const auto& field = path[1].name;
+  if (head == "workflow") {
+    if (field == "input") {
+      out.root = reference::workflow_input;
+    } else if (field == "variables") {
+      out.root = reference::workflow_variables;
+    } else if (field == "workflowId" || field == "workflowType" || field == "version") {
+      out.root = field == "workflowId"     ? reference::workflow_id
+                 : field == "workflowType" ? reference::workflow_type
+                                           : reference::workflow_version;
+      if (path.size() > 2) {
+        error = "workflow." + field + " has no fields";
+        return false;
+      }
+    } else {
+      error = "unknown workflow field " + quoted(field)
+              + " (expected input, variables, workflowId, workflowType or version)";
+      return false;
+    }
+  } else if (field == "input" || field == "output") {
+    out.root = field == "input" ? reference::task_input : reference::task_output;
+    out.task_ref = head;
+  } else {
+    error = "expected \"input\" or \"output\" after task reference " + quoted(head) + ", got "
+            + quoted(field);
+    return false;
+  }
+  out.path.assign(path.begin() + 2, path.end());
+  return true;
+}
+
+void append_text(std::string& out, const boost::json::value& v) {
+  if (const auto* s = v.if_string())
+    out.append(s->data(), s->size());
+  else
+    out += boost::json::serialize(v);
+}
+
+void walk_strings(const boost::json::value& v, const std::string& path,
+                  const std::function<void(std::string_view, const std::string&)>& f) {
+  if (const auto* s = v.if_string()) {
+    f(*s, path);
+  } else if (const auto* arr = v.if_array()) {
+    for (std::size_t i = 0; i < arr->size(); ++i)
+      walk_strings((*arr)[i], path_index(path, i), f);
+  } else if (const auto* obj = v.if_object()) {
+    for (const auto& kv : *obj)
+      walk_strings(kv.value(), path_key(path, kv.key()), f);
+  }
+}
+
+}  // namespace
+
+bool parse_template(std::string_view text, parsed_template& out, std::string& error) {
+  out.parts.clear();
+  std::string literal;
+  std::size_t i = 0;
+  while (i < text.size()) {
+    if (text.compare(i, 3, "$${") == 0) {
+      literal += "${";
+      i += 3;
+      continue;
+    }
+    if (text.compare(i, 2, "${") != 0) {
+      literal += text[i++];
+      continue;
+    }
+    auto close = text.find('}', i + 2);
+    if (close == std::string_view::npos) {
+      error = "unterminated ${ at offset " + std::to_string(i) + " (expected })";
+      return false;
+    }
+    template_part part;
+    part.is_reference = true;
+    std::string inner_error;
+    if (!parse_reference(text.substr(i + 2, close - i - 2), part.ref, inner_error)) {
+      error = "invalid expression " + quoted(text.substr(i, close - i + 1)) + ": " + inner_error;
+      return false;
+    }
+    if (!literal.empty())
+      out.parts.push_back({std::move(literal), false, {}});
+    literal.clear();
+    out.parts.push_back(std::move(part));
+    i = close + 1;
+  }
+  if (!literal.empty() || out.parts.empty())
+    out.parts.push_back({std::move(literal), false, {}});
+  return true;
+}
+
+void for_each_string(const boost::json::value& tmpl, const std::string& path,
+                     const std::function<void(std::string_view, const std::string&)>& f) {
+  walk_strings(tmpl, path, f);
+}
+
+boost::json::value evaluate(const reference& ref, const scope& s) {
+  const boost::json::object* root = nullptr;
+  switch (ref.root) {
+    case reference::workflow_id: return boost::json::string(s.workflow_id);
+    case reference::workflow_type: return boost::json::string(s.workflow_type);
+    case reference::workflow_version: return s.workflow_version;
+    case reference::workflow_input: root = s.input; break;
+    case reference::workflow_variables: root = s.variables; break;
+    case reference::task_input:
+    case reference::task_output:
+      if (s.task)
+        root = s.task(ref.task_ref, ref.root == reference::task_output);
+      break;
+  }
+  if (root == nullptr)
+    return nullptr;
+  if (ref.path.empty())
+    return *root;
+  const auto* v = find(*root, ref.path);
+  return v == nullptr ? boost::json::value(nullptr) : *v;
+}
+
+boost::json::value resolve(const boost::json::value& tmpl, const scope& s) {
+  if (const auto* str = tmpl.if_string()) {
+    if (str->find("${") == boost::json::string::npos)
+      return tmpl;
+    parsed_template t;
+    std::string error;
+    if (!parse_template(*str, t, error))
+      return tmpl;
+    if (t.whole_value())
+      return evaluate(t.parts[0].ref, s);
+    std::string out;
+    for (const auto& part : t.parts) {
+      if (part.is_reference)
+        append_text(out, evaluate(part.ref, s));
+      else
+        out += part.literal;
+    }
+    return boost::json::string(out);
+  }
+  if (const auto* arr = tmpl.if_array()) {
+    boost::json::array out;
+    out.reserve(arr->size());
+    for (const auto& el : *arr)
+      out.push_back(resolve(el, s));
+    return out;
+  }
+  if (const auto* obj = tmpl.if_object())
+    return resolve(*obj, s);
+  return tmpl;
+}
+
+boost::json::object resolve(const boost::json::object& tmpl, const scope& s) {
+  boost::json::object out;
+  out.reserve(tmpl.size());
+  for (const auto& kv : tmpl)
+    out.emplace(kv.key(), resolve(kv.value(), s));
+  return out;
+}
+
+}  // namespace flow

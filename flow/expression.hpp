@@ -1,0 +1,73 @@
+#pragma once
+
+// ${…} expressions inside inputParameters, outputParameters and cache keys.
+// A string that is exactly one ${…} is replaced by the value with its type
+// (a number stays a number, an object stays an object); ${…} embedded in longer
+// text is substituted as text. A missing path yields null, never {}.
+// `$${` writes a literal `${`.
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <boost/json/value.hpp>
+
+#include "flow/json_path.hpp"
+
+namespace flow {
+
+/// One ${…}: `workflow.input.a[0]`, `workflow.variables.x`, `workflow.workflowId`,
+/// `workflow.workflowType`, `workflow.version`, `ref.output.path`, `ref.input.path`.
+struct reference {
+  enum root_t : unsigned char {
+    workflow_input, workflow_variables, workflow_id, workflow_type, workflow_version,
+    task_input, task_output,
+  } root = workflow_input;
+  std::string task_ref;  ///< for task_input / task_output
+  json_path path;        ///< below the root
+};
+
+/// Literal text and references, in order.
+struct template_part {
+  std::string literal;
+  bool is_reference = false;
+  reference ref;
+};
+
+struct parsed_template {
+  std::vector<template_part> parts;
+  /// Exactly one reference and nothing else: substitute with the value's type.
+  bool whole_value() const { return parts.size() == 1 && parts[0].is_reference; }
+};
+
+/// Parses one string. On failure returns false and sets `error`.
+bool parse_template(std::string_view text, parsed_template& out, std::string& error);
+
+/// Visits every string inside a JSON template with its field path
+/// (`base.a.b[2]`), for validation.
+void for_each_string(const boost::json::value& tmpl, const std::string& path,
+                     const std::function<void(std::string_view, const std::string&)>& f);
+
+/// What an expression can see while one task's input is resolved.
+struct scope {
+  std::string_view workflow_id;
+  std::string_view workflow_type;
+  std::int64_t workflow_version = 0;
+  const boost::json::object* input = nullptr;
+  const boost::json::object* variables = nullptr;
+  /// The input (output == false) or output of task `ref` as visible from the
+  /// task being resolved; nullptr when it has not run.
+  std::function<const boost::json::object*(std::string_view ref, bool output)> task;
+};
+
+/// The value a reference denotes in `s`; null when missing.
+boost::json::value evaluate(const reference& ref, const scope& s);
+
+/// Replaces every ${…} in a template. Strings that fail to parse are kept as
+/// written (validation reports them before a definition is accepted).
+boost::json::value resolve(const boost::json::value& tmpl, const scope& s);
+boost::json::object resolve(const boost::json::object& tmpl, const scope& s);
+
+}  // namespace flow

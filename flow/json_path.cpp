@@ -1,0 +1,134 @@
+#include "flow/json_path.hpp"
+
+#include <cctype>
+
+#include <boost/json/value.hpp>
+
+namespace flow {
+
+namespace {
+
+bool name_char(char c) {
+  return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '$'
+         || c == '@';
+}
+
+}  // namespace
+
+bool parse_path(std::string_view text, bool allow_wildcard, json_path& out,
+                std::string& error) {
+  out.clear();
+  std::size_t i = 0;
+  auto fail = [&](std::string what) {
+    error = std::move(what) + " at offset " + std::to_string(i);
+    return false;
+  };
+  auto read_name = [&]() -> bool {
+    std::size_t start = i;
+    while (i < text.size() && name_char(text[i]))
+      ++i;
+    if (i == start)
+      return fail("expected a field name");
+    out.push_back({path_segment::key, std::string(text.substr(start, i - start)), 0});
+    return true;
+  };
+  if (!text.empty() && text[0] != '.' && text[0] != '[' && !read_name())
+    return false;
+  while (i < text.size()) {
+    if (text[i] == '.') {
+      ++i;
+      if (!read_name())
+        return false;
+    } else if (text[i] == '[') {
+      ++i;
+      if (i < text.size() && (text[i] == '\'' || text[i] == '"')) {
+        char q = text[i++];
+        std::size_t start = i;
+        while (i < text.size() && text[i] != q)
+          ++i;
+        if (i >= text.size())
+          return fail("unterminated quoted name");
+        out.push_back({path_segment::key, std::string(text.substr(start, i - start)), 0});
+        ++i;
+      } else if (i < text.size() && text[i] == '*') {
+        if (!allow_wildcard)
+          return fail("wildcard [*] is not allowed here");
+        ++i;
+        out.push_back({path_segment::wildcard, {}, 0});
+      } else {
+        std::size_t start = i;
+        std::size_t n = 0;
+        while (i < text.size() && std::isdigit(static_cast<unsigned char>(text[i]))) {
+          if (n > 100000000)
+            return fail("array index too large");
+          n = n * 10 + static_cast<std::size_t>(text[i] - '0');
+          ++i;
+        }
+        if (i == start)
+          return fail("expected an array index, a quoted name or *");
+        out.push_back({path_segment::index, {}, n});
+      }
+      if (i >= text.size() || text[i] != ']')
+        return fail("expected ']'");
+      ++i;
+    } else {
+      return fail("expected '.' or '['");
+    }
+  }
+  return true;
+}
+
+const boost::json::value* find(const boost::json::value& root, const json_path& path,
+                               std::size_t from) {
+  const boost::json::value* v = &root;
+  for (std::size_t i = from; i < path.size(); ++i) {
+    const auto& seg = path[i];
+    if (seg.kind == path_segment::key) {
+      const auto* obj = v->if_object();
+      if (obj == nullptr)
+        return nullptr;
+      v = obj->if_contains(seg.name);
+    } else if (seg.kind == path_segment::index) {
+      const auto* arr = v->if_array();
+      if (arr == nullptr || seg.number >= arr->size())
+        return nullptr;
+      v = &(*arr)[seg.number];
+    } else {
+      return nullptr;
+    }
+    if (v == nullptr)
+      return nullptr;
+  }
+  return v;
+}
+
+const boost::json::value* find(const boost::json::object& root, const json_path& path,
+                               std::size_t from) {
+  if (from >= path.size() || path[from].kind != path_segment::key)
+    return nullptr;
+  const auto* v = root.if_contains(path[from].name);
+  return v == nullptr ? nullptr : find(*v, path, from + 1);
+}
+
+void find_all(const boost::json::value& root, const json_path& path, std::size_t from,
+              std::vector<const boost::json::value*>& out) {
+  if (from == path.size()) {
+    out.push_back(&root);
+    return;
+  }
+  const auto& seg = path[from];
+  if (seg.kind == path_segment::wildcard) {
+    if (const auto* arr = root.if_array())
+      for (const auto& el : *arr)
+        find_all(el, path, from + 1, out);
+    else if (const auto* obj = root.if_object())
+      for (const auto& kv : *obj)
+        find_all(kv.value(), path, from + 1, out);
+    return;
+  }
+  json_path one{seg};
+  if (const auto* next = find(root, one))
+    find_all(*next, path, from + 1, out);
+}
+
+}  // namespace flow

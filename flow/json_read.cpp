@@ -1,0 +1,165 @@
+#include "flow/json_read.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include <boost/json/serialize.hpp>
+#include <boost/json/value.hpp>
+
+namespace flow {
+
+std::string describe(const boost::json::value& v) {
+  switch (v.kind()) {
+    case boost::json::kind::object: return "an object";
+    case boost::json::kind::array: return "an array";
+    case boost::json::kind::string: return quoted(v.get_string());
+    default: return boost::json::serialize(v);
+  }
+}
+
+bool read_count(const boost::json::value& v, const std::string& path, std::int64_t& out,
+                problems& errs) {
+  auto bad = [&] {
+    errs.push_back({path, "expected a non-negative integer no larger than "
+                            + std::to_string(max_count) + ", got " + describe(v)});
+    return false;
+  };
+  if (v.is_int64()) {
+    if (v.get_int64() < 0 || v.get_int64() > max_count)
+      return bad();
+    out = v.get_int64();
+    return true;
+  }
+  if (v.is_uint64()) {
+    if (v.get_uint64() > static_cast<std::uint64_t>(max_count))
+      return bad();
+    out = static_cast<std::int64_t>(v.get_uint64());
+    return true;
+  }
+  if (v.is_double()) {
+    double d = v.get_double();
+    if (!(d >= 0) || d > static_cast<double>(max_count) || std::floor(d) != d)
+      return bad();
+    out = static_cast<std::int64_t>(d);
+    return true;
+  }
+  return bad();
+}
+
+object_reader::object_reader(const boost::json::object& obj, std::string path, problems& errs)
+  : obj_(obj), path_(std::move(path)), errs_(errs) {
+}
+
+std::string object_reader::field_path(std::string_view key) const {
+  return path_key(path_, key);
+}
+
+const boost::json::value* object_reader::get(std::string_view key) {
+  known_.push_back(key);
+  const auto* v = obj_.if_contains(key);
+  return v == nullptr || v->is_null() ? nullptr : v;
+}
+
+void object_reader::missing(std::string_view key, std::string_view expected) {
+  errs_.push_back({field_path(key), "missing required field (expected " + std::string(expected)
+                                      + ")"});
+}
+
+void object_reader::text(std::string_view key, std::string& out, bool required) {
+  const auto* v = get(key);
+  if (v == nullptr) {
+    if (required)
+      missing(key, "a non-empty string");
+    return;
+  }
+  if (!v->is_string()) {
+    errs_.push_back({field_path(key), "expected a string, got " + describe(*v)});
+    return;
+  }
+  out = std::string(v->get_string());
+  if (required && out.empty())
+    errs_.push_back({field_path(key), "expected a non-empty string"});
+}
+
+void object_reader::count(std::string_view key, std::int64_t& out, bool required) {
+  const auto* v = get(key);
+  if (v == nullptr) {
+    if (required)
+      missing(key, "a non-negative integer");
+    return;
+  }
+  read_count(*v, field_path(key), out, errs_);
+}
+
+void object_reader::flag(std::string_view key, bool& out) {
+  const auto* v = get(key);
+  if (v == nullptr)
+    return;
+  if (!v->is_bool()) {
+    errs_.push_back({field_path(key), "expected true or false, got " + describe(*v)});
+    return;
+  }
+  out = v->get_bool();
+}
+
+void object_reader::object(std::string_view key, boost::json::object& out) {
+  const auto* v = get(key);
+  if (v == nullptr)
+    return;
+  if (!v->is_object()) {
+    errs_.push_back({field_path(key), "expected an object, got " + describe(*v)});
+    return;
+  }
+  out = v->get_object();
+}
+
+void object_reader::string_list(std::string_view key, std::vector<std::string>& out) {
+  const auto* v = get(key);
+  if (v == nullptr)
+    return;
+  if (!v->is_array()) {
+    errs_.push_back({field_path(key), "expected an array of strings, got " + describe(*v)});
+    return;
+  }
+  const auto& arr = v->get_array();
+  for (std::size_t i = 0; i < arr.size(); ++i) {
+    if (!arr[i].is_string()) {
+      errs_.push_back({path_index(field_path(key), i),
+                       "expected a string, got " + describe(arr[i])});
+      continue;
+    }
+    out.emplace_back(arr[i].get_string());
+  }
+}
+
+int object_reader::choice(std::string_view key, std::initializer_list<std::string_view> labels) {
+  const auto* v = get(key);
+  if (v == nullptr)
+    return -1;
+  if (v->is_string()) {
+    int i = 0;
+    for (auto label : labels) {
+      if (v->get_string() == label)
+        return i;
+      ++i;
+    }
+  }
+  std::string expected;
+  for (auto label : labels) {
+    if (!expected.empty())
+      expected += ", ";
+    expected += label;
+  }
+  errs_.push_back({field_path(key), "expected one of " + expected + ", got " + describe(*v)});
+  return -1;
+}
+
+void object_reader::finish(std::string_view what) {
+  for (const auto& kv : obj_) {
+    auto key = kv.key();
+    if (std::find(known_.begin(), known_.end(), std::string_view(key)) == known_.end())
+      errs_.push_back({field_path(key), "unknown field (not part of " + std::string(what) + ")"});
+  }
+}
+
+}  // namespace flow

@@ -1,0 +1,250 @@
+#include "flow/operations.hpp"
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include "flow/def_index.hpp"
+#include "flow/problem.hpp"
+
+namespace flow {
+
+namespace {
+
+using row_key = std::pair<std::string, std::int32_t>;
+
+std::map<row_key, const task_execution*> latest_rows(const snapshot& s) {
+  std::map<row_key, const task_execution*> out;
+  for (const auto& e : s.tasks) {
+    auto& slot = out[{e.id.ref, e.id.iteration}];
+    if (slot == nullptr || slot->id.attempt < e.id.attempt)
+      slot = &e;
+  }
+  return out;
+}
+
+bool needs_retry(task_status s) {
+  return s == task_status::failed || s == task_status::failed_with_terminal_error
+         || s == task_status::timed_out || s == task_status::canceled;
+}
+
+edit_result refuse(std::string why) {
+  edit_result r;
+  r.error = std::move(why);
+  return r;
+}
+
+class editor {
+ public:
+  editor(const workflow_def& def, const task_def_map& defs, const snapshot& snap, time_ms now)
+    : def_(def), defs_(defs), snap_(snap), now_(now), index_(def) {
+  }
+
+  const def_index& index() const { return index_; }
+  edit& result() { return edit_; }
+
+  // A new execution of `e`'s task; decide() runs or activates it.
+  void schedule(const task_execution& e, std::int32_t attempt, boost::json::object input) {
+    scheduled_task st;
+    st.id = {e.id.ref, e.id.iteration, attempt};
+    st.type = e.type;
+    st.task_def_name = e.task_def_name;
+    st.input = std::move(input);
+    const task_def* d = nullptr;
+    if (auto it = defs_.find(e.task_def_name); it != defs_.end())
+      d = &it->second;
+    if (e.type == task_type::simple) {
+      const auto* info = index_.find(e.id.ref);
+      st.queue = info != nullptr ? queue_of(*info->task, d)
+                 : d != nullptr && !d->queue_name.empty() ? d->queue_name
+                                                          : e.task_def_name;
+    }
+    if ((e.type == task_type::simple || e.type == task_type::http) && d != nullptr
+        && d->poll_timeout_seconds > 0)
+      edit_.arm.push_back(
+        {timer_kind::schedule_to_start, st.id, now_ + d->poll_timeout_seconds * 1000});
+    if (e.type == task_type::sub_workflow) {
+      const auto* info = index_.find(e.id.ref);
+      sub_workflow_start sub{st.id, e.task_def_name, std::nullopt, st.input};
+      if (info != nullptr) {
+        sub.name = info->task->sub_workflow_name;
+        sub.version = info->task->sub_workflow_version;
+      }
+      edit_.sub_workflows.push_back(std::move(sub));
+    }
+    edit_.events.push_back({"task.scheduled", "task.scheduled/" + to_string(st.id),
+                            {{"ref", st.id.ref},
+                             {"iteration", st.id.iteration},
+                             {"attempt", st.id.attempt},
+                             {"type", to_string(st.type)},
+                             {"status", "SCHEDULED"}}});
+    edit_.schedule.push_back(std::move(st));
+  }
+
+  // Retries what failed or was canceled, among executions not removed.
+  std::size_t retry_failed(const std::set<task_identity>& removed) {
+    std::size_t n = 0;
+    for (const auto& [k, e] : latest_rows(snap_)) {
+      if (!needs_retry(e->status) || removed.count(e->id) != 0)
+        continue;
+      ++n;
+      if (e->type == task_type::do_while)
+        reopen(*e);
+      else
+        schedule(*e, e->id.attempt + 1, e->input);
+    }
+    return n;
+  }
+
+  void reopen(const task_execution& e) {
+    edit_.updates.push_back({e.id, task_status::in_progress, std::nullopt, {}});
+  }
+
+  void finish(std::string_view what) {
+    edit_.status = workflow_status::running;
+    if (snap_.status == workflow_status::timed_out)
+      edit_.start_time = now_;
+    std::string name = "workflow." + std::string(what);
+    edit_.events.push_back({name, name + '/' + std::to_string(now_), {{"status", "RUNNING"}}});
+  }
+
+ private:
+  const workflow_def& def_;
+  const task_def_map& defs_;
+  const snapshot& snap_;
+  const time_ms now_;
+  const def_index index_;
+  edit edit_;
+};
+
+std::string not_ended(const snapshot& s, std::string_view action) {
+  return "workflow is " + std::string(to_string(s.status)) + ": only an ended workflow can be "
+         + std::string(action);
+}
+
+}  // namespace
+
+edit_result retry_last_failed(const workflow_def& def, const task_def_map& task_defs,
+                              const snapshot& snap, time_ms now) {
+  if (snap.status != workflow_status::failed && snap.status != workflow_status::timed_out
+      && snap.status != workflow_status::terminated)
+    return refuse("workflow is " + std::string(to_string(snap.status))
+                  + ": only a FAILED, TIMED_OUT or TERMINATED workflow can be retried");
+  editor ed(def, task_defs, snap, now);
+  if (ed.retry_failed({}) == 0)
+    return refuse("nothing to retry: no task FAILED, TIMED_OUT or was CANCELED");
+  ed.finish("retried");
+  return {std::move(ed.result()), {}};
+}
+
+edit_result rerun_from_task(const workflow_def& def, const task_def_map& task_defs,
+                            const snapshot& snap, std::string_view ref,
+                            std::int32_t iteration, std::optional<boost::json::object> input,
+                            time_ms now) {
+  if (!is_terminal(snap.status))
+    return refuse(not_ended(snap, "rerun"));
+  editor ed(def, task_defs, snap, now);
+  const task_info* target = ed.index().find(ref);
+  if (target == nullptr)
+    return refuse("unknown task reference " + quoted(ref));
+  const task_execution* first = nullptr;
+  for (const auto& e : snap.tasks)
+    if (e.id.ref == ref && e.id.iteration == iteration && (first == nullptr
+                                                           || e.id.attempt < first->id.attempt))
+      first = &e;
+  if (first == nullptr)
+    return refuse("task " + quoted(ref) + " has no execution in iteration "
+                  + std::to_string(iteration));
+
+  // What follows the task: later tasks of its list, then of each enclosing
+  // list. Inside the loop body that means this iteration; outside, every row.
+  const workflow_task* loop = target->loop;
+  std::map<std::string_view, bool> rule;  // ref → only this iteration?
+  std::vector<const workflow_task*> tasks{target->task};
+  def_index::subtree(target->task->loop_over, tasks);
+  for (const auto& c : target->task->decision_cases)
+    def_index::subtree(c.tasks, tasks);
+  def_index::subtree(target->task->default_case, tasks);
+  for (const auto& b : target->task->fork_tasks)
+    def_index::subtree(b, tasks);
+  for (const auto* t : tasks)
+    rule[t->task_reference_name] = loop != nullptr;
+  bool in_body = loop != nullptr;
+  for (const task_info* x = target; x != nullptr;) {
+    std::vector<const workflow_task*> later;
+    for (std::size_t j = x->index + 1; j < x->block->size(); ++j)
+      later.push_back(&(*x->block)[j]);
+    std::vector<const workflow_task*> all;
+    for (const auto* t : later) {
+      all.push_back(t);
+      def_index::subtree(t->loop_over, all);
+      for (const auto& c : t->decision_cases)
+        def_index::subtree(c.tasks, all);
+      def_index::subtree(t->default_case, all);
+      for (const auto& b : t->fork_tasks)
+        def_index::subtree(b, all);
+    }
+    for (const auto* t : all)
+      rule.emplace(t->task_reference_name, in_body);
+    if (x->parent == loop)
+      in_body = false;
+    x = x->parent == nullptr ? nullptr : ed.index().find(x->parent->task_reference_name);
+  }
+  std::set<std::string_view> later_iterations;
+  if (loop != nullptr)
+    for (const auto* t : ed.index().body(loop))
+      later_iterations.insert(t->task_reference_name);
+
+  std::set<task_identity> removed;
+  auto remove = [&](const task_execution& e) {
+    auto it = rule.find(e.id.ref);
+    if (it != rule.end() && (!it->second || e.id.iteration == iteration))
+      return true;
+    return later_iterations.count(e.id.ref) != 0 && e.id.iteration > iteration;
+  };
+  // Children of a removed dynamic fork go with it.
+  std::set<std::pair<std::string, std::int32_t>> dynamic_children;
+  for (const auto& e : snap.tasks) {
+    if (!remove(e))
+      continue;
+    removed.insert(e.id);
+    if (const auto* forked = e.output.if_contains("forkedTasks"); forked && forked->is_array())
+      for (const auto& c : forked->get_array())
+        if (c.is_string())
+          dynamic_children.emplace(std::string(c.get_string()), e.id.iteration);
+  }
+  for (const auto& e : snap.tasks)
+    if (dynamic_children.count({e.id.ref, e.id.iteration}) != 0)
+      removed.insert(e.id);
+  ed.result().remove.assign(removed.begin(), removed.end());
+
+  if (loop != nullptr)
+    for (const auto& e : snap.tasks)
+      if (e.id.ref == loop->task_reference_name && is_terminal(e.status) && !removed.count(e.id)
+          && !needs_retry(e.status))
+        ed.reopen(e);
+  ed.retry_failed(removed);
+  if (input)
+    ed.schedule(*first, 0, std::move(*input));
+  ed.finish("rerun");
+  return {std::move(ed.result()), {}};
+}
+
+edit_result restart(const workflow_def& def, const snapshot& snap,
+                    std::optional<boost::json::object> input, time_ms now) {
+  if (!is_terminal(snap.status))
+    return refuse(not_ended(snap, "restarted"));
+  if (!def.restartable)
+    return refuse("workflow definition " + quoted(def.name) + " is not restartable");
+  edit e;
+  for (const auto& t : snap.tasks)
+    e.remove.push_back(t.id);
+  e.input = input ? std::move(*input) : snap.input;
+  e.variables = def.variables;
+  e.start_time = now;
+  e.events.push_back({"workflow.restarted", "workflow.restarted/" + std::to_string(now),
+                      {{"status", "RUNNING"}}});
+  return {std::move(e), {}};
+}
+
+}  // namespace flow

@@ -1,0 +1,70 @@
+#pragma once
+
+// Operator requests as pure functions of a snapshot: retry the last failed
+// tasks, rerun from a task, restart. Each returns an `edit` to write in one
+// transaction; decide() on the edited snapshot then schedules what follows.
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <boost/json/object.hpp>
+
+#include "flow/decision.hpp"
+#include "flow/definitions.hpp"
+#include "flow/snapshot.hpp"
+
+namespace flow {
+
+struct edit {
+  /// Executions to delete (rerun discards what followed the task; restart all).
+  std::vector<task_identity> remove;
+  /// Executions to change, e.g. a DO_WHILE reopened (IN_PROGRESS).
+  std::vector<task_update> updates;
+  /// New executions: retries as `attempt + 1`, or a rerun task with new input.
+  std::vector<scheduled_task> schedule;
+  std::vector<sub_workflow_start> sub_workflows;
+  std::vector<timer> arm;
+  /// The workflow's status afterwards (RUNNING); output and reason are cleared.
+  workflow_status status = workflow_status::running;
+  std::optional<boost::json::object> input;      ///< replaces the input (restart)
+  std::optional<boost::json::object> variables;  ///< replaces the variables (restart)
+  std::optional<time_ms> start_time;             ///< restarts the workflow timeout
+  std::vector<event> events;
+};
+
+/// An edit, or why the request is refused (`error` non-empty).
+struct edit_result {
+  edit value;
+  std::string error;
+  explicit operator bool() const { return error.empty(); }
+};
+
+/// Conductor's "retry": for a FAILED, TIMED_OUT or TERMINATED workflow,
+/// schedules `attempt + 1` (SCHEDULED; decide() activates WAIT, JOIN and
+/// inline types left SCHEDULED) of every task whose latest attempt FAILED,
+/// TIMED_OUT, was CANCELED or FAILED_WITH_TERMINAL_ERROR, and reopens failed
+/// DO_WHILE tasks. A TIMED_OUT workflow gets a fresh timeout.
+edit_result retry_last_failed(const workflow_def& def, const task_def_map& task_defs,
+                              const snapshot& snap, time_ms now);
+
+/// Conductor's "rerun from task": for an ended workflow, deletes every
+/// execution of (ref, iteration) and of the tasks that follow it (later tasks
+/// of its list and of every enclosing list, later iterations of its loop),
+/// reopens the enclosing DO_WHILE, retries other failed or canceled tasks like
+/// retry_last_failed, and — when `input` is given — schedules the task with
+/// that input instead of the one its definition resolves.
+edit_result rerun_from_task(const workflow_def& def, const task_def_map& task_defs,
+                            const snapshot& snap, std::string_view ref,
+                            std::int32_t iteration, std::optional<boost::json::object> input,
+                            time_ms now);
+
+/// Conductor's "restart": for an ended workflow whose definition is
+/// `restartable`, deletes every execution and starts over with the same id,
+/// with `input` when given (else the original input) and the definition's
+/// variables.
+edit_result restart(const workflow_def& def, const snapshot& snap,
+                    std::optional<boost::json::object> input, time_ms now);
+
+}  // namespace flow

@@ -1,0 +1,44 @@
+#include "flow/problem.hpp"
+
+#include <cctype>
+
+#include <boost/json/serialize.hpp>
+#include <boost/json/string.hpp>
+
+namespace flow {
+
+std::string to_string(const problem& p) {
+  return p.path + ": " + p.message;
+}
+
+std::string path_key(std::string_view base, std::string_view key) {
+  bool plain = !key.empty();
+  for (char c : key)
+    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-'))
+      plain = false;
+  std::string out(base);
+  if (plain) {
+    if (!out.empty())
+      out += '.';
+    out += key;
+  } else {
+    out += '[';
+    out += quoted(key);
+    out += ']';
+  }
+  return out;
+}
+
+std::string path_index(std::string_view base, std::size_t i) {
+  std::string out(base);
+  out += '[';
+  out += std::to_string(i);
+  out += ']';
+  return out;
+}
+
+std::string quoted(std::string_view text) {
+  return boost::json::serialize(boost::json::string(text));
+}
+
+}  // namespace flow

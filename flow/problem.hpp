@@ -1,0 +1,35 @@
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace flow {
+
+/// One thing wrong with a definition: where (a field path such as
+/// `tasks[3].inputParameters.x`, or `$` for the document itself) and what was
+/// expected. Parsing and validation report every problem, never just the first.
+struct problem {
+  std::string path;
+  std::string message;
+};
+
+inline bool operator==(const problem& a, const problem& b) {
+  return a.path == b.path && a.message == b.message;
+}
+
+using problems = std::vector<problem>;
+
+/// "path: message"
+std::string to_string(const problem& p);
+
+/// `base.key`, or `base["key"]` when the key is not a plain identifier.
+std::string path_key(std::string_view base, std::string_view key);
+/// `base[i]`
+std::string path_index(std::string_view base, std::size_t i);
+
+/// `"text"` with JSON escaping, for messages that quote user input.
+std::string quoted(std::string_view text);
+
+}  // namespace flow

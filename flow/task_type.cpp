@@ -1,0 +1,50 @@
+#include "flow/task_type.hpp"
+
+#include <array>
+
+namespace flow {
+
+namespace {
+
+constexpr std::array<std::string_view, 12> labels{
+  "SIMPLE", "SWITCH", "FORK_JOIN", "JOIN", "FORK_JOIN_DYNAMIC", "DO_WHILE",
+  "SUB_WORKFLOW", "WAIT", "HTTP", "SET_VARIABLE", "TERMINATE", "JSON_TRANSFORM",
+};
+
+}  // namespace
+
+std::string_view to_string(task_type t) {
+  return labels[static_cast<std::size_t>(t)];
+}
+
+std::optional<task_type> parse_task_type(std::string_view label) {
+  for (std::size_t i = 0; i < labels.size(); ++i)
+    if (labels[i] == label)
+      return static_cast<task_type>(i);
+  return std::nullopt;
+}
+
+std::string_view task_type_labels() {
+  return "SIMPLE, SWITCH, FORK_JOIN, JOIN, FORK_JOIN_DYNAMIC, DO_WHILE, SUB_WORKFLOW, "
+         "WAIT, HTTP, SET_VARIABLE, TERMINATE, JSON_TRANSFORM";
+}
+
+bool is_inline(task_type t) {
+  switch (t) {
+    case task_type::switch_:
+    case task_type::fork_join:
+    case task_type::fork_join_dynamic:
+    case task_type::set_variable:
+    case task_type::terminate:
+    case task_type::json_transform:
+      return true;
+    default:
+      return false;
+  }
+}
+
+bool is_composite(task_type t) {
+  return t == task_type::switch_ || t == task_type::fork_join || t == task_type::do_while;
+}
+
+}  // namespace flow

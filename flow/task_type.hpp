@@ -1,0 +1,27 @@
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string_view>
+
+namespace flow {
+
+/// The task types of the workflow language (Conductor names).
+enum class task_type : std::uint8_t {
+  simple, switch_, fork_join, join, fork_join_dynamic, do_while, sub_workflow,
+  wait, http, set_variable, terminate, json_transform,
+};
+
+/// "SIMPLE", "SWITCH", …
+std::string_view to_string(task_type t);
+std::optional<task_type> parse_task_type(std::string_view label);
+/// The accepted labels, comma separated, for error messages.
+std::string_view task_type_labels();
+
+/// Executed by decide() itself in the evaluation that reaches it: such a task
+/// is inserted already terminal and never enters a queue or a runner.
+bool is_inline(task_type t);
+/// Holds other tasks (SWITCH cases, FORK branches, DO_WHILE body).
+bool is_composite(task_type t);
+
+}  // namespace flow

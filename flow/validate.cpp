@@ -1,0 +1,501 @@
+#include "flow/validate.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <map>
+
+#include "flow/expression.hpp"
+#include "flow/json_read.hpp"
+#include "flow/json_transform.hpp"
+#include "flow/parse.hpp"
+#include "flow/safe_expr.hpp"
+#include "flow/wait_time.hpp"
+
+namespace flow {
+
+namespace {
+
+bool is_expression(const boost::json::value& v) {
+  const auto* s = v.if_string();
+  return s != nullptr && s->find("${") != boost::json::string::npos;
+}
+
+bool plain_name(std::string_view s) {
+  return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-';
+  });
+}
+
+void check_email(const std::string& email, const std::string& path, problems& out) {
+  auto at = email.find('@');
+  if (!email.empty()
+      && (at == std::string::npos || at == 0 || email.find('.', at) == std::string::npos))
+    out.push_back({path, "expected an email address, got " + quoted(email)});
+}
+
+void check_template_syntax(const boost::json::object& params, const std::string& path,
+                           problems& out,
+                           const std::function<void(const reference&, const std::string&)>& f) {
+  for (const auto& kv : params)
+    for_each_string(kv.value(), path_key(path, kv.key()),
+                    [&](std::string_view s, const std::string& p) {
+                      if (s.find("${") == std::string_view::npos)
+                        return;
+                      parsed_template t;
+                      std::string error;
+                      if (!parse_template(s, t, error)) {
+                        out.push_back({p, error});
+                        return;
+                      }
+                      if (f)
+                        for (const auto& part : t.parts)
+                          if (part.is_reference)
+                            f(part.ref, p);
+                    });
+}
+
+const boost::json::value* param(const workflow_task& t, std::string_view key) {
+  const auto* v = t.input_parameters.if_contains(key);
+  return v == nullptr || v->is_null() ? nullptr : v;
+}
+
+void misplaced(const workflow_task& t, const std::string& path, problems& out) {
+  auto only = [&](bool present, std::string_view field, std::string_view owner) {
+    if (present)
+      out.push_back({path_key(path, field), "only allowed on " + std::string(owner) + " tasks"});
+  };
+  bool sw = t.type == task_type::switch_;
+  only(!sw && !t.evaluator_type.empty(), "evaluatorType", "SWITCH");
+  only(!sw && !t.expression.empty(), "expression", "SWITCH");
+  only(!sw && !t.decision_cases.empty(), "decisionCases", "SWITCH");
+  only(!sw && !t.default_case.empty(), "defaultCase", "SWITCH");
+  only(t.type != task_type::fork_join && !t.fork_tasks.empty(), "forkTasks", "FORK_JOIN");
+  only(t.type != task_type::join && !t.join_on.empty(), "joinOn", "JOIN");
+  bool dyn = t.type == task_type::fork_join_dynamic;
+  only(!dyn && !t.dynamic_fork_tasks_param.empty(), "dynamicForkTasksParam",
+       "FORK_JOIN_DYNAMIC");
+  only(!dyn && !t.dynamic_fork_tasks_input_param_name.empty(), "dynamicForkTasksInputParamName",
+       "FORK_JOIN_DYNAMIC");
+  bool loop = t.type == task_type::do_while;
+  only(!loop && !t.loop_condition.empty(), "loopCondition", "DO_WHILE");
+  only(!loop && !t.loop_over.empty(), "loopOver", "DO_WHILE");
+  only(t.type != task_type::sub_workflow
+         && (!t.sub_workflow_name.empty() || t.sub_workflow_version.has_value()),
+       "subWorkflowParam", "SUB_WORKFLOW");
+}
+
+void check_switch(const workflow_task& t, const std::string& path, problems& out) {
+  auto expr_path = path_key(path, "expression");
+  if (t.evaluator_type.empty()) {
+    out.push_back({path_key(path, "evaluatorType"),
+                   "missing required field (expected value-param, javascript or graaljs)"});
+  } else if (t.evaluator_type == "value-param") {
+    if (t.expression.empty())
+      out.push_back({expr_path, "missing required field (expected the name of an input "
+                                "parameter holding the case value)"});
+    else if (!t.input_parameters.contains(t.expression))
+      out.push_back({expr_path, quoted(t.expression)
+                                  + " is not one of this task's inputParameters"});
+  } else if (t.evaluator_type == "javascript" || t.evaluator_type == "graaljs") {
+    safe_expr e;
+    std::string error;
+    if (t.expression.empty())
+      out.push_back({expr_path, "missing required field (expected an expression)"});
+    else if (!e.compile(t.expression, error))
+      out.push_back({expr_path, "invalid expression: " + error});
+  } else {
+    out.push_back({path_key(path, "evaluatorType"),
+                   "expected one of value-param, javascript, graaljs, got "
+                     + quoted(t.evaluator_type)});
+  }
+  if (t.decision_cases.empty() && t.default_case.empty())
+    out.push_back({path, "a SWITCH needs decisionCases or a defaultCase"});
+}
+
+void check_wait(const workflow_task& t, const std::string& path, problems& out) {
+  auto in = path_key(path, "inputParameters");
+  const auto* duration = param(t, "duration");
+  const auto* until = param(t, "until");
+  const auto* signal = param(t, "signal");
+  if ((duration != nullptr) + (until != nullptr) + (signal != nullptr) > 1)
+    out.push_back({in, "a WAIT takes only one of duration, until or signal"});
+  if (duration != nullptr && !is_expression(*duration)) {
+    std::int64_t n;
+    problems ignored;
+    bool ok = duration->is_string() ? parse_duration_ms(duration->get_string()).has_value()
+                                    : read_count(*duration, "", n, ignored);
+    if (!ok)
+      out.push_back({path_key(in, "duration"),
+                     "expected a duration such as 30, \"30s\", \"5m\" or \"1h 30m\", got "
+                       + describe(*duration)});
+  }
+  if (until != nullptr && !is_expression(*until)
+      && !(until->is_string() && parse_time(until->get_string())))
+    out.push_back({path_key(in, "until"),
+                   "expected a time such as \"2025-01-31T10:00:00Z\" or "
+                   "\"2025-01-31 10:00 +02:00\", got "
+                     + describe(*until)});
+  if (signal != nullptr && !(signal->is_string() && !signal->get_string().empty()))
+    out.push_back({path_key(in, "signal"), "expected a signal name, got " + describe(*signal)});
+}
+
+void check_http(const workflow_task& t, const std::string& path, problems& out) {
+  auto req_path = path_key(path_key(path, "inputParameters"), "http_request");
+  const auto* req = param(t, "http_request");
+  if (req == nullptr) {
+    out.push_back({req_path, "missing required field (expected an object with uri and method)"});
+    return;
+  }
+  if (is_expression(*req))
+    return;
+  const auto* obj = req->if_object();
+  if (obj == nullptr) {
+    out.push_back({req_path, "expected an object with uri and method, got " + describe(*req)});
+    return;
+  }
+  const auto* uri = obj->if_contains("uri");
+  if (uri == nullptr || !uri->is_string() || uri->get_string().empty())
+    out.push_back({path_key(req_path, "uri"), "missing required field (expected a URI string)"});
+  if (const auto* method = obj->if_contains("method"); method != nullptr && !is_expression(*method)) {
+    static constexpr std::string_view methods[] = {"GET",  "POST", "PUT",    "DELETE",
+                                                   "PATCH", "HEAD", "OPTIONS"};
+    bool ok = method->is_string()
+              && std::find(std::begin(methods), std::end(methods),
+                           std::string_view(method->get_string()))
+                   != std::end(methods);
+    if (!ok)
+      out.push_back({path_key(req_path, "method"),
+                     "expected one of GET, POST, PUT, DELETE, PATCH, HEAD, OPTIONS, got "
+                       + describe(*method)});
+  }
+}
+
+void check_terminate(const workflow_task& t, const std::string& path, problems& out) {
+  auto in = path_key(path, "inputParameters");
+  const auto* status = param(t, "terminationStatus");
+  if (status == nullptr)
+    out.push_back({path_key(in, "terminationStatus"),
+                   "missing required field (expected COMPLETED, FAILED or TERMINATED)"});
+  else if (!is_expression(*status)
+           && !(status->is_string()
+                && (status->get_string() == "COMPLETED" || status->get_string() == "FAILED"
+                    || status->get_string() == "TERMINATED")))
+    out.push_back({path_key(in, "terminationStatus"),
+                   "expected one of COMPLETED, FAILED, TERMINATED, got " + describe(*status)});
+  if (const auto* output = param(t, "workflowOutput");
+      output != nullptr && !is_expression(*output) && !output->is_object())
+    out.push_back({path_key(in, "workflowOutput"), "expected an object, got " + describe(*output)});
+}
+
+// Rules that depend on a task alone, not on where it stands.
+void check_rules(const workflow_task& t, const std::string& path, problems& out) {
+  misplaced(t, path, out);
+  if (!t.task_reference_name.empty() && !plain_name(t.task_reference_name))
+    out.push_back({path_key(path, "taskReferenceName"),
+                   "expected letters, digits, '_' or '-', got " + quoted(t.task_reference_name)});
+  else if (t.task_reference_name == "workflow")
+    out.push_back({path_key(path, "taskReferenceName"),
+                   "\"workflow\" is reserved for ${workflow.…} expressions"});
+  auto in = path_key(path, "inputParameters");
+  switch (t.type) {
+    case task_type::switch_: check_switch(t, path, out); break;
+    case task_type::fork_join:
+      if (t.fork_tasks.empty())
+        out.push_back({path_key(path, "forkTasks"),
+                       "expected at least one branch (an array of task arrays)"});
+      for (std::size_t b = 0; b < t.fork_tasks.size(); ++b)
+        if (t.fork_tasks[b].empty())
+          out.push_back({path_index(path_key(path, "forkTasks"), b),
+                         "expected at least one task in each branch"});
+      break;
+    case task_type::fork_join_dynamic: {
+      auto need = [&](const std::string& name, std::string_view field, std::string_view what) {
+        if (name.empty())
+          out.push_back({path_key(path, field), "missing required field (expected the name of "
+                                                  "the input parameter holding "
+                                                  + std::string(what) + ")"});
+        else if (!t.input_parameters.contains(name))
+          out.push_back({path_key(path, field),
+                         quoted(name) + " is not one of this task's inputParameters"});
+      };
+      need(t.dynamic_fork_tasks_param, "dynamicForkTasksParam", "the tasks to fork");
+      need(t.dynamic_fork_tasks_input_param_name, "dynamicForkTasksInputParamName",
+           "their inputs");
+      break;
+    }
+    case task_type::do_while: {
+      safe_expr e;
+      std::string error;
+      if (t.loop_condition.empty())
+        out.push_back({path_key(path, "loopCondition"),
+                       "missing required field (expected an expression)"});
+      else if (!e.compile(t.loop_condition, error))
+        out.push_back({path_key(path, "loopCondition"), "invalid expression: " + error});
+      else if (boost::json::value v; e.is_constant() && e.evaluate(nullptr, v, error) && truthy(v))
+        out.push_back({path_key(path, "loopCondition"), "always true: the loop would never end"});
+      if (t.loop_over.empty())
+        out.push_back({path_key(path, "loopOver"), "expected at least one task"});
+      break;
+    }
+    case task_type::sub_workflow:
+      if (t.sub_workflow_name.empty())
+        out.push_back({path_key(path_key(path, "subWorkflowParam"), "name"),
+                       "missing required field (expected the name of the workflow to start)"});
+      break;
+    case task_type::wait: check_wait(t, path, out); break;
+    case task_type::http: check_http(t, path, out); break;
+    case task_type::set_variable:
+      if (t.input_parameters.empty())
+        out.push_back({in, "expected at least one variable to set"});
+      break;
+    case task_type::terminate: check_terminate(t, path, out); break;
+    case task_type::json_transform:
+      if (const auto* mapping = param(t, "mapping"))
+        check_mapping(*mapping, path_key(in, "mapping"),
+                      [&](const std::string& p, const std::string& m) { out.push_back({p, m}); });
+      else
+        out.push_back({path_key(in, "mapping"),
+                       "missing required field (expected an object describing the output)"});
+      break;
+    default: break;
+  }
+}
+
+class validator {
+ public:
+  validator(const workflow_def& def, const std::string& root, problems& out)
+    : def_(def), root_(root), out_(out) {
+  }
+
+  void run() {
+    auto tasks_path = path_key(root_, "tasks");
+    if (def_.tasks.empty())
+      out_.push_back({tasks_path, "expected at least one task"});
+    collect(def_.tasks, tasks_path);
+    block(def_.tasks, tasks_path);
+    // Workflow output may read any task: by the end, every task has had its chance.
+    check_template_syntax(def_.output_parameters, path_key(root_, "outputParameters"), out_,
+                          [&](const reference& r, const std::string& p) {
+                            if (!r.task_ref.empty() && first_path_.count(r.task_ref) == 0)
+                              out_.push_back({p, "unknown task reference " + quoted(r.task_ref)});
+                          });
+    if (!def_.failure_workflow.empty() && def_.failure_workflow == def_.name)
+      out_.push_back({path_key(root_, "failureWorkflow"),
+                      "workflow " + quoted(def_.name)
+                        + " would start itself when it fails (cyclic)"});
+    check_email(def_.owner_email, path_key(root_, "ownerEmail"), out_);
+  }
+
+ private:
+  const workflow_def& def_;
+  const std::string& root_;
+  problems& out_;
+  std::map<std::string, std::string, std::less<>> first_path_;
+  std::vector<std::string_view> visible_;
+  int loop_depth_ = 0;
+
+  void collect(const std::vector<workflow_task>& ts, const std::string& path) {
+    for (std::size_t i = 0; i < ts.size(); ++i) {
+      const auto& t = ts[i];
+      auto p = path_index(path, i);
+      auto ref_path = path_key(p, "taskReferenceName");
+      if (!t.task_reference_name.empty()) {
+        auto [it, fresh] = first_path_.emplace(t.task_reference_name, ref_path);
+        if (!fresh)
+          out_.push_back({ref_path, "duplicate reference name " + quoted(t.task_reference_name)
+                                      + " (first used at " + it->second + ")"});
+      }
+      for_each_child_block(t, p, [&](const std::vector<workflow_task>& child,
+                                     const std::string& cp) { collect(child, cp); });
+    }
+  }
+
+  template <class F>
+  static void for_each_child_block(const workflow_task& t, const std::string& p, F&& f) {
+    for (const auto& c : t.decision_cases)
+      f(c.tasks, path_key(path_key(p, "decisionCases"), c.value));
+    f(t.default_case, path_key(p, "defaultCase"));
+    for (std::size_t b = 0; b < t.fork_tasks.size(); ++b)
+      f(t.fork_tasks[b], path_index(path_key(p, "forkTasks"), b));
+    f(t.loop_over, path_key(p, "loopOver"));
+  }
+
+  void block(const std::vector<workflow_task>& ts, const std::string& path) {
+    bool after_terminate = false;
+    for (std::size_t i = 0; i < ts.size(); ++i) {
+      auto p = path_index(path, i);
+      if (after_terminate) {
+        out_.push_back({p, "unreachable: it follows a TERMINATE task in the same list"});
+        after_terminate = false;  // once per list is enough
+      }
+      task(ts[i], p, i > 0 ? &ts[i - 1] : nullptr, i + 1 < ts.size() ? &ts[i + 1] : nullptr);
+      if (ts[i].type == task_type::terminate && i + 1 < ts.size())
+        after_terminate = true;
+    }
+  }
+
+  bool visible(std::string_view ref) const {
+    return std::find(visible_.begin(), visible_.end(), ref) != visible_.end();
+  }
+
+  void task(const workflow_task& t, const std::string& p, const workflow_task* prev,
+            const workflow_task* next) {
+    check_rules(t, p, out_);
+    check_template_syntax(t.input_parameters, path_key(p, "inputParameters"), out_,
+                          [&](const reference& r, const std::string& fp) {
+                            if (r.task_ref.empty())
+                              return;
+                            if (first_path_.count(r.task_ref) == 0)
+                              out_.push_back({fp, "unknown task reference " + quoted(r.task_ref)});
+                            else if (!visible(r.task_ref))
+                              out_.push_back({fp, "task reference " + quoted(r.task_ref)
+                                                    + " does not run before this task"});
+                          });
+    bool forks = t.type == task_type::fork_join || t.type == task_type::fork_join_dynamic;
+    if (forks && (next == nullptr || next->type != task_type::join))
+      out_.push_back({p, "a " + std::string(to_string(t.type)) + " must be followed by a JOIN"});
+    if (t.type == task_type::join)
+      check_join(t, p, prev);
+    if (t.type == task_type::do_while && loop_depth_ > 0)
+      out_.push_back({p, "a DO_WHILE cannot be nested inside another DO_WHILE"});
+    if (t.type == task_type::sub_workflow && t.sub_workflow_name == def_.name
+        && (!t.sub_workflow_version || *t.sub_workflow_version == def_.version))
+      out_.push_back({path_key(path_key(p, "subWorkflowParam"), "name"),
+                      "workflow " + quoted(def_.name) + " would start itself (cyclic)"});
+    visible_.push_back(t.task_reference_name);
+    if (t.type == task_type::do_while) {
+      ++loop_depth_;
+      block(t.loop_over, path_key(p, "loopOver"));
+      --loop_depth_;
+      return;
+    }
+    // Alternatives (cases, branches) cannot see each other, later tasks see all.
+    std::vector<std::string_view> added;
+    for_each_child_block(t, p, [&](const std::vector<workflow_task>& child,
+                                   const std::string& cp) {
+      auto mark = visible_.size();
+      block(child, cp);
+      added.insert(added.end(), visible_.begin() + static_cast<std::ptrdiff_t>(mark),
+                   visible_.end());
+      visible_.resize(mark);
+    });
+    visible_.insert(visible_.end(), added.begin(), added.end());
+  }
+
+  static void branch_refs(const std::vector<workflow_task>& ts,
+                          std::vector<std::string_view>& out, bool in_loop,
+                          std::vector<std::string_view>& looped) {
+    for (const auto& t : ts) {
+      (in_loop ? looped : out).push_back(t.task_reference_name);
+      for (const auto& c : t.decision_cases)
+        branch_refs(c.tasks, out, in_loop, looped);
+      branch_refs(t.default_case, out, in_loop, looped);
+      for (const auto& b : t.fork_tasks)
+        branch_refs(b, out, in_loop, looped);
+      branch_refs(t.loop_over, out, true, looped);
+    }
+  }
+
+  void check_join(const workflow_task& t, const std::string& p, const workflow_task* prev) {
+    auto join_path = path_key(p, "joinOn");
+    if (prev == nullptr
+        || (prev->type != task_type::fork_join && prev->type != task_type::fork_join_dynamic)) {
+      out_.push_back({p, "a JOIN must directly follow a FORK_JOIN or FORK_JOIN_DYNAMIC"});
+      return;
+    }
+    if (prev->type == task_type::fork_join_dynamic) {
+      if (!t.join_on.empty())
+        out_.push_back({join_path, "must be empty after a FORK_JOIN_DYNAMIC (it joins every "
+                                   "forked task)"});
+      return;
+    }
+    if (t.join_on.empty()) {
+      out_.push_back({join_path, "joins nothing (expected references to tasks of the "
+                                 "preceding FORK_JOIN)"});
+      return;
+    }
+    std::vector<std::string_view> refs, looped;
+    for (const auto& b : prev->fork_tasks)
+      branch_refs(b, refs, false, looped);
+    for (std::size_t i = 0; i < t.join_on.size(); ++i) {
+      const auto& r = t.join_on[i];
+      if (std::find(looped.begin(), looped.end(), r) != looped.end())
+        out_.push_back({path_index(join_path, i),
+                        quoted(r) + " runs inside a DO_WHILE of the fork: join the DO_WHILE"});
+      else if (std::find(refs.begin(), refs.end(), r) == refs.end())
+        out_.push_back({path_index(join_path, i),
+                        quoted(r) + " is not a task of the preceding FORK_JOIN"});
+    }
+  }
+};
+
+template <class Def, class Read>
+loaded<Def> load(std::string_view json_text, Read read) {
+  loaded<Def> out;
+  boost::json::value v;
+  if (!parse_json(json_text, v, out.errors))
+    return out;
+  out.def = read(v, "", out.errors);
+  auto more = validate(out.def);
+  out.errors.insert(out.errors.end(), more.begin(), more.end());
+  return out;
+}
+
+}  // namespace
+
+problems validate(const workflow_def& def, const std::string& path) {
+  problems out;
+  validator(def, path, out).run();
+  return out;
+}
+
+problems validate(const task_def& def, const std::string& path) {
+  problems out;
+  auto field = [&](std::string_view f) { return path_key(path, f); };
+  if (def.timeout_seconds > 0 && def.response_timeout_seconds > def.timeout_seconds)
+    out.push_back({field("responseTimeoutSeconds"),
+                   "must not exceed timeoutSeconds (" + std::to_string(def.response_timeout_seconds)
+                     + " > " + std::to_string(def.timeout_seconds) + ")"});
+  if (def.rate_limit_per_frequency > 0 && def.rate_limit_frequency_in_seconds == 0)
+    out.push_back({field("rateLimitFrequencyInSeconds"),
+                   "expected at least 1 when rateLimitPerFrequency is set"});
+  if (def.backoff_scale_factor == 0)
+    out.push_back({field("backoffScaleFactor"), "expected at least 1"});
+  if (def.cache_ttl_seconds > 0 && def.cache_key.empty())
+    out.push_back({field("cacheKey"),
+                   "missing required field (expected a key template when cacheTtlSeconds is set)"});
+  if (!def.cache_key.empty()) {
+    parsed_template t;
+    std::string error;
+    if (!parse_template(def.cache_key, t, error))
+      out.push_back({field("cacheKey"), error});
+  }
+  if (!def.queue_name.empty() && !plain_name(def.queue_name))
+    out.push_back({field("queueName"),
+                   "expected letters, digits, '_' or '-', got " + quoted(def.queue_name)});
+  check_email(def.owner_email, field("ownerEmail"), out);
+  return out;
+}
+
+problems validate_dynamic_task(const workflow_task& t, const std::string& path) {
+  problems out;
+  if (is_composite(t.type) || t.type == task_type::join || t.type == task_type::fork_join_dynamic
+      || t.type == task_type::terminate) {
+    out.push_back({path_key(path, "type"), "a dynamically forked task cannot be "
+                                             + std::string(to_string(t.type))});
+    return out;
+  }
+  check_rules(t, path, out);
+  check_template_syntax(t.input_parameters, path_key(path, "inputParameters"), out, nullptr);
+  return out;
+}
+
+loaded<workflow_def> load_workflow_def(std::string_view json_text) {
+  return load<workflow_def>(json_text, read_workflow_def);
+}
+
+loaded<task_def> load_task_def(std::string_view json_text) {
+  return load<task_def>(json_text, read_task_def);
+}
+
+}  // namespace flow
