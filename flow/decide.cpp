@@ -417,8 +417,12 @@ class evaluation {
         }
         break;
       }
-      case task_type::join:
-      case task_type::do_while: st.status = task_status::in_progress; break;
+      case task_type::join: st.status = task_status::in_progress; break;
+      case task_type::do_while:
+        // The body may read ${loop.output.iteration} from its first iteration on.
+        st.status = task_status::in_progress;
+        st.output["iteration"] = 1;
+        break;
       case task_type::terminate: {
         term = run_terminate(st.input);
         st.status = term->task.status;
@@ -622,7 +626,13 @@ class evaluation {
     if (at(r).status != task_status::completed)
       return outcome::done;  // COMPLETED_WITH_ERRORS / SKIPPED: its content does not run
     switch (t.type) {
-      case task_type::switch_: return block(selected_case(t, output_of(at(r))), iteration);
+      case task_type::switch_: {
+        // Like a loop body, a case has ended only when nothing in it runs
+        // (a fork with a partial joinOn may leave a branch running).
+        const auto& tasks = selected_case(t, output_of(at(r)));
+        auto o = block(tasks, iteration);
+        return o == outcome::done && still_running(tasks, iteration) ? outcome::pending : o;
+      }
       case task_type::fork_join: {
         std::vector<outcome> outcomes;
         for (const auto& branch : t.fork_tasks) {
@@ -699,12 +709,13 @@ class evaluation {
       if (ended_ || o == outcome::pending)
         return outcome::pending;
       if (o == outcome::failed) {
+        // If the loop is optional the workflow goes on: nothing in it may keep running.
+        cancel_body(t, body);
         update(r, task_status::failed, std::nullopt, failure_reason_);
         return unsuccessful(t, r, iteration);
       }
-      for (const auto* b : body)
-        if (int x = latest(b->task_reference_name, cur); x >= 0 && !is_terminal(at(x).status))
-          return outcome::pending;  // an unjoined branch still runs
+      if (still_running(t.loop_over, cur))
+        return outcome::pending;  // an unjoined branch still runs
       boost::json::object ctx = input_of(at(r));
       for (const auto* b : body)
         if (int x = latest(b->task_reference_name, cur); x >= 0)
@@ -732,6 +743,32 @@ class evaluation {
                                     + std::to_string(cur),
                 {{"ref", t.task_reference_name}, {"iteration", cur}});
     }
+  }
+
+  bool still_running(const std::vector<workflow_task>& tasks, std::int32_t iteration) const {
+    std::vector<const workflow_task*> inside;
+    def_index::subtree(tasks, inside);
+    for (const auto* x : inside)
+      if (int i = latest(x->task_reference_name, iteration); i >= 0
+          && !is_terminal(rows_[static_cast<std::size_t>(i)].status))
+        return true;
+    return false;
+  }
+
+  void cancel_body(const workflow_task& t, const std::vector<const workflow_task*>& body) {
+    std::set<std::string_view> refs;
+    for (const auto* b : body)
+      refs.insert(b->task_reference_name);
+    for (std::size_t i = 0; i < rows_.size(); ++i)  // dynamically forked tasks of the body
+      if (rows_[i].type == task_type::fork_join_dynamic && refs.count(rows_[i].id.ref) != 0)
+        if (const auto* f = output_of(rows_[i]).if_contains("forkedTasks"); f && f->is_array())
+          for (const auto& c : f->get_array())
+            if (c.is_string())
+              refs.insert(c.get_string());
+    std::string reason = "DO_WHILE " + quoted(t.task_reference_name) + " failed";
+    for (auto& [k, list] : by_key_)
+      if (!list.empty() && refs.count(k.ref) != 0 && !is_terminal(at(list.back()).status))
+        update(list.back(), task_status::canceled, std::nullopt, reason);
   }
 
   boost::json::object loop_output(const workflow_task& t, std::int32_t last) {
