@@ -11,13 +11,22 @@
 
 namespace {
 
-// A workflow definition is told from a task definition by its `tasks`, as
-// Conductor's own import does.
+// A workflow definition is told from a task definition by a field only
+// workflows have (`tasks` above all), so that a workflow missing its tasks is
+// still reported as one.
+bool looks_like_workflow(const boost::json::object& obj) {
+  for (auto key : {"tasks", "version", "schemaVersion", "outputParameters", "inputParameters",
+                   "variables", "failureWorkflow", "restartable"})
+    if (obj.contains(key))
+      return true;
+  return false;
+}
+
 void check_definition(const boost::json::value& v, const std::string& path,
                       flow::problems& errs) {
   const auto* obj = v.if_object();
   flow::problems found;
-  if (obj != nullptr && obj->contains("tasks")) {
+  if (obj != nullptr && looks_like_workflow(*obj)) {
     auto def = flow::read_workflow_def(v, path, found);
     auto more = flow::validate(def, path);
     found.insert(found.end(), more.begin(), more.end());

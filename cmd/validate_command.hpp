@@ -5,7 +5,8 @@
 #include <vector>
 
 /// `nodeflow validate FILE…` (argv: the file list). Each file holds a task
-/// definition, a workflow definition (an object with `tasks`) or a JSON array
+/// definition, a workflow definition (an object with `tasks` or another field
+/// only workflows have) or a JSON array
 /// of either. Prints `ok` and returns 0 when every file is valid; otherwise
 /// prints one line per problem, `FILE: path: message`, and returns 1.
 /// Returns 2 (usage on stderr) without files.

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <iomanip>
+#include <sstream>
 
 #include <boost/json/serialize.hpp>
 #include <boost/json/value.hpp>
@@ -13,6 +15,12 @@ std::string describe(const boost::json::value& v) {
     case boost::json::kind::object: return "an object";
     case boost::json::kind::array: return "an array";
     case boost::json::kind::string: return quoted(v.get_string());
+    case boost::json::kind::double_: {
+      // As written by people ("1.5", "1e+12"), not Boost's canonical "1.5E0".
+      std::ostringstream out;
+      out << std::setprecision(17) << v.get_double();
+      return out.str();
+    }
     default: return boost::json::serialize(v);
   }
 }

@@ -168,10 +168,8 @@ workflow_def read_workflow_def(const boost::json::value& v, const std::string& p
   r.text("name", d.name, true);
   r.count("version", d.version);
   r.text("description", d.description);
-  if (const auto* tasks = r.get("tasks"))
-    d.tasks = read_task_list(tasks, r.field_path("tasks"), errs);
-  else
-    r.missing("tasks", "a non-empty array of tasks");
+  // Missing and empty are one problem, reported by validate().
+  d.tasks = read_task_list(r.get("tasks"), r.field_path("tasks"), errs);
   r.string_list("inputParameters", d.input_parameters);
   r.object("outputParameters", d.output_parameters);
   r.object("variables", d.variables);

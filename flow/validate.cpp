@@ -270,7 +270,7 @@ class validator {
   void run() {
     auto tasks_path = path_key(root_, "tasks");
     if (def_.tasks.empty())
-      out_.push_back({tasks_path, "expected at least one task"});
+      out_.push_back({tasks_path, "expected a non-empty array of tasks"});
     collect(def_.tasks, tasks_path);
     block(def_.tasks, tasks_path);
     // Workflow output may read any task: by the end, every task has had its chance.
