@@ -1,0 +1,243 @@
+#define CAF_SUITE flow.language
+#include "caf/test/unit_test.hpp"
+
+#include <fstream>
+#include <sstream>
+
+#include <boost/json/parse.hpp>
+#include <boost/json/serialize.hpp>
+
+#include "flow/definitions.hpp"
+#include "flow/expression.hpp"
+#include "flow/json_transform.hpp"
+#include "flow/parse.hpp"
+#include "flow/retry.hpp"
+#include "flow/safe_expr.hpp"
+#include "flow/serialise.hpp"
+#include "flow/snapshot.hpp"
+#include "flow/status.hpp"
+#include "flow/validate.hpp"
+#include "flow/wait_time.hpp"
+
+using namespace flow;
+
+namespace {
+
+std::string slurp(const std::string& name) {
+  std::ifstream in(std::string(NF_FLOW_TEST_DIR) + "/valid/" + name);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+std::string resolved(const char* tmpl, const char* input) {
+  scope s;
+  s.workflow_id = "wf-9";
+  s.workflow_type = "w";
+  s.workflow_version = 2;
+  auto in = boost::json::parse(input).as_object();
+  boost::json::object out{{"list", boost::json::array{1, "two", nullptr}}, {"n", 1.5}};
+  s.input = &in;
+  s.variables = &in;
+  s.task = [&](std::string_view ref, bool output) -> const boost::json::object* {
+    return ref == "t" && output ? &out : nullptr;
+  };
+  return boost::json::serialize(resolve(boost::json::parse(tmpl), s));
+}
+
+std::string eval(const char* expr, const char* root) {
+  safe_expr e;
+  std::string error;
+  if (!e.compile(expr, error))
+    return "compile error: " + error;
+  boost::json::value v;
+  if (!e.evaluate(boost::json::parse(root), v, error))
+    return "error: " + error;
+  return boost::json::serialize(v);
+}
+
+}  // namespace
+
+CAF_TEST(status and type labels round trip) {
+  for (int i = 0; i <= static_cast<int>(workflow_status::paused); ++i) {
+    auto s = static_cast<workflow_status>(i);
+    CAF_CHECK(parse_workflow_status(to_string(s)) == s);
+  }
+  for (int i = 0; i <= static_cast<int>(task_status::skipped); ++i) {
+    auto s = static_cast<task_status>(i);
+    CAF_CHECK(parse_task_status(to_string(s)) == s);
+  }
+  for (int i = 0; i <= static_cast<int>(task_type::json_transform); ++i) {
+    auto t = static_cast<task_type>(i);
+    CAF_CHECK(parse_task_type(to_string(t)) == t);
+  }
+  CAF_CHECK_EQUAL(to_string(task_status::failed_with_terminal_error), "FAILED_WITH_TERMINAL_ERROR");
+  CAF_CHECK_EQUAL(to_string(workflow_status::timed_out), "TIMED_OUT");
+  CAF_CHECK(!parse_task_status("completed"));
+  CAF_CHECK(is_terminal(task_status::skipped) && is_successful(task_status::skipped));
+  CAF_CHECK(!is_terminal(workflow_status::paused));
+}
+
+CAF_TEST(parse serialise parse is the identity) {
+  auto wf = load_workflow_def(slurp("order.json"));
+  CAF_REQUIRE(wf.ok());
+  problems errs;
+  auto again = read_workflow_def(boost::json::parse(boost::json::serialize(to_json(wf.def))), "",
+                                 errs);
+  CAF_CHECK(errs.empty());
+  CAF_CHECK(again == wf.def);
+  CAF_CHECK_EQUAL(wf.def.tasks[1].decision_cases.at(0).value, "express");
+  CAF_CHECK_EQUAL(wf.def.tasks[1].default_case.at(0).start_delay, 5);
+  auto list = boost::json::parse(slurp("tasks.json"));
+  for (const auto& v : list.as_array()) {
+    problems e1, e2;
+    auto d = read_task_def(v, "", e1);
+    auto d2 = read_task_def(to_json(d), "", e2);
+    CAF_CHECK(e1.empty() && e2.empty());
+    CAF_CHECK(d == d2);
+  }
+  auto approval = load_workflow_def(slurp("approval.json"));
+  CAF_REQUIRE(approval.ok());
+  CAF_CHECK(read_workflow_def(to_json(approval.def), "", errs) == approval.def);
+}
+
+CAF_TEST(defaults follow conductor except for unregistered tasks) {
+  auto d = load_task_def(R"({"name":"t"})");
+  CAF_REQUIRE(d.ok());
+  CAF_CHECK_EQUAL(d.def.retry_count, 3);
+  CAF_CHECK_EQUAL(d.def.retry_delay_seconds, 60);
+  CAF_CHECK(d.def.policy == timeout_policy::time_out_wf);
+  auto u = task_def::unregistered("t");
+  CAF_CHECK_EQUAL(u.retry_count, 0);
+  CAF_CHECK_EQUAL(u.timeout_seconds, 0);
+  CAF_CHECK_EQUAL(queue_of(workflow_task{"t", "r"}, &u), "t");
+}
+
+CAF_TEST(counts accept integral numbers only) {
+  auto ok = load_task_def(R"({"name":"t","retryCount":3.0,"timeoutSeconds":0})");
+  CAF_CHECK(ok.ok());
+  CAF_CHECK_EQUAL(ok.def.retry_count, 3);
+  for (const char* bad : {"1.5", "-3", "\"3\"", "true", "2147483648", "1e300", "null"}) {
+    auto r = load_task_def(std::string(R"({"name":"t","retryCount":)") + bad + "}");
+    if (std::string(bad) == "null") {
+      CAF_CHECK(r.ok());  // null is "not given"
+      continue;
+    }
+    CAF_CHECK_EQUAL(r.errors.size(), 1u);
+    CAF_CHECK_EQUAL(r.errors.at(0).path, "retryCount");
+  }
+}
+
+CAF_TEST(json null stays null) {
+  auto wf = load_workflow_def(
+    R"({"name":"w","tasks":[{"name":"a","taskReferenceName":"a","inputParameters":{"x":null,"y":{"z":null}}}],
+        "variables":{"v":null}})");
+  CAF_REQUIRE(wf.ok());
+  CAF_CHECK(wf.def.tasks[0].input_parameters.at("x").is_null());
+  CAF_CHECK_EQUAL(boost::json::serialize(to_json(wf.def).as_object().at("variables")), R"({"v":null})");
+  CAF_CHECK_EQUAL(resolved(R"({"a":"${workflow.input.missing}","b":null})", "{}"),
+                  R"({"a":null,"b":null})");
+}
+
+CAF_TEST(expressions keep types and paths) {
+  CAF_CHECK_EQUAL(resolved(R"("${workflow.input.n}")", R"({"n":5})"), "5");
+  CAF_CHECK_EQUAL(resolved(R"("n=${workflow.input.n}")", R"({"n":5})"), R"("n=5")");
+  CAF_CHECK_EQUAL(resolved(R"("${workflow.input.o}")", R"({"o":{"a":[1]}})"), R"({"a":[1]})");
+  CAF_CHECK_EQUAL(resolved(R"("${workflow.input.o.a[0]}")", R"({"o":{"a":[7]}})"), "7");
+  CAF_CHECK_EQUAL(resolved(R"("${workflow.input['odd key']}")", R"({"odd key":true})"), "true");
+  CAF_CHECK_EQUAL(resolved(R"("${t.output.list[1]}")", "{}"), R"("two")");
+  CAF_CHECK_EQUAL(resolved(R"("${t.output.list[2]}")", "{}"), "null");
+  CAF_CHECK_EQUAL(resolved(R"("${t.output.list[9]}")", "{}"), "null");
+  CAF_CHECK_EQUAL(resolved(R"("${t.output.n}")", "{}"), "1.5E0");
+  CAF_CHECK_EQUAL(resolved(R"("${t.input.x}")", "{}"), "null");
+  CAF_CHECK_EQUAL(resolved(R"(["${workflow.workflowId}","${workflow.workflowType}","${workflow.version}"])", "{}"),
+                  R"(["wf-9","w",2])");
+  CAF_CHECK_EQUAL(resolved(R"("a ${workflow.input.s} b ${workflow.input.o}")", R"({"s":"x","o":{"k":1}})"),
+                  R"("a x b {\"k\":1}")");
+  CAF_CHECK_EQUAL(resolved(R"("$${workflow.input.n}")", R"({"n":5})"), R"("${workflow.input.n}")");
+  CAF_CHECK_EQUAL(resolved(R"("${workflow.variables.n}")", R"({"n":false})"), "false");
+}
+
+CAF_TEST(safe expressions) {
+  CAF_CHECK_EQUAL(eval("$.a + 1", R"({"a":2})"), "3");
+  CAF_CHECK_EQUAL(eval("$.a / 2", R"({"a":3})"), "1.5E0");
+  CAF_CHECK_EQUAL(eval("'x' + $.a", R"({"a":2})"), R"("x2")");
+  CAF_CHECK_EQUAL(eval("$.a == 2 && !$.b", R"({"a":2.0,"b":false})"), "true");
+  CAF_CHECK_EQUAL(eval("$.a === '2'", R"({"a":2})"), "false");
+  CAF_CHECK_EQUAL(eval("$.list.length > 1 ? $.list[1] : null", R"({"list":[1,"b"]})"), R"("b")");
+  CAF_CHECK_EQUAL(eval("$.missing.deeper", "{}"), "null");
+  CAF_CHECK_EQUAL(eval("$['k'] || 'default'", R"({"k":""})"), R"("default")");
+  CAF_CHECK_EQUAL(eval("iteration < 3", R"({"iteration":2})"), "true");
+  CAF_CHECK_EQUAL(eval("-$.a % 4", R"({"a":7})"), "-3");
+  CAF_CHECK_EQUAL(eval("if ($.a > 1) { 'big'; } else if ($.a > 0) { 'small'; } else { return 'none'; }",
+                       R"({"a":1})"),
+                  R"("small")");
+  CAF_CHECK_EQUAL(eval("$.a * 2", R"({"a":"x"})"), R"(error: cannot do arithmetic on "x" and 2)");
+  CAF_CHECK_EQUAL(eval("1 / 0", "{}"), "error: cannot divide 1 and 0");
+  CAF_CHECK_EQUAL(eval("$.a +", "{}"), "compile error: unexpected end of expression at offset 5");
+  CAF_CHECK_EQUAL(eval("while (true) {}", "{}"), "compile error: unexpected ( at offset 6");
+  CAF_CHECK_EQUAL(eval(std::string(200, '(').c_str(), "{}"),
+                  "compile error: expression nested too deeply at offset 64");
+  CAF_CHECK_EQUAL(case_label(boost::json::value(true)), "true");
+  CAF_CHECK_EQUAL(case_label(boost::json::value(nullptr)), "null");
+}
+
+CAF_TEST(json transform) {
+  auto out = apply_mapping(
+    boost::json::parse(R"({"ids":"$.items[*].id","all":"$","first":"$.items[0]","x":["$.k",1,"lit"],"n":{"deep":"$.k"}})"),
+    boost::json::parse(R"({"items":[{"id":1},{"id":2},{"no":3}],"k":"v"})"));
+  CAF_CHECK_EQUAL(boost::json::serialize(out),
+                  R"({"ids":[1,2],"all":{"items":[{"id":1},{"id":2},{"no":3}],"k":"v"},"first":{"id":1},"x":["v",1,"lit"],"n":{"deep":"v"}})");
+  std::vector<std::string> bad;
+  CAF_CHECK(!check_mapping(boost::json::parse(R"({"a":"$.x[","b":"$.ok"})"), "m",
+                           [&](const std::string& p, const std::string& m) { bad.push_back(p + ": " + m); }));
+  CAF_REQUIRE_EQUAL(bad.size(), 1u);
+  CAF_CHECK_EQUAL(bad[0], "m.a: invalid path \"$.x[\": expected an array index, a quoted name or * at offset 3");
+}
+
+CAF_TEST(wait durations and times) {
+  CAF_CHECK(parse_duration_ms("30") == std::optional<std::int64_t>{30'000});
+  CAF_CHECK(parse_duration_ms("90s") == std::optional<std::int64_t>{90'000});
+  CAF_CHECK(parse_duration_ms("1h 30m") == std::optional<std::int64_t>{5'400'000});
+  CAF_CHECK(parse_duration_ms("2 days, 3 hours") == std::optional<std::int64_t>{183'600'000});
+  CAF_CHECK(parse_duration_ms("500ms") == std::optional<std::int64_t>{500});
+  for (const char* bad : {"", "soon", "5m 30", "-5s", "3 fortnights", "99999999999999999999s"})
+    CAF_CHECK(!parse_duration_ms(bad));
+  CAF_CHECK(parse_time("1970-01-01T00:00:00Z") == std::optional<time_ms>{0});
+  CAF_CHECK(parse_time("2024-02-29T12:00:00.250Z") == std::optional<time_ms>{1709208000250});
+  CAF_CHECK(parse_time("2024-02-29 14:00 +02:00") == std::optional<time_ms>{1709208000000});
+  CAF_CHECK(parse_time("2024-02-29 12:00 UTC") == std::optional<time_ms>{1709208000000});
+  for (const char* bad : {"2023-02-29T00:00:00Z", "2024-01-01T10:00:00", "2024-13-01T00:00Z", "tomorrow"})
+    CAF_CHECK(!parse_time(bad));
+}
+
+CAF_TEST(retry arithmetic) {
+  task_def d = task_def::unregistered("t");
+  d.retry_delay_seconds = 10;
+  d.logic = retry_logic::exponential_backoff;
+  CAF_CHECK_EQUAL(retry_delay_ms(d, "wf", {"r", 0, 0}), 10'000);
+  CAF_CHECK_EQUAL(retry_delay_ms(d, "wf", {"r", 0, 3}), 80'000);
+  d.retry_delay_seconds = 2147483647;
+  CAF_CHECK_GREATER(retry_delay_ms(d, "wf", {"r", 0, 2000000000}), 0);  // saturates, no overflow
+  d.max_retry_delay_seconds = 5;
+  CAF_CHECK_EQUAL(retry_delay_ms(d, "wf", {"r", 0, 40}), 5'000);
+  d.backoff_jitter_ms = 1000;
+  auto j1 = retry_delay_ms(d, "wf", {"r", 0, 1});
+  CAF_CHECK_EQUAL(j1, retry_delay_ms(d, "wf", {"r", 0, 1}));  // deterministic
+  CAF_CHECK(j1 >= 5'000 && j1 < 6'000);
+  bool differs = false;
+  for (int a = 2; a < 10; ++a)
+    differs |= retry_delay_ms(d, "wf", {"r", 0, a}) != j1;
+  CAF_CHECK(differs);
+  task_execution e;
+  e.status = task_status::in_progress;
+  e.start_time = 1000;
+  e.update_time = 5000;
+  task_def t = task_def::unregistered("t");
+  t.timeout_seconds = 60;
+  t.response_timeout_seconds = 10;
+  auto dl = next_deadline(t, e, 0);
+  CAF_REQUIRE(dl.has_value());
+  CAF_CHECK(dl->kind == deadline_kind::response);
+  CAF_CHECK_EQUAL(dl->at, 15'000);
+}
