@@ -1,0 +1,64 @@
+#include "store/lease_sweep.hpp"
+
+#include <boost/json.hpp>
+
+#include "store/json.hpp"
+#include "store/pg/errors.hpp"
+#include "store/task_transitions.hpp"
+
+namespace nf::store {
+
+namespace {
+
+// §4.4's sweep scan (each partition a range scan on its lease index), but WITHOUT a lock:
+// the queue rows come third in the lock order, so they are locked (and re-checked)
+// by apply_transition after the "DecideQueues" and execution rows.
+const statement read_expired{"lease.read_expired", R"(
+SELECT q."queueName", q."taskId", q."workflowId", q."leaseToken", q."shard",
+       t."namespaceId", t."status"::text, t."refName", t."scheduledAt", t."attempt"
+  FROM (SELECT "queueName", "taskId", "workflowId", "leaseToken", "shard" FROM "TaskQueues"
+         WHERE "leaseExpiresAt" < now() ORDER BY "leaseExpiresAt" LIMIT $1) q
+  LEFT JOIN LATERAL (
+    SELECT x."namespaceId", x."status", x."refName", x."scheduledAt", x."attempt"
+      FROM "TaskExecutions" x WHERE x."workflowId" = q."workflowId" AND x."id" = q."taskId") t
+    ON true)"};
+
+} // namespace
+
+caf::expected<std::vector<swept_lease>> sweep_expired_leases(connection& conn, int limit) {
+  if (limit < 1 || limit > 10000)
+    return make_error(errc::invalid, "limit: expected an integer 1 … 10000, got "
+                                       + std::to_string(limit));
+  return perform_replanning(conn, [&](transaction& tx) -> caf::expected<std::vector<swept_lease>> {
+    auto rows = tx.conn().run(read_expired, params::of(limit));
+    if (!rows)
+      return std::move(rows.error());
+    transition_plan plan;
+    std::vector<swept_lease> out;
+    for (int i = 0; i < rows->rows(); ++i) {
+      swept_lease s{rows->str(i, 0), workflow_id{rows->str(i, 2)}, task_id{rows->str(i, 1)}};
+      lease_token token{rows->str(i, 3)};
+      plan.removals.push_back(queue_removal{s.queue, s.task, token, true});
+      if (!rows->is_null(i, 6) && rows->text(i, 6) == "IN_PROGRESS") {
+        namespace_id ns{rows->str(i, 5)};
+        auto shard = static_cast<int16_t>(rows->i64(i, 4));
+        boost::json::object payload{{"timeout", "responseTimeout"},
+                                    {"attempt", rows->i64(i, 9)}};
+        plan.wakes.push_back(decider_wake{s.workflow, ns, shard, "leaseExpired"});
+        plan.finishes.push_back(task_finish{s.workflow, s.task, "IN_PROGRESS", "TIMED_OUT",
+                                            std::nullopt,
+                                            "lease expired: no completion or heartbeat within "
+                                            "the response timeout",
+                                            rows->str(i, 8)});
+        plan.events.push_back(event_draft{s.workflow, ns, shard, "TASK_TIMED_OUT", s.task,
+                                          rows->str(i, 7), json(payload)});
+      } // else: a queue row whose task is not running is stale; it only goes away
+      out.push_back(std::move(s));
+    }
+    if (auto a = apply_transition(tx.conn(), plan); !a)
+      return std::move(a.error());
+    return out;
+  });
+}
+
+} // namespace nf::store

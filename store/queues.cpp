@@ -1,0 +1,326 @@
+#include "store/queues.hpp"
+
+#include <algorithm>
+#include <numeric>
+
+#include <boost/json.hpp>
+
+#include "store/json.hpp"
+#include "store/pg/errors.hpp"
+#include "store/pg/pipeline.hpp"
+#include "store/pg/transaction.hpp"
+#include "store/task_transitions.hpp"
+#include "store/timers.hpp"
+
+namespace nf::store {
+
+namespace {
+
+constexpr int max_batch = 1000;
+
+// Serialises lessors of one queue while it has a concurrency limit, so "count leased,
+// then lease" cannot overshoot. Its own statement: the claim that follows takes a fresh
+// snapshot and so counts every lease committed before this lock was granted.
+const statement lock_queue{"lease.lock_queue", R"(
+SELECT pg_advisory_xact_lock(hashtextextended('nf.lease:' || $1::text, 0)))"};
+
+const statement count_leased{"lease.count_leased", R"(
+SELECT count(*) FROM "TaskQueues" WHERE "queueName" = $1 AND "leaseExpiresAt" IS NOT NULL)"};
+
+// §4.4. $5 = concurrency limit (NULL = none): the LIMIT leaves room for the leases
+// already out (the CASE keeps the count from running when there is no limit). The outer
+// UPDATE repeats "queueName" so it prunes too. The lateral read of the task row takes no
+// lock: the claimed queue rows are locked, and every writer that changes a queued task
+// deletes its queue row first.
+const statement claim{"lease.claim_batch", R"(
+WITH c AS (
+  SELECT "queueName", "id" FROM "TaskQueues"
+   WHERE "queueName" = $1 AND "leaseExpiresAt" IS NULL
+   ORDER BY "priority" DESC, "id"
+   LIMIT CASE WHEN $5::int IS NULL THEN $2::int
+              ELSE GREATEST(0, LEAST($2::int, $5::int - (
+                     SELECT count(*) FROM "TaskQueues"
+                      WHERE "queueName" = $1 AND "leaseExpiresAt" IS NOT NULL)))::int END
+   FOR UPDATE SKIP LOCKED),
+q AS (
+  UPDATE "TaskQueues" q
+     SET "leaseToken" = uuidv7(), "leaseExpiresAt" = now() + make_interval(secs => $3::int),
+         "leasedBy" = $4
+    FROM c
+   WHERE q."queueName" = c."queueName" AND q."id" = c."id" AND q."queueName" = $1
+  RETURNING q."id", q."taskId", q."workflowId", q."taskType", q."shard", q."priority",
+            q."leaseToken", q."leaseExpiresAt")
+SELECT q."id", q."taskId", q."workflowId", q."taskType"::text, q."shard", q."leaseToken",
+       )" NF_EPOCH_MS("q.\"leaseExpiresAt\"") R"(, t."status"::text, t."namespaceId",
+       t."refName", t."iteration", t."attempt", t."taskDefName", t."input"::text
+  FROM q
+  LEFT JOIN LATERAL (
+    SELECT te."status", te."namespaceId", te."refName", te."iteration", te."attempt",
+           te."taskDefName", te."input"
+      FROM "TaskExecutions" te WHERE te."workflowId" = q."workflowId" AND te."id" = q."taskId") t
+    ON true
+ ORDER BY q."priority" DESC, q."id")"};
+
+// A queue row whose task is gone or no longer SCHEDULED is stale: dropped, never leased.
+const statement drop_stale{"lease.drop_stale", R"(
+DELETE FROM "TaskQueues" q USING unnest($1::text[], $2::bigint[]) AS u(qn, id)
+ WHERE q."queueName" = u.qn AND q."id" = u.id)"};
+
+const statement start_tasks{"lease.start_tasks", R"(
+UPDATE "TaskExecutions" t
+   SET "status" = 'IN_PROGRESS', "startedAt" = now(), "workerId" = u.worker,
+       "pollCount" = t."pollCount" + 1, "updatedAt" = now()
+  FROM unnest($1::uuid[], $2::uuid[], $3::text[]) AS u(wf, tid, worker)
+ WHERE t."workflowId" = u.wf AND t."id" = u.tid AND t."status" = 'SCHEDULED'
+RETURNING t."id")"};
+
+const statement policy{"lease.load_policy", R"(
+SELECT "responseTimeoutSeconds", "timeoutSeconds", "concurrentExecLimit",
+       "rateLimitPerFrequency", "rateLimitFrequencyInSeconds"
+  FROM "TaskDefinitions" WHERE "namespaceId" = $1 AND "name" = $2)"};
+
+const statement extend{"lease.heartbeat", R"(
+UPDATE "TaskQueues" q SET "leaseExpiresAt" = now() + make_interval(secs => u.secs)
+  FROM unnest($1::uuid[], $2::uuid[], $3::uuid[], $4::int[]) WITH ORDINALITY AS u(wf, tid, tok, secs, ord)
+  JOIN LATERAL (SELECT te."queueName" FROM "TaskExecutions" te
+                 WHERE te."workflowId" = u.wf AND te."id" = u.tid) t ON true
+ WHERE q."queueName" = t."queueName" AND q."taskId" = u.tid AND q."leaseToken" = u.tok
+RETURNING u.ord, )" NF_EPOCH_MS("q.\"leaseExpiresAt\"")};
+
+caf::error invalid(const std::string& field, const std::string& expected, int64_t got) {
+  return make_error(errc::invalid, field + ": expected " + expected + ", got " + std::to_string(got));
+}
+
+caf::expected<void> validate(const lease_request& r, const std::string& at) {
+  if (r.queue.empty())
+    return make_error(errc::invalid, at + ".queue: expected a non-empty queue name");
+  if (r.max_tasks < 1 || r.max_tasks > max_batch)
+    return invalid(at + ".max_tasks", "an integer 1 … 1000", r.max_tasks);
+  if (r.lease_seconds < 1)
+    return invalid(at + ".lease_seconds", "an integer >= 1", r.lease_seconds);
+  if (r.start_to_close_seconds < 0)
+    return invalid(at + ".start_to_close_seconds", "an integer >= 0", r.start_to_close_seconds);
+  if (r.concurrency_limit && *r.concurrency_limit < 1)
+    return invalid(at + ".concurrency_limit", "an integer >= 1", *r.concurrency_limit);
+  if (r.rate && r.rate->per_frequency < 1)
+    return invalid(at + ".rate.per_frequency", "an integer >= 1", r.rate->per_frequency);
+  if (r.rate && r.rate->frequency_seconds < 1)
+    return invalid(at + ".rate.frequency_seconds", "an integer >= 1", r.rate->frequency_seconds);
+  return {};
+}
+
+struct claimed_row {
+  size_t request = 0;
+  int64_t queue_row_id = 0;
+  int16_t shard = 0;
+  bool runnable = false; ///< the task row exists and is SCHEDULED
+  namespace_id ns;
+  leased_task task;
+};
+
+/// One queue's claim, within the limits; appends to `out`.
+caf::expected<void> claim_queue(connection& conn, const lease_request& req, size_t index,
+                                std::vector<claimed_row>& out) {
+  int limit = req.max_tasks;
+  std::optional<int> count_in_claim = req.concurrency_limit;
+  if (req.concurrency_limit) {
+    if (auto r = conn.run(lock_queue, params::of(req.queue)); !r)
+      return std::move(r.error());
+  }
+  int granted = 0;
+  if (req.rate) {
+    if (req.concurrency_limit) {
+      auto n = conn.run1(count_leased, params::of(req.queue));
+      if (!n)
+        return std::move(n.error());
+      limit = std::max<int>(0, std::min<int64_t>(limit, *req.concurrency_limit - n->i64(0, 0)));
+      count_in_claim.reset(); // already applied
+    }
+    auto g = take_rate_grant(conn, *req.rate, limit);
+    if (!g)
+      return std::move(g.error());
+    granted = limit = *g;
+  }
+  if (limit == 0)
+    return {};
+  auto rows = conn.run(claim, params::of(req.queue, limit, req.lease_seconds, req.worker_id,
+                                         count_in_claim));
+  if (!rows)
+    return std::move(rows.error());
+  if (req.rate) {
+    if (auto b = give_back_rate_grant(conn, *req.rate, granted - rows->rows()); !b)
+      return std::move(b.error());
+  }
+  for (int i = 0; i < rows->rows(); ++i) {
+    claimed_row c;
+    c.request = index;
+    c.queue_row_id = rows->i64(i, 0);
+    c.shard = static_cast<int16_t>(rows->i64(i, 4));
+    c.runnable = !rows->is_null(i, 7) && rows->text(i, 7) == "SCHEDULED";
+    auto& t = c.task;
+    t.queue = req.queue;
+    t.task = task_id{rows->str(i, 1)};
+    t.workflow = workflow_id{rows->str(i, 2)};
+    t.task_type = rows->str(i, 3);
+    t.token = lease_token{rows->str(i, 5)};
+    t.lease_expires_at_ms = rows->i64(i, 6);
+    if (c.runnable) {
+      c.ns = namespace_id{rows->str(i, 8)};
+      t.ref_name = rows->str(i, 9);
+      t.iteration = rows->i32(i, 10);
+      t.attempt = rows->i32(i, 11);
+      t.task_def_name = rows->str(i, 12);
+      t.input = rows->str(i, 13);
+    }
+    out.push_back(std::move(c));
+  }
+  return {};
+}
+
+caf::expected<std::vector<std::vector<leased_task>>>
+lease_in(transaction& tx, const std::vector<lease_request>& reqs) {
+  auto& conn = tx.conn();
+  // Queues in name order, so two batched leases take the queue locks in one order.
+  std::vector<size_t> order(reqs.size());
+  std::iota(order.begin(), order.end(), size_t{0});
+  std::stable_sort(order.begin(), order.end(),
+                   [&](size_t a, size_t b) { return reqs[a].queue < reqs[b].queue; });
+  std::vector<claimed_row> claimed;
+  for (auto i : order)
+    if (auto r = claim_queue(conn, reqs[i], i, claimed); !r)
+      return std::move(r.error());
+  std::vector<std::vector<leased_task>> out(reqs.size());
+  std::vector<std::string> stale_queues;
+  std::vector<int64_t> stale_ids;
+  std::vector<const claimed_row*> good;
+  for (const auto& c : claimed) {
+    if (c.runnable) {
+      good.push_back(&c);
+    } else {
+      stale_queues.push_back(c.task.queue);
+      stale_ids.push_back(c.queue_row_id);
+    }
+  }
+  if (!stale_ids.empty())
+    if (auto r = conn.run(drop_stale, params::of(text_array(stale_queues), int_array(stale_ids))); !r)
+      return std::move(r.error());
+  if (good.empty())
+    return out;
+  // The execution rows are locked after the queue rows here (the claim must come first);
+  // a decider cancelling one of these tasks meanwhile can deadlock with us, and `perform`
+  // reruns whichever transaction Postgres picks.
+  std::vector<event_draft> events;
+  std::vector<timer_spec> timers;
+  std::vector<std::string> workers;
+  for (const auto* c : good) {
+    const auto& t = c->task;
+    const auto& req = reqs[c->request];
+    boost::json::object payload{{"workerId", req.worker_id},
+                                {"attempt", t.attempt},
+                                {"iteration", t.iteration},
+                                {"leaseExpiresAtMs", t.lease_expires_at_ms}};
+    events.push_back(event_draft{t.workflow, c->ns, c->shard, "TASK_STARTED", t.task,
+                                 t.ref_name, json(payload)});
+    if (req.start_to_close_seconds > 0)
+      timers.push_back(timer_spec{timer_kind::start_to_close, t.workflow, c->shard, t.task,
+                                  t.token, int64_t{req.start_to_close_seconds} * 1000});
+    workers.push_back(req.worker_id);
+  }
+  auto seqs = allocate_seqs(conn, events);
+  if (!seqs)
+    return std::move(seqs.error());
+  pipeline p{conn};
+  p.add(start_tasks,
+        params::of(ids_array(good, [](const auto* c) { return c->task.workflow; }),
+                   ids_array(good, [](const auto* c) { return c->task.task; }),
+                   text_array(workers)));
+  add_events(p, events, *seqs);
+  add_arm_timers(p, timers);
+  auto rs = p.run();
+  if (!rs)
+    return std::move(rs.error());
+  if ((*rs)[0].rows() != static_cast<int>(good.size()))
+    return make_error(errc::internal, "lease.start_tasks: a claimed task left SCHEDULED under "
+                                      "its locked queue row");
+  for (const auto* c : good)
+    out[c->request].push_back(c->task);
+  return out;
+}
+
+caf::expected<int64_t> lease_lost_or(const std::optional<int64_t>& x) {
+  if (!x)
+    return make_error(errc::lease_lost, "lease lost");
+  return *x;
+}
+
+} // namespace
+
+caf::expected<std::vector<std::vector<leased_task>>>
+lease_batches(transaction& tx, const std::vector<lease_request>& reqs) {
+  for (size_t i = 0; i < reqs.size(); ++i)
+    if (auto v = validate(reqs[i], "lease[" + std::to_string(i) + "]"); !v)
+      return std::move(v.error());
+  return lease_in(tx, reqs);
+}
+
+caf::expected<std::vector<std::vector<leased_task>>>
+lease_batches(connection& conn, const std::vector<lease_request>& reqs) {
+  return perform(conn, [&](transaction& tx) { return lease_batches(tx, reqs); });
+}
+
+caf::expected<std::vector<leased_task>> lease_tasks(connection& conn, const lease_request& req) {
+  auto r = lease_batches(conn, {req});
+  if (!r)
+    return std::move(r.error());
+  return std::move(r->front());
+}
+
+caf::expected<queue_policy> load_queue_policy(connection& conn, const namespace_id& ns,
+                                              const std::string& task_def_name) {
+  auto r = conn.run01(policy, params::of(ns, task_def_name));
+  if (!r)
+    return std::move(r.error());
+  if (!*r)
+    return make_error(errc::not_found, "task definition \"" + task_def_name + "\" not found");
+  const auto& row = **r;
+  queue_policy p;
+  p.lease_seconds = std::max(1, row.i32(0, 0)); // 0 would expire every lease at once
+  p.start_to_close_seconds = row.i32(0, 1);
+  if (!row.is_null(0, 2))
+    p.concurrency_limit = row.i32(0, 2);
+  if (row.i32(0, 3) > 0)
+    p.rate = rate_limit{ns, task_def_name, row.i32(0, 3), row.i32(0, 4)};
+  return p;
+}
+
+caf::expected<std::vector<std::optional<int64_t>>>
+heartbeat_tasks(connection& conn, const std::vector<heartbeat_request>& reqs) {
+  std::vector<int64_t> secs;
+  for (size_t i = 0; i < reqs.size(); ++i) {
+    if (reqs[i].extend_seconds < 1)
+      return invalid("heartbeat[" + std::to_string(i) + "].extend_seconds", "an integer >= 1",
+                     reqs[i].extend_seconds);
+    secs.push_back(reqs[i].extend_seconds);
+  }
+  std::vector<std::optional<int64_t>> out(reqs.size());
+  if (reqs.empty())
+    return out;
+  auto r = conn.run(extend, params::of(ids_array(reqs, [](const auto& h) { return h.workflow; }),
+                                       ids_array(reqs, [](const auto& h) { return h.task; }),
+                                       ids_array(reqs, [](const auto& h) { return h.token; }),
+                                       int_array(secs)));
+  if (!r)
+    return std::move(r.error());
+  for (int i = 0; i < r->rows(); ++i)
+    out[static_cast<size_t>(r->i64(i, 0) - 1)] = r->i64(i, 1);
+  return out;
+}
+
+caf::expected<int64_t> heartbeat_task(connection& conn, const heartbeat_request& req) {
+  auto r = heartbeat_tasks(conn, {req});
+  if (!r)
+    return std::move(r.error());
+  return lease_lost_or(r->front());
+}
+
+} // namespace nf::store

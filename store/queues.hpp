@@ -1,0 +1,94 @@
+#pragma once
+
+// "TaskQueues": leasing batches of runnable tasks (DESIGN §3 step 3, schema §4.4) and
+// extending leases (heartbeat). Completion and failure live in tasks.hpp, the
+// lease-expiry sweep in lease_sweep.hpp.
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <caf/expected.hpp>
+
+#include "store/ids.hpp"
+#include "store/pg/connection.hpp"
+#include "store/pg/transaction.hpp"
+#include "store/rate_limits.hpp"
+
+namespace nf::store {
+
+/// One queue's share of a lease transaction. A queue serves one task definition
+/// (Conductor: the task's name, or its definition's "queueName"); the lessor reads that
+/// definition once (`load_queue_policy`) and passes its limits here, so the hot path
+/// joins nothing.
+struct lease_request {
+  std::string queue;
+  int max_tasks = 1;                     ///< 1 … 1000
+  std::string worker_id;                 ///< stored as "leasedBy" and "workerId"
+  int lease_seconds = 3600;              ///< responseTimeoutSeconds, > 0
+  int start_to_close_seconds = 0;        ///< timeoutSeconds; 0 = no startToClose timer
+  std::optional<int> concurrency_limit;  ///< concurrentExecLimit, > 0: leased rows of the queue
+  std::optional<rate_limit> rate;        ///< rateLimitPerFrequency (absent = unlimited)
+};
+
+/// A leased task, as the worker receives it.
+struct leased_task {
+  std::string queue;
+  task_id task;
+  workflow_id workflow;
+  std::string ref_name;
+  int32_t iteration = 0;
+  int32_t attempt = 0;
+  std::string task_type;
+  std::string task_def_name;
+  std::string input;            ///< JSON text of "input"
+  lease_token token;
+  int64_t lease_expires_at_ms = 0; ///< server clock
+};
+
+/// The lease-relevant fields of a task definition.
+struct queue_policy {
+  int lease_seconds = 3600;
+  int start_to_close_seconds = 0;
+  std::optional<int> concurrency_limit;
+  std::optional<rate_limit> rate;
+};
+
+/// Leases up to `max_tasks` of one queue in one transaction (see `lease_batches`).
+caf::expected<std::vector<leased_task>> lease_tasks(connection& conn, const lease_request& req);
+
+/// Leases several queues' batches in ONE transaction (the lessor groups concurrent polls):
+/// claims with FOR UPDATE SKIP LOCKED in priority/FIFO order, stamps a fresh server-side
+/// lease token and `now() + lease_seconds`, sets the tasks IN_PROGRESS, appends a
+/// TASK_STARTED event each (gap-free seq) with its outbox row, and arms startToClose.
+/// Never exceeds a queue's concurrency limit or rate limit. Result i answers request i.
+caf::expected<std::vector<std::vector<leased_task>>>
+lease_batches(connection& conn, const std::vector<lease_request>& reqs);
+
+/// The same inside the caller's open transaction (e.g. a group commit); on error the
+/// caller rolls back.
+caf::expected<std::vector<std::vector<leased_task>>>
+lease_batches(transaction& tx, const std::vector<lease_request>& reqs);
+
+/// Reads the lease policy of task definition `(ns, name)`; not_found when absent.
+caf::expected<queue_policy> load_queue_policy(connection& conn, const namespace_id& ns,
+                                              const std::string& task_def_name);
+
+struct heartbeat_request {
+  workflow_id workflow;
+  task_id task;
+  lease_token token;
+  int extend_seconds = 3600; ///< new expiry = now() + extend_seconds, > 0
+};
+
+/// Extends a lease only while `token` is still the task's lease (I5); `lease_lost`
+/// otherwise. Returns the new expiry (server clock, ms since the epoch).
+caf::expected<int64_t> heartbeat_task(connection& conn, const heartbeat_request& req);
+
+/// Batch form: one statement; entry i is the new expiry of request i, or nullopt when
+/// that lease is lost (the others are still extended).
+caf::expected<std::vector<std::optional<int64_t>>>
+heartbeat_tasks(connection& conn, const std::vector<heartbeat_request>& reqs);
+
+} // namespace nf::store

@@ -1,0 +1,244 @@
+#include "store/task_transitions.hpp"
+
+#include <algorithm>
+#include <map>
+
+#include "store/pg/pipeline.hpp"
+
+namespace nf::store {
+
+namespace {
+
+// I2: DO UPDATE (never DO NOTHING) so a decider holding the row FOR UPDATE makes this
+// wait, then insert a fresh row once the decider deleted its claimed one. Rows go in
+// ascending workflow id so two batches lock in the same order. "enqueuedAt" is left
+// alone: a re-enqueued workflow keeps its place in line.
+const statement wake_deciders{"decide_queue.wake", R"(
+INSERT INTO "DecideQueues" ("workflowId", "namespaceId", "workflowStartedAt", "shard", "reason")
+SELECT u.wf, u.ns, uuid_extract_timestamp(u.wf), u.shard, u.reason
+  FROM unnest($1::uuid[], $2::uuid[], $3::smallint[], $4::text[]) AS u(wf, ns, shard, reason)
+ ORDER BY u.wf
+ON CONFLICT ("workflowId") DO UPDATE SET "reason" = EXCLUDED."reason")"};
+
+// I8: seqs come from "lastSeq" under the execution row's lock, never from a clock (§4.1).
+const statement bump_seq{"workflow.bump_seq", R"(
+UPDATE "WorkflowExecutions" SET "lastSeq" = "lastSeq" + $2, "updatedAt" = now()
+ WHERE "id" = $1 AND "startedAt" = uuid_extract_timestamp($1::uuid)
+RETURNING "lastSeq")"};
+
+// I5: the token read is re-checked under the row lock; NULL token = still unleased.
+const statement remove_queue_rows{"task_queue.remove", R"(
+DELETE FROM "TaskQueues" q
+ USING unnest($1::text[], $2::uuid[], $3::uuid[], $4::bool[]) AS u(qn, tid, tok, expired_only)
+ WHERE q."queueName" = u.qn AND q."taskId" = u.tid
+   AND q."leaseToken" IS NOT DISTINCT FROM u.tok
+   AND (NOT u.expired_only OR q."leaseExpiresAt" < now())
+RETURNING q."taskId")"};
+
+// A delayed task enters its queue only if it is still SCHEDULED (read under this
+// statement's fresh snapshot, after the locks above were taken).
+const statement enqueue_delayed{"task_queue.enqueue_delayed", R"(
+INSERT INTO "TaskQueues" ("queueName", "taskId", "workflowId", "taskType", "priority", "shard")
+SELECT t."queueName", t."id", t."workflowId", t."taskType", COALESCE(w."priority", 0), u.shard
+  FROM unnest($1::uuid[], $2::uuid[], $3::smallint[]) AS u(wf, tid, shard)
+ CROSS JOIN LATERAL (
+   SELECT te."queueName", te."id", te."workflowId", te."taskType" FROM "TaskExecutions" te
+    WHERE te."workflowId" = u.wf AND te."id" = u.tid AND te."status" = 'SCHEDULED'
+      AND te."queueName" IS NOT NULL) t
+  LEFT JOIN LATERAL (
+   SELECT we."priority" FROM "WorkflowExecutions" we
+    WHERE we."id" = u.wf AND we."startedAt" = uuid_extract_timestamp(u.wf)) w ON true
+ON CONFLICT ("queueName", "taskId") DO NOTHING
+RETURNING "taskId")"};
+
+// The status re-check (t."status" = u.from_st) runs on the latest row version.
+const statement finish_tasks{"task.finish", R"(
+UPDATE "TaskExecutions" t
+   SET "status" = u.to_st::task_execution_status,
+       "output" = COALESCE(u.out, t."output"),
+       "reasonForIncompletion" = COALESCE(u.reason, t."reasonForIncompletion"),
+       "endedAt" = now(), "updatedAt" = now()
+  FROM unnest($1::uuid[], $2::uuid[], $3::text[], $4::text[], $5::jsonb[], $6::text[])
+       AS u(wf, tid, from_st, to_st, out, reason)
+ WHERE t."workflowId" = u.wf AND t."id" = u.tid
+   AND t."status" = u.from_st::task_execution_status
+RETURNING t."id")"};
+
+// An optimisation only (the firing re-check is the correctness, I6). SKIP LOCKED: a timer
+// being fired right now is locked by its claimer, which waits for our "DecideQueues" row;
+// waiting for it here would close that cycle. The "fireAt" bound prunes every partition
+// older than the earliest of these tasks' schedule times.
+const statement cancel_timers{"timer.cancel_for_tasks", R"(
+UPDATE "Timers" t SET "canceledAt" = now(), "claimedAt" = now()
+  FROM (SELECT c."id", c."fireAt" FROM "Timers" c
+         WHERE c."taskId" = ANY($1::uuid[]) AND c."claimedAt" IS NULL
+           AND c."fireAt" >= (SELECT min(s) FROM unnest($2::timestamptz[]) s)
+         FOR UPDATE SKIP LOCKED) c
+ WHERE t."id" = c."id" AND t."fireAt" = c."fireAt")"};
+
+// Every history event is also published (I7), in the same statement.
+const statement append_events{"workflow_event.append", R"(
+WITH u AS (
+  SELECT * FROM unnest($1::uuid[], $2::bigint[], $3::uuid[], $4::text[], $5::uuid[], $6::text[],
+                       $7::jsonb[], $8::smallint[])
+           AS u(wf, seq, ns, et, tid, ref, payload, shard)),
+e AS (
+  INSERT INTO "WorkflowEvents" ("workflowId", "seq", "namespaceId", "eventType", "taskId",
+                                "refName", "payload")
+  SELECT wf, seq, ns, et::workflow_event_type, tid, ref, payload FROM u
+  RETURNING "workflowId", "seq", "at", "namespaceId", "eventType", "taskId", "refName", "payload")
+INSERT INTO "OutboxEvents" ("shard", "namespaceId", "workflowId", "eventType", "payload")
+SELECT u.shard, e."namespaceId", e."workflowId", e."eventType"::text,
+       jsonb_build_object('workflowId', e."workflowId", 'seq', e."seq", 'at', e."at",
+                          'taskId', e."taskId", 'refName', e."refName", 'data', e."payload")
+  FROM e JOIN u ON u.wf = e."workflowId" AND u.seq = e."seq")"};
+
+caf::error stale(const char* what, size_t want, int64_t got) {
+  return make_error(errc::stale, std::string{what} + ": plan expected " + std::to_string(want)
+                                   + " rows, the locked rows gave " + std::to_string(got));
+}
+
+} // namespace
+
+caf::expected<std::vector<int64_t>> allocate_seqs(connection& conn,
+                                                  const std::vector<event_draft>& events) {
+  std::map<std::string, int64_t> counts; // ordered: locks in ascending workflow id
+  for (const auto& e : events)
+    ++counts[e.workflow.str()];
+  std::vector<int64_t> seqs(events.size());
+  if (counts.empty())
+    return seqs;
+  pipeline p{conn};
+  for (const auto& [wf, n] : counts)
+    p.add(bump_seq, params::of(wf, n));
+  auto rs = p.run();
+  if (!rs)
+    return std::move(rs.error());
+  std::map<std::string, int64_t> next; // first seq still free per workflow
+  size_t i = 0;
+  for (const auto& [wf, n] : counts) {
+    const auto& r = (*rs)[i++];
+    if (r.rows() != 1)
+      return make_error(errc::not_found, "workflow " + wf + ": no execution row to append events to");
+    next[wf] = r.i64(0, 0) - n + 1;
+  }
+  for (size_t k = 0; k < events.size(); ++k)
+    seqs[k] = next[events[k].workflow.str()]++;
+  return seqs;
+}
+
+void add_events(pipeline& p, const std::vector<event_draft>& events,
+                const std::vector<int64_t>& seqs) {
+  if (events.empty())
+    return;
+  std::vector<std::string> wfs, nss, types;
+  std::vector<std::optional<std::string>> tids, refs;
+  std::vector<int64_t> shards;
+  std::vector<json_text> payloads;
+  for (const auto& e : events) {
+    wfs.push_back(e.workflow.str());
+    nss.push_back(e.ns.str());
+    types.emplace_back(e.type);
+    tids.push_back(e.task ? std::optional<std::string>{e.task->str()} : std::nullopt);
+    refs.push_back(e.ref);
+    payloads.push_back(e.payload);
+    shards.push_back(e.shard);
+  }
+  p.add(append_events, params::of(text_array(wfs), int_array(seqs), text_array(nss),
+                                  text_array(types), text_array(tids), text_array(refs),
+                                  json_array(payloads), int_array(shards)));
+}
+
+caf::expected<void> apply_transition(connection& conn, const transition_plan& plan) {
+  // 1. "DecideQueues" first (I2 and the lock order).
+  if (!plan.wakes.empty()) {
+    auto wakes = plan.wakes;
+    std::stable_sort(wakes.begin(), wakes.end(),
+                     [](const auto& a, const auto& b) { return a.workflow < b.workflow; });
+    // One row per workflow: an upsert cannot touch the same row twice in one statement.
+    wakes.erase(std::unique(wakes.begin(), wakes.end(),
+                            [](const auto& a, const auto& b) { return a.workflow == b.workflow; }),
+                wakes.end());
+    std::vector<std::string> wfs, nss, reasons;
+    std::vector<int64_t> shards;
+    for (const auto& w : wakes) {
+      wfs.push_back(w.workflow.str());
+      nss.push_back(w.ns.str());
+      shards.push_back(w.shard);
+      reasons.push_back(w.reason);
+    }
+    if (auto r = conn.run(wake_deciders, params::of(text_array(wfs), text_array(nss),
+                                                    int_array(shards), text_array(reasons)));
+        !r)
+      return std::move(r.error());
+  }
+  // 2. Seq allocation under the execution rows' locks.
+  auto seqs = allocate_seqs(conn, plan.events);
+  if (!seqs)
+    return std::move(seqs.error());
+  // 3. Queue rows: the lease re-check (I5), then delayed enqueues.
+  pipeline queues{conn};
+  if (!plan.removals.empty()) {
+    std::vector<std::string> qns, tids;
+    std::vector<std::optional<std::string>> toks;
+    std::vector<std::string> expired;
+    for (const auto& r : plan.removals) {
+      qns.push_back(r.queue);
+      tids.push_back(r.task.str());
+      toks.push_back(r.token ? std::optional<std::string>{r.token->str()} : std::nullopt);
+      expired.emplace_back(r.expired_only ? "t" : "f");
+    }
+    queues.add(remove_queue_rows, params::of(text_array(qns), text_array(tids),
+                                             text_array(toks), text_array(expired)));
+  }
+  if (!plan.inserts.empty()) {
+    std::vector<int64_t> shards;
+    for (const auto& i : plan.inserts)
+      shards.push_back(i.shard);
+    queues.add(enqueue_delayed,
+               params::of(ids_array(plan.inserts, [](const auto& i) { return i.workflow; }),
+                          ids_array(plan.inserts, [](const auto& i) { return i.task; }),
+                          int_array(shards)));
+  }
+  if (queues.size() > 0) {
+    auto rs = queues.run();
+    if (!rs)
+      return std::move(rs.error());
+    size_t k = 0;
+    if (!plan.removals.empty() && (*rs)[k++].rows() != static_cast<int>(plan.removals.size()))
+      return stale("task_queue.remove", plan.removals.size(), (*rs)[k - 1].rows());
+    if (!plan.inserts.empty() && (*rs)[k].rows() != static_cast<int>(plan.inserts.size()))
+      return stale("task_queue.enqueue_delayed", plan.inserts.size(), (*rs)[k].rows());
+  }
+  // 4. Task rows, their timers, then the events (one round trip).
+  pipeline rest{conn};
+  if (!plan.finishes.empty()) {
+    std::vector<std::string> from, to, sched;
+    std::vector<std::optional<json_text>> outs;
+    std::vector<std::optional<std::string>> reasons;
+    for (const auto& f : plan.finishes) {
+      from.emplace_back(f.from_status);
+      to.emplace_back(f.to_status);
+      outs.push_back(f.output);
+      reasons.push_back(f.reason);
+      sched.push_back(f.scheduled_at);
+    }
+    auto tids = ids_array(plan.finishes, [](const auto& f) { return f.task; });
+    rest.add(finish_tasks,
+             params::of(ids_array(plan.finishes, [](const auto& f) { return f.workflow; }), tids,
+                        text_array(from), text_array(to), json_array(outs),
+                        text_array(reasons)));
+    rest.add(cancel_timers, params::of(tids, text_array(sched)));
+  }
+  add_events(rest, plan.events, *seqs);
+  if (rest.size() == 0)
+    return {};
+  auto rs = rest.run();
+  if (!rs)
+    return std::move(rs.error());
+  if (!plan.finishes.empty() && (*rs)[0].rows() != static_cast<int>(plan.finishes.size()))
+    return stale("task.finish", plan.finishes.size(), (*rs)[0].rows());
+  return {};
+}
+
+} // namespace nf::store

@@ -1,0 +1,126 @@
+#pragma once
+
+// The write engine shared by the worker path (completion, lease-expiry sweep, timers).
+// A caller reads the rows it means to change WITHOUT locks, builds a `transition_plan`,
+// and `apply_transition` writes it in the global lock order
+//   "DecideQueues" → "WorkflowExecutions" (seq allocation) → "TaskQueues" → "TaskExecutions"
+// re-checking under the locks that the plan still holds (the queue row still has the
+// token read, the task is still in the status read). A plan that no longer holds is
+// `errc::stale`: the caller rolls back and re-plans (`perform_replanning`), so a race
+// never writes a partial change and never leaves a hole in a workflow's event seqs (I8).
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <caf/expected.hpp>
+
+#include "store/ids.hpp"
+#include "store/pg/connection.hpp"
+#include "store/pg/errors.hpp"
+#include "store/pg/params.hpp"
+#include "store/pg/transaction.hpp"
+
+namespace nf::store {
+
+class pipeline;
+
+/// Wakes a workflow's decider: the "DecideQueues" upsert (I2).
+struct decider_wake {
+  workflow_id workflow;
+  namespace_id ns;
+  int16_t shard = 0;
+  std::string reason;
+};
+
+/// One "WorkflowEvents" row (plus its "OutboxEvents" row); the seq is allocated on apply.
+struct event_draft {
+  workflow_id workflow;
+  namespace_id ns;
+  int16_t shard = 0;
+  const char* type = ""; ///< a workflow_event_type value
+  std::optional<task_id> task;
+  std::optional<std::string> ref;
+  json_text payload;
+};
+
+/// Deletes a task's queue row only while it holds `token` (nullopt: only while unleased);
+/// with `expired_only` only while its lease has expired too (the sweeper's re-check).
+struct queue_removal {
+  std::string queue;
+  task_id task;
+  std::optional<lease_token> token;
+  bool expired_only = false;
+};
+
+/// Enqueues a task that waited in a `delay` timer, only while it is still SCHEDULED.
+struct queue_insert {
+  workflow_id workflow;
+  task_id task;
+  int16_t shard = 0;
+};
+
+/// Moves a task from `from_status` to a terminal `to_status` (`"endedAt" = now()`) and
+/// cancels its pending timers.
+struct task_finish {
+  workflow_id workflow;
+  task_id task;
+  const char* from_status = "IN_PROGRESS";
+  const char* to_status = "COMPLETED";
+  std::optional<json_text> output;
+  std::optional<std::string> reason;
+  std::string scheduled_at; ///< the task's "scheduledAt": bounds the timer cancel's partitions
+};
+
+struct transition_plan {
+  std::vector<decider_wake> wakes;
+  std::vector<queue_removal> removals;
+  std::vector<queue_insert> inserts;
+  std::vector<task_finish> finishes;
+  std::vector<event_draft> events;
+
+  bool empty() const {
+    return wakes.empty() && removals.empty() && inserts.empty() && finishes.empty()
+           && events.empty();
+  }
+};
+
+/// Applies `plan` in the caller's open transaction, in lock order; `errc::stale` when a
+/// re-check under the locks fails (the caller must roll back).
+caf::expected<void> apply_transition(connection& conn, const transition_plan& plan);
+
+/// Locks and bumps "lastSeq" of every workflow named in `events` (ascending id, one
+/// pipelined UPDATE each, §4.1) and returns the seq of each draft, in order.
+caf::expected<std::vector<int64_t>> allocate_seqs(connection& conn,
+                                                  const std::vector<event_draft>& events);
+
+/// Queues the insert of `events` (with their allocated `seqs`) and their outbox rows.
+void add_events(pipeline& p, const std::vector<event_draft>& events,
+                const std::vector<int64_t>& seqs);
+
+/// `perform`, re-planned from scratch while the plan turns out `stale` under the locks.
+template <class F>
+auto perform_replanning(connection& conn, F&& fn, int max_passes = 8)
+  -> decltype(fn(std::declval<transaction&>())) {
+  for (int pass = 1;; ++pass) {
+    auto r = perform(conn, fn);
+    if (r || code_of(r.error()) != errc::stale || pass >= max_passes)
+      return r;
+  }
+}
+
+/// `{"a","b"}` for a `$n::uuid[]` parameter.
+template <class Range, class Get>
+array_literal ids_array(const Range& xs, Get get) {
+  std::vector<std::string> out;
+  out.reserve(xs.size());
+  for (const auto& x : xs)
+    out.push_back(get(x).str());
+  return text_array(out);
+}
+
+/// Milliseconds since the epoch of a timestamptz column, computed by the server.
+#define NF_EPOCH_MS(col) "(extract(epoch FROM " col ") * 1000)::bigint"
+
+} // namespace nf::store

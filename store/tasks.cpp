@@ -1,0 +1,123 @@
+#include "store/tasks.hpp"
+
+#include <set>
+
+#include <boost/json.hpp>
+
+#include "store/json.hpp"
+#include "store/pg/errors.hpp"
+#include "store/task_transitions.hpp"
+
+namespace nf::store {
+
+namespace {
+
+constexpr size_t max_batch = 1000;
+
+// The plan's read, without locks; apply_transition re-checks it under them.
+const statement read_leases{"task.read_leases", R"(
+SELECT t."namespaceId", t."refName", t."iteration", t."attempt", t."status"::text,
+       t."queueName", t."scheduledAt", q."leaseToken", q."shard"
+  FROM unnest($1::uuid[], $2::uuid[]) WITH ORDINALITY AS u(wf, tid, ord)
+  LEFT JOIN LATERAL (
+    SELECT x."namespaceId", x."refName", x."iteration", x."attempt", x."status",
+           x."queueName", x."scheduledAt"
+      FROM "TaskExecutions" x WHERE x."workflowId" = u.wf AND x."id" = u.tid) t ON true
+  LEFT JOIN LATERAL (
+    SELECT y."leaseToken", y."shard" FROM "TaskQueues" y
+     WHERE y."queueName" = t."queueName" AND y."taskId" = u.tid) q ON true
+ ORDER BY u.ord)"};
+
+const char* status_of(task_outcome o) {
+  switch (o) {
+    case task_outcome::completed: return "COMPLETED";
+    case task_outcome::failed: return "FAILED";
+    case task_outcome::failed_terminal: return "FAILED_WITH_TERMINAL_ERROR";
+  }
+  return "FAILED";
+}
+
+caf::expected<std::vector<completion>> complete_in(transaction& tx,
+                                                   const std::vector<task_result>& rs) {
+  auto& conn = tx.conn();
+  auto rows = conn.run(read_leases,
+                       params::of(ids_array(rs, [](const auto& r) { return r.workflow; }),
+                                  ids_array(rs, [](const auto& r) { return r.task; })));
+  if (!rows)
+    return std::move(rows.error());
+  std::vector<completion> out(rs.size(), completion::done);
+  transition_plan plan;
+  for (int i = 0; i < rows->rows(); ++i) {
+    const auto& r = rs[static_cast<size_t>(i)];
+    auto& answer = out[static_cast<size_t>(i)];
+    if (rows->is_null(i, 0)) {
+      answer = completion::not_found;
+      continue;
+    }
+    // I5: only the current lease of an IN_PROGRESS task may finish it.
+    if (rows->is_null(i, 7) || rows->text(i, 7) != r.token.str()
+        || rows->text(i, 4) != "IN_PROGRESS") {
+      answer = completion::lease_lost;
+      continue;
+    }
+    namespace_id ns{rows->str(i, 0)};
+    auto shard = static_cast<int16_t>(rows->i64(i, 8));
+    const char* status = status_of(r.outcome);
+    boost::json::object payload{{"status", status},
+                                {"iteration", rows->i64(i, 2)},
+                                {"attempt", rows->i64(i, 3)}};
+    if (r.reason)
+      payload["reason"] = *r.reason;
+    plan.wakes.push_back(decider_wake{r.workflow, ns, shard,
+                                      r.outcome == task_outcome::completed ? "taskCompleted"
+                                                                           : "taskFailed"});
+    plan.removals.push_back(queue_removal{rows->str(i, 5), r.task, r.token, false});
+    plan.finishes.push_back(task_finish{r.workflow, r.task, "IN_PROGRESS", status, r.output,
+                                        r.reason, rows->str(i, 6)});
+    plan.events.push_back(event_draft{r.workflow, ns, shard,
+                                      r.outcome == task_outcome::completed ? "TASK_COMPLETED"
+                                                                           : "TASK_FAILED",
+                                      r.task, rows->str(i, 1), json(payload)});
+  }
+  if (auto a = apply_transition(conn, plan); !a)
+    return std::move(a.error());
+  return out;
+}
+
+} // namespace
+
+caf::expected<std::vector<completion>> complete_tasks(transaction& tx,
+                                                      const std::vector<task_result>& rs) {
+  if (rs.size() > max_batch)
+    return make_error(errc::invalid, "results: expected at most 1000 tasks per batch, got "
+                                       + std::to_string(rs.size()));
+  std::set<std::string> seen;
+  for (size_t i = 0; i < rs.size(); ++i)
+    if (!seen.insert(rs[i].task.str()).second)
+      return make_error(errc::invalid, "results[" + std::to_string(i) + "].task: task "
+                                         + rs[i].task.str() + " appears twice in one batch");
+  if (rs.empty())
+    return std::vector<completion>{};
+  return complete_in(tx, rs);
+}
+
+caf::expected<std::vector<completion>> complete_tasks(connection& conn,
+                                                      const std::vector<task_result>& rs) {
+  return perform_replanning(conn, [&](transaction& tx) { return complete_tasks(tx, rs); });
+}
+
+caf::expected<void> complete_task(connection& conn, const task_result& r) {
+  auto out = complete_tasks(conn, {r});
+  if (!out)
+    return std::move(out.error());
+  switch (out->front()) {
+    case completion::done: return {};
+    case completion::lease_lost: return make_error(errc::lease_lost, "lease lost");
+    case completion::not_found:
+      return make_error(errc::not_found, "task " + r.task.str() + " of workflow "
+                                           + r.workflow.str() + " not found");
+  }
+  return {};
+}
+
+} // namespace nf::store

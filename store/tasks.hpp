@@ -1,0 +1,54 @@
+#pragma once
+
+// Finishing leased tasks: complete / fail, fenced by the lease token (I5, DESIGN §3 step 4).
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <caf/expected.hpp>
+
+#include "store/ids.hpp"
+#include "store/pg/connection.hpp"
+#include "store/pg/params.hpp"
+#include "store/pg/transaction.hpp"
+
+namespace nf::store {
+
+enum class task_outcome {
+  completed,       ///< COMPLETED
+  failed,          ///< FAILED (the decider may retry: attempt + 1)
+  failed_terminal, ///< FAILED_WITH_TERMINAL_ERROR (never retried)
+};
+
+/// What a worker reports for one leased task.
+struct task_result {
+  workflow_id workflow;
+  task_id task;
+  lease_token token;
+  task_outcome outcome = task_outcome::completed;
+  std::optional<json_text> output;   ///< through json(); absent keeps the current output
+  std::optional<std::string> reason; ///< "reasonForIncompletion"
+};
+
+/// Per-task answer of a batch.
+enum class completion { done, lease_lost, not_found };
+
+/// Finishes one task in one transaction, in the lock order: "DecideQueues" upsert
+/// (DO UPDATE, I2) → seq allocation → the queue row deleted only if it still holds
+/// `token` → the task row finished → its pending timers cancelled → event + outbox row.
+/// A token that is no longer the task's lease is `errc::lease_lost` ("lease lost") and
+/// changes nothing; an unknown task is `errc::not_found`.
+caf::expected<void> complete_task(connection& conn, const task_result& r);
+
+/// The same for many tasks (of many workflows) in one transaction. A lost lease only
+/// drops its own task: entry i answers r[i]. The same task twice is `invalid`.
+caf::expected<std::vector<completion>> complete_tasks(connection& conn,
+                                                      const std::vector<task_result>& rs);
+
+/// The same inside the caller's open transaction. `errc::stale` means a race changed a
+/// row between the unlocked read and the locks: roll back and call again.
+caf::expected<std::vector<completion>> complete_tasks(transaction& tx,
+                                                      const std::vector<task_result>& rs);
+
+} // namespace nf::store

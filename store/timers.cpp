@@ -1,0 +1,254 @@
+#include "store/timers.hpp"
+
+#include <set>
+
+#include <boost/json.hpp>
+
+#include "store/json.hpp"
+#include "store/pg/errors.hpp"
+#include "store/pg/pipeline.hpp"
+#include "store/task_transitions.hpp"
+
+namespace nf::store {
+
+namespace {
+
+const statement arm{"timer.arm", R"(
+INSERT INTO "Timers" ("fireAt", "shard", "kind", "workflowId", "workflowStartedAt", "taskId",
+                      "leaseToken")
+SELECT now() + u.ms * interval '1 millisecond', u.shard, u.kind::timer_kind, u.wf,
+       uuid_extract_timestamp(u.wf), u.tid, u.tok
+  FROM unnest($1::bigint[], $2::smallint[], $3::text[], $4::uuid[], $5::uuid[], $6::uuid[])
+       AS u(ms, shard, kind, wf, tid, tok))"};
+
+// §4.5: both "fireAt" bounds, in the claim and again on the outer UPDATE, so both prune to
+// the due partitions. The lateral reads take no lock: what they say is only a plan, which
+// apply_transition re-checks under the locks (I6).
+const statement claim_due{"timer.claim_due", R"(
+WITH c AS (
+  SELECT "id", "fireAt" FROM "Timers"
+   WHERE "fireAt" <= now() AND "fireAt" >= now() - make_interval(hours => $1::int)
+     AND "claimedAt" IS NULL
+     AND ($2::smallint[] IS NULL OR "shard" = ANY($2::smallint[]))
+   ORDER BY "fireAt" LIMIT $3 FOR UPDATE SKIP LOCKED),
+f AS (
+  UPDATE "Timers" t SET "claimedAt" = now()
+    FROM c
+   WHERE t."id" = c."id" AND t."fireAt" = c."fireAt"
+     AND t."fireAt" <= now() AND t."fireAt" >= now() - make_interval(hours => $1::int)
+  RETURNING t."id", t."kind", t."workflowId", t."workflowStartedAt", t."taskId", t."leaseToken",
+            t."shard", t."fireAt")
+SELECT f."id", f."kind"::text, f."workflowId", f."taskId", f."leaseToken", f."shard",
+       w."status"::text, w."namespaceId",
+       te."status"::text, te."queueName", te."refName", te."scheduledAt",
+       q."taskId" IS NOT NULL, q."leaseToken", o."open" IS NOT NULL
+  FROM f
+  LEFT JOIN LATERAL (
+    SELECT we."status", we."namespaceId" FROM "WorkflowExecutions" we
+     WHERE we."id" = f."workflowId" AND we."startedAt" = f."workflowStartedAt") w ON true
+  LEFT JOIN LATERAL (
+    SELECT x."status", x."queueName", x."refName", x."iteration", x."scheduledAt"
+      FROM "TaskExecutions" x WHERE x."workflowId" = f."workflowId" AND x."id" = f."taskId") te
+    ON true
+  LEFT JOIN LATERAL (
+    SELECT y."taskId", y."leaseToken" FROM "TaskQueues" y
+     WHERE y."queueName" = te."queueName" AND y."taskId" = f."taskId") q ON true
+  LEFT JOIN LATERAL (
+    SELECT true AS "open" FROM "TaskExecutions" z
+     WHERE z."workflowId" = f."workflowId" AND z."refName" = te."refName"
+       AND z."iteration" = te."iteration" AND z."status" IN ('SCHEDULED', 'IN_PROGRESS')
+     LIMIT 1) o ON true
+ ORDER BY f."fireAt", f."id")"};
+
+const statement earliest{"timer.earliest_pending", R"(
+SELECT GREATEST(0, extract(epoch FROM ("fireAt" - now())) * 1000)::bigint FROM "Timers"
+ WHERE "claimedAt" IS NULL AND "fireAt" >= now() - make_interval(hours => $1::int)
+   AND ($2::smallint[] IS NULL OR "shard" = ANY($2::smallint[]))
+ ORDER BY "fireAt" LIMIT 1)"};
+
+constexpr const char* kind_names[] = {"scheduleToStart", "startToClose", "taskTimeout",
+                                      "workflowTimeout", "wait", "delay"};
+
+caf::expected<void> validate(const std::vector<timer_spec>& timers) {
+  for (size_t i = 0; i < timers.size(); ++i) {
+    const auto& t = timers[i];
+    auto at = "timers[" + std::to_string(i) + "]";
+    if (t.after_ms < 0)
+      return make_error(errc::invalid, at + ".after_ms: expected an integer >= 0, got "
+                                         + std::to_string(t.after_ms));
+    if (t.kind != timer_kind::workflow_timeout && !t.task)
+      return make_error(errc::invalid, at + ".task: expected a task id for a "
+                                         + std::string{to_sql(t.kind)} + " timer");
+    if (t.kind == timer_kind::start_to_close && !t.token)
+      return make_error(errc::invalid, at + ".token: expected the lease token a startToClose "
+                                            "timer guards");
+    if (t.shard < 0)
+      return make_error(errc::invalid, at + ".shard: expected an integer >= 0");
+  }
+  return {};
+}
+
+std::optional<array_literal> shard_array(const std::vector<shard_id>& shards) {
+  if (shards.empty())
+    return std::nullopt;
+  std::vector<int64_t> xs;
+  for (auto s : shards)
+    xs.push_back(s.value());
+  return int_array(xs);
+}
+
+bool open_workflow(const result& r, int i) {
+  return !r.is_null(i, 6) && (r.text(i, 6) == "RUNNING" || r.text(i, 6) == "PAUSED");
+}
+
+/// What one claimed timer does, decided from the unlocked read; `plan` gets its writes.
+fired_timer plan_one(const result& r, int i, std::set<std::string>& touched,
+                     transition_plan& plan) {
+  fired_timer f;
+  f.id = r.i64(i, 0);
+  f.kind = timer_kind_from_sql(r.text(i, 1)).value_or(timer_kind::delay);
+  f.workflow = workflow_id{r.str(i, 2)};
+  if (!r.is_null(i, 3))
+    f.task = task_id{r.str(i, 3)};
+  if (!open_workflow(r, i))
+    return f;
+  auto shard = static_cast<int16_t>(r.i64(i, 5));
+  namespace_id ns{r.str(i, 7)};
+  std::string task_status = r.is_null(i, 8) ? "" : r.str(i, 8);
+  bool has_queue_row = r.boolean(i, 12);
+  bool leased = !r.is_null(i, 13);
+  // One action per task per batch: a second timer on a task already acted on is a no-op.
+  auto target = f.task ? f.task->str() : "wf:" + f.workflow.str();
+  if (touched.count(target) > 0)
+    return f;
+  boost::json::object payload{{"timer", to_sql(f.kind)}, {"timerId", f.id}};
+  auto timed_out = [&](const char* from, std::optional<lease_token> token) {
+    if (has_queue_row)
+      plan.removals.push_back(queue_removal{r.str(i, 9), *f.task, std::move(token), false});
+    plan.finishes.push_back(task_finish{f.workflow, *f.task, from, "TIMED_OUT", std::nullopt,
+                                        std::string{to_sql(f.kind)} + " timeout", r.str(i, 11)});
+    plan.events.push_back(event_draft{f.workflow, ns, shard, "TASK_TIMED_OUT", f.task,
+                                      r.str(i, 10), json(payload)});
+  };
+  switch (f.kind) {
+    case timer_kind::schedule_to_start:
+      f.acted = task_status == "SCHEDULED" && !leased;
+      if (f.acted)
+        timed_out("SCHEDULED", std::nullopt);
+      break;
+    case timer_kind::start_to_close:
+      f.acted = task_status == "IN_PROGRESS" && leased && r.str(i, 13) == r.str(i, 4);
+      if (f.acted)
+        timed_out("IN_PROGRESS", lease_token{r.str(i, 4)});
+      break;
+    case timer_kind::task_timeout:
+      f.acted = r.boolean(i, 14);
+      break;
+    case timer_kind::workflow_timeout:
+      f.acted = true;
+      break;
+    case timer_kind::wait:
+      f.acted = task_status == "SCHEDULED" || task_status == "IN_PROGRESS";
+      break;
+    case timer_kind::delay:
+      f.acted = task_status == "SCHEDULED" && !has_queue_row;
+      if (f.acted && !r.is_null(i, 9)) {
+        f.queue = r.str(i, 9);
+        plan.inserts.push_back(queue_insert{f.workflow, *f.task, shard});
+        touched.insert(target);
+        return f; // the lessor takes it from here; the decider has nothing to decide
+      }
+      break;
+  }
+  if (!f.acted)
+    return f;
+  touched.insert(target);
+  if (f.kind == timer_kind::task_timeout || f.kind == timer_kind::workflow_timeout
+      || f.kind == timer_kind::wait || f.kind == timer_kind::delay)
+    plan.events.push_back(event_draft{f.workflow, ns, shard, "TIMER_FIRED", f.task,
+                                      r.is_null(i, 10) ? std::nullopt
+                                                       : std::optional<std::string>{r.str(i, 10)},
+                                      json(payload)});
+  plan.wakes.push_back(decider_wake{f.workflow, ns, shard, to_sql(f.kind)});
+  return f;
+}
+
+} // namespace
+
+const char* to_sql(timer_kind k) {
+  return kind_names[static_cast<int>(k)];
+}
+
+std::optional<timer_kind> timer_kind_from_sql(std::string_view s) {
+  for (int i = 0; i < 6; ++i)
+    if (s == kind_names[i])
+      return static_cast<timer_kind>(i);
+  return std::nullopt;
+}
+
+void add_arm_timers(pipeline& p, const std::vector<timer_spec>& timers) {
+  if (timers.empty())
+    return;
+  std::vector<int64_t> ms, shards;
+  std::vector<std::string> kinds, wfs;
+  std::vector<std::optional<std::string>> tids, toks;
+  for (const auto& t : timers) {
+    ms.push_back(t.after_ms);
+    shards.push_back(t.shard);
+    kinds.emplace_back(to_sql(t.kind));
+    wfs.push_back(t.workflow.str());
+    tids.push_back(t.task ? std::optional<std::string>{t.task->str()} : std::nullopt);
+    toks.push_back(t.token ? std::optional<std::string>{t.token->str()} : std::nullopt);
+  }
+  p.add(arm, params::of(int_array(ms), int_array(shards), text_array(kinds), text_array(wfs),
+                        text_array(tids), text_array(toks)));
+}
+
+caf::expected<void> arm_timers(connection& conn, const std::vector<timer_spec>& timers) {
+  if (auto v = validate(timers); !v)
+    return v;
+  pipeline p{conn};
+  add_arm_timers(p, timers);
+  if (p.size() == 0)
+    return {};
+  if (auto r = p.run(); !r)
+    return std::move(r.error());
+  return {};
+}
+
+caf::expected<std::vector<fired_timer>> fire_due_timers(transaction& tx, const fire_options& opt) {
+  if (opt.limit < 1 || opt.limit > 10000)
+    return make_error(errc::invalid, "fire_options.limit: expected an integer 1 … 10000, got "
+                                       + std::to_string(opt.limit));
+  if (opt.horizon_hours < 1)
+    return make_error(errc::invalid, "fire_options.horizon_hours: expected an integer >= 1, got "
+                                       + std::to_string(opt.horizon_hours));
+  auto rows = tx.conn().run(claim_due, params::of(opt.horizon_hours, shard_array(opt.shards),
+                                                  opt.limit));
+  if (!rows)
+    return std::move(rows.error());
+  transition_plan plan;
+  std::set<std::string> touched;
+  std::vector<fired_timer> out;
+  for (int i = 0; i < rows->rows(); ++i)
+    out.push_back(plan_one(*rows, i, touched, plan));
+  if (auto a = apply_transition(tx.conn(), plan); !a)
+    return std::move(a.error());
+  return out;
+}
+
+caf::expected<std::vector<fired_timer>> fire_due_timers(connection& conn, const fire_options& opt) {
+  return perform_replanning(conn, [&](transaction& tx) { return fire_due_timers(tx, opt); });
+}
+
+caf::expected<std::optional<int64_t>>
+earliest_pending_timer(connection& conn, const std::vector<shard_id>& shards, int horizon_hours) {
+  auto r = conn.run01(earliest, params::of(horizon_hours, shard_array(shards)));
+  if (!r)
+    return std::move(r.error());
+  if (!*r)
+    return std::optional<int64_t>{};
+  return std::optional<int64_t>{(*r)->i64(0, 0)};
+}
+
+} // namespace nf::store

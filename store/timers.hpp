@@ -1,0 +1,78 @@
+#pragma once
+
+// "Timers": arming deadlines, and firing due ones (DESIGN §3 step 5, schema §4.5). Firing
+// re-checks the target in the same transaction and acts only if the deadline still
+// applies (I6); anything else just marks the timer claimed.
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <caf/expected.hpp>
+
+#include "store/ids.hpp"
+#include "store/pg/connection.hpp"
+#include "store/pg/transaction.hpp"
+
+namespace nf::store {
+
+class pipeline;
+
+enum class timer_kind { schedule_to_start, start_to_close, task_timeout, workflow_timeout, wait, delay };
+
+/// The `timer_kind` enum value in the database ("scheduleToStart", …).
+const char* to_sql(timer_kind k);
+std::optional<timer_kind> timer_kind_from_sql(std::string_view s);
+
+struct timer_spec {
+  timer_kind kind = timer_kind::delay;
+  workflow_id workflow;
+  int16_t shard = 0;                 ///< the workflow's logical partition
+  std::optional<task_id> task;       ///< required for every kind but workflow_timeout
+  std::optional<lease_token> token;  ///< required for start_to_close: the lease it guards
+  int64_t after_ms = 0;              ///< fires at the server's now() + after_ms (>= 0)
+};
+
+/// Inserts timers (one statement) in the caller's transaction, if any.
+caf::expected<void> arm_timers(connection& conn, const std::vector<timer_spec>& timers);
+
+/// Queues the same insert on a pipeline (for callers batching a transaction's writes).
+void add_arm_timers(pipeline& p, const std::vector<timer_spec>& timers);
+
+struct fired_timer {
+  int64_t id = 0;
+  timer_kind kind = timer_kind::delay;
+  workflow_id workflow;
+  std::optional<task_id> task;
+  bool acted = false;  ///< false: the deadline no longer applied (a no-op, I6)
+  std::string queue;   ///< delay that enqueued: the queue to nudge (else empty)
+};
+
+struct fire_options {
+  std::vector<shard_id> shards; ///< the caller's partitions; empty = every shard
+  int limit = 100;              ///< 1 … 10000
+  int horizon_hours = 48;       ///< oldest "fireAt" still claimed (the retention horizon)
+};
+
+/// Claims due timers (both bounds, SKIP LOCKED) and fires them in one transaction:
+///  - scheduleToStart: task still SCHEDULED and unleased → TIMED_OUT, decider woken;
+///  - startToClose: task IN_PROGRESS and its queue row still holds the timer's lease token →
+///    TIMED_OUT, queue row deleted, decider woken;
+///  - taskTimeout: an attempt of the task's ref still open → decider woken;
+///  - workflowTimeout, wait: workflow (and wait task) still open → decider woken with the
+///    kind as reason (flow::decide(now) decides);
+///  - delay: task still SCHEDULED with no queue row → enqueued (`queue` says where).
+/// Every kind is a no-op when the workflow has ended.
+caf::expected<std::vector<fired_timer>> fire_due_timers(connection& conn, const fire_options& opt);
+
+/// The same inside the caller's open transaction; `errc::stale`: roll back, call again.
+caf::expected<std::vector<fired_timer>> fire_due_timers(transaction& tx, const fire_options& opt);
+
+/// Milliseconds from the server's now() until the earliest pending timer of `shards`
+/// (empty = every shard), 0 if one is already due; nullopt when none is pending.
+caf::expected<std::optional<int64_t>>
+earliest_pending_timer(connection& conn, const std::vector<shard_id>& shards,
+                       int horizon_hours = 48);
+
+} // namespace nf::store

@@ -1,0 +1,368 @@
+#define CAF_SUITE store.lease
+#include "caf/test/unit_test.hpp"
+
+#include <atomic>
+#include <set>
+#include <thread>
+
+#include "store/pg/transaction.hpp"
+#include "store/queues.hpp"
+#include "tests/store/worker_fixture.hpp"
+
+using namespace nf;
+using namespace nf::store;
+
+namespace {
+
+struct fixture : test::worker_fixture {
+  fixture() : worker_fixture("lease") {}
+
+  static lease_request req(const std::string& queue, int n, int start_to_close = 0) {
+    lease_request r;
+    r.queue = queue;
+    r.max_tasks = n;
+    r.worker_id = "w1";
+    r.lease_seconds = 300;
+    r.start_to_close_seconds = start_to_close;
+    return r;
+  }
+
+  /// `n` tasks in `queue`, each in a workflow of its own (so concurrent leasers never
+  /// meet on an execution row and only the queue decides who waits).
+  void fill(const std::string& queue, int n) {
+    for (int i = 0; i < n; ++i)
+      insert_task(insert_workflow(), "t" + std::to_string(i), queue);
+  }
+
+  int64_t leased_rows(const std::string& queue) {
+    return count(R"(SELECT count(*) FROM "TaskQueues" WHERE "queueName" = $1 AND "leaseToken" IS NOT NULL)",
+                 params::of(queue));
+  }
+};
+
+/// Runs `fn` on its own connection and thread: the second leaser of a race.
+struct other_leaser {
+  connection conn;
+  std::atomic<bool> done{false};
+  caf::expected<std::vector<leased_task>> got{std::vector<leased_task>{}};
+  std::thread th;
+
+  other_leaser(const test::test_database& db, lease_request r) : conn{db.connect()} {
+    th = std::thread{[this, r] {
+      got = lease_tasks(conn, r);
+      done = true;
+    }};
+  }
+  ~other_leaser() {
+    if (th.joinable())
+      th.join();
+  }
+  void join() { th.join(); }
+};
+
+} // namespace
+
+CAF_TEST_FIXTURE_SCOPE(lease_tests, fixture)
+
+CAF_TEST(a lease takes the highest priority first then FIFO and starts the tasks) {
+  auto wf = insert_workflow();
+  auto a = insert_task(wf, "a", "q1", true, 0, 0);
+  auto b = insert_task(wf, "b", "q1", true, 0, 5);
+  auto c = insert_task(wf, "c", "q1", true, 0, 5);
+  auto d = insert_task(wf, "d", "q1", true, 0, 0);
+  auto got = lease_tasks(conn, req("q1", 3, 60));
+  CAF_REQUIRE(got);
+  CAF_REQUIRE_EQUAL(got->size(), 3u);
+  CAF_CHECK_EQUAL((*got)[0].task.str(), b.str());
+  CAF_CHECK_EQUAL((*got)[1].task.str(), c.str());
+  CAF_CHECK_EQUAL((*got)[2].task.str(), a.str());
+  std::set<std::string> tokens;
+  for (const auto& t : *got) {
+    CAF_CHECK_EQUAL(t.queue, "q1");
+    CAF_CHECK_EQUAL(t.workflow.str(), wf.str());
+    CAF_CHECK_EQUAL(t.task_type, "SIMPLE");
+    CAF_CHECK_EQUAL(t.task_def_name, "q1");
+    CAF_CHECK_EQUAL(t.input, "{\"ref\": \"" + t.ref_name + "\"}");
+    tokens.insert(t.token.str());
+    // The lease row carries exactly the token handed out, stamped by the server clock.
+    CAF_CHECK_EQUAL(count(R"(SELECT count(*) FROM "TaskQueues" WHERE "taskId" = $1 AND "leaseToken" = $2
+                              AND "leasedBy" = 'w1' AND "leaseExpiresAt" BETWEEN now() + interval '299 s'
+                              AND now() + interval '301 s'
+                              AND (extract(epoch FROM "leaseExpiresAt") * 1000)::bigint = $3)",
+                          params::of(t.task, t.token, t.lease_expires_at_ms)),
+                    1);
+    CAF_CHECK_EQUAL(count(R"(SELECT count(*) FROM "TaskExecutions" WHERE "id" = $1 AND "status" = 'IN_PROGRESS'
+                              AND "workerId" = 'w1' AND "pollCount" = 1 AND "startedAt" IS NOT NULL)",
+                          params::of(t.task)),
+                    1);
+    // startToClose armed with the lease token it guards, ~60 s out.
+    CAF_CHECK_EQUAL(count(R"(SELECT count(*) FROM "Timers" WHERE "taskId" = $1 AND "kind" = 'startToClose'
+                              AND "leaseToken" = $2 AND "claimedAt" IS NULL
+                              AND "fireAt" BETWEEN now() + interval '59 s' AND now() + interval '61 s')",
+                          params::of(t.task, t.token)),
+                    1);
+  }
+  CAF_CHECK_EQUAL(tokens.size(), 3u);
+  CAF_CHECK_EQUAL(task_status(d), "SCHEDULED");
+  // One TASK_STARTED per task, seqs 1..3 with no gap, each published through the outbox.
+  CAF_CHECK_EQUAL(scalar(R"(SELECT string_agg("seq"::text || ':' || "eventType"::text, ',' ORDER BY "seq")
+                              FROM "WorkflowEvents" WHERE "workflowId" = $1)",
+                         params::of(wf)),
+                  "1:TASK_STARTED,2:TASK_STARTED,3:TASK_STARTED");
+  CAF_CHECK_EQUAL(count(R"(SELECT "lastSeq" FROM "WorkflowExecutions" WHERE "id" = $1)", params::of(wf)), 3);
+  CAF_CHECK_EQUAL(count(R"(SELECT count(*) FROM "OutboxEvents" WHERE "workflowId" = $1
+                            AND "eventType" = 'TASK_STARTED' AND "payload" ? 'seq')",
+                        params::of(wf)),
+                  3);
+}
+
+CAF_TEST(no timeout arms no timer and an empty queue leases nothing) {
+  auto wf = insert_workflow();
+  insert_task(wf, "a", "q2");
+  auto got = lease_tasks(conn, req("q2", 5));
+  CAF_REQUIRE(got);
+  CAF_CHECK_EQUAL(got->size(), 1u);
+  CAF_CHECK_EQUAL(count(R"(SELECT count(*) FROM "Timers")"), 0);
+  auto none = lease_tasks(conn, req("q2", 5));
+  CAF_REQUIRE(none);
+  CAF_CHECK(none->empty());
+  auto unknown = lease_tasks(conn, req("nobody-uses-this-queue", 5));
+  CAF_REQUIRE(unknown);
+  CAF_CHECK(unknown->empty());
+}
+
+CAF_TEST(several queues lease in one transaction and each request gets its own answer) {
+  auto wf = insert_workflow();
+  insert_task(wf, "a1", "qa");
+  insert_task(wf, "a2", "qa");
+  auto b1 = insert_task(wf, "b1", "qb");
+  auto rb = req("qb", 5);
+  rb.worker_id = "wb";
+  auto got = lease_batches(conn, {rb, req("qa", 1)});
+  CAF_REQUIRE(got);
+  CAF_REQUIRE_EQUAL(got->size(), 2u);
+  CAF_REQUIRE_EQUAL((*got)[0].size(), 1u);
+  CAF_CHECK_EQUAL((*got)[0][0].task.str(), b1.str());
+  CAF_CHECK_EQUAL((*got)[0][0].queue, "qb");
+  CAF_REQUIRE_EQUAL((*got)[1].size(), 1u);
+  CAF_CHECK_EQUAL((*got)[1][0].queue, "qa");
+  CAF_CHECK_EQUAL(scalar(R"(SELECT "workerId" FROM "TaskExecutions" WHERE "id" = $1)", params::of(b1)), "wb");
+  // Two events, one seq allocation: 1 and 2, no gap across the queues.
+  CAF_CHECK_EQUAL(scalar(R"(SELECT string_agg("seq"::text, ',' ORDER BY "seq") FROM "WorkflowEvents"
+                             WHERE "workflowId" = $1)",
+                         params::of(wf)),
+                  "1,2");
+}
+
+CAF_TEST(a concurrent leaser skips rows another lease holds and never blocks on them) {
+  fill("qc", 4);
+  auto mine = db.connect();
+  transaction tx{mine};
+  CAF_REQUIRE(tx.begin());
+  auto first = lease_batches(tx, {req("qc", 2)}); // uncommitted: its rows stay locked
+  CAF_REQUIRE(first);
+  CAF_REQUIRE_EQUAL((*first)[0].size(), 2u);
+  other_leaser other{db, req("qc", 4)};
+  CAF_CHECK(!wait_until_blocked(other.conn.backend_pid(), [&] { return other.done.load(); }));
+  other.join();
+  CAF_REQUIRE(tx.commit());
+  CAF_REQUIRE(other.got);
+  CAF_REQUIRE_EQUAL(other.got->size(), 2u);
+  std::set<task_id> all;
+  for (const auto& t : (*first)[0])
+    all.insert(t.task);
+  for (const auto& t : *other.got)
+    all.insert(t.task);
+  CAF_CHECK_EQUAL(all.size(), 4u);
+}
+
+CAF_TEST(racing leasers in a loop never hand out a task twice) {
+  // Shared workflows on purpose: the leasers also meet on execution rows.
+  std::vector<workflow_id> wfs;
+  for (int i = 0; i < 6; ++i)
+    wfs.push_back(insert_workflow());
+  for (int i = 0; i < 60; ++i)
+    insert_task(wfs[static_cast<size_t>(i) % wfs.size()], "t" + std::to_string(i), "qr");
+  std::vector<std::vector<leased_task>> got(2);
+  std::atomic<int> errors{0};
+  std::vector<std::thread> ths;
+  for (size_t k = 0; k < 2; ++k)
+    ths.emplace_back([&, k] {
+      auto c = db.connect();
+      for (;;) {
+        auto r = lease_tasks(c, req("qr", 3));
+        if (!r) {
+          ++errors;
+          return;
+        }
+        if (r->empty())
+          return;
+        got[k].insert(got[k].end(), r->begin(), r->end());
+      }
+    });
+  for (auto& t : ths)
+    t.join();
+  CAF_CHECK_EQUAL(errors.load(), 0);
+  std::set<task_id> all;
+  for (const auto& g : got)
+    for (const auto& t : g)
+      all.insert(t.task);
+  CAF_CHECK_EQUAL(got[0].size() + got[1].size(), 60u);
+  CAF_CHECK_EQUAL(all.size(), 60u);
+  // Every workflow's history is gap-free: seqs 1..lastSeq, each once.
+  CAF_CHECK_EQUAL(count(R"(SELECT count(*) FROM "WorkflowExecutions" w
+                            WHERE "lastSeq" <> (SELECT count(DISTINCT "seq") FROM "WorkflowEvents" e
+                                                 WHERE e."workflowId" = w."id")
+                               OR "lastSeq" <> (SELECT max("seq") FROM "WorkflowEvents" e
+                                                 WHERE e."workflowId" = w."id"))"),
+                  0);
+}
+
+CAF_TEST(the concurrency limit holds against a concurrent leaser) {
+  fill("qk", 10);
+  auto limited = [](int n) {
+    auto r = req("qk", n);
+    r.concurrency_limit = 3;
+    return r;
+  };
+  auto mine = db.connect();
+  transaction tx{mine};
+  CAF_REQUIRE(tx.begin());
+  auto first = lease_batches(tx, {limited(2)});
+  CAF_REQUIRE(first);
+  CAF_CHECK_EQUAL((*first)[0].size(), 2u);
+  // The second leaser must wait for the first (it cannot count uncommitted leases), then
+  // see them: 3 - 2 = 1.
+  other_leaser other{db, limited(5)};
+  CAF_CHECK(wait_until_blocked(other.conn.backend_pid(), [&] { return other.done.load(); }));
+  CAF_REQUIRE(tx.commit());
+  other.join();
+  CAF_REQUIRE(other.got);
+  CAF_CHECK_EQUAL(other.got->size(), 1u);
+  CAF_CHECK_EQUAL(leased_rows("qk"), 3);
+  auto full = lease_tasks(conn, limited(5));
+  CAF_REQUIRE(full);
+  CAF_CHECK(full->empty());
+  // A finished task frees its slot.
+  sql(R"(DELETE FROM "TaskQueues" WHERE "id" = (SELECT min("id") FROM "TaskQueues"
+                                                WHERE "queueName" = 'qk' AND "leaseToken" IS NOT NULL))");
+  auto one = lease_tasks(conn, limited(5));
+  CAF_REQUIRE(one);
+  CAF_CHECK_EQUAL(one->size(), 1u);
+  CAF_CHECK_EQUAL(leased_rows("qk"), 3);
+}
+
+CAF_TEST(the rate limit holds against a concurrent leaser and restarts with the window) {
+  fill("qrl", 10);
+  auto limited = [](int n) {
+    auto r = req("qrl", n);
+    r.rate = rate_limit{default_namespace, "qrl", 4, 3600};
+    return r;
+  };
+  auto mine = db.connect();
+  transaction tx{mine};
+  CAF_REQUIRE(tx.begin());
+  auto first = lease_batches(tx, {limited(3)});
+  CAF_REQUIRE(first);
+  CAF_CHECK_EQUAL((*first)[0].size(), 3u);
+  other_leaser other{db, limited(5)};
+  CAF_CHECK(wait_until_blocked(other.conn.backend_pid(), [&] { return other.done.load(); }));
+  CAF_REQUIRE(tx.commit());
+  other.join();
+  CAF_REQUIRE(other.got);
+  CAF_CHECK_EQUAL(other.got->size(), 1u);
+  auto none = lease_tasks(conn, limited(5));
+  CAF_REQUIRE(none);
+  CAF_CHECK(none->empty());
+  CAF_CHECK_EQUAL(leased_rows("qrl"), 4);
+  // The window ended: a new one grants up to the limit again.
+  sql(R"(UPDATE "RateLimitBuckets" SET "windowStart" = now() - interval '2 hours' WHERE "taskDefName" = 'qrl')");
+  auto next = lease_tasks(conn, limited(10));
+  CAF_REQUIRE(next);
+  CAF_CHECK_EQUAL(next->size(), 4u);
+  CAF_CHECK_EQUAL(leased_rows("qrl"), 8);
+}
+
+CAF_TEST(a grant larger than the work available is given back) {
+  fill("qgb", 1);
+  auto r = req("qgb", 5);
+  r.rate = rate_limit{default_namespace, "qgb", 10, 3600};
+  auto got = lease_tasks(conn, r);
+  CAF_REQUIRE(got);
+  CAF_CHECK_EQUAL(got->size(), 1u);
+  CAF_CHECK_EQUAL(count(R"(SELECT "count" FROM "RateLimitBuckets" WHERE "taskDefName" = 'qgb')"), 1);
+}
+
+CAF_TEST(a queue row whose task is no longer scheduled is dropped and not leased) {
+  auto wf = insert_workflow();
+  auto t = insert_task(wf, "gone", "qs");
+  sql(R"(UPDATE "TaskExecutions" SET "status" = 'CANCELED', "endedAt" = now() WHERE "id" = $1)", params::of(t));
+  auto got = lease_tasks(conn, req("qs", 5));
+  CAF_REQUIRE(got);
+  CAF_CHECK(got->empty());
+  CAF_CHECK_EQUAL(count(R"(SELECT count(*) FROM "TaskQueues" WHERE "queueName" = 'qs')"), 0);
+  CAF_CHECK_EQUAL(count(R"(SELECT count(*) FROM "WorkflowEvents" WHERE "workflowId" = $1)", params::of(wf)), 0);
+}
+
+CAF_TEST(a heartbeat extends only the current lease) {
+  auto wf = insert_workflow();
+  insert_task(wf, "h1", "qh");
+  insert_task(wf, "h2", "qh");
+  auto got = lease_tasks(conn, req("qh", 2));
+  CAF_REQUIRE(got);
+  CAF_REQUIRE_EQUAL(got->size(), 2u);
+  const auto& t = (*got)[0];
+  auto longer = heartbeat_task(conn, heartbeat_request{wf, t.task, t.token, 7200});
+  CAF_REQUIRE(longer);
+  CAF_CHECK_GREATER(*longer, t.lease_expires_at_ms + 3600 * 1000);
+  auto before = snapshot(wf);
+  auto wrong = heartbeat_task(conn, heartbeat_request{wf, t.task, (*got)[1].token, 7200});
+  CAF_REQUIRE(!wrong);
+  CAF_CHECK_EQUAL(code_of(wrong.error()), errc::lease_lost);
+  CAF_CHECK_EQUAL(message_of(wrong.error()), "lease lost");
+  CAF_CHECK_EQUAL(snapshot(wf), before);
+  auto batch = heartbeat_tasks(conn, {heartbeat_request{wf, (*got)[1].task, (*got)[1].token, 60},
+                                      heartbeat_request{wf, (*got)[1].task, t.token, 60}});
+  CAF_REQUIRE(batch);
+  CAF_REQUIRE_EQUAL(batch->size(), 2u);
+  CAF_CHECK((*batch)[0].has_value());
+  CAF_CHECK(!(*batch)[1].has_value());
+  auto bad = heartbeat_task(conn, heartbeat_request{wf, t.task, t.token, 0});
+  CAF_REQUIRE(!bad);
+  CAF_CHECK_EQUAL(code_of(bad.error()), errc::invalid);
+}
+
+CAF_TEST(bad lease requests are rejected before any write) {
+  fill("qv", 2);
+  auto zero = req("qv", 0);
+  auto r = lease_batches(conn, {req("qv", 1), zero});
+  CAF_REQUIRE(!r);
+  CAF_CHECK_EQUAL(code_of(r.error()), errc::invalid);
+  CAF_CHECK_EQUAL(message_of(r.error()), "lease[1].max_tasks: expected an integer 1 … 1000, got 0");
+  auto limit = req("qv", 1);
+  limit.concurrency_limit = 0;
+  auto r2 = lease_tasks(conn, limit);
+  CAF_REQUIRE(!r2);
+  CAF_CHECK_EQUAL(message_of(r2.error()), "lease[0].concurrency_limit: expected an integer >= 1, got 0");
+  CAF_CHECK_EQUAL(leased_rows("qv"), 0);
+}
+
+CAF_TEST(a task definition gives the queue policy) {
+  sql(R"(INSERT INTO "TaskDefinitions" ("namespaceId", "name", "timeoutSeconds", "responseTimeoutSeconds",
+                                         "concurrentExecLimit", "rateLimitPerFrequency",
+                                         "rateLimitFrequencyInSeconds")
+         VALUES ('00000000-0000-0000-0000-000000000001', 'enc', 30, 10, 4, 7, 60))");
+  auto p = load_queue_policy(conn, default_namespace, "enc");
+  CAF_REQUIRE(p);
+  CAF_CHECK_EQUAL(p->lease_seconds, 10);
+  CAF_CHECK_EQUAL(p->start_to_close_seconds, 30);
+  CAF_CHECK_EQUAL(p->concurrency_limit.value_or(0), 4);
+  CAF_REQUIRE(p->rate);
+  CAF_CHECK_EQUAL(p->rate->per_frequency, 7);
+  CAF_CHECK_EQUAL(p->rate->frequency_seconds, 60);
+  auto missing = load_queue_policy(conn, default_namespace, "nope");
+  CAF_REQUIRE(!missing);
+  CAF_CHECK_EQUAL(code_of(missing.error()), errc::not_found);
+}
+
+CAF_TEST_FIXTURE_SCOPE_END()
