@@ -1,0 +1,149 @@
+#define CAF_SUITE flow.operations
+#include "caf/test/unit_test.hpp"
+
+#include <boost/json/serialize.hpp>
+
+#include "flow/apply.hpp"
+#include "flow/operations.hpp"
+#include "sim.hpp"
+
+using namespace flow;
+using flow::test::sim;
+
+namespace {
+
+const char* sequence = R"({"name":"w","tasks":[{"name":"a","taskReferenceName":"a"},
+  {"name":"b","taskReferenceName":"b","inputParameters":{"from":"${a.output.v}"}},
+  {"name":"c","taskReferenceName":"c"}]})";
+
+void apply_edit(sim& s, const edit_result& r) {
+  CAF_REQUIRE(static_cast<bool>(r));
+  s.snap = apply(std::move(s.snap), r.value, s.now);
+  s.settle();
+}
+
+std::string removed(const edit& e) {
+  std::string out;
+  for (const auto& id : e.remove)
+    out += (out.empty() ? "" : " ") + flow::test::label(id);
+  return out;
+}
+
+}  // namespace
+
+CAF_TEST(retry schedules the next attempt of what failed) {
+  sim s(flow::test::workflow(sequence));
+  CAF_CHECK(!retry_last_failed(s.def, s.defs, s.snap, s.now));  // still RUNNING
+  s.complete("a", R"({"v":1})");
+  s.fail("b", "bad");
+  CAF_REQUIRE_EQUAL(to_string(s.snap.status), "FAILED");
+  auto r = retry_last_failed(s.def, s.defs, s.snap, s.now);
+  CAF_REQUIRE(static_cast<bool>(r));
+  CAF_REQUIRE_EQUAL(r.value.schedule.size(), 1u);
+  CAF_CHECK_EQUAL(flow::test::label(r.value.schedule[0].id), "b+1");
+  CAF_CHECK_EQUAL(r.value.schedule[0].queue, "b");
+  CAF_CHECK_EQUAL(boost::json::serialize(r.value.schedule[0].input), R"({"from":1})");
+  apply_edit(s, r);
+  CAF_CHECK_EQUAL(to_string(s.snap.status), "RUNNING");
+  CAF_CHECK_EQUAL(s.snap.reason_for_incompletion, "");
+  s.complete("b");
+  s.complete("c");
+  CAF_CHECK_EQUAL(s.scheduled(), "a b c");  // b+1 came from the edit, not decide()
+  CAF_CHECK_EQUAL(to_string(s.snap.status), "COMPLETED");
+}
+
+CAF_TEST(retry reschedules canceled branches and reopens a failed loop) {
+  auto def = flow::test::workflow(
+    R"({"name":"w","tasks":[{"name":"fork","taskReferenceName":"fork","type":"FORK_JOIN","forkTasks":[
+        [{"name":"loop","taskReferenceName":"loop","type":"DO_WHILE","loopCondition":"iteration < 3",
+          "loopOver":[{"name":"x","taskReferenceName":"x"}]}],
+        [{"name":"b","taskReferenceName":"b"}]]},
+        {"name":"join","taskReferenceName":"join","type":"JOIN","joinOn":["loop","b"]}]})");
+  sim s(def);
+  s.complete("x", "{}", 1);
+  s.fail("x", "bad", 2);
+  CAF_REQUIRE_EQUAL(to_string(s.snap.status), "FAILED");
+  CAF_CHECK(s.task("b").status == task_status::canceled);
+  auto r = retry_last_failed(s.def, s.defs, s.snap, s.now);
+  CAF_REQUIRE(static_cast<bool>(r));
+  std::string labels;
+  for (const auto& st : r.value.schedule)
+    labels += flow::test::label(st.id) + ' ';
+  CAF_CHECK_EQUAL(labels, "b+1 join+1 x@2+1 ");
+  CAF_REQUIRE_EQUAL(r.value.updates.size(), 1u);
+  CAF_CHECK_EQUAL(r.value.updates[0].id.ref, "loop");
+  apply_edit(s, r);
+  s.complete("x", "{}", 2);
+  s.complete("x", "{}", 3);
+  s.complete("b");
+  CAF_CHECK_EQUAL(to_string(s.snap.status), "COMPLETED");
+}
+
+CAF_TEST(rerun from a task discards what followed it) {
+  sim s(flow::test::workflow(sequence));
+  s.complete("a", R"({"v":1})");
+  s.complete("b");
+  s.complete("c");
+  CAF_REQUIRE_EQUAL(to_string(s.snap.status), "COMPLETED");
+  CAF_CHECK(!rerun_from_task(s.def, s.defs, s.snap, "nope", 0, std::nullopt, s.now));
+  CAF_CHECK_EQUAL(rerun_from_task(s.def, s.defs, s.snap, "b", 4, std::nullopt, s.now).error,
+                  "task \"b\" has no execution in iteration 4");
+  auto r = rerun_from_task(s.def, s.defs, s.snap, "b", 0, flow::test::object(R"({"from":42})"),
+                           s.now);
+  CAF_REQUIRE(static_cast<bool>(r));
+  CAF_CHECK_EQUAL(removed(r.value), "b c");
+  CAF_REQUIRE_EQUAL(r.value.schedule.size(), 1u);
+  CAF_CHECK_EQUAL(boost::json::serialize(r.value.schedule[0].input), R"({"from":42})");
+  apply_edit(s, r);
+  CAF_CHECK(s.task("b").status == task_status::scheduled);
+  CAF_CHECK_EQUAL(boost::json::serialize(s.task("b").input), R"({"from":42})");
+  s.complete("b");
+  s.complete("c");
+  CAF_CHECK_EQUAL(to_string(s.snap.status), "COMPLETED");
+}
+
+CAF_TEST(rerun inside a loop keeps earlier iterations) {
+  auto def = flow::test::workflow(
+    R"({"name":"w","tasks":[{"name":"loop","taskReferenceName":"loop","type":"DO_WHILE",
+        "loopCondition":"iteration < 3","loopOver":[{"name":"x","taskReferenceName":"x"},
+        {"name":"y","taskReferenceName":"y"}]},{"name":"z","taskReferenceName":"z"}]})");
+  sim s(def);
+  for (int i = 1; i <= 3; ++i) {
+    s.complete("x", "{}", i);
+    s.complete("y", "{}", i);
+  }
+  s.complete("z");
+  CAF_REQUIRE_EQUAL(to_string(s.snap.status), "COMPLETED");
+  auto r = rerun_from_task(s.def, s.defs, s.snap, "y", 2, std::nullopt, s.now);
+  CAF_REQUIRE(static_cast<bool>(r));
+  CAF_CHECK_EQUAL(removed(r.value), "x@3 y@2 y@3 z");
+  CAF_REQUIRE_EQUAL(r.value.updates.size(), 1u);
+  CAF_CHECK(r.value.updates[0].status == task_status::in_progress);
+  apply_edit(s, r);
+  CAF_CHECK(s.task("y", 2).status == task_status::scheduled);
+  s.complete("y", "{}", 2);
+  s.complete("x", "{}", 3);
+  s.complete("y", "{}", 3);
+  s.complete("z");
+  CAF_CHECK_EQUAL(to_string(s.snap.status), "COMPLETED");
+}
+
+CAF_TEST(restart starts over with the same id) {
+  sim s(flow::test::workflow(sequence), {}, R"({"n":1})");
+  CAF_CHECK(!restart(s.def, s.snap, std::nullopt, s.now));  // still RUNNING
+  s.fail("a");
+  s.advance(5'000);
+  auto r = restart(s.def, s.snap, flow::test::object(R"({"n":2})"), s.now);
+  CAF_REQUIRE(static_cast<bool>(r));
+  CAF_CHECK_EQUAL(removed(r.value), "a");
+  apply_edit(s, r);
+  CAF_CHECK_EQUAL(s.snap.workflow_id, "wf-1");
+  CAF_CHECK_EQUAL(s.snap.start_time, s.now);
+  CAF_CHECK_EQUAL(boost::json::serialize(s.snap.input), R"({"n":2})");
+  CAF_CHECK(s.task("a").status == task_status::scheduled);
+  auto fixed = s.def;
+  fixed.restartable = false;
+  s.fail("a");
+  CAF_CHECK_EQUAL(restart(fixed, s.snap, std::nullopt, s.now).error,
+                  "workflow definition \"w\" is not restartable");
+}
