@@ -21,19 +21,6 @@ namespace {
 struct fixture : test::worker_fixture {
   fixture() : worker_fixture("complete") {}
 
-  leased_task lease_one(const std::string& queue, const std::string& worker = "w1",
-                        int start_to_close = 0) {
-    lease_request r;
-    r.queue = queue;
-    r.worker_id = worker;
-    r.lease_seconds = 300;
-    r.start_to_close_seconds = start_to_close;
-    auto got = lease_tasks(conn, r);
-    CAF_REQUIRE(got);
-    CAF_REQUIRE_EQUAL(got->size(), 1u);
-    return got->front();
-  }
-
   static task_result result_of(const leased_task& t, task_outcome o = task_outcome::completed) {
     task_result r;
     r.workflow = t.workflow;
@@ -47,12 +34,6 @@ struct fixture : test::worker_fixture {
   void expire(const leased_task& t) {
     sql(R"(UPDATE "TaskQueues" SET "leaseExpiresAt" = now() - interval '1 second' WHERE "taskId" = $1)",
         params::of(t.task));
-  }
-
-  std::string events(const workflow_id& wf) {
-    return scalar(R"(SELECT string_agg("seq"::text || ':' || "eventType"::text, ',' ORDER BY "seq")
-                       FROM "WorkflowEvents" WHERE "workflowId" = $1)",
-                  params::of(wf));
   }
 };
 
@@ -128,10 +109,7 @@ CAF_TEST(a late worker gets lease lost and changes nothing) {
   auto first = lease_one("q5", "late");
   CAF_REQUIRE_EQUAL(first.task.str(), rel.str());
   expire(first);
-  sql(R"(UPDATE "TaskQueues" SET "leaseToken" = NULL, "leaseExpiresAt" = NULL, "leasedBy" = NULL
-          WHERE "taskId" = $1)",
-      params::of(rel));
-  sql(R"(UPDATE "TaskExecutions" SET "status" = 'SCHEDULED' WHERE "id" = $1)", params::of(rel));
+  requeue(rel);
   auto second = lease_one("q5", "fresh");
   CAF_REQUIRE_EQUAL(second.task.str(), rel.str());
   CAF_REQUIRE_NOT_EQUAL(second.token.str(), first.token.str());

@@ -16,6 +16,7 @@
 #include "store/ids.hpp"
 #include "store/pg/connection.hpp"
 #include "store/pg/errors.hpp"
+#include "store/queues.hpp"
 #include "tests/support/test_database.hpp"
 
 namespace nf::test {
@@ -96,22 +97,53 @@ struct worker_fixture {
     return t;
   }
 
+  /// Leases exactly one task of `queue` (the test requires it).
+  store::leased_task lease_one(const std::string& queue, const std::string& worker = "w1",
+                               int start_to_close = 0) {
+    store::lease_request r;
+    r.queue = queue;
+    r.worker_id = worker;
+    r.lease_seconds = 300;
+    r.start_to_close_seconds = start_to_close;
+    auto got = store::lease_tasks(conn, r);
+    CAF_REQUIRE(got);
+    CAF_REQUIRE_EQUAL(got->size(), 1u);
+    return got->front();
+  }
+
+  /// Puts a leased task back as a requeue would: unleased queue row, task SCHEDULED.
+  void requeue(const task_id& t) {
+    sql(R"(UPDATE "TaskQueues" SET "leaseToken" = NULL, "leaseExpiresAt" = NULL, "leasedBy" = NULL
+            WHERE "taskId" = $1)",
+        store::params::of(t));
+    sql(R"(UPDATE "TaskExecutions" SET "status" = 'SCHEDULED' WHERE "id" = $1)", store::params::of(t));
+  }
+
+  /// "seq:TYPE,…" of a workflow's history.
+  std::string events(const workflow_id& wf) {
+    return scalar(R"(SELECT string_agg("seq"::text || ':' || "eventType"::text, ',' ORDER BY "seq")
+                       FROM "WorkflowEvents" WHERE "workflowId" = $1)",
+                  store::params::of(wf));
+  }
+
   std::string task_status(const task_id& t) {
     return scalar(R"(SELECT "status"::text FROM "TaskExecutions" WHERE "id" = $1)",
                   store::params::of(t));
   }
 
   /// Everything the worker path may write about a workflow, as one comparable string.
-  std::string snapshot(const workflow_id& wf) {
+  /// With `with_timers` false the "Timers" rows are left out (a no-op firing still marks
+  /// its own timer claimed).
+  std::string snapshot(const workflow_id& wf, bool with_timers = true) {
     return scalar(R"(SELECT concat_ws(E'\n',
       (SELECT string_agg(row_to_json(t)::text, ',' ORDER BY "id") FROM "TaskExecutions" t WHERE "workflowId" = $1),
       (SELECT string_agg(row_to_json(q)::text, ',' ORDER BY "id") FROM "TaskQueues" q WHERE "workflowId" = $1),
       (SELECT string_agg(row_to_json(e)::text, ',' ORDER BY "seq") FROM "WorkflowEvents" e WHERE "workflowId" = $1),
       (SELECT string_agg(row_to_json(d)::text, ',') FROM "DecideQueues" d WHERE "workflowId" = $1),
       (SELECT string_agg(row_to_json(o)::text, ',' ORDER BY "id") FROM "OutboxEvents" o WHERE "workflowId" = $1),
-      (SELECT string_agg(row_to_json(m)::text, ',' ORDER BY "id") FROM "Timers" m WHERE "workflowId" = $1),
+      (SELECT string_agg(row_to_json(m)::text, ',' ORDER BY "id") FROM "Timers" m WHERE "workflowId" = $1 AND $2),
       (SELECT row_to_json(w)::text FROM "WorkflowExecutions" w WHERE "id" = $1)))",
-                  store::params::of(wf));
+                  store::params::of(wf, with_timers));
   }
 
   /// Polls (from this fixture's own connection) until backend `pid` waits on a lock, or
