@@ -3,6 +3,7 @@
 #include <iostream>
 #include <string>
 
+#include "cmd/config_command.hpp"
 #include "cmd/migrate_command.hpp"
 #include "cmd/validate_command.hpp"
 
@@ -15,6 +16,7 @@ void usage(std::ostream& out) {
          "  migrate [--dsn DSN] [--status]   apply database migrations (or list them)\n"
          "  readiness [--dsn DSN]            is the database ready for this build?\n"
          "  validate FILE...                 check task and workflow definition files\n"
+         "  config --reference | --check F   print the reference config, or check a file\n"
          "  version                          print the version\n"
          "\n"
          "The DSN may also come from NODEFLOW_DSN.\n";
@@ -35,6 +37,8 @@ int main(int argc, char** argv) {
     return nf::cmd::run_migrate_command(sub_argc, sub_argv);
   if (cmd == "readiness")
     return nf::cmd::run_readiness_command(sub_argc, sub_argv);
+  if (cmd == "config")
+    return nf::cmd::run_config_command(sub_argc, sub_argv);
   if (cmd == "validate")
     return run_validate_command(sub_argc, sub_argv);
   if (cmd == "version" || cmd == "--version") {

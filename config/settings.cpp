@@ -1,0 +1,207 @@
+#include "config/settings.hpp"
+
+#include <cassert>
+#include <charconv>
+#include <fstream>
+#include <sstream>
+
+namespace nf::config {
+
+const std::vector<setting>& all_settings() {
+  // Every setting is here once; bounds are what the engine can honour.
+  static const std::vector<setting> all{
+    {"db.dsn", kind::text, "", 0, 0,
+     "Postgres 18 connection string (NODEFLOW_DSN and --dsn override it)"},
+    {"db.connections_per_role", kind::integer, "2", 1, 64,
+     "database connections each role (decider, lessor, timer, relay, api) may hold"},
+    {"node.host", kind::text, "127.0.0.1", 0, 0,
+     "address the client protocol is published on"},
+    {"node.port", kind::integer, "4510", 0, 65535,
+     "port of the client protocol (0 picks a free one)"},
+    {"node.advertise", kind::text, "", 0, 0,
+     "HOST:PORT other nodes and clients use to reach this node (default host:port)"},
+    {"engine.partitions", kind::integer, "16", 1, 1024,
+     "logical partitions P; must equal the database's ClusterSettings.partitionCount"},
+    {"engine.nudges", kind::boolean, "true", 0, 0,
+     "actors wake each other by message; false leaves only table polling (tests)"},
+    {"decider.batch_size", kind::integer, "128", 1, 10000,
+     "DecideQueues rows one decider transaction claims"},
+    {"decider.poll_interval_ms", kind::integer, "1000", 10, 3600000,
+     "how often a decider polls its tables when no nudge arrives"},
+    {"decider.group_commit_us", kind::integer, "1000", 0, 100000,
+     "how long a decider waits to group more work into one commit"},
+    {"lessor.lease_seconds", kind::integer, "300", 1, 86400,
+     "lease length when a task has no responseTimeoutSeconds"},
+    {"lessor.poll_interval_ms", kind::integer, "1000", 10, 3600000,
+     "how often a lessor re-checks parked polls and sweeps expired leases"},
+    {"lessor.max_batch", kind::integer, "256", 1, 10000,
+     "most tasks one lease transaction hands out"},
+    {"lessor.max_poll_timeout_ms", kind::integer, "60000", 0, 600000,
+     "upper bound on a worker's long-poll timeout"},
+    {"timer.poll_interval_ms", kind::integer, "1000", 10, 3600000,
+     "how often a timer actor polls for due timers when no nudge arrives"},
+    {"timer.batch_size", kind::integer, "256", 1, 10000,
+     "due timers one timer transaction claims"},
+    {"relay.poll_interval_ms", kind::integer, "1000", 10, 3600000,
+     "how often the relay polls the outbox when no nudge arrives"},
+    {"relay.batch_size", kind::integer, "128", 1, 10000,
+     "outbox events one relay transaction claims"},
+    {"relay.max_attempts", kind::integer, "10", 1, 1000,
+     "delivery attempts before an event is dead-lettered"},
+    {"relay.base_backoff_ms", kind::integer, "1000", 1, 3600000,
+     "first retry delay of a failed delivery; doubles per attempt, with jitter"},
+    {"relay.max_backoff_ms", kind::integer, "300000", 1, 86400000,
+     "cap on the retry delay of a failed delivery"},
+    {"relay.request_timeout_ms", kind::integer, "5000", 1, 600000,
+     "per-attempt timeout of a webhook delivery"},
+    {"membership.heartbeat_ms", kind::integer, "1000", 10, 600000,
+     "how often a node heartbeats and renews its partition leases"},
+    {"membership.lease_ms", kind::integer, "10000", 100, 3600000,
+     "partition lease length; a dead node's partitions move after it expires"},
+    {"maintenance.interval_s", kind::integer, "3600", 1, 86400,
+     "how often partitions are created ahead, expired ones dropped, caches pruned"},
+    {"client.timeout_ms", kind::integer, "30000", 1, 3600000,
+     "default timeout of a client request"},
+    {"log.level", kind::text, "info", 0, 0, "trace, debug, info, warn, error or off"},
+  };
+  return all;
+}
+
+namespace {
+
+const setting* find(const std::string& name) {
+  for (const auto& s : all_settings())
+    if (name == s.name)
+      return &s;
+  return nullptr;
+}
+
+std::string trim(const std::string& s) {
+  auto b = s.find_first_not_of(" \t\r");
+  if (b == std::string::npos)
+    return {};
+  auto e = s.find_last_not_of(" \t\r");
+  return s.substr(b, e - b + 1);
+}
+
+std::optional<int64_t> parse_integer(const std::string& raw) {
+  int64_t v = 0;
+  auto [ptr, ec] = std::from_chars(raw.data(), raw.data() + raw.size(), v);
+  if (ec != std::errc{} || ptr != raw.data() + raw.size() || raw.empty())
+    return std::nullopt;
+  return v;
+}
+
+} // namespace
+
+values values::defaults() {
+  values v;
+  for (const auto& s : all_settings())
+    v.raw_[s.name] = s.default_value;
+  return v;
+}
+
+std::optional<std::string> values::set(const std::string& name, const std::string& raw,
+                                       const std::string& origin) {
+  const setting* s = find(name);
+  if (s == nullptr)
+    return origin + ": unknown setting \"" + name + "\"";
+  switch (s->type) {
+    case kind::integer: {
+      auto v = parse_integer(raw);
+      if (!v || *v < s->min || *v > s->max)
+        return origin + ": " + name + ": expected a whole number from " + std::to_string(s->min)
+               + " to " + std::to_string(s->max) + ", got \"" + raw + "\"";
+      break;
+    }
+    case kind::boolean:
+      if (raw != "true" && raw != "false")
+        return origin + ": " + name + ": expected true or false, got \"" + raw + "\"";
+      break;
+    case kind::text:
+      if (name == "log.level" && raw != "trace" && raw != "debug" && raw != "info"
+          && raw != "warn" && raw != "error" && raw != "off")
+        return origin + ": " + name + ": expected trace, debug, info, warn, error or off, got \""
+               + raw + "\"";
+      break;
+  }
+  raw_[name] = raw;
+  return std::nullopt;
+}
+
+int64_t values::integer(const std::string& name) const {
+  auto it = raw_.find(name);
+  assert(it != raw_.end() && find(name) && find(name)->type == kind::integer);
+  return *parse_integer(it->second);
+}
+
+bool values::boolean(const std::string& name) const {
+  auto it = raw_.find(name);
+  assert(it != raw_.end() && find(name) && find(name)->type == kind::boolean);
+  return it->second == "true";
+}
+
+const std::string& values::text(const std::string& name) const {
+  auto it = raw_.find(name);
+  assert(it != raw_.end() && find(name) && find(name)->type == kind::text);
+  return it->second;
+}
+
+std::vector<std::string> load_text(const std::string& text, const std::string& origin,
+                                   values& into) {
+  std::vector<std::string> problems;
+  std::istringstream in{text};
+  std::string line;
+  for (int n = 1; std::getline(in, line); ++n) {
+    auto where = origin + ":" + std::to_string(n);
+    auto t = trim(line);
+    if (t.empty() || t[0] == '#')
+      continue;
+    auto eq = t.find('=');
+    if (eq == std::string::npos) {
+      problems.push_back(where + ": expected `key = value`, got \"" + t + "\"");
+      continue;
+    }
+    auto key = trim(t.substr(0, eq));
+    auto value = trim(t.substr(eq + 1));
+    if (value.size() >= 2 && value.front() == '"' && value.back() == '"')
+      value = value.substr(1, value.size() - 2);
+    if (auto err = into.set(key, value, where))
+      problems.push_back(*err);
+  }
+  return problems;
+}
+
+std::vector<std::string> load_file(const std::string& path, values& into) {
+  std::ifstream in{path};
+  if (!in)
+    return {"cannot read config file " + path};
+  std::stringstream buf;
+  buf << in.rdbuf();
+  return load_text(buf.str(), path, into);
+}
+
+std::string reference_config() {
+  std::string out =
+    "# nodeflow reference configuration: every setting with its default.\n"
+    "# Generated from config/settings.cpp; `nodeflow config --reference` prints it.\n"
+    "# Command-line flags (--key value, e.g. --node.port 4600) override the file.\n";
+  std::string section;
+  for (const auto& s : all_settings()) {
+    std::string name = s.name;
+    auto group = name.substr(0, name.find('.'));
+    if (group != section) {
+      out += "\n# --- " + group + " ---\n";
+      section = group;
+    }
+    out += "\n# " + std::string{s.doc};
+    if (s.type == kind::integer)
+      out += " (" + std::to_string(s.min) + ".." + std::to_string(s.max) + ")";
+    out += "\n";
+    bool quote = s.type == kind::text;
+    out += name + " = " + (quote ? "\"" : "") + s.default_value + (quote ? "\"" : "") + "\n";
+  }
+  return out;
+}
+
+} // namespace nf::config
