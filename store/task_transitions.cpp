@@ -100,6 +100,15 @@ caf::error stale(const char* what, size_t want, int64_t got) {
 
 } // namespace
 
+std::optional<array_literal> shard_filter(const std::vector<shard_id>& shards) {
+  if (shards.empty())
+    return std::nullopt;
+  std::vector<int64_t> xs;
+  for (auto s : shards)
+    xs.push_back(s.value());
+  return int_array(xs);
+}
+
 caf::expected<std::vector<int64_t>> allocate_seqs(connection& conn,
                                                   const std::vector<event_draft>& events) {
   std::map<std::string, int64_t> counts; // ordered: locks in ascending workflow id

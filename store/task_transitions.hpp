@@ -120,6 +120,9 @@ array_literal ids_array(const Range& xs, Get get) {
   return text_array(out);
 }
 
+/// A `$n::smallint[]` shard filter; nullopt (SQL NULL = every shard) when `shards` is empty.
+std::optional<array_literal> shard_filter(const std::vector<shard_id>& shards);
+
 /// Milliseconds since the epoch of a timestamptz column, computed by the server.
 #define NF_EPOCH_MS(col) "(extract(epoch FROM " col ") * 1000)::bigint"
 

@@ -41,7 +41,7 @@ f AS (
 SELECT f."id", f."kind"::text, f."workflowId", f."taskId", f."leaseToken", f."shard",
        w."status"::text, w."namespaceId",
        te."status"::text, te."queueName", te."refName", te."scheduledAt",
-       q."taskId" IS NOT NULL, q."leaseToken", o."open" IS NOT NULL
+       q."taskId" IS NOT NULL, q."leaseToken", o.is_open IS NOT NULL
   FROM f
   LEFT JOIN LATERAL (
     SELECT we."status", we."namespaceId" FROM "WorkflowExecutions" we
@@ -54,7 +54,7 @@ SELECT f."id", f."kind"::text, f."workflowId", f."taskId", f."leaseToken", f."sh
     SELECT y."taskId", y."leaseToken" FROM "TaskQueues" y
      WHERE y."queueName" = te."queueName" AND y."taskId" = f."taskId") q ON true
   LEFT JOIN LATERAL (
-    SELECT true AS "open" FROM "TaskExecutions" z
+    SELECT true AS is_open FROM "TaskExecutions" z
      WHERE z."workflowId" = f."workflowId" AND z."refName" = te."refName"
        AND z."iteration" = te."iteration" AND z."status" IN ('SCHEDULED', 'IN_PROGRESS')
      LIMIT 1) o ON true
@@ -86,15 +86,6 @@ caf::expected<void> validate(const std::vector<timer_spec>& timers) {
       return make_error(errc::invalid, at + ".shard: expected an integer >= 0");
   }
   return {};
-}
-
-std::optional<array_literal> shard_array(const std::vector<shard_id>& shards) {
-  if (shards.empty())
-    return std::nullopt;
-  std::vector<int64_t> xs;
-  for (auto s : shards)
-    xs.push_back(s.value());
-  return int_array(xs);
 }
 
 bool open_workflow(const result& r, int i) {
@@ -223,7 +214,7 @@ caf::expected<std::vector<fired_timer>> fire_due_timers(transaction& tx, const f
   if (opt.horizon_hours < 1)
     return make_error(errc::invalid, "fire_options.horizon_hours: expected an integer >= 1, got "
                                        + std::to_string(opt.horizon_hours));
-  auto rows = tx.conn().run(claim_due, params::of(opt.horizon_hours, shard_array(opt.shards),
+  auto rows = tx.conn().run(claim_due, params::of(opt.horizon_hours, shard_filter(opt.shards),
                                                   opt.limit));
   if (!rows)
     return std::move(rows.error());
@@ -243,7 +234,7 @@ caf::expected<std::vector<fired_timer>> fire_due_timers(connection& conn, const 
 
 caf::expected<std::optional<int64_t>>
 earliest_pending_timer(connection& conn, const std::vector<shard_id>& shards, int horizon_hours) {
-  auto r = conn.run01(earliest, params::of(horizon_hours, shard_array(shards)));
+  auto r = conn.run01(earliest, params::of(horizon_hours, shard_filter(shards)));
   if (!r)
     return std::move(r.error());
   if (!*r)

@@ -1,0 +1,191 @@
+#include "store/outbox.hpp"
+
+#include <algorithm>
+
+#include "store/pg/errors.hpp"
+#include "store/task_transitions.hpp"
+
+namespace nf::store {
+
+namespace {
+
+// The columns read_event() reads, in its order.
+#define NF_OUTBOX_COLUMNS \
+  R"(o."id", o."eventId", o."shard", o."namespaceId", o."workflowId", o."eventType", o."payload"::text, o."attempts", o."lastError")"
+
+// §4.6: both IS NULL terms keep the claim on the partial deliverable index.
+const statement claim{"outbox.claim", R"(
+WITH c AS (
+  SELECT "id" FROM "OutboxEvents"
+   WHERE "publishedAt" IS NULL AND "deadLetteredAt" IS NULL AND "nextAttemptAt" <= now()
+     AND ($1::smallint[] IS NULL OR "shard" = ANY($1::smallint[]))
+   ORDER BY "nextAttemptAt", "id" LIMIT $2 FOR UPDATE SKIP LOCKED)
+UPDATE "OutboxEvents" o SET "nextAttemptAt" = now() + make_interval(secs => $3::int)
+  FROM c WHERE o."id" = c."id"
+RETURNING )" NF_OUTBOX_COLUMNS};
+
+const statement publish{"outbox.publish", R"(
+UPDATE "OutboxEvents" SET "publishedAt" = now()
+ WHERE "id" = ANY($1::bigint[]) AND "publishedAt" IS NULL)"};
+
+// $3 base ms, $4 max ms, $5 jitter, $6 max attempts. The wait doubles per failure; the
+// exponent is capped so power() stays finite.
+const statement fail{"outbox.record_failure", R"(
+UPDATE "OutboxEvents" o
+   SET "attempts" = o."attempts" + 1, "lastError" = u.err,
+       "nextAttemptAt" = CASE WHEN o."attempts" + 1 >= $6::int THEN o."nextAttemptAt"
+         ELSE now() + make_interval(secs => LEAST($4::float8,
+                $3::float8 * power(2, LEAST(o."attempts", 62)) * (1 + $5::float8 * random())) / 1000)
+         END,
+       "deadLetteredAt" = CASE WHEN o."attempts" + 1 >= $6::int THEN now() END
+  FROM unnest($1::bigint[], $2::text[]) AS u(id, err)
+ WHERE o."id" = u.id AND o."publishedAt" IS NULL AND o."deadLetteredAt" IS NULL
+RETURNING o."id", o."attempts", o."deadLetteredAt" IS NOT NULL,
+          CASE WHEN o."deadLetteredAt" IS NULL
+               THEN GREATEST(0, extract(epoch FROM o."nextAttemptAt" - now()) * 1000)::bigint
+               ELSE 0 END)"};
+
+const statement dead_letters{"outbox.dead_letters", R"(
+SELECT )" NF_OUTBOX_COLUMNS R"(, o."deadLetteredAt" FROM "OutboxEvents" o
+ WHERE o."deadLetteredAt" IS NOT NULL
+   AND ($1::timestamptz IS NULL OR (o."deadLetteredAt", o."id") > ($1::timestamptz, $2::bigint))
+ ORDER BY o."deadLetteredAt", o."id" LIMIT $3)"};
+
+// Same "eventId": a replay is a redelivery, and consumers dedupe on it.
+const statement replay{"outbox.replay", R"(
+UPDATE "OutboxEvents" SET "deadLetteredAt" = NULL, "attempts" = 0, "nextAttemptAt" = now()
+ WHERE "id" = ANY($1::bigint[]) AND "deadLetteredAt" IS NOT NULL)"};
+
+const statement replay_before{"outbox.replay_before", R"(
+WITH c AS (
+  SELECT "id" FROM "OutboxEvents"
+   WHERE "deadLetteredAt" IS NOT NULL AND "deadLetteredAt" <= $1::timestamptz
+   ORDER BY "deadLetteredAt", "id" LIMIT $2 FOR UPDATE SKIP LOCKED)
+UPDATE "OutboxEvents" o SET "deadLetteredAt" = NULL, "attempts" = 0, "nextAttemptAt" = now()
+  FROM c WHERE o."id" = c."id")"};
+
+const statement server_now{"outbox.now", "SELECT now()"};
+
+outbox_event read_event(const result& r, int i) {
+  outbox_event e;
+  e.id = r.i64(i, 0);
+  e.event = event_id{r.str(i, 1)};
+  e.shard = static_cast<int16_t>(r.i64(i, 2));
+  e.ns = namespace_id{r.str(i, 3)};
+  if (!r.is_null(i, 4))
+    e.workflow = workflow_id{r.str(i, 4)};
+  e.event_type = r.str(i, 5);
+  e.payload = r.str(i, 6);
+  e.attempts = r.i32(i, 7);
+  e.last_error = r.opt_str(i, 8);
+  return e;
+}
+
+caf::error out_of_range(const std::string& field, const std::string& expected, int64_t got) {
+  return make_error(errc::invalid, field + ": expected " + expected + ", got " + std::to_string(got));
+}
+
+} // namespace
+
+caf::expected<std::vector<outbox_event>> claim_outbox(connection& conn, const outbox_claim& c) {
+  if (c.limit < 1 || c.limit > 10000)
+    return out_of_range("outbox_claim.limit", "an integer 1 … 10000", c.limit);
+  if (c.visibility_seconds < 1)
+    return out_of_range("outbox_claim.visibility_seconds", "an integer >= 1", c.visibility_seconds);
+  auto r = conn.run(claim, params::of(shard_filter(c.shards), c.limit, c.visibility_seconds));
+  if (!r)
+    return std::move(r.error());
+  std::vector<outbox_event> out;
+  for (int i = 0; i < r->rows(); ++i)
+    out.push_back(read_event(*r, i));
+  std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.id < b.id; });
+  return out;
+}
+
+caf::expected<int64_t> mark_published(connection& conn, const std::vector<int64_t>& ids) {
+  if (ids.empty())
+    return 0;
+  auto r = conn.run(publish, params::of(int_array(ids)));
+  if (!r)
+    return std::move(r.error());
+  return r->affected();
+}
+
+caf::expected<std::vector<failure_outcome>>
+record_failures(connection& conn, const std::vector<delivery_failure>& failures,
+                const backoff_policy& p) {
+  if (p.base_ms < 1)
+    return out_of_range("backoff_policy.base_ms", "an integer >= 1", p.base_ms);
+  if (p.max_ms < p.base_ms)
+    return out_of_range("backoff_policy.max_ms", "an integer >= base_ms", p.max_ms);
+  if (!(p.jitter >= 0 && p.jitter < 1))
+    return make_error(errc::invalid, "backoff_policy.jitter: expected a number in [0, 1), got "
+                                       + std::to_string(p.jitter));
+  if (p.max_attempts < 1)
+    return out_of_range("backoff_policy.max_attempts", "an integer >= 1", p.max_attempts);
+  std::vector<failure_outcome> out;
+  if (failures.empty())
+    return out;
+  std::vector<int64_t> ids;
+  std::vector<std::string> errors;
+  for (const auto& f : failures) {
+    ids.push_back(f.id);
+    errors.push_back(f.error);
+  }
+  auto r = conn.run(fail, params::of(int_array(ids), text_array(errors), p.base_ms, p.max_ms,
+                                     p.jitter, p.max_attempts));
+  if (!r)
+    return std::move(r.error());
+  for (int i = 0; i < r->rows(); ++i)
+    out.push_back(failure_outcome{r->i64(i, 0), r->i32(i, 1), r->boolean(i, 2), r->i64(i, 3)});
+  return out;
+}
+
+caf::expected<dead_letter_page>
+list_dead_letters(connection& conn, const std::optional<dead_letter_cursor>& after, int limit) {
+  if (limit < 1 || limit > 1000)
+    return out_of_range("limit", "an integer 1 … 1000", limit);
+  std::optional<std::string> at;
+  std::optional<int64_t> id;
+  if (after) {
+    at = after->dead_lettered_at;
+    id = after->id;
+  }
+  auto r = conn.run(dead_letters, params::of(at, id, limit));
+  if (!r)
+    return std::move(r.error());
+  dead_letter_page page;
+  for (int i = 0; i < r->rows(); ++i)
+    page.events.push_back(read_event(*r, i));
+  if (r->rows() == limit)
+    page.next = dead_letter_cursor{r->str(limit - 1, 9), r->i64(limit - 1, 0)};
+  return page;
+}
+
+caf::expected<int64_t> replay_dead_letters(connection& conn, const std::vector<int64_t>& ids) {
+  if (ids.empty())
+    return 0;
+  auto r = conn.run(replay, params::of(int_array(ids)));
+  if (!r)
+    return std::move(r.error());
+  return r->affected();
+}
+
+caf::expected<int64_t> replay_all_dead_letters(connection& conn, int batch) {
+  if (batch < 1 || batch > 10000)
+    return out_of_range("batch", "an integer 1 … 10000", batch);
+  auto cutoff = conn.run1(server_now);
+  if (!cutoff)
+    return std::move(cutoff.error());
+  int64_t total = 0;
+  for (;;) {
+    auto r = conn.run(replay_before, params::of(cutoff->str(0, 0), batch));
+    if (!r)
+      return std::move(r.error());
+    total += r->affected();
+    if (r->affected() < batch)
+      return total;
+  }
+}
+
+} // namespace nf::store

@@ -1,0 +1,100 @@
+#pragma once
+
+// "OutboxEvents": the relay's side of the transactional outbox (I7, DESIGN §3 step 6).
+// Events are written by the transactions that cause them (see task_transitions.hpp);
+// here they are claimed, marked published, retried with backoff, dead-lettered and
+// replayed. Delivery is at least once; every event keeps its stable "eventId" for
+// consumer dedupe, across retries and replays.
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <caf/expected.hpp>
+
+#include "store/ids.hpp"
+#include "store/pg/connection.hpp"
+
+namespace nf::store {
+
+struct outbox_event {
+  int64_t id = 0;        ///< claim order; the handle for publish/failure calls
+  event_id event;        ///< stable "eventId" (the consumer's dedupe key)
+  int16_t shard = 0;
+  namespace_id ns;
+  std::optional<workflow_id> workflow;
+  std::string event_type;
+  std::string payload;   ///< JSON text
+  int32_t attempts = 0;  ///< failed deliveries so far
+  std::optional<std::string> last_error;
+};
+
+struct outbox_claim {
+  std::vector<shard_id> shards; ///< the relay's partitions; empty = every shard
+  int limit = 100;              ///< 1 … 10000
+  int visibility_seconds = 30;  ///< > 0: how long the claim hides the events from other relays
+};
+
+/// Claims deliverable events (oldest due first, FOR UPDATE SKIP LOCKED on the deliverable
+/// index) and hides them for `visibility_seconds` by moving "nextAttemptAt" forward, in
+/// one short transaction: delivery happens outside any transaction, and a relay that dies
+/// mid-delivery only delays its events until they become visible again.
+caf::expected<std::vector<outbox_event>> claim_outbox(connection& conn, const outbox_claim& c);
+
+/// Marks delivered events published; returns how many were still unpublished.
+caf::expected<int64_t> mark_published(connection& conn, const std::vector<int64_t>& ids);
+
+struct delivery_failure {
+  int64_t id = 0;
+  std::string error;
+};
+
+/// Retry schedule, computed by the server: the n-th failure (n = 1, 2, …) waits
+/// min(max_ms, base_ms · 2^(n-1) · (1 + jitter · random())); the `max_attempts`-th failure
+/// dead-letters the event instead.
+struct backoff_policy {
+  int64_t base_ms = 1000;     ///< >= 1
+  int64_t max_ms = 3600000;   ///< >= base_ms
+  double jitter = 0.2;        ///< 0 <= jitter < 1 (keeps successive waits growing)
+  int max_attempts = 10;      ///< >= 1
+};
+
+struct failure_outcome {
+  int64_t id = 0;
+  int32_t attempts = 0;
+  bool dead_lettered = false;
+  int64_t retry_in_ms = 0;    ///< until "nextAttemptAt" (0 when dead-lettered)
+};
+
+/// Records failed deliveries (one statement): "attempts" + 1, "lastError", then either the
+/// next "nextAttemptAt" or "deadLetteredAt". Events already published or dead-lettered
+/// are left alone (absent from the answer).
+caf::expected<std::vector<failure_outcome>>
+record_failures(connection& conn, const std::vector<delivery_failure>& failures,
+                const backoff_policy& policy);
+
+/// Keyset position in the dead-letter list ("deadLetteredAt", "id").
+struct dead_letter_cursor {
+  std::string dead_lettered_at; ///< as the server printed it (full precision)
+  int64_t id = 0;
+};
+
+struct dead_letter_page {
+  std::vector<outbox_event> events;
+  std::optional<dead_letter_cursor> next; ///< absent on the last page
+};
+
+/// Dead letters, oldest first, `limit` (1 … 1000) per page, after `after` if given.
+caf::expected<dead_letter_page>
+list_dead_letters(connection& conn, const std::optional<dead_letter_cursor>& after, int limit);
+
+/// Makes the given dead letters deliverable again at once ("attempts" reset, same
+/// "eventId"); returns how many were dead letters.
+caf::expected<int64_t> replay_dead_letters(connection& conn, const std::vector<int64_t>& ids);
+
+/// Replays every event dead-lettered before this call, `batch` (1 … 10000) rows per
+/// transaction; returns how many.
+caf::expected<int64_t> replay_all_dead_letters(connection& conn, int batch = 1000);
+
+} // namespace nf::store
