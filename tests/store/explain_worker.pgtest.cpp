@@ -1,0 +1,172 @@
+#define CAF_SUITE store.explain_worker
+#include "caf/test/unit_test.hpp"
+
+#include <functional>
+#include <set>
+
+#include <boost/json.hpp>
+
+#include "store/queues.hpp"
+#include "store/timers.hpp"
+#include "tests/store/worker_fixture.hpp"
+
+using namespace nf;
+using namespace nf::store;
+
+namespace {
+
+/// The scan nodes of one plan subtree: relation → index names used on it.
+struct scans {
+  std::map<std::string, std::set<std::string>> by_relation;
+};
+
+void collect(const boost::json::object& node, bool skip_initplans, scans& out) {
+  if (auto* rel = node.if_contains("Relation Name")) {
+    auto& idx = out.by_relation[std::string{rel->as_string()}];
+    if (auto* i = node.if_contains("Index Name"))
+      idx.insert(std::string{i->as_string()});
+    else
+      idx.insert("<" + std::string{node.at("Node Type").as_string()} + ">");
+  }
+  if (auto* plans = node.if_contains("Plans"))
+    for (const auto& child : plans->as_array()) {
+      const auto& c = child.as_object();
+      if (skip_initplans && c.if_contains("Parent Relationship")
+          && c.at("Parent Relationship").as_string() == "InitPlan")
+        continue;
+      collect(c, skip_initplans, out);
+    }
+}
+
+/// The subtree named `name` ("CTE c"), or nullptr.
+const boost::json::object* find_subplan(const boost::json::object& node, const std::string& name) {
+  if (auto* n = node.if_contains("Subplan Name"); n && n->as_string() == name)
+    return &node;
+  if (auto* plans = node.if_contains("Plans"))
+    for (const auto& child : plans->as_array())
+      if (auto* hit = find_subplan(child.as_object(), name))
+        return hit;
+  return nullptr;
+}
+
+struct fixture : test::worker_fixture {
+  fixture() : worker_fixture("explain_worker") {
+    // The repositories' statements are generic plans in production (prepared once per
+    // connection); force that here so pruning is shown for the parameterised form.
+    sql("SET plan_cache_mode = force_generic_plan");
+  }
+
+  boost::json::object explain(const std::string& execute) {
+    auto text = scalar("EXPLAIN (FORMAT JSON) " + execute);
+    boost::system::error_code ec;
+    auto v = boost::json::parse(text, ec);
+    CAF_REQUIRE(!ec);
+    CAF_MESSAGE("plan: " << text);
+    return v.as_array().at(0).as_object().at("Plan").as_object();
+  }
+};
+
+} // namespace
+
+CAF_TEST_FIXTURE_SCOPE(explain_worker_tests, fixture)
+
+CAF_TEST(the dequeue claim scans the dequeue index of exactly one queue partition) {
+  // 40 queues × 500 rows, a third of them leased, all workflows fictitious (the claim
+  // never reads them).
+  sql(R"(INSERT INTO "TaskQueues" ("queueName", "taskId", "workflowId", "taskType", "priority", "shard",
+                                    "leaseToken", "leaseExpiresAt")
+         SELECT 'queue' || (g % 40), uuidv7(), uuidv7(), 'SIMPLE', g % 3, g % 16,
+                CASE WHEN g % 3 = 0 THEN uuidv7() END,
+                CASE WHEN g % 3 = 0 THEN now() + interval '1 hour' END
+           FROM generate_series(1, 20000) g)");
+  sql(R"(ANALYZE "TaskQueues")");
+  // Prepare the repository's own statement on this connection by using it once.
+  lease_request r;
+  r.queue = "queue7";
+  r.max_tasks = 1;
+  r.worker_id = "explain";
+  CAF_REQUIRE(lease_tasks(conn, r));
+  auto partition = scalar(R"(SELECT tableoid::regclass::text FROM "TaskQueues" WHERE "queueName" = 'queue7' LIMIT 1)");
+  // regclass prints quoted mixed-case names.
+  if (!partition.empty() && partition.front() == '"')
+    partition = partition.substr(1, partition.size() - 2);
+  CAF_REQUIRE(!partition.empty());
+  auto plan = explain(R"(EXECUTE "lease.claim_batch"('queue7', 10, 300, 'w', NULL))");
+  const auto* cte = find_subplan(plan, "CTE c");
+  CAF_REQUIRE(cte != nullptr);
+  scans dequeue;
+  collect(*cte, true, dequeue);
+  CAF_CHECK_EQUAL(dequeue.by_relation.size(), 1u);
+  CAF_REQUIRE_EQUAL(dequeue.by_relation.count(partition), 1u);
+  CAF_CHECK((dequeue.by_relation[partition] == std::set<std::string>{partition + "_dequeue_idx"}));
+  // The whole statement (claim, stamp, task read) touches no other queue partition.
+  scans all;
+  collect(plan, false, all);
+  for (const auto& [rel, _] : all.by_relation)
+    if (rel.rfind("TaskQueues_", 0) == 0)
+      CAF_CHECK_EQUAL(rel, partition);
+}
+
+CAF_TEST(the timer claim scans only the due timer partitions) {
+  // Hourly partitions for the past 60 hours as well (the migration creates only the
+  // current hour and later): the claim must skip those older than its 48 h horizon, and
+  // with [now() - 48 h, now()] fully covered it must skip DEFAULT too.
+  sql(R"(DO $$
+    DECLARE h timestamptz := date_trunc('hour', now(), 'UTC'); lo timestamptz;
+    BEGIN
+      FOR i IN 1..60 LOOP
+        lo := h - make_interval(hours => i);
+        CONTINUE WHEN to_regclass(format('%I', 'Timers_' || to_char(lo AT TIME ZONE 'UTC',
+                                         '"y"YYYY"m"MM"d"DD"h"HH24'))) IS NOT NULL;
+        EXECUTE format('CREATE TABLE %I PARTITION OF "Timers" FOR VALUES FROM (%L) TO (%L)',
+                       'Timers_' || to_char(lo AT TIME ZONE 'UTC', '"y"YYYY"m"MM"d"DD"h"HH24'),
+                       lo, lo + interval '1 hour');
+      END LOOP;
+    END $$)");
+  sql(R"(SELECT "rename_partition_indexes"('"Timers"'))");
+  // 20,000 timers over the next 48 hours and a few due now.
+  sql(R"(INSERT INTO "Timers" ("fireAt", "shard", "kind", "workflowId", "workflowStartedAt")
+         SELECT now() + (g * interval '8 seconds'), g % 16, 'workflowTimeout', w, uuid_extract_timestamp(w)
+           FROM (SELECT g, uuidv7() AS w FROM generate_series(1, 20000) g) x)");
+  sql(R"(INSERT INTO "Timers" ("fireAt", "shard", "kind", "workflowId", "workflowStartedAt")
+         SELECT now() - interval '1 second', g % 16, 'workflowTimeout', w, uuid_extract_timestamp(w)
+           FROM (SELECT g, uuidv7() AS w FROM generate_series(1, 20) g) x)");
+  sql(R"(ANALYZE "Timers")");
+  // Prepare the repository's claim on this connection: fire with a shard nobody uses.
+  CAF_REQUIRE(fire_due_timers(conn, fire_options{{shard_id{999}}, 1, 48}));
+  // Partitions whose hour overlaps [now() - 48 h, now()].
+  auto due = sql(R"(
+    WITH p AS MATERIALIZED (
+      SELECT c.relname,
+             CASE WHEN c.relname ~ '^Timers_y' THEN
+               to_timestamp(substr(c.relname, 9), 'YYYY"m"MM"d"DD"h"HH24') END AS lo
+        FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
+       WHERE i.inhparent = '"Timers"'::regclass)
+    SELECT relname FROM p WHERE lo <= now() AND lo + interval '1 hour' > now() - interval '48 hours')");
+  std::set<std::string> allowed;
+  for (int i = 0; i < due.rows(); ++i)
+    allowed.insert(due.str(i, 0));
+  CAF_REQUIRE_EQUAL(allowed.size(), 49u);
+  // Older and far-future partitions exist, and must not be scanned.
+  CAF_REQUIRE_GREATER(count(R"(SELECT count(*) FROM pg_inherits WHERE inhparent = '"Timers"'::regclass)"),
+                      49 + 40);
+  auto plan = explain(R"(EXECUTE "timer.claim_due"(48, NULL, 100))");
+  const auto* cte = find_subplan(plan, "CTE c");
+  CAF_REQUIRE(cte != nullptr);
+  scans claim;
+  collect(*cte, false, claim);
+  CAF_CHECK_EQUAL(claim.by_relation.size(), 49u);
+  CAF_CHECK_EQUAL(claim.by_relation.count("Timers_default"), 0u);
+  for (const auto& [rel, indexes] : claim.by_relation) {
+    CAF_CHECK_EQUAL(allowed.count(rel), 1u);
+    CAF_CHECK((indexes == std::set<std::string>{rel + "_due_idx"}));
+  }
+  // The outer UPDATE prunes the same way.
+  scans all;
+  collect(plan, false, all);
+  for (const auto& [rel, _] : all.by_relation)
+    if (rel.rfind("Timers_", 0) == 0)
+      CAF_CHECK_EQUAL(allowed.count(rel), 1u);
+}
+
+CAF_TEST_FIXTURE_SCOPE_END()
