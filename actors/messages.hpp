@@ -1,0 +1,208 @@
+#pragma once
+
+// The messages nodes and clients exchange, as plain structs with CAF 0.17
+// `inspect` overloads. JSON payloads travel as text so any client language (and
+// the HTTP gateway) can produce them; the node parses untrusted text with the
+// error_code overloads and answers `invalid: <path>: <reason>`.
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <caf/meta/type_name.hpp>
+
+namespace nf::msg {
+
+/// Start a workflow. `version` 0 = the latest registered version.
+struct start_request {
+  std::string namespace_id;
+  std::string workflow_name;
+  int64_t version = 0;
+  std::string input_json = "{}";
+  std::string idempotency_key; ///< empty = no idempotency
+  std::string correlation_id;
+  int32_t priority = 0;
+};
+
+struct start_reply {
+  std::string workflow_id;
+  bool created = true; ///< false when the idempotency key already named a workflow
+};
+
+/// Read one execution.
+struct workflow_query {
+  std::string workflow_id;
+  bool include_tasks = true;
+};
+
+/// List executions, newest first, keyset-paginated by `cursor`.
+struct search_request {
+  std::string namespace_id;
+  std::string status;        ///< empty = any
+  std::string workflow_name; ///< empty = any
+  int64_t started_after_ms = 0;
+  int64_t started_before_ms = 0; ///< 0 = no bound
+  std::string cursor;            ///< from the previous page; empty = first page
+  int32_t limit = 50;
+};
+
+struct search_page {
+  std::string items_json; ///< JSON array of execution summaries
+  std::string next_cursor; ///< empty on the last page
+};
+
+/// An operator request on one execution: "pause", "resume", "terminate",
+/// "retry", "rerun" (from `task_ref`/`iteration`, optionally with new input),
+/// "restart" (optionally with new input).
+struct workflow_command {
+  std::string op;
+  std::string workflow_id;
+  std::string reason;
+  std::string task_ref;
+  int32_t iteration = 0;
+  std::string input_json; ///< empty = unchanged
+};
+
+/// Deliver a signal to a workflow (completes a WAIT for that signal).
+struct signal_request {
+  std::string workflow_id;
+  std::string name;
+  std::string payload_json = "null";
+};
+
+/// A worker's (long) poll on one queue.
+struct poll_request {
+  std::string namespace_id;
+  std::string queue;
+  std::string worker_id;
+  int32_t max_tasks = 1;
+  int64_t timeout_ms = 0; ///< 0 = answer at once
+};
+
+/// A task handed to a worker, fenced by its lease token (I5).
+struct leased_task {
+  std::string task_id;
+  std::string workflow_id;
+  std::string ref;
+  int32_t iteration = 0;
+  int32_t attempt = 0;
+  std::string task_type;
+  std::string task_def_name;
+  std::string input_json;
+  std::string lease_token;
+  int64_t lease_expires_at_ms = 0;
+};
+
+/// A worker's report. `status`: COMPLETED, FAILED (retryable) or
+/// FAILED_WITH_TERMINAL_ERROR.
+struct task_result {
+  std::string task_id;
+  std::string workflow_id;
+  std::string lease_token;
+  std::string status = "COMPLETED";
+  std::string output_json = "{}";
+  std::string reason;
+};
+
+/// Extends a lease; answered with the new expiry (ms since epoch).
+struct heartbeat_request {
+  std::string task_id;
+  std::string workflow_id;
+  std::string lease_token;
+};
+
+/// A workflow's history after `after_seq`; `wait_ms` > 0 waits for new events.
+struct events_request {
+  std::string workflow_id;
+  int64_t after_seq = 0;
+  int32_t limit = 1000;
+  int64_t wait_ms = 0;
+};
+
+struct event_view {
+  int64_t seq = 0;
+  int64_t at_ms = 0;
+  std::string type;
+  std::string task_ref;
+  std::string payload_json;
+};
+
+/// Dead-lettered outbox events: op "list" (after `after_id`, `limit`) or
+/// "replay" (`ids`, or all when empty).
+struct deadletter_request {
+  std::string op = "list";
+  std::vector<int64_t> ids;
+  int64_t after_id = 0;
+  int32_t limit = 100;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, start_request& x) {
+  return f(caf::meta::type_name("nf::msg::start_request"), x.namespace_id, x.workflow_name,
+           x.version, x.input_json, x.idempotency_key, x.correlation_id, x.priority);
+}
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, start_reply& x) {
+  return f(caf::meta::type_name("nf::msg::start_reply"), x.workflow_id, x.created);
+}
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, workflow_query& x) {
+  return f(caf::meta::type_name("nf::msg::workflow_query"), x.workflow_id, x.include_tasks);
+}
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, search_request& x) {
+  return f(caf::meta::type_name("nf::msg::search_request"), x.namespace_id, x.status,
+           x.workflow_name, x.started_after_ms, x.started_before_ms, x.cursor, x.limit);
+}
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, search_page& x) {
+  return f(caf::meta::type_name("nf::msg::search_page"), x.items_json, x.next_cursor);
+}
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, workflow_command& x) {
+  return f(caf::meta::type_name("nf::msg::workflow_command"), x.op, x.workflow_id, x.reason,
+           x.task_ref, x.iteration, x.input_json);
+}
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, signal_request& x) {
+  return f(caf::meta::type_name("nf::msg::signal_request"), x.workflow_id, x.name,
+           x.payload_json);
+}
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, poll_request& x) {
+  return f(caf::meta::type_name("nf::msg::poll_request"), x.namespace_id, x.queue, x.worker_id,
+           x.max_tasks, x.timeout_ms);
+}
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, leased_task& x) {
+  return f(caf::meta::type_name("nf::msg::leased_task"), x.task_id, x.workflow_id, x.ref,
+           x.iteration, x.attempt, x.task_type, x.task_def_name, x.input_json, x.lease_token,
+           x.lease_expires_at_ms);
+}
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, task_result& x) {
+  return f(caf::meta::type_name("nf::msg::task_result"), x.task_id, x.workflow_id,
+           x.lease_token, x.status, x.output_json, x.reason);
+}
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, heartbeat_request& x) {
+  return f(caf::meta::type_name("nf::msg::heartbeat_request"), x.task_id, x.workflow_id,
+           x.lease_token);
+}
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, events_request& x) {
+  return f(caf::meta::type_name("nf::msg::events_request"), x.workflow_id, x.after_seq, x.limit,
+           x.wait_ms);
+}
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, event_view& x) {
+  return f(caf::meta::type_name("nf::msg::event_view"), x.seq, x.at_ms, x.type, x.task_ref,
+           x.payload_json);
+}
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, deadletter_request& x) {
+  return f(caf::meta::type_name("nf::msg::deadletter_request"), x.op, x.ids, x.after_id,
+           x.limit);
+}
+
+} // namespace nf::msg
