@@ -6,12 +6,12 @@ namespace nf::store {
 
 namespace {
 
-const statement server_settings{
+constexpr statement server_settings{
   "capabilities.server",
   "SELECT current_setting('server_version_num')::int, current_setting('server_version'),"
   " current_setting('io_method', true)"};
 
-const statement prove_uuidv7{"capabilities.uuidv7", "SELECT uuidv7()::text"};
+constexpr statement prove_uuidv7{"capabilities.uuidv7", "SELECT uuidv7()::text"};
 
 } // namespace
 

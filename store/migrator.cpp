@@ -12,36 +12,36 @@ namespace {
 
 // The migrator's own bookkeeping table; not a migration, since it must exist
 // before the first one runs.
-const statement create_ledger{
+constexpr statement create_ledger{
   "migrate.create_ledger",
   R"(CREATE TABLE IF NOT EXISTS "SchemaMigrations" (
        "name" TEXT PRIMARY KEY,
        "checksum" TEXT NOT NULL,
        "appliedAt" TIMESTAMPTZ NOT NULL DEFAULT now()))"};
 
-const statement ledger_exists{"migrate.ledger_exists",
-                              R"(SELECT to_regclass('"SchemaMigrations"') IS NOT NULL)"};
+constexpr statement ledger_exists{"migrate.ledger_exists",
+                                  R"(SELECT to_regclass('"SchemaMigrations"') IS NOT NULL)"};
 
-const statement read_ledger{
+constexpr statement read_ledger{
   "migrate.read_ledger",
   R"(SELECT "name", "checksum", "appliedAt"::text FROM "SchemaMigrations" ORDER BY "name")"};
 
-const statement record_applied{
+constexpr statement record_applied{
   "migrate.record_applied",
   R"(INSERT INTO "SchemaMigrations" ("name", "checksum")
      VALUES ($1, encode(sha256(convert_to($2, 'UTF8')), 'hex')))"};
 
-const statement forget_applied{"migrate.forget_applied",
-                               R"(DELETE FROM "SchemaMigrations" WHERE "name" = $1)"};
+constexpr statement forget_applied{"migrate.forget_applied",
+                                   R"(DELETE FROM "SchemaMigrations" WHERE "name" = $1)"};
 
-const statement checksums{
+constexpr statement checksums{
   "migrate.checksums",
-  R"(SELECT t."name", encode(sha256(convert_to(t."sql", 'UTF8')), 'hex')
-     FROM unnest($1::text[], $2::text[]) AS t("name", "sql"))"};
+  R"(SELECT t.name, encode(sha256(convert_to(t.sql, 'UTF8')), 'hex')
+     FROM unnest($1::text[], $2::text[]) AS t(name, sql))"};
 
 // One key for every nodeflow migrator against this database.
-const statement take_lock{"migrate.lock", "SELECT pg_advisory_lock(7315003412)"};
-const statement release_lock{"migrate.unlock", "SELECT pg_advisory_unlock(7315003412)"};
+constexpr statement take_lock{"migrate.lock", "SELECT pg_advisory_lock(7315003412)"};
+constexpr statement release_lock{"migrate.unlock", "SELECT pg_advisory_unlock(7315003412)"};
 
 struct ledger_row {
   std::string checksum;

@@ -134,38 +134,38 @@ bool is_lost_drop_race(const caf::error& err) {
   return sqlstate_of(err) == "42P01"; // undefined table: another caller dropped it
 }
 
-const statement list_partitions_st{
+constexpr statement list_partitions_st{
   "partitions.list",
   R"(SELECT c.relname FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
       WHERE i.inhparent = to_regclass($1) ORDER BY c.relname)"};
 
-const statement server_now_st{"partitions.server_now",
-                              "SELECT floor(extract(epoch FROM now()))::bigint"};
+constexpr statement server_now_st{"partitions.server_now",
+                                  "SELECT floor(extract(epoch FROM now()))::bigint"};
 
-const statement move_pending_timers{
+constexpr statement move_pending_timers{
   "partitions.move_pending_timers",
   R"(UPDATE "Timers" SET "fireAt" = greatest(to_timestamp($3::bigint), now())
       WHERE "fireAt" >= to_timestamp($1::bigint) AND "fireAt" < to_timestamp($2::bigint)
         AND "claimedAt" IS NULL)"};
 
-const statement active_in_month{
+constexpr statement active_in_month{
   "partitions.active_in_month",
   R"(SELECT EXISTS (SELECT 1 FROM "WorkflowExecutions"
       WHERE "startedAt" >= to_timestamp($1::bigint) AND "startedAt" < to_timestamp($2::bigint)
         AND "status" IN ('RUNNING', 'PAUSED')))"};
 
-const statement active_started_before{
+constexpr statement active_started_before{
   "partitions.active_started_before",
   R"(SELECT EXISTS (SELECT 1 FROM "WorkflowExecutions"
       WHERE "startedAt" < to_timestamp($1::bigint) AND "status" IN ('RUNNING', 'PAUSED')))"};
 
-const statement delete_month_tasks{
+constexpr statement delete_month_tasks{
   "partitions.delete_month_tasks",
   R"(DELETE FROM "TaskExecutions" t USING "WorkflowExecutions" w
       WHERE w."startedAt" >= to_timestamp($1::bigint) AND w."startedAt" < to_timestamp($2::bigint)
         AND t."workflowId" = w."id")"};
 
-const statement delete_month_keys{
+constexpr statement delete_month_keys{
   "partitions.delete_month_keys",
   R"(DELETE FROM "IdempotencyKeys"
       WHERE "workflowStartedAt" >= to_timestamp($1::bigint)

@@ -9,17 +9,11 @@
 
 #include "store/pg/params.hpp"
 #include "store/pg/result.hpp"
+#include "store/sql_check.hpp" // nf::store::statement, checked at compile time
 
 struct pg_conn;
 
 namespace nf::store {
-
-/// A SQL statement with a stable name, used as the prepared-statement name and
-/// in logs and metrics (e.g. "lease.claim_batch").
-struct statement {
-  const char* name;
-  const char* sql;
-};
 
 /// One libpq connection. Not thread-safe: one owner (a detached store worker,
 /// a test, a CLI command) at a time. Statements are prepared on first use.
