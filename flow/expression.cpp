@@ -72,9 +72,17 @@ void walk_strings(const boost::json::value& v, const std::string& path,
 
 bool parse_template(std::string_view text, parsed_template& out, std::string& error) {
   out.parts.clear();
+  out.parts.reserve(4);
   std::string literal;
   std::size_t i = 0;
   while (i < text.size()) {
+    auto dollar = text.find('$', i);
+    if (dollar == std::string_view::npos)
+      dollar = text.size();
+    literal.append(text.substr(i, dollar - i));
+    i = dollar;
+    if (i >= text.size())
+      break;
     if (text.compare(i, 3, "$${") == 0) {
       literal += "${";
       i += 3;

@@ -1,5 +1,7 @@
 #include "flow/json_path.hpp"
 
+#include "flow/problem.hpp"
+
 #include <cctype>
 
 #include <boost/json/value.hpp>
@@ -9,8 +11,7 @@ namespace flow {
 namespace {
 
 bool name_char(char c) {
-  return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '$'
-         || c == '@';
+  return is_name_char(c) || c == '$' || c == '@';
 }
 
 }  // namespace
@@ -18,6 +19,7 @@ bool name_char(char c) {
 bool parse_path(std::string_view text, bool allow_wildcard, json_path& out,
                 std::string& error) {
   out.clear();
+  out.reserve(4);
   std::size_t i = 0;
   auto fail = [&](std::string what) {
     error = std::move(what) + " at offset " + std::to_string(i);

@@ -54,8 +54,10 @@ bool read_count(const boost::json::value& v, const std::string& path, std::int64
   return bad();
 }
 
-object_reader::object_reader(const boost::json::object& obj, std::string path, problems& errs)
-  : obj_(obj), path_(std::move(path)), errs_(errs) {
+object_reader::object_reader(const boost::json::object& obj, const std::string& path,
+                             problems& errs)
+  : obj_(obj), path_(path), errs_(errs) {
+  known_.reserve(32);  // the most getters any reader calls
 }
 
 std::string object_reader::field_path(std::string_view key) const {

@@ -32,7 +32,8 @@ bool read_count(const boost::json::value& v, const std::string& path, std::int64
 /// ever silently dropped (DESIGN §7).
 class object_reader {
  public:
-  object_reader(const boost::json::object& obj, std::string path, problems& errs);
+  /// `path` must outlive the reader (it is not copied: readers are many).
+  object_reader(const boost::json::object& obj, const std::string& path, problems& errs);
 
   const std::string& path() const { return path_; }
   std::string field_path(std::string_view key) const;
@@ -51,7 +52,7 @@ class object_reader {
 
  private:
   const boost::json::object& obj_;
-  std::string path_;
+  const std::string& path_;
   problems& errs_;
   std::vector<std::string_view> known_;
 };

@@ -32,8 +32,11 @@ std::vector<workflow_task> read_task_list(const boost::json::value* v, const std
     return out;
   }
   out.reserve(arr->size());
-  for (std::size_t i = 0; i < arr->size(); ++i)
-    out.push_back(read_workflow_task((*arr)[i], path_index(path, i), errs));
+  std::string item;
+  for (std::size_t i = 0; i < arr->size(); ++i) {
+    item = path_index(path, i);
+    out.push_back(read_workflow_task((*arr)[i], item, errs));
+  }
   return out;
 }
 
@@ -138,7 +141,8 @@ workflow_task read_workflow_task(const boost::json::value& v, const std::string&
           {std::string(kv.key()),
            read_task_list(&kv.value(), path_key(cases_path, kv.key()), errs)});
   }
-  t.default_case = read_task_list(r.get("defaultCase"), r.field_path("defaultCase"), errs);
+  if (const auto* v = r.get("defaultCase"))
+    t.default_case = read_task_list(v, r.field_path("defaultCase"), errs);
   if (const auto* fork = r.get("forkTasks")) {
     auto fork_path = r.field_path("forkTasks");
     if (const auto* arr = fork->if_array()) {
@@ -152,7 +156,8 @@ workflow_task read_workflow_task(const boost::json::value& v, const std::string&
   r.text("dynamicForkTasksParam", t.dynamic_fork_tasks_param);
   r.text("dynamicForkTasksInputParamName", t.dynamic_fork_tasks_input_param_name);
   r.text("loopCondition", t.loop_condition);
-  t.loop_over = read_task_list(r.get("loopOver"), r.field_path("loopOver"), errs);
+  if (const auto* v = r.get("loopOver"))
+    t.loop_over = read_task_list(v, r.field_path("loopOver"), errs);
   read_sub_workflow_param(r, t, errs);
   r.finish("a workflow task");
   return t;
@@ -169,7 +174,8 @@ workflow_def read_workflow_def(const boost::json::value& v, const std::string& p
   r.count("version", d.version);
   r.text("description", d.description);
   // Missing and empty are one problem, reported by validate().
-  d.tasks = read_task_list(r.get("tasks"), r.field_path("tasks"), errs);
+  if (const auto* v = r.get("tasks"))
+    d.tasks = read_task_list(v, r.field_path("tasks"), errs);
   r.string_list("inputParameters", d.input_parameters);
   r.object("outputParameters", d.output_parameters);
   r.object("variables", d.variables);

@@ -1,7 +1,5 @@
 #include "flow/problem.hpp"
 
-#include <cctype>
-
 #include <boost/json/serialize.hpp>
 #include <boost/json/string.hpp>
 
@@ -14,8 +12,7 @@ std::string to_string(const problem& p) {
 std::string path_key(std::string_view base, std::string_view key) {
   bool plain = !key.empty();
   for (char c : key)
-    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-'))
-      plain = false;
+    plain = plain && is_name_char(c);
   std::string out(base);
   if (plain) {
     if (!out.empty())

@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <cctype>
 #include <map>
+#include <set>
 
+#include "flow/def_index.hpp"
 #include "flow/expression.hpp"
 #include "flow/json_read.hpp"
 #include "flow/json_transform.hpp"
@@ -21,9 +23,7 @@ bool is_expression(const boost::json::value& v) {
 }
 
 bool plain_name(std::string_view s) {
-  return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) {
-    return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-';
-  });
+  return !s.empty() && std::all_of(s.begin(), s.end(), is_name_char);
 }
 
 void check_email(const std::string& email, const std::string& path, problems& out) {
@@ -33,10 +33,29 @@ void check_email(const std::string& email, const std::string& path, problems& ou
     out.push_back({path, "expected an email address, got " + quoted(email)});
 }
 
-void check_template_syntax(const boost::json::object& params, const std::string& path,
+bool has_expression(const boost::json::value& v) {
+  if (const auto* s = v.if_string())
+    return s->find("${") != boost::json::string::npos;
+  if (const auto* arr = v.if_array())
+    return std::any_of(arr->begin(), arr->end(), has_expression);
+  if (const auto* obj = v.if_object())
+    for (const auto& kv : *obj)
+      if (has_expression(kv.value()))
+        return true;
+  return false;
+}
+
+// `path` is built only for templates that hold an expression: most don't.
+template <class Path>
+void check_template_syntax(const boost::json::object& params, const Path& make_path,
                            problems& out,
                            const std::function<void(const reference&, const std::string&)>& f) {
-  for (const auto& kv : params)
+  std::string path;
+  for (const auto& kv : params) {
+    if (!has_expression(kv.value()))
+      continue;
+    if (path.empty())
+      path = make_path();
     for_each_string(kv.value(), path_key(path, kv.key()),
                     [&](std::string_view s, const std::string& p) {
                       if (s.find("${") == std::string_view::npos)
@@ -52,6 +71,7 @@ void check_template_syntax(const boost::json::object& params, const std::string&
                           if (part.is_reference)
                             f(part.ref, p);
                     });
+  }
 }
 
 const boost::json::value* param(const workflow_task& t, std::string_view key) {
@@ -196,7 +216,6 @@ void check_rules(const workflow_task& t, const std::string& path, problems& out)
   else if (t.task_reference_name == "workflow")
     out.push_back({path_key(path, "taskReferenceName"),
                    "\"workflow\" is reserved for ${workflow.…} expressions"});
-  auto in = path_key(path, "inputParameters");
   switch (t.type) {
     case task_type::switch_: check_switch(t, path, out); break;
     case task_type::fork_join:
@@ -246,15 +265,15 @@ void check_rules(const workflow_task& t, const std::string& path, problems& out)
     case task_type::http: check_http(t, path, out); break;
     case task_type::set_variable:
       if (t.input_parameters.empty())
-        out.push_back({in, "expected at least one variable to set"});
+        out.push_back({path_key(path, "inputParameters"), "expected at least one variable to set"});
       break;
     case task_type::terminate: check_terminate(t, path, out); break;
     case task_type::json_transform:
       if (const auto* mapping = param(t, "mapping"))
-        check_mapping(*mapping, path_key(in, "mapping"),
+        check_mapping(*mapping, path_key(path_key(path, "inputParameters"), "mapping"),
                       [&](const std::string& p, const std::string& m) { out.push_back({p, m}); });
       else
-        out.push_back({path_key(in, "mapping"),
+        out.push_back({path_key(path_key(path, "inputParameters"), "mapping"),
                        "missing required field (expected an object describing the output)"});
       break;
     default: break;
@@ -274,9 +293,10 @@ class validator {
     collect(def_.tasks, tasks_path);
     block(def_.tasks, tasks_path);
     // Workflow output may read any task: by the end, every task has had its chance.
-    check_template_syntax(def_.output_parameters, path_key(root_, "outputParameters"), out_,
+    check_template_syntax(def_.output_parameters,
+                          [&] { return path_key(root_, "outputParameters"); }, out_,
                           [&](const reference& r, const std::string& p) {
-                            if (!r.task_ref.empty() && first_path_.count(r.task_ref) == 0)
+                            if (!r.task_ref.empty() && known_.count(r.task_ref) == 0)
                               out_.push_back({p, "unknown task reference " + quoted(r.task_ref)});
                           });
     if (!def_.failure_workflow.empty() && def_.failure_workflow == def_.name)
@@ -290,11 +310,36 @@ class validator {
   const workflow_def& def_;
   const std::string& root_;
   problems& out_;
-  std::map<std::string, std::string, std::less<>> first_path_;
-  std::vector<std::string_view> visible_;
+  std::set<std::string_view, std::less<>> known_;
+  std::map<std::string_view, std::string, std::less<>> first_path_;
+  std::vector<std::string_view> visible_;  // in order, so scopes can be unwound
+  std::map<std::string_view, int, std::less<>> visible_count_;
   int loop_depth_ = 0;
 
+  void show(std::string_view ref) {
+    visible_.push_back(ref);
+    ++visible_count_[ref];
+  }
+
+  void unwind(std::size_t mark) {
+    for (std::size_t i = mark; i < visible_.size(); ++i)
+      --visible_count_[visible_[i]];
+    visible_.resize(mark);
+  }
+
+  // Every reference name; paths are worked out only when one repeats.
   void collect(const std::vector<workflow_task>& ts, const std::string& path) {
+    std::vector<const workflow_task*> all;
+    def_index::subtree(ts, all);
+    bool repeated = false;
+    for (const auto* t : all)
+      if (!t->task_reference_name.empty())
+        repeated |= !known_.insert(t->task_reference_name).second;
+    if (repeated)
+      report_duplicates(ts, path);
+  }
+
+  void report_duplicates(const std::vector<workflow_task>& ts, const std::string& path) {
     for (std::size_t i = 0; i < ts.size(); ++i) {
       const auto& t = ts[i];
       auto p = path_index(path, i);
@@ -306,7 +351,7 @@ class validator {
                                       + " (first used at " + it->second + ")"});
       }
       for_each_child_block(t, p, [&](const std::vector<workflow_task>& child,
-                                     const std::string& cp) { collect(child, cp); });
+                                     const std::string& cp) { report_duplicates(child, cp); });
     }
   }
 
@@ -314,10 +359,12 @@ class validator {
   static void for_each_child_block(const workflow_task& t, const std::string& p, F&& f) {
     for (const auto& c : t.decision_cases)
       f(c.tasks, path_key(path_key(p, "decisionCases"), c.value));
-    f(t.default_case, path_key(p, "defaultCase"));
+    if (!t.default_case.empty())
+      f(t.default_case, path_key(p, "defaultCase"));
     for (std::size_t b = 0; b < t.fork_tasks.size(); ++b)
       f(t.fork_tasks[b], path_index(path_key(p, "forkTasks"), b));
-    f(t.loop_over, path_key(p, "loopOver"));
+    if (!t.loop_over.empty())
+      f(t.loop_over, path_key(p, "loopOver"));
   }
 
   void block(const std::vector<workflow_task>& ts, const std::string& path) {
@@ -335,17 +382,18 @@ class validator {
   }
 
   bool visible(std::string_view ref) const {
-    return std::find(visible_.begin(), visible_.end(), ref) != visible_.end();
+    auto it = visible_count_.find(ref);
+    return it != visible_count_.end() && it->second > 0;
   }
 
   void task(const workflow_task& t, const std::string& p, const workflow_task* prev,
             const workflow_task* next) {
     check_rules(t, p, out_);
-    check_template_syntax(t.input_parameters, path_key(p, "inputParameters"), out_,
+    check_template_syntax(t.input_parameters, [&] { return path_key(p, "inputParameters"); }, out_,
                           [&](const reference& r, const std::string& fp) {
                             if (r.task_ref.empty())
                               return;
-                            if (first_path_.count(r.task_ref) == 0)
+                            if (known_.count(r.task_ref) == 0)
                               out_.push_back({fp, "unknown task reference " + quoted(r.task_ref)});
                             else if (!visible(r.task_ref))
                               out_.push_back({fp, "task reference " + quoted(r.task_ref)
@@ -362,7 +410,7 @@ class validator {
         && (!t.sub_workflow_version || *t.sub_workflow_version == def_.version))
       out_.push_back({path_key(path_key(p, "subWorkflowParam"), "name"),
                       "workflow " + quoted(def_.name) + " would start itself (cyclic)"});
-    visible_.push_back(t.task_reference_name);
+    show(t.task_reference_name);
     if (t.type == task_type::do_while) {
       ++loop_depth_;
       block(t.loop_over, path_key(p, "loopOver"));
@@ -377,9 +425,10 @@ class validator {
       block(child, cp);
       added.insert(added.end(), visible_.begin() + static_cast<std::ptrdiff_t>(mark),
                    visible_.end());
-      visible_.resize(mark);
+      unwind(mark);
     });
-    visible_.insert(visible_.end(), added.begin(), added.end());
+    for (auto ref : added)
+      show(ref);
   }
 
   static void branch_refs(const std::vector<workflow_task>& ts,
@@ -486,7 +535,8 @@ problems validate_dynamic_task(const workflow_task& t, const std::string& path) 
     return out;
   }
   check_rules(t, path, out);
-  check_template_syntax(t.input_parameters, path_key(path, "inputParameters"), out, nullptr);
+  check_template_syntax(t.input_parameters, [&] { return path_key(path, "inputParameters"); }, out,
+                        nullptr);
   return out;
 }
 

@@ -110,7 +110,9 @@ CAF_TEST(defaults follow conductor except for unregistered tasks) {
   auto u = task_def::unregistered("t");
   CAF_CHECK_EQUAL(u.retry_count, 0);
   CAF_CHECK_EQUAL(u.timeout_seconds, 0);
-  CAF_CHECK_EQUAL(queue_of(workflow_task{"t", "r"}, &u), "t");
+  workflow_task wt;
+  wt.name = "t";
+  CAF_CHECK_EQUAL(queue_of(wt, &u), "t");
 }
 
 CAF_TEST(counts accept integral numbers only) {
