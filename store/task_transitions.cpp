@@ -98,6 +98,97 @@ caf::error stale(const char* what, size_t want, int64_t got) {
                                    + " rows, the locked rows gave " + std::to_string(got));
 }
 
+
+void add_wakes(pipeline& p, std::vector<decider_wake> wakes) {
+  std::stable_sort(wakes.begin(), wakes.end(),
+                   [](const auto& a, const auto& b) { return a.workflow < b.workflow; });
+  // One row per workflow: an upsert cannot touch the same row twice in one statement.
+  wakes.erase(std::unique(wakes.begin(), wakes.end(),
+                          [](const auto& a, const auto& b) { return a.workflow == b.workflow; }),
+              wakes.end());
+  std::vector<std::string> wfs, nss, reasons;
+  std::vector<int64_t> shards;
+  for (const auto& w : wakes) {
+    wfs.push_back(w.workflow.str());
+    nss.push_back(w.ns.str());
+    shards.push_back(w.shard);
+    reasons.push_back(w.reason);
+  }
+  p.add(wake_deciders,
+        params::of(text_array(wfs), text_array(nss), int_array(shards), text_array(reasons)));
+}
+
+void add_removals(pipeline& p, const std::vector<queue_removal>& removals) {
+  std::vector<std::string> qns, tids, expired;
+  std::vector<std::optional<std::string>> toks;
+  for (const auto& r : removals) {
+    qns.push_back(r.queue);
+    tids.push_back(r.task.str());
+    toks.push_back(r.token ? std::optional<std::string>{r.token->str()} : std::nullopt);
+    expired.emplace_back(r.expired_only ? "t" : "f");
+  }
+  p.add(remove_queue_rows,
+        params::of(text_array(qns), text_array(tids), text_array(toks), text_array(expired)));
+}
+
+void add_inserts(pipeline& p, const std::vector<queue_insert>& inserts) {
+  std::vector<int64_t> shards;
+  for (const auto& i : inserts)
+    shards.push_back(i.shard);
+  p.add(enqueue_delayed, params::of(ids_array(inserts, [](const auto& i) { return i.workflow; }),
+                                    ids_array(inserts, [](const auto& i) { return i.task; }),
+                                    int_array(shards)));
+}
+
+/// The status change, then the timer cancel (both per task).
+void add_finishes(pipeline& p, const std::vector<task_finish>& finishes) {
+  std::vector<std::string> from, to, sched;
+  std::vector<std::optional<json_text>> outs;
+  std::vector<std::optional<std::string>> reasons;
+  for (const auto& f : finishes) {
+    from.emplace_back(f.from_status);
+    to.emplace_back(f.to_status);
+    outs.push_back(f.output);
+    reasons.push_back(f.reason);
+    sched.push_back(f.scheduled_at);
+  }
+  auto tids = ids_array(finishes, [](const auto& f) { return f.task; });
+  p.add(finish_tasks, params::of(ids_array(finishes, [](const auto& f) { return f.workflow; }),
+                                 tids, text_array(from), text_array(to), json_array(outs),
+                                 text_array(reasons)));
+  p.add(cancel_timers, params::of(tids, text_array(sched)));
+}
+
+/// Events per workflow, in ascending workflow id: the order the execution rows are locked.
+std::map<std::string, int64_t> seq_counts(const std::vector<event_draft>& events) {
+  std::map<std::string, int64_t> counts;
+  for (const auto& e : events)
+    ++counts[e.workflow.str()];
+  return counts;
+}
+
+void add_seq_bumps(pipeline& p, const std::map<std::string, int64_t>& counts) {
+  for (const auto& [wf, n] : counts)
+    p.add(bump_seq, params::of(wf, n));
+}
+
+/// The seq of each event from the bumps' results (`rs[at …]`, one per workflow).
+caf::expected<std::vector<int64_t>> seqs_of(const std::vector<event_draft>& events,
+                                            const std::map<std::string, int64_t>& counts,
+                                            const std::vector<result>& rs, size_t at) {
+  std::map<std::string, int64_t> next; // first seq still free per workflow
+  for (const auto& [wf, n] : counts) {
+    const auto& r = rs[at++];
+    if (r.rows() != 1)
+      return make_error(errc::not_found, "workflow " + wf + ": no execution row to append events to");
+    next[wf] = r.i64(0, 0) - n + 1;
+  }
+  std::vector<int64_t> seqs(events.size());
+  for (size_t k = 0; k < events.size(); ++k)
+    seqs[k] = next[events[k].workflow.str()]++;
+  return seqs;
+}
+
 } // namespace
 
 std::optional<array_literal> shard_filter(const std::vector<shard_id>& shards) {
@@ -111,29 +202,15 @@ std::optional<array_literal> shard_filter(const std::vector<shard_id>& shards) {
 
 caf::expected<std::vector<int64_t>> allocate_seqs(connection& conn,
                                                   const std::vector<event_draft>& events) {
-  std::map<std::string, int64_t> counts; // ordered: locks in ascending workflow id
-  for (const auto& e : events)
-    ++counts[e.workflow.str()];
-  std::vector<int64_t> seqs(events.size());
+  auto counts = seq_counts(events);
   if (counts.empty())
-    return seqs;
+    return std::vector<int64_t>{};
   pipeline p{conn};
-  for (const auto& [wf, n] : counts)
-    p.add(bump_seq, params::of(wf, n));
+  add_seq_bumps(p, counts);
   auto rs = p.run();
   if (!rs)
     return std::move(rs.error());
-  std::map<std::string, int64_t> next; // first seq still free per workflow
-  size_t i = 0;
-  for (const auto& [wf, n] : counts) {
-    const auto& r = (*rs)[i++];
-    if (r.rows() != 1)
-      return make_error(errc::not_found, "workflow " + wf + ": no execution row to append events to");
-    next[wf] = r.i64(0, 0) - n + 1;
-  }
-  for (size_t k = 0; k < events.size(); ++k)
-    seqs[k] = next[events[k].workflow.str()]++;
-  return seqs;
+  return seqs_of(events, counts, *rs, 0);
 }
 
 void add_events(pipeline& p, const std::vector<event_draft>& events,
@@ -159,87 +236,40 @@ void add_events(pipeline& p, const std::vector<event_draft>& events,
 }
 
 caf::expected<void> apply_transition(connection& conn, const transition_plan& plan) {
-  // 1. "DecideQueues" first (I2 and the lock order).
+  // Round trip 1, in lock order: "DecideQueues" (I2), the execution rows (seq allocation,
+  // I8), then the queue rows (the lease re-check, I5, and delayed enqueues).
+  pipeline locks{conn};
+  size_t at = 0;
   if (!plan.wakes.empty()) {
-    auto wakes = plan.wakes;
-    std::stable_sort(wakes.begin(), wakes.end(),
-                     [](const auto& a, const auto& b) { return a.workflow < b.workflow; });
-    // One row per workflow: an upsert cannot touch the same row twice in one statement.
-    wakes.erase(std::unique(wakes.begin(), wakes.end(),
-                            [](const auto& a, const auto& b) { return a.workflow == b.workflow; }),
-                wakes.end());
-    std::vector<std::string> wfs, nss, reasons;
-    std::vector<int64_t> shards;
-    for (const auto& w : wakes) {
-      wfs.push_back(w.workflow.str());
-      nss.push_back(w.ns.str());
-      shards.push_back(w.shard);
-      reasons.push_back(w.reason);
-    }
-    if (auto r = conn.run(wake_deciders, params::of(text_array(wfs), text_array(nss),
-                                                    int_array(shards), text_array(reasons)));
-        !r)
-      return std::move(r.error());
+    add_wakes(locks, plan.wakes);
+    ++at;
   }
-  // 2. Seq allocation under the execution rows' locks.
-  auto seqs = allocate_seqs(conn, plan.events);
-  if (!seqs)
-    return std::move(seqs.error());
-  // 3. Queue rows: the lease re-check (I5), then delayed enqueues.
-  pipeline queues{conn};
-  if (!plan.removals.empty()) {
-    std::vector<std::string> qns, tids;
-    std::vector<std::optional<std::string>> toks;
-    std::vector<std::string> expired;
-    for (const auto& r : plan.removals) {
-      qns.push_back(r.queue);
-      tids.push_back(r.task.str());
-      toks.push_back(r.token ? std::optional<std::string>{r.token->str()} : std::nullopt);
-      expired.emplace_back(r.expired_only ? "t" : "f");
-    }
-    queues.add(remove_queue_rows, params::of(text_array(qns), text_array(tids),
-                                             text_array(toks), text_array(expired)));
-  }
-  if (!plan.inserts.empty()) {
-    std::vector<int64_t> shards;
-    for (const auto& i : plan.inserts)
-      shards.push_back(i.shard);
-    queues.add(enqueue_delayed,
-               params::of(ids_array(plan.inserts, [](const auto& i) { return i.workflow; }),
-                          ids_array(plan.inserts, [](const auto& i) { return i.task; }),
-                          int_array(shards)));
-  }
-  if (queues.size() > 0) {
-    auto rs = queues.run();
+  auto counts = seq_counts(plan.events);
+  add_seq_bumps(locks, counts);
+  if (!plan.removals.empty())
+    add_removals(locks, plan.removals);
+  if (!plan.inserts.empty())
+    add_inserts(locks, plan.inserts);
+  std::vector<int64_t> seqs;
+  if (locks.size() > 0) {
+    auto rs = locks.run();
     if (!rs)
       return std::move(rs.error());
-    size_t k = 0;
-    if (!plan.removals.empty() && (*rs)[k++].rows() != static_cast<int>(plan.removals.size()))
-      return stale("task_queue.remove", plan.removals.size(), (*rs)[k - 1].rows());
-    if (!plan.inserts.empty() && (*rs)[k].rows() != static_cast<int>(plan.inserts.size()))
-      return stale("task_queue.enqueue_delayed", plan.inserts.size(), (*rs)[k].rows());
+    auto s = seqs_of(plan.events, counts, *rs, at);
+    if (!s)
+      return std::move(s.error());
+    seqs = std::move(*s);
+    at += counts.size();
+    if (!plan.removals.empty() && (*rs)[at++].rows() != static_cast<int>(plan.removals.size()))
+      return stale("task_queue.remove", plan.removals.size(), (*rs)[at - 1].rows());
+    if (!plan.inserts.empty() && (*rs)[at].rows() != static_cast<int>(plan.inserts.size()))
+      return stale("task_queue.enqueue_delayed", plan.inserts.size(), (*rs)[at].rows());
   }
-  // 4. Task rows, their timers, then the events (one round trip).
+  // Round trip 2: the task rows, their timers, the events.
   pipeline rest{conn};
-  if (!plan.finishes.empty()) {
-    std::vector<std::string> from, to, sched;
-    std::vector<std::optional<json_text>> outs;
-    std::vector<std::optional<std::string>> reasons;
-    for (const auto& f : plan.finishes) {
-      from.emplace_back(f.from_status);
-      to.emplace_back(f.to_status);
-      outs.push_back(f.output);
-      reasons.push_back(f.reason);
-      sched.push_back(f.scheduled_at);
-    }
-    auto tids = ids_array(plan.finishes, [](const auto& f) { return f.task; });
-    rest.add(finish_tasks,
-             params::of(ids_array(plan.finishes, [](const auto& f) { return f.workflow; }), tids,
-                        text_array(from), text_array(to), json_array(outs),
-                        text_array(reasons)));
-    rest.add(cancel_timers, params::of(tids, text_array(sched)));
-  }
-  add_events(rest, plan.events, *seqs);
+  if (!plan.finishes.empty())
+    add_finishes(rest, plan.finishes);
+  add_events(rest, plan.events, seqs);
   if (rest.size() == 0)
     return {};
   auto rs = rest.run();
