@@ -14,6 +14,26 @@ using namespace nf::store;
 
 namespace {
 
+/// A lease on its own connection and thread: the second leaser of a race.
+struct other_leaser {
+  connection conn;
+  std::atomic<bool> done{false};
+  caf::expected<std::vector<leased_task>> got{std::vector<leased_task>{}};
+  std::thread th;
+
+  other_leaser(const test::test_database& db, lease_request r) : conn{db.connect()} {
+    th = std::thread{[this, r] {
+      got = lease_tasks(conn, r);
+      done = true;
+    }};
+  }
+  ~other_leaser() {
+    if (th.joinable())
+      th.join();
+  }
+  void join() { th.join(); }
+};
+
 struct fixture : test::worker_fixture {
   fixture() : worker_fixture("lease") {}
 
@@ -34,30 +54,31 @@ struct fixture : test::worker_fixture {
       insert_task(insert_workflow(), "t" + std::to_string(i), queue);
   }
 
+  /// Leases `first` in a transaction left open, runs `second` on another connection
+  /// meanwhile, and checks whether it had to wait for the first to commit.
+  std::pair<std::vector<leased_task>, std::vector<leased_task>>
+  race(const lease_request& first, const lease_request& second, bool second_waits) {
+    auto mine = db.connect();
+    transaction tx{mine};
+    CAF_REQUIRE(tx.begin());
+    auto a = lease_batches(tx, {first}); // uncommitted: its rows and locks stay held
+    CAF_REQUIRE(a);
+    other_leaser other{db, second};
+    bool blocked = wait_until_blocked(other.conn.backend_pid(), [&] { return other.done.load(); });
+    CAF_CHECK_EQUAL(blocked, second_waits);
+    if (blocked)
+      CAF_REQUIRE(tx.commit());
+    other.join();
+    if (!blocked)
+      CAF_REQUIRE(tx.commit());
+    CAF_REQUIRE(other.got);
+    return {std::move((*a)[0]), std::move(*other.got)};
+  }
+
   int64_t leased_rows(const std::string& queue) {
     return count(R"(SELECT count(*) FROM "TaskQueues" WHERE "queueName" = $1 AND "leaseToken" IS NOT NULL)",
                  params::of(queue));
   }
-};
-
-/// Runs `fn` on its own connection and thread: the second leaser of a race.
-struct other_leaser {
-  connection conn;
-  std::atomic<bool> done{false};
-  caf::expected<std::vector<leased_task>> got{std::vector<leased_task>{}};
-  std::thread th;
-
-  other_leaser(const test::test_database& db, lease_request r) : conn{db.connect()} {
-    th = std::thread{[this, r] {
-      got = lease_tasks(conn, r);
-      done = true;
-    }};
-  }
-  ~other_leaser() {
-    if (th.joinable())
-      th.join();
-  }
-  void join() { th.join(); }
 };
 
 } // namespace
@@ -156,26 +177,13 @@ CAF_TEST(several queues lease in one transaction and each request gets its own a
 
 CAF_TEST(a concurrent leaser skips rows another lease holds and never blocks on them) {
   fill("qc", 4);
-  auto mine = db.connect();
-  transaction tx{mine};
-  CAF_REQUIRE(tx.begin());
-  auto first = lease_batches(tx, {req("qc", 2)}); // uncommitted: its rows stay locked
-  CAF_REQUIRE(first);
-  CAF_REQUIRE_EQUAL((*first)[0].size(), 2u);
-  other_leaser other{db, req("qc", 4)};
-  bool blocked = wait_until_blocked(other.conn.backend_pid(), [&] { return other.done.load(); });
-  CAF_CHECK(!blocked);
-  if (blocked)
-    CAF_REQUIRE(tx.commit()); // let it finish so the failure is reported, not a hang
-  other.join();
-  if (!blocked)
-    CAF_REQUIRE(tx.commit());
-  CAF_REQUIRE(other.got);
-  CAF_REQUIRE_EQUAL(other.got->size(), 2u);
+  auto [first, second] = race(req("qc", 2), req("qc", 4), false);
+  CAF_REQUIRE_EQUAL(first.size(), 2u);
+  CAF_REQUIRE_EQUAL(second.size(), 2u);
   std::set<task_id> all;
-  for (const auto& t : (*first)[0])
+  for (const auto& t : first)
     all.insert(t.task);
-  for (const auto& t : *other.got)
+  for (const auto& t : second)
     all.insert(t.task);
   CAF_CHECK_EQUAL(all.size(), 4u);
 }
@@ -229,20 +237,11 @@ CAF_TEST(the concurrency limit holds against a concurrent leaser) {
     r.concurrency_limit = 3;
     return r;
   };
-  auto mine = db.connect();
-  transaction tx{mine};
-  CAF_REQUIRE(tx.begin());
-  auto first = lease_batches(tx, {limited(2)});
-  CAF_REQUIRE(first);
-  CAF_CHECK_EQUAL((*first)[0].size(), 2u);
   // The second leaser must wait for the first (it cannot count uncommitted leases), then
   // see them: 3 - 2 = 1.
-  other_leaser other{db, limited(5)};
-  CAF_CHECK(wait_until_blocked(other.conn.backend_pid(), [&] { return other.done.load(); }));
-  CAF_REQUIRE(tx.commit());
-  other.join();
-  CAF_REQUIRE(other.got);
-  CAF_CHECK_EQUAL(other.got->size(), 1u);
+  auto [first, second] = race(limited(2), limited(5), true);
+  CAF_CHECK_EQUAL(first.size(), 2u);
+  CAF_CHECK_EQUAL(second.size(), 1u);
   CAF_CHECK_EQUAL(leased_rows("qk"), 3);
   auto full = lease_tasks(conn, limited(5));
   CAF_REQUIRE(full);
@@ -263,18 +262,9 @@ CAF_TEST(the rate limit holds against a concurrent leaser and restarts with the 
     r.rate = rate_limit{default_namespace, "qrl", 4, 3600};
     return r;
   };
-  auto mine = db.connect();
-  transaction tx{mine};
-  CAF_REQUIRE(tx.begin());
-  auto first = lease_batches(tx, {limited(3)});
-  CAF_REQUIRE(first);
-  CAF_CHECK_EQUAL((*first)[0].size(), 3u);
-  other_leaser other{db, limited(5)};
-  CAF_CHECK(wait_until_blocked(other.conn.backend_pid(), [&] { return other.done.load(); }));
-  CAF_REQUIRE(tx.commit());
-  other.join();
-  CAF_REQUIRE(other.got);
-  CAF_CHECK_EQUAL(other.got->size(), 1u);
+  auto [first, second] = race(limited(3), limited(5), true);
+  CAF_CHECK_EQUAL(first.size(), 3u);
+  CAF_CHECK_EQUAL(second.size(), 1u);
   auto none = lease_tasks(conn, limited(5));
   CAF_REQUIRE(none);
   CAF_CHECK(none->empty());
