@@ -81,6 +81,17 @@ outbox_event read_event(const result& r, int i) {
   return e;
 }
 
+/// Runs an UPDATE over `"id" = ANY($1)`; returns the rows it changed.
+caf::expected<int64_t> update_by_ids(connection& conn, const statement& st,
+                                     const std::vector<int64_t>& ids) {
+  if (ids.empty())
+    return 0;
+  auto r = conn.run(st, params::of(int_array(ids)));
+  if (!r)
+    return std::move(r.error());
+  return r->affected();
+}
+
 caf::error out_of_range(const std::string& field, const std::string& expected, int64_t got) {
   return make_error(errc::invalid, field + ": expected " + expected + ", got " + std::to_string(got));
 }
@@ -103,12 +114,7 @@ caf::expected<std::vector<outbox_event>> claim_outbox(connection& conn, const ou
 }
 
 caf::expected<int64_t> mark_published(connection& conn, const std::vector<int64_t>& ids) {
-  if (ids.empty())
-    return 0;
-  auto r = conn.run(publish, params::of(int_array(ids)));
-  if (!r)
-    return std::move(r.error());
-  return r->affected();
+  return update_by_ids(conn, publish, ids);
 }
 
 caf::expected<std::vector<failure_outcome>>
@@ -163,12 +169,7 @@ list_dead_letters(connection& conn, const std::optional<dead_letter_cursor>& aft
 }
 
 caf::expected<int64_t> replay_dead_letters(connection& conn, const std::vector<int64_t>& ids) {
-  if (ids.empty())
-    return 0;
-  auto r = conn.run(replay, params::of(int_array(ids)));
-  if (!r)
-    return std::move(r.error());
-  return r->affected();
+  return update_by_ids(conn, replay, ids);
 }
 
 caf::expected<int64_t> replay_all_dead_letters(connection& conn, int batch) {
