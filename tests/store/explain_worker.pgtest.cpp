@@ -49,6 +49,15 @@ const boost::json::object* find_subplan(const boost::json::object& node, const s
   return nullptr;
 }
 
+/// The scans under the plan's "CTE c" (the claim), failing the test when there is none.
+scans claim_scans(const boost::json::object& plan, bool skip_initplans) {
+  scans out;
+  const auto* cte = find_subplan(plan, "CTE c");
+  CAF_REQUIRE(cte != nullptr);
+  collect(*cte, skip_initplans, out);
+  return out;
+}
+
 struct fixture : test::worker_fixture {
   fixture() : worker_fixture("explain_worker") {
     // The repositories' statements are generic plans in production (prepared once per
@@ -92,10 +101,7 @@ CAF_TEST(the dequeue claim scans the dequeue index of exactly one queue partitio
     partition = partition.substr(1, partition.size() - 2);
   CAF_REQUIRE(!partition.empty());
   auto plan = explain(R"(EXECUTE "lease.claim_batch"('queue7', 10, 300, 'w', NULL))");
-  const auto* cte = find_subplan(plan, "CTE c");
-  CAF_REQUIRE(cte != nullptr);
-  scans dequeue;
-  collect(*cte, true, dequeue);
+  auto dequeue = claim_scans(plan, true);
   CAF_CHECK_EQUAL(dequeue.by_relation.size(), 1u);
   CAF_REQUIRE_EQUAL(dequeue.by_relation.count(partition), 1u);
   CAF_CHECK((dequeue.by_relation[partition] == std::set<std::string>{partition + "_dequeue_idx"}));
@@ -151,10 +157,7 @@ CAF_TEST(the timer claim scans only the due timer partitions) {
   CAF_REQUIRE_GREATER(count(R"(SELECT count(*) FROM pg_inherits WHERE inhparent = '"Timers"'::regclass)"),
                       49 + 40);
   auto plan = explain(R"(EXECUTE "timer.claim_due"(48, NULL, 100))");
-  const auto* cte = find_subplan(plan, "CTE c");
-  CAF_REQUIRE(cte != nullptr);
-  scans claim;
-  collect(*cte, false, claim);
+  auto claim = claim_scans(plan, false);
   CAF_CHECK_EQUAL(claim.by_relation.size(), 49u);
   CAF_CHECK_EQUAL(claim.by_relation.count("Timers_default"), 0u);
   for (const auto& [rel, indexes] : claim.by_relation) {
