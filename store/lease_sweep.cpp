@@ -13,7 +13,7 @@ namespace {
 // §4.4's sweep scan (each partition a range scan on its lease index), but WITHOUT a lock:
 // the queue rows come third in the lock order, so they are locked (and re-checked)
 // by apply_transition after the "DecideQueues" and execution rows.
-const statement read_expired{"lease.read_expired", R"(
+constexpr statement read_expired{"lease.read_expired", R"(
 SELECT q."queueName", q."taskId", q."workflowId", q."leaseToken", q."shard",
        t."namespaceId", t."status"::text, t."refName", t."scheduledAt", t."attempt"
   FROM (SELECT "queueName", "taskId", "workflowId", "leaseToken", "shard" FROM "TaskQueues"

@@ -14,7 +14,7 @@ namespace {
   R"(o."id", o."eventId", o."shard", o."namespaceId", o."workflowId", o."eventType", o."payload"::text, o."attempts", o."lastError")"
 
 // §4.6: both IS NULL terms keep the claim on the partial deliverable index.
-const statement claim{"outbox.claim", R"(
+constexpr statement claim{"outbox.claim", R"(
 WITH c AS (
   SELECT "id" FROM "OutboxEvents"
    WHERE "publishedAt" IS NULL AND "deadLetteredAt" IS NULL AND "nextAttemptAt" <= now()
@@ -24,13 +24,13 @@ UPDATE "OutboxEvents" o SET "nextAttemptAt" = now() + make_interval(secs => $3::
   FROM c WHERE o."id" = c."id"
 RETURNING )" NF_OUTBOX_COLUMNS};
 
-const statement publish{"outbox.publish", R"(
+constexpr statement publish{"outbox.publish", R"(
 UPDATE "OutboxEvents" SET "publishedAt" = now()
  WHERE "id" = ANY($1::bigint[]) AND "publishedAt" IS NULL)"};
 
 // $3 base ms, $4 max ms, $5 jitter, $6 max attempts. The wait doubles per failure; the
 // exponent is capped so power() stays finite.
-const statement fail{"outbox.record_failure", R"(
+constexpr statement fail{"outbox.record_failure", R"(
 UPDATE "OutboxEvents" o
    SET "attempts" = o."attempts" + 1, "lastError" = u.err,
        "nextAttemptAt" = CASE WHEN o."attempts" + 1 >= $6::int THEN o."nextAttemptAt"
@@ -45,18 +45,18 @@ RETURNING o."id", o."attempts", o."deadLetteredAt" IS NOT NULL,
                THEN GREATEST(0, extract(epoch FROM o."nextAttemptAt" - now()) * 1000)::bigint
                ELSE 0 END)"};
 
-const statement dead_letters{"outbox.dead_letters", R"(
+constexpr statement dead_letters{"outbox.dead_letters", R"(
 SELECT )" NF_OUTBOX_COLUMNS R"(, o."deadLetteredAt" FROM "OutboxEvents" o
  WHERE o."deadLetteredAt" IS NOT NULL
    AND ($1::timestamptz IS NULL OR (o."deadLetteredAt", o."id") > ($1::timestamptz, $2::bigint))
  ORDER BY o."deadLetteredAt", o."id" LIMIT $3)"};
 
 // Same "eventId": a replay is a redelivery, and consumers dedupe on it.
-const statement replay{"outbox.replay", R"(
+constexpr statement replay{"outbox.replay", R"(
 UPDATE "OutboxEvents" SET "deadLetteredAt" = NULL, "attempts" = 0, "nextAttemptAt" = now()
  WHERE "id" = ANY($1::bigint[]) AND "deadLetteredAt" IS NOT NULL)"};
 
-const statement replay_before{"outbox.replay_before", R"(
+constexpr statement replay_before{"outbox.replay_before", R"(
 WITH c AS (
   SELECT "id" FROM "OutboxEvents"
    WHERE "deadLetteredAt" IS NOT NULL AND "deadLetteredAt" <= $1::timestamptz
@@ -64,7 +64,7 @@ WITH c AS (
 UPDATE "OutboxEvents" o SET "deadLetteredAt" = NULL, "attempts" = 0, "nextAttemptAt" = now()
   FROM c WHERE o."id" = c."id")"};
 
-const statement server_now{"outbox.now", "SELECT now()"};
+constexpr statement server_now{"outbox.now", "SELECT now()"};
 
 outbox_event read_event(const result& r, int i) {
   outbox_event e;

@@ -21,10 +21,10 @@ constexpr int max_batch = 1000;
 // Serialises lessors of one queue while it has a concurrency limit, so "count leased,
 // then lease" cannot overshoot. Its own statement: the claim that follows takes a fresh
 // snapshot and so counts every lease committed before this lock was granted.
-const statement lock_queue{"lease.lock_queue", R"(
+constexpr statement lock_queue{"lease.lock_queue", R"(
 SELECT pg_advisory_xact_lock(hashtextextended('nf.lease:' || $1::text, 0)))"};
 
-const statement count_leased{"lease.count_leased", R"(
+constexpr statement count_leased{"lease.count_leased", R"(
 SELECT count(*) FROM "TaskQueues" WHERE "queueName" = $1 AND "leaseExpiresAt" IS NOT NULL)"};
 
 // §4.4. $5 = concurrency limit (NULL = none): the LIMIT leaves room for the leases
@@ -32,7 +32,7 @@ SELECT count(*) FROM "TaskQueues" WHERE "queueName" = $1 AND "leaseExpiresAt" IS
 // UPDATE repeats "queueName" so it prunes too. The lateral read of the task row takes no
 // lock: the claimed queue rows are locked, and every writer that changes a queued task
 // deletes its queue row first.
-const statement claim{"lease.claim_batch", R"(
+constexpr statement claim{"lease.claim_batch", R"(
 WITH c AS (
   SELECT "queueName", "id" FROM "TaskQueues"
    WHERE "queueName" = $1 AND "leaseExpiresAt" IS NULL
@@ -62,11 +62,11 @@ SELECT q."id", q."taskId", q."workflowId", q."taskType"::text, q."shard", q."lea
  ORDER BY q."priority" DESC, q."id")"};
 
 // A queue row whose task is gone or no longer SCHEDULED is stale: dropped, never leased.
-const statement drop_stale{"lease.drop_stale", R"(
+constexpr statement drop_stale{"lease.drop_stale", R"(
 DELETE FROM "TaskQueues" q USING unnest($1::text[], $2::bigint[]) AS u(qn, id)
  WHERE q."queueName" = u.qn AND q."id" = u.id)"};
 
-const statement start_tasks{"lease.start_tasks", R"(
+constexpr statement start_tasks{"lease.start_tasks", R"(
 UPDATE "TaskExecutions" t
    SET "status" = 'IN_PROGRESS', "startedAt" = now(), "workerId" = u.worker,
        "pollCount" = t."pollCount" + 1, "updatedAt" = now()
@@ -74,12 +74,12 @@ UPDATE "TaskExecutions" t
  WHERE t."workflowId" = u.wf AND t."id" = u.tid AND t."status" = 'SCHEDULED'
 RETURNING t."id")"};
 
-const statement policy{"lease.load_policy", R"(
+constexpr statement policy{"lease.load_policy", R"(
 SELECT "responseTimeoutSeconds", "timeoutSeconds", "concurrentExecLimit",
        "rateLimitPerFrequency", "rateLimitFrequencyInSeconds"
   FROM "TaskDefinitions" WHERE "namespaceId" = $1 AND "name" = $2)"};
 
-const statement extend{"lease.heartbeat", R"(
+constexpr statement extend{"lease.heartbeat", R"(
 UPDATE "TaskQueues" q SET "leaseExpiresAt" = now() + make_interval(secs => u.secs)
   FROM unnest($1::uuid[], $2::uuid[], $3::uuid[], $4::int[]) WITH ORDINALITY AS u(wf, tid, tok, secs, ord)
   JOIN LATERAL (SELECT te."queueName" FROM "TaskExecutions" te

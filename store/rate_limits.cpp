@@ -5,7 +5,7 @@ namespace nf::store {
 namespace {
 
 // Schema §0010, verbatim: PG 18's RETURNING old/new says what this lease took.
-const statement grant{"rate_limit.grant", R"(
+constexpr statement grant{"rate_limit.grant", R"(
 INSERT INTO "RateLimitBuckets" AS r ("namespaceId", "taskDefName", "windowStart", "count")
 VALUES ($1, $2, now(), LEAST($5::int, $3::int))
 ON CONFLICT ("namespaceId", "taskDefName") DO UPDATE SET
@@ -17,7 +17,7 @@ ON CONFLICT ("namespaceId", "taskDefName") DO UPDATE SET
   "updatedAt"   = now()
 RETURNING new."count" - CASE WHEN old."windowStart" = new."windowStart" THEN old."count" ELSE 0 END)"};
 
-const statement give_back{"rate_limit.give_back", R"(
+constexpr statement give_back{"rate_limit.give_back", R"(
 UPDATE "RateLimitBuckets" SET "count" = GREATEST(0, "count" - $3), "updatedAt" = now()
  WHERE "namespaceId" = $1 AND "taskDefName" = $2)"};
 

@@ -13,7 +13,7 @@ namespace {
 // wait, then insert a fresh row once the decider deleted its claimed one. Rows go in
 // ascending workflow id so two batches lock in the same order. "enqueuedAt" is left
 // alone: a re-enqueued workflow keeps its place in line.
-const statement wake_deciders{"decide_queue.wake", R"(
+constexpr statement wake_deciders{"decide_queue.wake", R"(
 INSERT INTO "DecideQueues" ("workflowId", "namespaceId", "workflowStartedAt", "shard", "reason")
 SELECT u.wf, u.ns, uuid_extract_timestamp(u.wf), u.shard, u.reason
   FROM unnest($1::uuid[], $2::uuid[], $3::smallint[], $4::text[]) AS u(wf, ns, shard, reason)
@@ -21,13 +21,13 @@ SELECT u.wf, u.ns, uuid_extract_timestamp(u.wf), u.shard, u.reason
 ON CONFLICT ("workflowId") DO UPDATE SET "reason" = EXCLUDED."reason")"};
 
 // I8: seqs come from "lastSeq" under the execution row's lock, never from a clock (§4.1).
-const statement bump_seq{"workflow.bump_seq", R"(
+constexpr statement bump_seq{"workflow.bump_seq", R"(
 UPDATE "WorkflowExecutions" SET "lastSeq" = "lastSeq" + $2, "updatedAt" = now()
  WHERE "id" = $1 AND "startedAt" = uuid_extract_timestamp($1::uuid)
 RETURNING "lastSeq")"};
 
 // I5: the token read is re-checked under the row lock; NULL token = still unleased.
-const statement remove_queue_rows{"task_queue.remove", R"(
+constexpr statement remove_queue_rows{"task_queue.remove", R"(
 DELETE FROM "TaskQueues" q
  USING unnest($1::text[], $2::uuid[], $3::uuid[], $4::bool[]) AS u(qn, tid, tok, expired_only)
  WHERE q."queueName" = u.qn AND q."taskId" = u.tid
@@ -37,7 +37,7 @@ RETURNING q."taskId")"};
 
 // A delayed task enters its queue only if it is still SCHEDULED (read under this
 // statement's fresh snapshot, after the locks above were taken).
-const statement enqueue_delayed{"task_queue.enqueue_delayed", R"(
+constexpr statement enqueue_delayed{"task_queue.enqueue_delayed", R"(
 INSERT INTO "TaskQueues" ("queueName", "taskId", "workflowId", "taskType", "priority", "shard")
 SELECT t."queueName", t."id", t."workflowId", t."taskType", COALESCE(w."priority", 0), u.shard
   FROM unnest($1::uuid[], $2::uuid[], $3::smallint[]) AS u(wf, tid, shard)
@@ -52,7 +52,7 @@ ON CONFLICT ("queueName", "taskId") DO NOTHING
 RETURNING "taskId")"};
 
 // The status re-check (t."status" = u.from_st) runs on the latest row version.
-const statement finish_tasks{"task.finish", R"(
+constexpr statement finish_tasks{"task.finish", R"(
 UPDATE "TaskExecutions" t
    SET "status" = u.to_st::task_execution_status,
        "output" = COALESCE(u.out, t."output"),
@@ -68,7 +68,7 @@ RETURNING t."id")"};
 // being fired right now is locked by its claimer, which waits for our "DecideQueues" row;
 // waiting for it here would close that cycle. The "fireAt" bound prunes every partition
 // older than the earliest of these tasks' schedule times.
-const statement cancel_timers{"timer.cancel_for_tasks", R"(
+constexpr statement cancel_timers{"timer.cancel_for_tasks", R"(
 UPDATE "Timers" t SET "canceledAt" = now(), "claimedAt" = now()
   FROM (SELECT c."id", c."fireAt" FROM "Timers" c
          WHERE c."taskId" = ANY($1::uuid[]) AND c."claimedAt" IS NULL
@@ -77,7 +77,7 @@ UPDATE "Timers" t SET "canceledAt" = now(), "claimedAt" = now()
  WHERE t."id" = c."id" AND t."fireAt" = c."fireAt")"};
 
 // Every history event is also published (I7), in the same statement.
-const statement append_events{"workflow_event.append", R"(
+constexpr statement append_events{"workflow_event.append", R"(
 WITH u AS (
   SELECT * FROM unnest($1::uuid[], $2::bigint[], $3::uuid[], $4::text[], $5::uuid[], $6::text[],
                        $7::jsonb[], $8::smallint[])

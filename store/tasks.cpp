@@ -15,7 +15,7 @@ namespace {
 constexpr size_t max_batch = 1000;
 
 // The plan's read, without locks; apply_transition re-checks it under them.
-const statement read_leases{"task.read_leases", R"(
+constexpr statement read_leases{"task.read_leases", R"(
 SELECT t."namespaceId", t."refName", t."iteration", t."attempt", t."status"::text,
        t."queueName", t."scheduledAt", q."leaseToken", q."shard"
   FROM unnest($1::uuid[], $2::uuid[]) WITH ORDINALITY AS u(wf, tid, ord)

@@ -13,7 +13,7 @@ namespace nf::store {
 
 namespace {
 
-const statement arm{"timer.arm", R"(
+constexpr statement arm{"timer.arm", R"(
 INSERT INTO "Timers" ("fireAt", "shard", "kind", "workflowId", "workflowStartedAt", "taskId",
                       "leaseToken")
 SELECT now() + u.ms * interval '1 millisecond', u.shard, u.kind::timer_kind, u.wf,
@@ -24,7 +24,7 @@ SELECT now() + u.ms * interval '1 millisecond', u.shard, u.kind::timer_kind, u.w
 // §4.5: both "fireAt" bounds, in the claim and again on the outer UPDATE, so both prune to
 // the due partitions. The lateral reads take no lock: what they say is only a plan, which
 // apply_transition re-checks under the locks (I6).
-const statement claim_due{"timer.claim_due", R"(
+constexpr statement claim_due{"timer.claim_due", R"(
 WITH c AS (
   SELECT "id", "fireAt" FROM "Timers"
    WHERE "fireAt" <= now() AND "fireAt" >= now() - make_interval(hours => $1::int)
@@ -60,7 +60,7 @@ SELECT f."id", f."kind"::text, f."workflowId", f."taskId", f."leaseToken", f."sh
      LIMIT 1) o ON true
  ORDER BY f."fireAt", f."id")"};
 
-const statement earliest{"timer.earliest_pending", R"(
+constexpr statement earliest{"timer.earliest_pending", R"(
 SELECT GREATEST(0, extract(epoch FROM ("fireAt" - now())) * 1000)::bigint FROM "Timers"
  WHERE "claimedAt" IS NULL AND "fireAt" >= now() - make_interval(hours => $1::int)
    AND ($2::smallint[] IS NULL OR "shard" = ANY($2::smallint[]))

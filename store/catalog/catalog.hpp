@@ -184,12 +184,16 @@ inline std::string render(const model& m) {
   line("");
   line("/// Tables of schema public (partitioned parents, never their partitions), sorted.");
   line("inline constexpr table_info tables[] = {");
-  size_t first = 0;
-  for (const auto& t : m.tables) {
-    line("  {" + detail::lit(t.name) + ", " + std::to_string(first) + ", "
-         + std::to_string(t.columns.size()) + "},");
-    first += t.columns.size();
-  }
+  // {name, first, count} rows of an array whose elements index a flat array.
+  auto ranges = [&](const auto& items, auto size_of) {
+    size_t first = 0;
+    for (const auto& item : items) {
+      line("  {" + detail::lit(item.name) + ", " + std::to_string(first) + ", "
+           + std::to_string(size_of(item)) + "},");
+      first += size_of(item);
+    }
+  };
+  ranges(m.tables, [](const table& t) { return t.columns.size(); });
   line("};");
   line("");
   line("/// Indexes on those tables, sorted by name.");
@@ -211,12 +215,7 @@ inline std::string render(const model& m) {
   line("");
   line("/// Enum types, sorted by name.");
   line("inline constexpr enum_info enums[] = {");
-  first = 0;
-  for (const auto& e : m.enums) {
-    line("  {" + detail::lit(e.name) + ", " + std::to_string(first) + ", "
-         + std::to_string(e.labels.size()) + "},");
-    first += e.labels.size();
-  }
+  ranges(m.enums, [](const enum_type& e) { return e.labels.size(); });
   line("};");
   line("");
   line("/// Functions the migrations define, sorted by name.");

@@ -5,6 +5,7 @@
 #include <condition_variable>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <thread>
 
@@ -38,24 +39,34 @@ time_point mid(const range_partition& p) {
   return p.lo + (p.hi - p.lo) / 2;
 }
 
-// Releases every waiting thread at once, so the callers really race.
-class barrier {
-public:
-  explicit barrier(int n) : left_(n) {}
-  void arrive_and_wait() {
-    std::unique_lock<std::mutex> guard{mx_};
-    if (--left_ == 0) {
-      cv_.notify_all();
-      return;
-    }
-    cv_.wait(guard, [&] { return left_ == 0; });
-  }
-
-private:
-  std::mutex mx_;
-  std::condition_variable cv_;
-  int left_;
-};
+// Runs fn(conns[i]) for every connection on its own thread, all released
+// together by a barrier, so the callers really race; results in order.
+template <class F>
+auto race(std::vector<connection>& conns, F fn) {
+  using result_type = decltype(fn(conns[0]));
+  std::mutex mx;
+  std::condition_variable cv;
+  size_t waiting = conns.size();
+  std::vector<std::optional<result_type>> slots(conns.size());
+  std::vector<std::thread> threads;
+  for (size_t i = 0; i < conns.size(); ++i)
+    threads.emplace_back([&, i] {
+      {
+        std::unique_lock<std::mutex> guard{mx};
+        if (--waiting == 0)
+          cv.notify_all();
+        else
+          cv.wait(guard, [&] { return waiting == 0; });
+      }
+      slots[i].emplace(fn(conns[i]));
+    });
+  for (auto& t : threads)
+    t.join();
+  std::vector<result_type> out;
+  for (auto& r : slots)
+    out.push_back(std::move(*r));
+  return out;
+}
 
 struct key_column {
   const char* parent;
@@ -262,17 +273,7 @@ CAF_TEST(four concurrent callers create and report each partition once and adopt
       defaults[k.parent] = in_default(k);
     }
     CAF_REQUIRE(listener.exec("LISTEN node_flow_workflow_events"));
-    std::vector<caf::expected<std::vector<std::string>>> results(callers,
-                                                                 std::vector<std::string>{});
-    barrier start{callers};
-    std::vector<std::thread> threads;
-    for (int i = 0; i < callers; ++i)
-      threads.emplace_back([&, i] {
-        start.arrive_and_wait();
-        results[i] = mgr.ensure_ahead(conns[i], when);
-      });
-    for (auto& t : threads)
-      t.join();
+    auto results = race(conns, [&](connection& c) { return mgr.ensure_ahead(c, when); });
     std::vector<std::string> reported;
     for (int i = 0; i < callers; ++i) {
       if (!results[i]) {
@@ -342,16 +343,7 @@ CAF_TEST(drop_expired drops only expired partitions and keeps pending timers) {
   std::vector<connection> conns;
   for (int i = 0; i < 3; ++i)
     conns.push_back(db.connect());
-  std::vector<caf::expected<drop_report>> results(3, drop_report{});
-  barrier start{3};
-  std::vector<std::thread> threads;
-  for (int i = 0; i < 3; ++i)
-    threads.emplace_back([&, i] {
-      start.arrive_and_wait();
-      results[i] = mgr.drop_expired(conns[i], later);
-    });
-  for (auto& t : threads)
-    t.join();
+  auto results = race(conns, [&](connection& c) { return mgr.drop_expired(c, later); });
   std::vector<std::string> dropped;
   int64_t moved = 0;
   for (auto& r : results) {
