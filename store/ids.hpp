@@ -43,6 +43,11 @@ using epoch = named_type<int64_t, struct epoch_tag>;
 /// A logical partition (the `"shard"` column): 0 <= shard < partitionCount.
 using shard_id = named_type<int16_t, struct shard_id_tag>;
 
+/// A fresh uuidv7 in canonical text form, made in C++ (store/uuid.cpp) so a
+/// caller knows a new workflow's partition (`shard_of`) before any SQL runs:
+/// 48 bits of Unix milliseconds, then random bits (the last 16 pick the shard).
+std::string new_uuidv7();
+
 /// The namespace every install has (migration 0001), looked up by id, never by name.
 inline const namespace_id default_namespace{"00000000-0000-0000-0000-000000000001"};
 
