@@ -8,42 +8,51 @@ namespace flow {
 
 namespace {
 
-bool parse_reference(std::string_view body, reference& out, std::string& error) {
-  json_path path;
-  if (!parse_path(body, false, path, error))
-    return false;
+// Classifies a parsed `${…}` path: sets the root, and returns the index of
+// the first segment below it (or 0 with `error`).
+std::size_t classify(const json_path& path, reference::root_t& root, std::string& error) {
   if (path.size() < 2 || path[0].kind != path_segment::key || path[1].kind != path_segment::key) {
     error = "expected workflow.<field> or <taskReferenceName>.input|output";
-    return false;
+    return 0;
   }
   const auto& head = path[0].name;
   const auto& field = path[1].name;
   if (head == "workflow") {
     if (field == "input") {
-      out.root = reference::workflow_input;
+      root = reference::workflow_input;
     } else if (field == "variables") {
-      out.root = reference::workflow_variables;
+      root = reference::workflow_variables;
     } else if (field == "workflowId" || field == "workflowType" || field == "version") {
-      out.root = field == "workflowId"     ? reference::workflow_id
-                 : field == "workflowType" ? reference::workflow_type
-                                           : reference::workflow_version;
+      root = field == "workflowId"     ? reference::workflow_id
+             : field == "workflowType" ? reference::workflow_type
+                                       : reference::workflow_version;
       if (path.size() > 2) {
         error = "workflow." + field + " has no fields";
-        return false;
+        return 0;
       }
     } else {
       error = "unknown workflow field " + quoted(field)
               + " (expected input, variables, workflowId, workflowType or version)";
-      return false;
+      return 0;
     }
   } else if (field == "input" || field == "output") {
-    out.root = field == "input" ? reference::task_input : reference::task_output;
-    out.task_ref = head;
+    root = field == "input" ? reference::task_input : reference::task_output;
   } else {
     error = "expected \"input\" or \"output\" after task reference " + quoted(head) + ", got "
             + quoted(field);
-    return false;
+    return 0;
   }
+  return 2;
+}
+
+bool parse_reference(std::string_view body, reference& out, std::string& error) {
+  json_path path;
+  if (!parse_path(body, false, path, error))
+    return false;
+  if (classify(path, out.root, error) == 0)
+    return false;
+  if (out.root == reference::task_input || out.root == reference::task_output)
+    out.task_ref = path[0].name;
   out.path.assign(path.begin() + 2, path.end());
   return true;
 }
@@ -112,6 +121,32 @@ bool parse_template(std::string_view text, parsed_template& out, std::string& er
   }
   if (!literal.empty() || out.parts.empty())
     out.parts.push_back({std::move(literal), false, {}});
+  return true;
+}
+
+bool scan_template(std::string_view text, json_path& scratch, std::string& error,
+                   const std::function<void(const reference_view&)>& f) {
+  for (std::size_t i = text.find("${"); i != std::string_view::npos; i = text.find("${", i)) {
+    if (i > 0 && text[i - 1] == '$') {  // "$${" is a literal "${"
+      i += 2;
+      continue;
+    }
+    auto close = text.find('}', i + 2);
+    if (close == std::string_view::npos) {
+      error = "unterminated ${ at offset " + std::to_string(i) + " (expected })";
+      return false;
+    }
+    std::string inner_error;
+    reference::root_t root = reference::workflow_input;
+    if (!parse_path(text.substr(i + 2, close - i - 2), false, scratch, inner_error)
+        || classify(scratch, root, inner_error) == 0) {
+      error = "invalid expression " + quoted(text.substr(i, close - i + 1)) + ": " + inner_error;
+      return false;
+    }
+    bool task = root == reference::task_input || root == reference::task_output;
+    f({root, task ? std::string_view(scratch[0].name) : std::string_view()});
+    i = close + 1;
+  }
   return true;
 }
 

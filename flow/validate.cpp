@@ -4,6 +4,8 @@
 #include <cctype>
 #include <map>
 #include <set>
+#include <unordered_map>
+#include <unordered_set>
 
 #include "flow/def_index.hpp"
 #include "flow/expression.hpp"
@@ -49,8 +51,9 @@ bool has_expression(const boost::json::value& v) {
 template <class Path>
 void check_template_syntax(const boost::json::object& params, const Path& make_path,
                            problems& out,
-                           const std::function<void(const reference&, const std::string&)>& f) {
+                           const std::function<void(const reference_view&, const std::string&)>& f) {
   std::string path;
+  json_path scratch;
   for (const auto& kv : params) {
     if (!has_expression(kv.value()))
       continue;
@@ -58,18 +61,12 @@ void check_template_syntax(const boost::json::object& params, const Path& make_p
       path = make_path();
     for_each_string(kv.value(), path_key(path, kv.key()),
                     [&](std::string_view s, const std::string& p) {
-                      if (s.find("${") == std::string_view::npos)
-                        return;
-                      parsed_template t;
                       std::string error;
-                      if (!parse_template(s, t, error)) {
+                      if (!scan_template(s, scratch, error, [&](const reference_view& r) {
+                            if (f)
+                              f(r, p);
+                          }))
                         out.push_back({p, error});
-                        return;
-                      }
-                      if (f)
-                        for (const auto& part : t.parts)
-                          if (part.is_reference)
-                            f(part.ref, p);
                     });
   }
 }
@@ -295,7 +292,7 @@ class validator {
     // Workflow output may read any task: by the end, every task has had its chance.
     check_template_syntax(def_.output_parameters,
                           [&] { return path_key(root_, "outputParameters"); }, out_,
-                          [&](const reference& r, const std::string& p) {
+                          [&](const reference_view& r, const std::string& p) {
                             if (!r.task_ref.empty() && known_.count(r.task_ref) == 0)
                               out_.push_back({p, "unknown task reference " + quoted(r.task_ref)});
                           });
@@ -310,10 +307,10 @@ class validator {
   const workflow_def& def_;
   const std::string& root_;
   problems& out_;
-  std::set<std::string_view, std::less<>> known_;
+  std::unordered_set<std::string_view> known_;
   std::map<std::string_view, std::string, std::less<>> first_path_;
   std::vector<std::string_view> visible_;  // in order, so scopes can be unwound
-  std::map<std::string_view, int, std::less<>> visible_count_;
+  std::unordered_map<std::string_view, int> visible_count_;
   int loop_depth_ = 0;
 
   void show(std::string_view ref) {
@@ -331,6 +328,8 @@ class validator {
   void collect(const std::vector<workflow_task>& ts, const std::string& path) {
     std::vector<const workflow_task*> all;
     def_index::subtree(ts, all);
+    known_.reserve(all.size());
+    visible_count_.reserve(all.size());
     bool repeated = false;
     for (const auto* t : all)
       if (!t->task_reference_name.empty())
@@ -390,7 +389,7 @@ class validator {
             const workflow_task* next) {
     check_rules(t, p, out_);
     check_template_syntax(t.input_parameters, [&] { return path_key(p, "inputParameters"); }, out_,
-                          [&](const reference& r, const std::string& fp) {
+                          [&](const reference_view& r, const std::string& fp) {
                             if (r.task_ref.empty())
                               return;
                             if (known_.count(r.task_ref) == 0)

@@ -5,6 +5,8 @@
 //   decide.join100     the step that joins it after the last branch ended    < 1 ms
 //   decide.loop50      the step that ends a 50-iteration DO_WHILE            (no target)
 //   load.workflow100   parse + validate a 100-task definition                < 200 µs
+//   json.parse100      Boost.JSON parse of that same text alone: a yardstick for how
+//                      loaded the machine is while the figures above were taken
 // The clock is read here, never inside flow/.
 
 #include <algorithm>
@@ -15,7 +17,7 @@
 #include <string>
 #include <vector>
 
-#include <boost/json/serialize.hpp>
+#include <boost/json/parse.hpp>
 
 #include "flow/apply.hpp"
 #include "flow/decide.hpp"
@@ -152,6 +154,8 @@ int main(int argc, char** argv) {
     auto text = sequence_json(100);
     report("load.workflow100", iterations, 200,
            [&] { sink += flow::load_workflow_def(text).def.tasks.size(); });
+    report("json.parse100", iterations, 0,
+           [&] { sink += boost::json::parse(text).as_object().size(); });
   }
   return sink == 0 ? 1 : 0;
 }
