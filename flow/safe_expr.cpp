@@ -3,6 +3,7 @@
 #include <cctype>
 #include <cmath>
 #include <cstdlib>
+#include <iterator>
 #include <vector>
 
 #include <boost/json/serialize.hpp>
@@ -196,105 +197,41 @@ struct safe_expr::impl {
     return true;
   }
 
-  bool logical_or(int& out) {
-    if (!logical_and(out))
-      return false;
-    while (accept("||")) {
-      int r;
-      if (!logical_and(r))
-        return false;
-      out = binary(op::or_, out, r);
-    }
-    return true;
-  }
+  // Binary operators by precedence, loosest first; longer tokens before their
+  // prefixes ("===" before "==", "<=" before "<").
+  struct binop {
+    std::string_view token;
+    op kind;
+  };
+  static constexpr binop levels[][4] = {
+    {{"||", op::or_}},
+    {{"&&", op::and_}},
+    {{"===", op::eq}, {"==", op::eq}, {"!==", op::ne}, {"!=", op::ne}},
+    {{"<=", op::le}, {">=", op::ge}, {"<", op::lt}, {">", op::gt}},
+    {{"+", op::add}, {"-", op::sub}},
+    {{"*", op::mul}, {"/", op::div}, {"%", op::mod}},
+  };
 
-  bool logical_and(int& out) {
-    if (!equality(out))
-      return false;
-    while (accept("&&")) {
-      int r;
-      if (!equality(r))
-        return false;
-      out = binary(op::and_, out, r);
-    }
-    return true;
-  }
+  bool logical_or(int& out) { return binary_level(0, out); }
 
-  bool equality(int& out) {
-    if (!relational(out))
+  bool binary_level(std::size_t level, int& out) {
+    if (level == std::size(levels))
+      return unary(out);
+    if (!binary_level(level + 1, out))
       return false;
     for (;;) {
-      op k;
-      if (accept("===") || accept("=="))
-        k = op::eq;
-      else if (accept("!==") || accept("!="))
-        k = op::ne;
-      else
+      const binop* hit = nullptr;
+      for (const auto& b : levels[level])
+        if (!b.token.empty() && accept(b.token)) {
+          hit = &b;
+          break;
+        }
+      if (hit == nullptr)
         return true;
       int r;
-      if (!relational(r))
+      if (!binary_level(level + 1, r))
         return false;
-      out = binary(k, out, r);
-    }
-  }
-
-  bool relational(int& out) {
-    if (!additive(out))
-      return false;
-    for (;;) {
-      op k;
-      if (accept("<="))
-        k = op::le;
-      else if (accept(">="))
-        k = op::ge;
-      else if (accept("<"))
-        k = op::lt;
-      else if (accept(">"))
-        k = op::gt;
-      else
-        return true;
-      int r;
-      if (!additive(r))
-        return false;
-      out = binary(k, out, r);
-    }
-  }
-
-  bool additive(int& out) {
-    if (!multiplicative(out))
-      return false;
-    for (;;) {
-      op k;
-      if (accept("+"))
-        k = op::add;
-      else if (accept("-"))
-        k = op::sub;
-      else
-        return true;
-      int r;
-      if (!multiplicative(r))
-        return false;
-      out = binary(k, out, r);
-    }
-  }
-
-  bool multiplicative(int& out) {
-    if (!unary(out))
-      return false;
-    for (;;) {
-      op k;
-      if (accept("*"))
-        k = op::mul;
-      else if (accept("/"))
-        k = op::div;
-      else if (accept("%"))
-        k = op::mod;
-      else
-        return true;
-      int r;
-      if (!unary(r))
-        return false;
-      out = binary(k, out, r);
+      out = binary(hit->kind, out, r);
     }
   }
 
