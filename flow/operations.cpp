@@ -37,7 +37,7 @@ edit_result refuse(std::string why) {
 class editor {
  public:
   editor(const workflow_def& def, const task_def_map& defs, const snapshot& snap, time_ms now)
-    : def_(def), defs_(defs), snap_(snap), now_(now), index_(def) {
+    : defs_(defs), snap_(snap), now_(now), index_(def) {
   }
 
   const def_index& index() const { return index_; }
@@ -109,7 +109,6 @@ class editor {
   }
 
  private:
-  const workflow_def& def_;
   const task_def_map& defs_;
   const snapshot& snap_;
   const time_ms now_;
