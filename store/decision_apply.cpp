@@ -1,0 +1,444 @@
+// apply_decisions(): what one evaluation per workflow writes, batched across
+// workflows so that a commit carries many of them (DESIGN §3 fast paths).
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include <boost/json/object.hpp>
+
+#include "store/decisions.hpp"
+#include "store/json.hpp"
+#include "store/pg/errors.hpp"
+#include "store/pg/pipeline.hpp"
+
+namespace nf::store {
+
+namespace {
+
+// I4: the compare-and-set. Zero rows for a workflow = another evaluation
+// committed first (or the row is gone): the whole write is stale.
+const statement cas{"decide.cas", R"(
+UPDATE "WorkflowExecutions" w SET
+  "version" = w."version" + 1,
+  "status" = COALESCE(u.status::workflow_execution_status, w."status"),
+  "output" = COALESCE(u.output, w."output"),
+  "reasonForIncompletion" = COALESCE(u.reason, w."reasonForIncompletion"),
+  "failedTaskRef" = COALESCE(u.failed_ref, w."failedTaskRef"),
+  "variables" = CASE WHEN u.vars IS NULL THEN w."variables" ELSE w."variables" || u.vars END,
+  "endedAt" = CASE WHEN u.status IS NULL THEN w."endedAt"
+                   WHEN u.status IN ('RUNNING', 'PAUSED') THEN NULL
+                   ELSE COALESCE(w."endedAt", now()) END,
+  "updatedAt" = now()
+  FROM unnest($1::uuid[], $2::bigint[], $3::text[], $4::jsonb[], $5::text[], $6::text[],
+              $7::jsonb[]) AS u(id, v, status, output, reason, failed_ref, vars)
+ WHERE w."id" = u.id AND w."startedAt" = uuid_extract_timestamp(u.id) AND w."version" = u.v
+RETURNING w."id", w."namespaceId", w."shard", w."priority")"};
+
+// Lock order: queue rows before task rows. Only tasks still non-terminal.
+const statement unqueue{"decide.unqueue", R"(
+DELETE FROM "TaskQueues" q
+ USING (SELECT t."queueName", t."id"
+          FROM unnest($1::uuid[], $2::text[], $3::integer[], $4::integer[]) AS u(wf, ref, iter, att)
+         CROSS JOIN LATERAL (
+           SELECT "queueName", "id" FROM "TaskExecutions"
+            WHERE "workflowId" = u.wf AND "refName" = u.ref AND "iteration" = u.iter
+              AND "attempt" = u.att AND "queueName" IS NOT NULL
+              AND "status" IN ('SCHEDULED', 'IN_PROGRESS')) t) x
+ WHERE q."queueName" = x."queueName" AND q."taskId" = x."id")"};
+
+// I1: the identity is the arbiter; a re-run evaluation inserts nothing twice,
+// and a retry (attempt + 1) is a different identity. Only rows actually
+// inserted get a queue row. A task inserted terminal was executed by this
+// evaluation, so it is already seen.
+const statement insert_tasks{"decide.insert_tasks", R"(
+WITH u AS (
+  SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::text[], $4::integer[], $5::integer[],
+                       $6::text[], $7::text[], $8::text[], $9::text[], $10::jsonb[], $11::jsonb[],
+                       $12::text[], $13::boolean[], $14::smallint[], $15::smallint[])
+    AS u(wf, ns, ref, iter, att, type, def, queue, status, input, output, reason, enqueue,
+         priority, shard)),
+i AS (
+  INSERT INTO "TaskExecutions"
+    ("workflowId", "namespaceId", "refName", "iteration", "attempt", "taskType", "taskDefName",
+     "queueName", "status", "input", "output", "reasonForIncompletion", "retriedTaskId",
+     "startedAt", "endedAt", "deciderSeenAt")
+  SELECT u.wf, u.ns, u.ref, u.iter, u.att, u.type::task_execution_type, u.def, u.queue,
+         u.status::task_execution_status, u.input, u.output, u.reason,
+         (SELECT p."id" FROM "TaskExecutions" p
+           WHERE p."workflowId" = u.wf AND p."refName" = u.ref AND p."iteration" = u.iter
+             AND p."attempt" = u.att - 1),
+         CASE WHEN u.status <> 'SCHEDULED' THEN now() END,
+         CASE WHEN u.status NOT IN ('SCHEDULED', 'IN_PROGRESS') THEN now() END,
+         CASE WHEN u.status NOT IN ('SCHEDULED', 'IN_PROGRESS') THEN now() END
+    FROM u
+  ON CONFLICT ("workflowId", "refName", "iteration", "attempt") DO NOTHING
+  RETURNING "workflowId", "id", "refName", "iteration", "attempt", "taskType", "queueName"),
+q AS (
+  INSERT INTO "TaskQueues" ("queueName", "taskId", "workflowId", "taskType", "priority", "shard")
+  SELECT i."queueName", i."id", i."workflowId", i."taskType", u.priority, u.shard
+    FROM i JOIN u ON u.wf = i."workflowId" AND u.ref = i."refName" AND u.iter = i."iteration"
+                 AND u.att = i."attempt"
+   WHERE u.enqueue
+  ON CONFLICT ("queueName", "taskId") DO NOTHING)
+SELECT i."workflowId", i."id", i."refName", i."iteration", i."attempt", i."taskType",
+       CASE WHEN u.enqueue THEN i."queueName" END
+  FROM i JOIN u ON u.wf = i."workflowId" AND u.ref = i."refName" AND u.iter = i."iteration"
+               AND u.att = i."attempt")"};
+
+const statement change_tasks{"decide.change_tasks", R"(
+UPDATE "TaskExecutions" t SET
+  "status" = u.status::task_execution_status,
+  "output" = COALESCE(u.output, t."output"),
+  "reasonForIncompletion" = COALESCE(u.reason, t."reasonForIncompletion"),
+  "startedAt" = CASE WHEN u.status = 'SCHEDULED' THEN t."startedAt"
+                     ELSE COALESCE(t."startedAt", now()) END,
+  "endedAt" = CASE WHEN u.status IN ('SCHEDULED', 'IN_PROGRESS') THEN NULL ELSE now() END,
+  "deciderSeenAt" = CASE WHEN u.status IN ('SCHEDULED', 'IN_PROGRESS') THEN t."deciderSeenAt"
+                         ELSE now() END,
+  "updatedAt" = now()
+  FROM unnest($1::uuid[], $2::text[], $3::integer[], $4::integer[], $5::text[], $6::jsonb[],
+              $7::text[]) AS u(wf, ref, iter, att, status, output, reason)
+ WHERE t."workflowId" = u.wf AND t."refName" = u.ref AND t."iteration" = u.iter
+   AND t."attempt" = u.att AND t."status" IN ('SCHEDULED', 'IN_PROGRESS'))"};
+
+// docs/schema.md §4.5: no timer of a task fires before the task was scheduled,
+// which prunes every older partition.
+const statement cancel_timers{"decide.cancel_timers", R"(
+UPDATE "Timers" tm SET "canceledAt" = now(), "claimedAt" = now()
+  FROM (SELECT t."id", t."scheduledAt", u.kind
+          FROM unnest($1::uuid[], $2::text[], $3::integer[], $4::integer[], $5::text[])
+            AS u(wf, ref, iter, att, kind)
+         CROSS JOIN LATERAL (
+           SELECT "id", "scheduledAt" FROM "TaskExecutions"
+            WHERE "workflowId" = u.wf AND "refName" = u.ref AND "iteration" = u.iter
+              AND "attempt" = u.att) t) x
+ WHERE tm."taskId" = x."id" AND tm."kind" = x.kind::timer_kind AND tm."claimedAt" IS NULL
+   AND tm."fireAt" >= x."scheduledAt")"};
+
+// Deadlines from the server's clock. A pending timer of the same kind for the
+// same task absorbs the arm (a re-run evaluation arms nothing twice).
+const statement arm_timers{"decide.arm_timers", R"(
+WITH x AS (
+  SELECT u.*, t."id" AS task, t."scheduledAt"
+    FROM unnest($1::uuid[], $2::text[], $3::text[], $4::integer[], $5::integer[], $6::bigint[],
+                $7::smallint[]) AS u(wf, kind, ref, iter, att, delay, shard)
+    LEFT JOIN LATERAL (
+      SELECT "id", "scheduledAt" FROM "TaskExecutions"
+       WHERE u.ref IS NOT NULL AND "workflowId" = u.wf AND "refName" = u.ref
+         AND "iteration" = u.iter AND "attempt" = u.att) t ON true)
+INSERT INTO "Timers" ("fireAt", "shard", "kind", "workflowId", "workflowStartedAt", "taskId")
+SELECT now() + GREATEST(x.delay, 0) * interval '1 millisecond', x.shard, x.kind::timer_kind, x.wf,
+       uuid_extract_timestamp(x.wf), x.task
+  FROM x
+ WHERE (x.kind = 'workflowTimeout' OR x.task IS NOT NULL)
+   AND NOT EXISTS (
+     SELECT 1 FROM "Timers" p
+      WHERE x.task IS NOT NULL AND p."taskId" = x.task AND p."kind" = x.kind::timer_kind
+        AND p."claimedAt" IS NULL AND p."fireAt" >= x."scheduledAt")
+RETURNING (extract(epoch FROM "fireAt") * 1000)::bigint)"};
+
+// I3: exactly the ids the evaluation read as unprocessed, never `"endedAt" <= t`.
+const statement mark_seen{"decide.mark_seen", R"(
+UPDATE "TaskExecutions" t SET "deciderSeenAt" = now()
+  FROM unnest($1::uuid[], $2::uuid[]) AS u(wf, id)
+ WHERE t."workflowId" = u.wf AND t."id" = u.id AND t."deciderSeenAt" IS NULL)"};
+
+const statement insert_outbox{"decide.outbox", R"(
+INSERT INTO "OutboxEvents" ("shard", "namespaceId", "workflowId", "eventType", "payload")
+SELECT * FROM unnest($1::smallint[], $2::uuid[], $3::uuid[], $4::text[], $5::jsonb[]))"};
+
+// Only rows this transaction claimed (and so holds locked): see decision_write::dequeue.
+const statement dequeue{"decide.dequeue", R"(
+DELETE FROM "DecideQueues" WHERE "workflowId" = ANY($1::uuid[]))"};
+
+/// What the compare-and-set returned for one workflow.
+struct row_facts {
+  std::string ns;
+  int64_t shard = 0;
+  int64_t priority = 0;
+};
+
+std::optional<std::string> opt(const std::optional<json_text>& x) {
+  if (x)
+    return x->str();
+  return std::nullopt;
+}
+
+/// Columns of identity-addressed batches: workflow, ref, iteration, attempt.
+struct identity_columns {
+  std::vector<std::string> wf, ref;
+  std::vector<int64_t> iter, att;
+  void add(const workflow_id& w, const flow::task_identity& id) {
+    wf.push_back(w.str());
+    ref.push_back(id.ref);
+    iter.push_back(id.iteration);
+    att.push_back(id.attempt);
+  }
+  bool empty() const { return wf.empty(); }
+  params to_params() const {
+    return params::of(text_array(wf), text_array(ref), int_array(iter), int_array(att));
+  }
+};
+
+/// Runs the compare-and-set for every write; `stale` if any missed.
+caf::expected<std::map<std::string, row_facts>>
+compare_and_set(connection& conn, const std::vector<decision_write>& writes) {
+  std::vector<std::string> ids;
+  std::vector<int64_t> versions;
+  std::vector<std::optional<std::string>> statuses, outputs, reasons, failed_refs, vars;
+  for (const auto& w : writes) {
+    ids.push_back(w.id.str());
+    versions.push_back(w.expected_version);
+    statuses.push_back(w.status ? std::optional<std::string>{std::string{to_string(*w.status)}}
+                                : std::nullopt);
+    outputs.push_back(opt(w.output));
+    reasons.push_back(w.reason_for_incompletion);
+    failed_refs.push_back(w.failed_task_ref);
+    vars.push_back(opt(w.variables));
+  }
+  auto r = conn.run(cas, params::of(text_array(ids), int_array(versions), text_array(statuses),
+                                    text_array(outputs), text_array(reasons),
+                                    text_array(failed_refs), text_array(vars)));
+  if (!r)
+    return std::move(r.error());
+  std::map<std::string, row_facts> facts;
+  for (int row = 0; row < r->rows(); ++row)
+    facts[r->str(row, 0)] = {r->str(row, 1), r->i64(row, 2), r->i64(row, 3)};
+  std::string missed;
+  for (const auto& w : writes)
+    if (facts.count(w.id.str()) == 0)
+      missed += (missed.empty() ? "" : ", ") + w.id.str() + " (expected version "
+                + std::to_string(w.expected_version) + ")";
+  if (!missed.empty())
+    return make_error(errc::stale, "stale evaluation: another evaluation committed first for "
+                                     "workflow " + missed + "; roll back and requeue");
+  return facts;
+}
+
+bool terminal_label(flow::task_status s) {
+  return flow::is_terminal(s);
+}
+
+} // namespace
+
+caf::expected<apply_result> apply_decisions(transaction& tx,
+                                            const std::vector<decision_write>& writes) {
+  apply_result out;
+  if (writes.empty())
+    return out;
+  {
+    std::set<std::string> seen_ids;
+    for (const auto& w : writes)
+      if (!seen_ids.insert(w.id.str()).second)
+        return make_error(errc::invalid, "workflow " + w.id.str()
+                                           + " appears twice in one apply_decisions batch");
+  }
+  auto facts = compare_and_set(tx.conn(), writes);
+  if (!facts)
+    return std::move(facts.error());
+
+  pipeline p{tx.conn()};
+  // Which pipeline results to read back.
+  int insert_at = -1, arm_at = -1;
+  int n = 0;
+
+  identity_columns ending;  // changes to a terminal status: their queue rows go
+  for (const auto& w : writes)
+    for (const auto& c : w.changes)
+      if (terminal_label(c.status))
+        ending.add(w.id, c.identity);
+  if (!ending.empty()) {
+    p.add(unqueue, ending.to_params());
+    ++n;
+  }
+
+  {
+    identity_columns ids;
+    std::vector<std::string> ns, types, defs, statuses;
+    std::vector<std::optional<std::string>> queues, outputs, reasons;
+    std::vector<json_text> inputs;
+    std::vector<std::string> enqueue;
+    std::vector<int64_t> priorities, shards;
+    const auto empty = json(boost::json::object{});
+    for (const auto& w : writes) {
+      const auto& f = (*facts)[w.id.str()];
+      for (const auto& t : w.inserts) {
+        // A task this same write ends never enters a queue.
+        bool ended_here = std::any_of(w.changes.begin(), w.changes.end(), [&](const auto& c) {
+          return c.identity == t.identity && terminal_label(c.status);
+        });
+        bool queued = !t.queue.empty() && t.start_delay_ms <= 0
+                      && t.status == flow::task_status::scheduled && !ended_here;
+        ids.add(w.id, t.identity);
+        ns.push_back(f.ns);
+        types.emplace_back(flow::to_string(t.type));
+        defs.push_back(t.task_def_name);
+        queues.push_back(t.queue.empty() ? std::nullopt : std::optional<std::string>{t.queue});
+        statuses.emplace_back(flow::to_string(t.status));
+        inputs.push_back(t.input ? *t.input : empty);
+        outputs.push_back(opt(t.output));
+        reasons.push_back(t.reason_for_incompletion);
+        enqueue.emplace_back(queued ? "t" : "f");
+        priorities.push_back(f.priority);
+        shards.push_back(f.shard);
+      }
+    }
+    if (!ids.empty()) {
+      p.add(insert_tasks,
+            params::of(text_array(ids.wf), text_array(ns), text_array(ids.ref), int_array(ids.iter),
+                       int_array(ids.att), text_array(types), text_array(defs), text_array(queues),
+                       text_array(statuses), json_array(inputs), text_array(outputs),
+                       text_array(reasons), text_array(enqueue), int_array(priorities),
+                       int_array(shards)));
+      insert_at = n++;
+    }
+  }
+
+  {
+    identity_columns ids;
+    std::vector<std::string> statuses;
+    std::vector<std::optional<std::string>> outputs, reasons;
+    for (const auto& w : writes)
+      for (const auto& c : w.changes) {
+        ids.add(w.id, c.identity);
+        statuses.emplace_back(flow::to_string(c.status));
+        outputs.push_back(opt(c.output));
+        reasons.push_back(c.reason_for_incompletion);
+      }
+    if (!ids.empty()) {
+      p.add(change_tasks, params::of(text_array(ids.wf), text_array(ids.ref), int_array(ids.iter),
+                                     int_array(ids.att), text_array(statuses),
+                                     text_array(outputs), text_array(reasons)));
+      ++n;
+    }
+  }
+
+  {
+    identity_columns ids;
+    std::vector<std::string> kinds;
+    for (const auto& w : writes)
+      for (const auto& c : w.cancel)
+        if (c.kind != timer_kind::workflow_timeout) {
+          ids.add(w.id, c.task);
+          kinds.emplace_back(to_string(c.kind));
+        }
+    if (!ids.empty()) {
+      p.add(cancel_timers, params::of(text_array(ids.wf), text_array(ids.ref), int_array(ids.iter),
+                                      int_array(ids.att), text_array(kinds)));
+      ++n;
+    }
+  }
+
+  {
+    std::vector<std::string> wf, kinds;
+    std::vector<std::optional<std::string>> refs, iters, atts;
+    std::vector<int64_t> delays, shards;
+    for (const auto& w : writes)
+      for (const auto& a : w.arm) {
+        wf.push_back(w.id.str());
+        kinds.emplace_back(to_string(a.kind));
+        refs.push_back(a.task ? std::optional<std::string>{a.task->ref} : std::nullopt);
+        iters.push_back(a.task ? std::optional<std::string>{std::to_string(a.task->iteration)}
+                               : std::nullopt);
+        atts.push_back(a.task ? std::optional<std::string>{std::to_string(a.task->attempt)}
+                              : std::nullopt);
+        delays.push_back(a.delay_ms);
+        shards.push_back((*facts)[w.id.str()].shard);
+      }
+    if (!wf.empty()) {
+      p.add(arm_timers, params::of(text_array(wf), text_array(kinds), text_array(refs),
+                                   text_array(iters), text_array(atts), int_array(delays),
+                                   int_array(shards)));
+      arm_at = n++;
+    }
+  }
+
+  {
+    std::vector<std::string> wf, ids;
+    for (const auto& w : writes)
+      for (const auto& t : w.seen) {
+        wf.push_back(w.id.str());
+        ids.push_back(t.str());
+      }
+    if (!wf.empty()) {
+      p.add(mark_seen, params::of(text_array(wf), text_array(ids)));
+      ++n;
+    }
+  }
+
+  {
+    std::vector<workflow_events> batch;
+    for (const auto& w : writes)
+      if (!w.events.empty())
+        batch.push_back({w.id, w.events});
+    if (append_events(p, batch))
+      ++n;
+  }
+
+  {
+    std::vector<int64_t> shards;
+    std::vector<std::string> ns, wf, types;
+    std::vector<json_text> payloads;
+    const auto empty = json(boost::json::object{});
+    for (const auto& w : writes) {
+      const auto& f = (*facts)[w.id.str()];
+      for (const auto& o : w.outbox) {
+        shards.push_back(f.shard);
+        ns.push_back(f.ns);
+        wf.push_back(w.id.str());
+        types.push_back(o.type);
+        payloads.push_back(o.payload ? *o.payload : empty);
+      }
+    }
+    if (!wf.empty()) {
+      p.add(insert_outbox, params::of(int_array(shards), text_array(ns), text_array(wf),
+                                      text_array(types), json_array(payloads)));
+      ++n;
+    }
+  }
+
+  {
+    std::vector<std::string> ids;
+    for (const auto& w : writes)
+      if (w.dequeue)
+        ids.push_back(w.id.str());
+    if (!ids.empty()) {
+      p.add(dequeue, params::of(text_array(ids)));
+      ++n;
+    }
+  }
+
+  if (p.size() == 0)
+    return out;
+  auto rs = p.run();
+  if (!rs)
+    return std::move(rs.error());
+
+  if (insert_at >= 0) {
+    const auto& r = (*rs)[static_cast<size_t>(insert_at)];
+    std::set<std::string> queues;
+    for (int row = 0; row < r.rows(); ++row) {
+      inserted_task t;
+      t.workflow = workflow_id{r.str(row, 0)};
+      t.id = task_id{r.str(row, 1)};
+      t.identity = {r.str(row, 2), r.i32(row, 3), r.i32(row, 4)};
+      t.type = flow::parse_task_type(r.text(row, 5)).value_or(flow::task_type::simple);
+      t.queue = r.opt_str(row, 6).value_or("");
+      if (!t.queue.empty())
+        queues.insert(t.queue);
+      out.inserted.push_back(std::move(t));
+    }
+    out.queues.assign(queues.begin(), queues.end());
+  }
+  if (arm_at >= 0) {
+    const auto& r = (*rs)[static_cast<size_t>(arm_at)];
+    for (int row = 0; row < r.rows(); ++row) {
+      auto at = r.i64(row, 0);
+      if (!out.earliest_timer_ms || at < *out.earliest_timer_ms)
+        out.earliest_timer_ms = at;
+    }
+  }
+  return out;
+}
+
+} // namespace nf::store

@@ -1,0 +1,242 @@
+#include "store/decisions.hpp"
+
+#include <cassert>
+#include <map>
+#include <set>
+
+#include "store/pg/errors.hpp"
+#include "store/pg/pipeline.hpp"
+
+namespace nf::store {
+
+namespace {
+
+// docs/schema.md §4.3: an index range scan on "DecideQueues_shard_idx"; the
+// rows stay locked until the caller's transaction ends.
+const statement claim{"decide.claim_batch", R"(
+WITH c AS (
+  SELECT "workflowId", "workflowStartedAt", "namespaceId" FROM "DecideQueues"
+   WHERE "shard" = $1
+   ORDER BY "enqueuedAt" LIMIT $2
+   FOR UPDATE SKIP LOCKED)
+SELECT "workflowId", (extract(epoch FROM "workflowStartedAt") * 1000)::bigint, "namespaceId"
+  FROM c)"};
+
+// By id alone the execution names its month (startedAt = uuid_extract_timestamp(id)).
+const statement select_executions{"decide.executions", R"(
+SELECT e.* FROM unnest($1::uuid[]) AS w(id)
+CROSS JOIN LATERAL (
+  SELECT "id", (extract(epoch FROM "startedAt") * 1000)::bigint AS "startedAtMs", "namespaceId",
+         "workflowName", "workflowVersion", "status", "input", "variables", "output",
+         "reasonForIncompletion", "failedTaskRef", "correlationId", "idempotencyKey", "priority",
+         "parentWorkflowId", "parentTaskId", "shard", "lastSeq",
+         (extract(epoch FROM "endedAt") * 1000)::bigint AS "endedAtMs", "version"
+    FROM "WorkflowExecutions"
+   WHERE "id" = w.id AND "startedAt" = uuid_extract_timestamp(w.id)) e)"};
+
+#define NF_TASK_COLUMNS                                                                        \
+  "\"workflowId\", \"id\", \"refName\", \"iteration\", \"attempt\", \"taskType\", "                 \
+  "\"taskDefName\", \"queueName\", \"status\", \"input\", \"output\", "                             \
+  "\"reasonForIncompletion\", \"workerId\", \"pollCount\", \"retriedTaskId\", \"subWorkflowId\", " \
+  "(extract(epoch FROM \"scheduledAt\") * 1000)::bigint, "                                       \
+  "(extract(epoch FROM \"startedAt\") * 1000)::bigint, "                                         \
+  "(extract(epoch FROM \"endedAt\") * 1000)::bigint, "                                           \
+  "(extract(epoch FROM \"updatedAt\") * 1000)::bigint, "                                         \
+  "(\"endedAt\" IS NOT NULL AND \"deciderSeenAt\" IS NULL) AS \"unprocessed\""
+
+// docs/schema.md §4.3: the lateral form prunes to each workflow's partition at
+// run time (`= ANY($1)` over a parameter array would probe all 16). Every
+// row, not just the frontier: decide() reads earlier outputs. "unprocessed"
+// is read in the same snapshot as the status, so it names exactly what this
+// evaluation saw (I3).
+const statement select_tasks{"decide.tasks", "SELECT t.* FROM unnest($1::uuid[]) AS w(id) "
+                                             "CROSS JOIN LATERAL (SELECT " NF_TASK_COLUMNS
+                                             R"( FROM "TaskExecutions"
+   WHERE "workflowId" = w.id ORDER BY "id") t)"};
+
+// The frontier: the predicate repeats the partial index's seven statuses
+// verbatim, or the planner cannot prove the index applies.
+const statement select_frontier{
+  "decide.frontier",
+  "SELECT t.* FROM unnest($1::uuid[]) AS w(id) CROSS JOIN LATERAL (SELECT " NF_TASK_COLUMNS
+  R"( FROM "TaskExecutions"
+   WHERE "workflowId" = w.id
+     AND "status" NOT IN ('COMPLETED', 'COMPLETED_WITH_ERRORS', 'FAILED',
+                          'FAILED_WITH_TERMINAL_ERROR', 'TIMED_OUT', 'CANCELED', 'SKIPPED')) t)"};
+
+#undef NF_TASK_COLUMNS
+
+// I2: DO UPDATE, never DO NOTHING, so a decider holding the row makes this wait.
+const statement requeue_stmt{"decide.requeue", R"(
+INSERT INTO "DecideQueues" ("workflowId", "namespaceId", "workflowStartedAt", "shard", "reason")
+SELECT e."id", e."namespaceId", e."startedAt", e."shard", $2
+  FROM unnest($1::uuid[]) AS u(id)
+ CROSS JOIN LATERAL (
+   SELECT "id", "namespaceId", "startedAt", "shard" FROM "WorkflowExecutions"
+    WHERE "id" = u.id AND "startedAt" = uuid_extract_timestamp(u.id)) e
+ON CONFLICT ("workflowId") DO UPDATE SET "reason" = EXCLUDED."reason")"};
+
+std::vector<std::string> id_texts(const std::vector<workflow_id>& ids) {
+  std::vector<std::string> out;
+  out.reserve(ids.size());
+  for (const auto& id : ids)
+    out.push_back(id.str());
+  return out;
+}
+
+template <class Enum, class Parse>
+Enum label(std::string_view text, Parse parse) {
+  auto v = parse(text);
+  assert(v && "a database ENUM label flow does not know");
+  return v.value_or(Enum{});
+}
+
+task_row task_of(const result& r, int row) {
+  task_row t;
+  t.id = task_id{r.str(row, 1)};
+  t.identity = {r.str(row, 2), r.i32(row, 3), r.i32(row, 4)};
+  t.type = label<flow::task_type>(r.text(row, 5), flow::parse_task_type);
+  t.task_def_name = r.str(row, 6);
+  t.queue_name = r.opt_str(row, 7);
+  t.status = label<flow::task_status>(r.text(row, 8), flow::parse_task_status);
+  t.input = r.str(row, 9);
+  t.output = r.opt_str(row, 10);
+  t.reason_for_incompletion = r.opt_str(row, 11);
+  t.worker_id = r.opt_str(row, 12);
+  t.poll_count = r.i32(row, 13);
+  if (auto x = r.opt_str(row, 14))
+    t.retried_task_id = task_id{*x};
+  if (auto x = r.opt_str(row, 15))
+    t.sub_workflow_id = workflow_id{*x};
+  t.scheduled_at_ms = r.i64(row, 16);
+  t.started_at_ms = r.opt_i64(row, 17);
+  t.ended_at_ms = r.opt_i64(row, 18);
+  t.updated_at_ms = r.i64(row, 19);
+  t.unprocessed = r.boolean(row, 20);
+  return t;
+}
+
+workflow_snapshot execution_of(const result& r, int row) {
+  workflow_snapshot s;
+  s.id = workflow_id{r.str(row, 0)};
+  s.started_at_ms = r.i64(row, 1);
+  s.ns = namespace_id{r.str(row, 2)};
+  s.workflow_name = r.str(row, 3);
+  s.workflow_version = r.i32(row, 4);
+  s.status = label<flow::workflow_status>(r.text(row, 5), flow::parse_workflow_status);
+  s.input = r.str(row, 6);
+  s.variables = r.str(row, 7);
+  s.output = r.opt_str(row, 8);
+  s.reason_for_incompletion = r.opt_str(row, 9);
+  s.failed_task_ref = r.opt_str(row, 10);
+  s.correlation_id = r.opt_str(row, 11);
+  s.idempotency_key = r.opt_str(row, 12);
+  s.priority = static_cast<int16_t>(r.i64(row, 13));
+  if (auto x = r.opt_str(row, 14))
+    s.parent_workflow_id = workflow_id{*x};
+  if (auto x = r.opt_str(row, 15))
+    s.parent_task_id = task_id{*x};
+  s.shard = shard_id{static_cast<int16_t>(r.i64(row, 16))};
+  s.last_seq = r.i64(row, 17);
+  s.ended_at_ms = r.opt_i64(row, 18);
+  s.version = r.i64(row, 19);
+  return s;
+}
+
+} // namespace
+
+const char* to_string(timer_kind k) {
+  switch (k) {
+    case timer_kind::schedule_to_start: return "scheduleToStart";
+    case timer_kind::start_to_close: return "startToClose";
+    case timer_kind::task_timeout: return "taskTimeout";
+    case timer_kind::workflow_timeout: return "workflowTimeout";
+    case timer_kind::wait: return "wait";
+    case timer_kind::delay: return "delay";
+  }
+  return "delay";
+}
+
+const statement& snapshot_tasks_statement() {
+  return select_tasks;
+}
+
+const statement& frontier_statement() {
+  return select_frontier;
+}
+
+std::vector<task_id> workflow_snapshot::unprocessed() const {
+  std::vector<task_id> out;
+  for (const auto& t : tasks)
+    if (t.unprocessed)
+      out.push_back(t.id);
+  return out;
+}
+
+caf::expected<std::vector<decide_claim>> claim_decide_batch(transaction& tx, shard_id shard,
+                                                            int limit) {
+  auto r = tx.conn().run(claim, params::of(shard.value(), int64_t{limit}));
+  if (!r)
+    return std::move(r.error());
+  std::vector<decide_claim> out;
+  out.reserve(static_cast<size_t>(r->rows()));
+  for (int row = 0; row < r->rows(); ++row)
+    out.push_back({workflow_id{r->str(row, 0)}, r->i64(row, 1), namespace_id{r->str(row, 2)}});
+  return out;
+}
+
+caf::expected<std::vector<workflow_snapshot>> load_snapshots(transaction& tx,
+                                                             const std::vector<workflow_id>& ids) {
+  if (ids.empty())
+    return std::vector<workflow_snapshot>{};
+  auto arg = text_array(id_texts(ids));
+  pipeline p{tx.conn()};
+  p.add(select_executions, params::of(arg));
+  p.add(select_tasks, params::of(arg));
+  auto rs = p.run();
+  if (!rs)
+    return std::move(rs.error());
+  const auto& ex = (*rs)[0];
+  const auto& ts = (*rs)[1];
+  std::vector<workflow_snapshot> out;
+  std::map<std::string, size_t> index;
+  for (int row = 0; row < ex.rows(); ++row) {
+    out.push_back(execution_of(ex, row));
+    index.emplace(out.back().id.str(), out.size() - 1);
+  }
+  for (int row = 0; row < ts.rows(); ++row)
+    if (auto it = index.find(ts.str(row, 0)); it != index.end())
+      out[it->second].tasks.push_back(task_of(ts, row));
+  return out;
+}
+
+caf::expected<std::vector<std::pair<workflow_id, task_row>>>
+load_frontier(transaction& tx, const std::vector<workflow_id>& ids) {
+  std::vector<std::pair<workflow_id, task_row>> out;
+  if (ids.empty())
+    return out;
+  auto r = tx.conn().run(select_frontier, params::of(text_array(id_texts(ids))));
+  if (!r)
+    return std::move(r.error());
+  for (int row = 0; row < r->rows(); ++row)
+    out.emplace_back(workflow_id{r->str(row, 0)}, task_of(*r, row));
+  return out;
+}
+
+caf::expected<void> requeue(connection& conn, const std::vector<workflow_id>& ids,
+                            const std::string& reason) {
+  // One statement must not touch a row twice (ON CONFLICT DO UPDATE refuses).
+  std::set<std::string> unique;
+  for (const auto& id : ids)
+    unique.insert(id.str());
+  if (unique.empty())
+    return {};
+  auto r = conn.run(requeue_stmt, params::of(text_array(std::vector<std::string>(
+                                               unique.begin(), unique.end())),
+                                             reason));
+  if (!r)
+    return std::move(r.error());
+  return {};
+}
+
+} // namespace nf::store

@@ -1,0 +1,411 @@
+#include "store/definitions.hpp"
+
+#include <boost/json.hpp>
+
+#include "flow/json_read.hpp"
+#include "flow/parse.hpp"
+#include "flow/serialise.hpp"
+#include "flow/validate.hpp"
+#include "store/json.hpp"
+#include "store/pg/errors.hpp"
+#include "store/pg/pipeline.hpp"
+#include "store/pg/transaction.hpp"
+
+namespace nf::store {
+
+namespace {
+
+// Explicit columns, every one of them (seed 000: the upsert names its columns).
+const statement upsert_task_def{"task_defs.upsert", R"(
+INSERT INTO "TaskDefinitions" AS d
+  ("namespaceId", "name", "description", "retryCount", "retryLogic", "retryDelaySeconds",
+   "maxRetryDelaySeconds", "backoffScaleFactor", "backoffJitterMs", "timeoutSeconds",
+   "timeoutPolicy", "responseTimeoutSeconds", "pollTimeoutSeconds", "totalTimeoutSeconds",
+   "rateLimitPerFrequency", "rateLimitFrequencyInSeconds", "concurrentExecLimit",
+   "cacheTtlSeconds", "cacheKey", "inputKeys", "outputKeys", "inputTemplate", "ownerEmail",
+   "secretOutputFields", "queueName")
+VALUES ($1, $2, $3, $4, $5::task_definition_retry_logic, $6, $7, $8, $9, $10,
+        $11::task_definition_timeout_policy, $12, $13, $14, $15, $16, $17, $18, $19,
+        $20::text[], $21::text[], $22::jsonb, $23, $24::text[], $25)
+ON CONFLICT ("namespaceId", "name") DO UPDATE SET
+  "revision" = d."revision" + 1,
+  "description" = EXCLUDED."description",
+  "retryCount" = EXCLUDED."retryCount",
+  "retryLogic" = EXCLUDED."retryLogic",
+  "retryDelaySeconds" = EXCLUDED."retryDelaySeconds",
+  "maxRetryDelaySeconds" = EXCLUDED."maxRetryDelaySeconds",
+  "backoffScaleFactor" = EXCLUDED."backoffScaleFactor",
+  "backoffJitterMs" = EXCLUDED."backoffJitterMs",
+  "timeoutSeconds" = EXCLUDED."timeoutSeconds",
+  "timeoutPolicy" = EXCLUDED."timeoutPolicy",
+  "responseTimeoutSeconds" = EXCLUDED."responseTimeoutSeconds",
+  "pollTimeoutSeconds" = EXCLUDED."pollTimeoutSeconds",
+  "totalTimeoutSeconds" = EXCLUDED."totalTimeoutSeconds",
+  "rateLimitPerFrequency" = EXCLUDED."rateLimitPerFrequency",
+  "rateLimitFrequencyInSeconds" = EXCLUDED."rateLimitFrequencyInSeconds",
+  "concurrentExecLimit" = EXCLUDED."concurrentExecLimit",
+  "cacheTtlSeconds" = EXCLUDED."cacheTtlSeconds",
+  "cacheKey" = EXCLUDED."cacheKey",
+  "inputKeys" = EXCLUDED."inputKeys",
+  "outputKeys" = EXCLUDED."outputKeys",
+  "inputTemplate" = EXCLUDED."inputTemplate",
+  "ownerEmail" = EXCLUDED."ownerEmail",
+  "secretOutputFields" = EXCLUDED."secretOutputFields",
+  "queueName" = EXCLUDED."queueName",
+  "updatedAt" = now()
+RETURNING "revision")"};
+
+const statement select_task_defs{"task_defs.by_namespace", R"(
+SELECT "name", "description", "retryCount", "retryLogic", "retryDelaySeconds",
+       "maxRetryDelaySeconds", "backoffScaleFactor", "backoffJitterMs", "timeoutSeconds",
+       "timeoutPolicy", "responseTimeoutSeconds", "pollTimeoutSeconds", "totalTimeoutSeconds",
+       "rateLimitPerFrequency", "rateLimitFrequencyInSeconds", "concurrentExecLimit",
+       "cacheTtlSeconds", "cacheKey", array_to_json("inputKeys") AS "inputKeys",
+       array_to_json("outputKeys") AS "outputKeys", "inputTemplate", "ownerEmail",
+       array_to_json("secretOutputFields") AS "secretOutputFields", "queueName"
+  FROM "TaskDefinitions" WHERE "namespaceId" = $1)"};
+
+const statement upsert_workflow_def{"workflow_defs.upsert", R"(
+INSERT INTO "WorkflowDefinitions" AS d
+  ("namespaceId", "name", "version", "description", "tasks", "inputParameters",
+   "outputParameters", "variables", "timeoutSeconds", "timeoutPolicy", "failureWorkflow",
+   "restartable", "ownerEmail")
+VALUES ($1, $2, $3, $4, $5::jsonb, $6::jsonb, $7::jsonb, $8::jsonb, $9,
+        $10::workflow_definition_timeout_policy, $11, $12, $13)
+ON CONFLICT ("namespaceId", "name", "version") DO UPDATE SET
+  "description" = EXCLUDED."description",
+  "tasks" = EXCLUDED."tasks",
+  "inputParameters" = EXCLUDED."inputParameters",
+  "outputParameters" = EXCLUDED."outputParameters",
+  "variables" = EXCLUDED."variables",
+  "timeoutSeconds" = EXCLUDED."timeoutSeconds",
+  "timeoutPolicy" = EXCLUDED."timeoutPolicy",
+  "failureWorkflow" = EXCLUDED."failureWorkflow",
+  "restartable" = EXCLUDED."restartable",
+  "ownerEmail" = EXCLUDED."ownerEmail",
+  "updatedAt" = now())"};
+
+// Latest version: the PK read backwards (docs/schema.md).
+const statement select_workflow_def{"workflow_defs.get", R"(
+SELECT "name", "version", "description", "tasks", "inputParameters", "outputParameters",
+       "variables", "timeoutSeconds", "timeoutPolicy", "failureWorkflow", "restartable",
+       "ownerEmail"
+  FROM "WorkflowDefinitions"
+ WHERE "namespaceId" = $1 AND "name" = $2 AND ($3::integer IS NULL OR "version" = $3)
+ ORDER BY "version" DESC LIMIT 1)"};
+
+std::optional<std::string> text_or_null(const std::string& s) {
+  if (s.empty())
+    return std::nullopt;
+  return s;
+}
+
+/// flow's 0 = "none" for limits whose column is NULL when unset.
+std::optional<int64_t> count_or_null(int64_t x) {
+  if (x == 0)
+    return std::nullopt;
+  return x;
+}
+
+caf::error invalid(const flow::problems& ps) {
+  std::string msg;
+  for (const auto& p : ps) {
+    if (!msg.empty())
+      msg += "; ";
+    msg += flow::to_string(p);
+  }
+  return make_error(errc::invalid, std::move(msg));
+}
+
+void check_text(const std::string& value, const std::string& path, flow::problems& out) {
+  // libpq sends text as C strings: a NUL would silently cut the value short.
+  if (value.find('\0') != std::string::npos)
+    out.push_back({path, "must not contain the NUL character (\\u0000)"});
+}
+
+void check_count(int64_t value, const std::string& path, int64_t min, flow::problems& out) {
+  if (value < min || value > flow::max_count)
+    out.push_back({path, "expected an integer from " + std::to_string(min) + " to "
+                           + std::to_string(flow::max_count) + ", got "
+                           + std::to_string(value)});
+}
+
+params task_def_params(const namespace_id& ns, const flow::task_def& d) {
+  return params::of(
+    ns, d.name, text_or_null(d.description), d.retry_count, std::string{flow::to_string(d.logic)},
+    d.retry_delay_seconds, count_or_null(d.max_retry_delay_seconds), d.backoff_scale_factor,
+    d.backoff_jitter_ms, d.timeout_seconds, std::string{flow::to_string(d.policy)},
+    d.response_timeout_seconds, count_or_null(d.poll_timeout_seconds),
+    count_or_null(d.total_timeout_seconds), d.rate_limit_per_frequency,
+    d.rate_limit_frequency_in_seconds, count_or_null(d.concurrent_exec_limit),
+    count_or_null(d.cache_ttl_seconds), text_or_null(d.cache_key), text_array(d.input_keys),
+    text_array(d.output_keys), json(d.input_template), text_or_null(d.owner_email),
+    text_array(d.secret_output_fields), text_or_null(d.queue_name));
+}
+
+boost::json::value parse_stored(std::string_view text) {
+  boost::system::error_code ec;
+  auto v = boost::json::parse(boost::json::string_view{text.data(), text.size()}, ec);
+  return ec ? boost::json::value{} : v;
+}
+
+std::vector<std::string> strings_of(std::string_view text) {
+  std::vector<std::string> out;
+  auto v = parse_stored(text);
+  if (const auto* arr = v.if_array())
+    for (const auto& x : *arr)
+      if (const auto* s = x.if_string())
+        out.emplace_back(*s);
+  return out;
+}
+
+boost::json::object object_of(std::string_view text) {
+  auto v = parse_stored(text);
+  if (auto* obj = v.if_object())
+    return std::move(*obj);
+  return {};
+}
+
+/// A column by its camelCase name (PQfnumber folds unquoted names to lower case).
+int col(const result& r, const char* name) {
+  return r.column(("\"" + std::string{name} + "\"").c_str());
+}
+
+flow::task_def task_def_of(const result& r, int row) {
+  flow::task_def d;
+  auto str = [&](const char* c) { return r.opt_str(row, col(r, c)).value_or(""); };
+  auto num = [&](const char* c) { return r.opt_i64(row, col(r, c)).value_or(0); };
+  d.name = str("name");
+  d.description = str("description");
+  d.owner_email = str("ownerEmail");
+  d.queue_name = str("queueName");
+  d.retry_count = num("retryCount");
+  d.logic = flow::parse_retry_logic(str("retryLogic")).value_or(flow::retry_logic::fixed);
+  d.retry_delay_seconds = num("retryDelaySeconds");
+  d.max_retry_delay_seconds = num("maxRetryDelaySeconds");
+  d.backoff_scale_factor = num("backoffScaleFactor");
+  d.backoff_jitter_ms = num("backoffJitterMs");
+  d.timeout_seconds = num("timeoutSeconds");
+  d.policy = flow::parse_timeout_policy(str("timeoutPolicy"))
+               .value_or(flow::timeout_policy::time_out_wf);
+  d.response_timeout_seconds = num("responseTimeoutSeconds");
+  d.poll_timeout_seconds = num("pollTimeoutSeconds");
+  d.total_timeout_seconds = num("totalTimeoutSeconds");
+  d.rate_limit_per_frequency = num("rateLimitPerFrequency");
+  d.rate_limit_frequency_in_seconds = num("rateLimitFrequencyInSeconds");
+  d.concurrent_exec_limit = num("concurrentExecLimit");
+  d.cache_ttl_seconds = num("cacheTtlSeconds");
+  d.cache_key = str("cacheKey");
+  d.input_keys = strings_of(str("inputKeys"));
+  d.output_keys = strings_of(str("outputKeys"));
+  d.secret_output_fields = strings_of(str("secretOutputFields"));
+  d.input_template = object_of(str("inputTemplate"));
+  return d;
+}
+
+caf::expected<flow::workflow_def> workflow_def_of(const result& r) {
+  flow::workflow_def d;
+  auto str = [&](const char* c) { return r.opt_str(0, col(r, c)).value_or(""); };
+  d.name = str("name");
+  d.version = r.i64(0, col(r, "version"));
+  d.description = str("description");
+  flow::problems errs;
+  auto tasks = parse_stored(str("tasks"));
+  if (const auto* arr = tasks.if_array())
+    for (size_t i = 0; i < arr->size(); ++i)
+      d.tasks.push_back(flow::read_workflow_task((*arr)[i], flow::path_index("tasks", i), errs));
+  d.input_parameters = strings_of(str("inputParameters"));
+  d.output_parameters = object_of(str("outputParameters"));
+  d.variables = object_of(str("variables"));
+  d.timeout_seconds = r.i64(0, col(r, "timeoutSeconds"));
+  d.policy = flow::parse_timeout_policy(str("timeoutPolicy"))
+               .value_or(flow::timeout_policy::alert_only);
+  d.failure_workflow = str("failureWorkflow");
+  d.restartable = r.boolean(0, col(r, "restartable"));
+  d.owner_email = str("ownerEmail");
+  if (!errs.empty())
+    return make_error(errc::internal, "stored workflow definition \"" + d.name + "\" version "
+                                        + std::to_string(d.version)
+                                        + " no longer reads: " + flow::to_string(errs.front()));
+  return d;
+}
+
+boost::json::array to_json_array(const std::vector<std::string>& xs) {
+  boost::json::array out;
+  for (const auto& x : xs)
+    out.emplace_back(x);
+  return out;
+}
+
+} // namespace
+
+flow::problems check_task_def(const flow::task_def& d, const std::string& path) {
+  auto out = flow::validate(d, path);
+  auto field = [&](std::string_view f) { return flow::path_key(path, f); };
+  if (d.name.empty())
+    out.push_back({field("name"), "missing required field (expected a non-empty string)"});
+  check_text(d.name, field("name"), out);
+  check_text(d.description, field("description"), out);
+  check_text(d.owner_email, field("ownerEmail"), out);
+  check_text(d.queue_name, field("queueName"), out);
+  check_text(d.cache_key, field("cacheKey"), out);
+  for (auto [list, name] : {std::pair{&d.input_keys, "inputKeys"},
+                            std::pair{&d.output_keys, "outputKeys"},
+                            std::pair{&d.secret_output_fields, "secretOutputFields"}})
+    for (size_t i = 0; i < list->size(); ++i)
+      check_text((*list)[i], flow::path_index(field(name), i), out);
+  // flow::validate reports a zero backoffScaleFactor, and a zero frequency
+  // when a rate limit is set; the column CHECKs (> 0) forbid zero always.
+  check_count(d.backoff_scale_factor, field("backoffScaleFactor"),
+              d.backoff_scale_factor == 0 ? 0 : 1, out);
+  check_count(d.rate_limit_frequency_in_seconds, field("rateLimitFrequencyInSeconds"),
+              d.rate_limit_frequency_in_seconds == 0 && d.rate_limit_per_frequency > 0 ? 0 : 1,
+              out);
+  for (auto [value, name] : {std::pair{d.retry_count, "retryCount"},
+                             std::pair{d.retry_delay_seconds, "retryDelaySeconds"},
+                             std::pair{d.max_retry_delay_seconds, "maxRetryDelaySeconds"},
+                             std::pair{d.backoff_jitter_ms, "backoffJitterMs"},
+                             std::pair{d.timeout_seconds, "timeoutSeconds"},
+                             std::pair{d.response_timeout_seconds, "responseTimeoutSeconds"},
+                             std::pair{d.poll_timeout_seconds, "pollTimeoutSeconds"},
+                             std::pair{d.total_timeout_seconds, "totalTimeoutSeconds"},
+                             std::pair{d.rate_limit_per_frequency, "rateLimitPerFrequency"},
+                             std::pair{d.concurrent_exec_limit, "concurrentExecLimit"},
+                             std::pair{d.cache_ttl_seconds, "cacheTtlSeconds"}})
+    check_count(value, field(name), 0, out);
+  return out;
+}
+
+flow::problems check_workflow_def(const flow::workflow_def& d, const std::string& path) {
+  auto out = flow::validate(d, path);
+  auto field = [&](std::string_view f) { return flow::path_key(path, f); };
+  if (d.name.empty())
+    out.push_back({field("name"), "missing required field (expected a non-empty string)"});
+  check_text(d.name, field("name"), out);
+  check_text(d.description, field("description"), out);
+  check_text(d.failure_workflow, field("failureWorkflow"), out);
+  check_text(d.owner_email, field("ownerEmail"), out);
+  check_count(d.version, field("version"), 1, out);
+  check_count(d.timeout_seconds, field("timeoutSeconds"), 0, out);
+  if (d.policy == flow::timeout_policy::retry)
+    out.push_back({field("timeoutPolicy"), "expected one of TIME_OUT_WF, ALERT_ONLY, got RETRY"});
+  if (d.schema_version != 2)
+    out.push_back({field("schemaVersion"), "expected 2 (the only schema version supported), got "
+                                             + std::to_string(d.schema_version)});
+  return out;
+}
+
+namespace {
+
+/// `indexed`: problem paths start with "[i]" (the input was an array).
+caf::expected<std::vector<int64_t>> write_task_defs(connection& conn, const namespace_id& ns,
+                                                    const std::vector<flow::task_def>& defs,
+                                                    bool indexed) {
+  flow::problems errs;
+  for (size_t i = 0; i < defs.size(); ++i) {
+    auto more = check_task_def(defs[i], indexed ? flow::path_index("", i) : "");
+    errs.insert(errs.end(), more.begin(), more.end());
+  }
+  if (!errs.empty())
+    return invalid(errs);
+  if (defs.empty())
+    return std::vector<int64_t>{};
+  // Cold table, a handful of rows: one pipelined round trip (TEXT[] columns
+  // do not go through unnest).
+  return perform(conn, [&](transaction& tx) -> caf::expected<std::vector<int64_t>> {
+    pipeline p{tx.conn()};
+    for (const auto& d : defs)
+      p.add(upsert_task_def, task_def_params(ns, d));
+    auto rs = p.run();
+    if (!rs)
+      return std::move(rs.error());
+    std::vector<int64_t> revisions;
+    for (const auto& r : *rs)
+      revisions.push_back(r.i64(0, 0));
+    return revisions;
+  });
+}
+
+} // namespace
+
+caf::expected<std::vector<int64_t>> put_task_defs(connection& conn, const namespace_id& ns,
+                                                  const std::vector<flow::task_def>& defs) {
+  return write_task_defs(conn, ns, defs, defs.size() > 1);
+}
+
+caf::expected<std::vector<int64_t>> put_task_defs_json(connection& conn, const namespace_id& ns,
+                                                       std::string_view json_text) {
+  flow::problems errs;
+  boost::json::value v;
+  if (!flow::parse_json(json_text, v, errs))
+    return invalid(errs);
+  std::vector<flow::task_def> defs;
+  if (const auto* arr = v.if_array()) {
+    for (size_t i = 0; i < arr->size(); ++i)
+      defs.push_back(flow::read_task_def((*arr)[i], flow::path_index("", i), errs));
+  } else {
+    defs.push_back(flow::read_task_def(v, "", errs));
+  }
+  if (!errs.empty())
+    return invalid(errs);
+  return write_task_defs(conn, ns, defs, v.is_array());
+}
+
+caf::expected<void> put_workflow_def(connection& conn, const namespace_id& ns,
+                                     const flow::workflow_def& d) {
+  if (auto errs = check_workflow_def(d); !errs.empty())
+    return invalid(errs);
+  boost::json::array tasks;
+  for (const auto& t : d.tasks)
+    tasks.push_back(flow::to_json(t));
+  auto p = params::of(ns, d.name, static_cast<int64_t>(d.version), text_or_null(d.description),
+                      json(tasks), json(to_json_array(d.input_parameters)),
+                      json(d.output_parameters), json(d.variables), d.timeout_seconds,
+                      std::string{flow::to_string(d.policy)}, text_or_null(d.failure_workflow),
+                      d.restartable, text_or_null(d.owner_email));
+  return perform(conn, [&](transaction& tx) -> caf::expected<void> {
+    if (auto r = tx.conn().run(upsert_workflow_def, p); !r)
+      return std::move(r.error());
+    return {};
+  });
+}
+
+caf::expected<flow::workflow_def> put_workflow_def_json(connection& conn, const namespace_id& ns,
+                                                        std::string_view json_text) {
+  auto loaded = flow::load_workflow_def(json_text);
+  if (!loaded.ok())
+    return invalid(loaded.errors);
+  if (auto r = put_workflow_def(conn, ns, loaded.def); !r)
+    return std::move(r.error());
+  return std::move(loaded.def);
+}
+
+caf::expected<flow::task_def_map> load_task_defs(connection& conn, const namespace_id& ns) {
+  auto r = conn.run(select_task_defs, params::of(ns));
+  if (!r)
+    return std::move(r.error());
+  flow::task_def_map out;
+  for (int i = 0; i < r->rows(); ++i) {
+    auto d = task_def_of(*r, i);
+    auto name = d.name;
+    out.emplace(std::move(name), std::move(d));
+  }
+  return out;
+}
+
+caf::expected<flow::workflow_def> load_workflow_def(connection& conn, const namespace_id& ns,
+                                                    std::string_view name,
+                                                    std::optional<int64_t> version) {
+  auto r = conn.run01(select_workflow_def, params::of(ns, name, version));
+  if (!r)
+    return std::move(r.error());
+  if (!*r) {
+    std::string what = "workflow definition " + flow::quoted(name);
+    if (version)
+      what += " version " + std::to_string(*version);
+    return make_error(errc::not_found, what + " not found");
+  }
+  return workflow_def_of(**r);
+}
+
+} // namespace nf::store

@@ -1,0 +1,60 @@
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string_view>
+#include <vector>
+
+#include <caf/expected.hpp>
+
+#include "flow/definitions.hpp"
+#include "flow/problem.hpp"
+#include "store/ids.hpp"
+#include "store/pg/connection.hpp"
+
+namespace nf::store {
+
+/// Task and workflow definitions ("TaskDefinitions", "WorkflowDefinitions").
+/// Every write names its columns (seed 000 rule 5): a flow field without a
+/// column here is a field silently dropped. flow's "0 = none" for optional
+/// limits is stored as NULL where the schema's CHECK says `> 0` or "NULL = not
+/// set", and read back as 0, so a definition round-trips unchanged.
+///
+/// Writes are validated (flow::validate plus the columns' own ranges) before
+/// anything is sent; an invalid definition is an `invalid` error whose message
+/// lists every problem as `path: what was expected`, and nothing is written.
+
+/// Upserts task definitions in one transaction; returns each one's new
+/// "revision" (1 on create, +1 per update), in order.
+caf::expected<std::vector<int64_t>> put_task_defs(connection& conn, const namespace_id& ns,
+                                                  const std::vector<flow::task_def>& defs);
+
+/// The same from JSON text: one task definition object or an array of them
+/// (Conductor's `POST /metadata/taskdefs`). Problem paths are `[i].field` for
+/// an array.
+caf::expected<std::vector<int64_t>> put_task_defs_json(connection& conn, const namespace_id& ns,
+                                                       std::string_view json_text);
+
+/// Upserts one workflow definition (its own transaction).
+caf::expected<void> put_workflow_def(connection& conn, const namespace_id& ns,
+                                     const flow::workflow_def& def);
+
+/// The same from JSON text; returns the definition as parsed.
+caf::expected<flow::workflow_def> put_workflow_def_json(connection& conn, const namespace_id& ns,
+                                                        std::string_view json_text);
+
+/// Every task definition of a namespace, by name.
+caf::expected<flow::task_def_map> load_task_defs(connection& conn, const namespace_id& ns);
+
+/// One workflow definition; `version` absent = the latest. A missing one is
+/// `not_found`: `workflow definition "x" version 3 not found`.
+caf::expected<flow::workflow_def> load_workflow_def(connection& conn, const namespace_id& ns,
+                                                    std::string_view name,
+                                                    std::optional<int64_t> version = std::nullopt);
+
+/// The problems that keep a definition out of the database: flow::validate's
+/// and the columns' (ranges, NUL bytes in text). Empty = writable.
+flow::problems check_task_def(const flow::task_def& def, const std::string& path = "");
+flow::problems check_workflow_def(const flow::workflow_def& def, const std::string& path = "");
+
+} // namespace nf::store

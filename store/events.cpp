@@ -1,0 +1,152 @@
+#include "store/events.hpp"
+
+#include <algorithm>
+#include <map>
+
+#include <boost/json/value.hpp>
+
+#include "store/json.hpp"
+#include "store/pg/errors.hpp"
+
+namespace nf::store {
+
+namespace {
+
+// docs/schema.md §4.1: the seq allocation and the inserts are one statement;
+// the UPDATE's row lock serialises every writer of the workflow until commit,
+// so seqs are gap-free and unique (I8) and no clock is read.
+const statement append{"events.append", R"(
+WITH s AS (
+  UPDATE "WorkflowExecutions" w SET "lastSeq" = w."lastSeq" + u.n, "updatedAt" = now()
+    FROM unnest($1::uuid[], $2::integer[]) AS u(id, n)
+   WHERE w."id" = u.id AND w."startedAt" = uuid_extract_timestamp(u.id)
+  RETURNING w."id", w."lastSeq", w."namespaceId", u.n),
+i AS (
+  INSERT INTO "WorkflowEvents"
+    ("workflowId", "seq", "namespaceId", "eventType", "taskId", "refName", "payload")
+  SELECT e.wf, s."lastSeq" - s.n + e.k, s."namespaceId", e.type::workflow_event_type,
+         COALESCE(e.task, t."id"), e.ref, e.payload
+    FROM unnest($3::uuid[], $4::integer[], $5::text[], $6::uuid[], $7::text[], $8::integer[],
+                $9::integer[], $10::jsonb[]) AS e(wf, k, type, task, ref, iter, att, payload)
+    JOIN s ON s."id" = e.wf
+    LEFT JOIN LATERAL (
+      SELECT x."id" FROM "TaskExecutions" x
+       WHERE e.task IS NULL AND e.iter IS NOT NULL AND x."workflowId" = e.wf
+         AND x."refName" = e.ref AND x."iteration" = e.iter AND x."attempt" = e.att) t ON true)
+SELECT "id", "lastSeq" FROM s)"};
+
+// docs/schema.md §4.7: the "at" bound prunes months before the workflow began
+// (with a margin: the start event's "at" is its transaction's start).
+const statement history{"events.history", R"(
+SELECT "seq", (extract(epoch FROM "at") * 1000)::bigint, "eventType", "taskId", "refName",
+       "payload"
+  FROM "WorkflowEvents"
+ WHERE "workflowId" = $1 AND "seq" > $2
+   AND "at" >= uuid_extract_timestamp($1) - interval '1 day'
+ ORDER BY "seq" LIMIT $3)"};
+
+/// Events grouped per workflow (a workflow named twice is merged, keeping
+/// order, so one UPDATE allocates all its seqs).
+struct grouped {
+  std::vector<std::string> ids;
+  std::vector<int64_t> counts;
+  std::vector<size_t> slot_of_input;  ///< input index → index in `ids`
+  params p;
+};
+
+grouped group(const std::vector<workflow_events>& batch) {
+  grouped g;
+  std::map<std::string, size_t> slot;
+  for (const auto& w : batch) {
+    auto [it, fresh] = slot.emplace(w.id.str(), g.ids.size());
+    if (fresh) {
+      g.ids.push_back(w.id.str());
+      g.counts.push_back(0);
+    }
+    g.slot_of_input.push_back(it->second);
+  }
+  std::vector<std::string> wf, types;
+  std::vector<int64_t> ks;
+  std::vector<std::optional<std::string>> tasks, refs, iters, attempts;
+  std::vector<json_text> payloads;
+  const auto empty = json(boost::json::object{});
+  for (size_t i = 0; i < batch.size(); ++i) {
+    auto s = g.slot_of_input[i];
+    for (const auto& e : batch[i].events) {
+      wf.push_back(g.ids[s]);
+      ks.push_back(++g.counts[s]);
+      types.push_back(e.type);
+      tasks.push_back(e.task ? std::optional<std::string>{e.task->str()} : std::nullopt);
+      refs.push_back(e.identity ? std::optional<std::string>{e.identity->ref} : std::nullopt);
+      iters.push_back(e.identity ? std::optional<std::string>{std::to_string(e.identity->iteration)}
+                                 : std::nullopt);
+      attempts.push_back(e.identity
+                           ? std::optional<std::string>{std::to_string(e.identity->attempt)}
+                           : std::nullopt);
+      payloads.push_back(e.payload ? *e.payload : empty);
+    }
+  }
+  g.p = params::of(text_array(g.ids), int_array(g.counts), text_array(wf), int_array(ks),
+                   text_array(types), text_array(tasks), text_array(refs), text_array(iters),
+                   text_array(attempts), json_array(payloads));
+  return g;
+}
+
+bool has_events(const std::vector<workflow_events>& batch) {
+  return std::any_of(batch.begin(), batch.end(),
+                     [](const workflow_events& w) { return !w.events.empty(); });
+}
+
+} // namespace
+
+caf::expected<std::vector<int64_t>> append_events(transaction& tx,
+                                                  const std::vector<workflow_events>& batch) {
+  if (!has_events(batch))
+    return std::vector<int64_t>(batch.size(), 0);
+  auto g = group(batch);
+  auto r = tx.conn().run(append, g.p);
+  if (!r)
+    return std::move(r.error());
+  std::map<std::string, int64_t> last;
+  for (int row = 0; row < r->rows(); ++row)
+    last[r->str(row, 0)] = r->i64(row, 1);
+  std::vector<int64_t> out;
+  for (size_t i = 0; i < batch.size(); ++i) {
+    auto it = last.find(g.ids[g.slot_of_input[i]]);
+    if (it == last.end())
+      return make_error(errc::not_found, "workflow " + batch[i].id.str() + " not found");
+    out.push_back(it->second);
+  }
+  return out;
+}
+
+bool append_events(pipeline& p, const std::vector<workflow_events>& batch) {
+  if (!has_events(batch))
+    return false;
+  p.add(append, group(batch).p);
+  return true;
+}
+
+caf::expected<std::vector<event_row>> read_events(connection& conn, const workflow_id& id,
+                                                  int64_t after_seq, int limit) {
+  limit = std::clamp(limit, 1, max_events_per_read);
+  auto r = conn.run(history, params::of(id, after_seq, int64_t{limit}));
+  if (!r)
+    return std::move(r.error());
+  std::vector<event_row> out;
+  out.reserve(static_cast<size_t>(r->rows()));
+  for (int row = 0; row < r->rows(); ++row) {
+    event_row e;
+    e.seq = r->i64(row, 0);
+    e.at_ms = r->i64(row, 1);
+    e.type = r->str(row, 2);
+    if (auto t = r->opt_str(row, 3))
+      e.task = task_id{*t};
+    e.ref_name = r->opt_str(row, 4);
+    e.payload = r->str(row, 5);
+    out.push_back(std::move(e));
+  }
+  return out;
+}
+
+} // namespace nf::store

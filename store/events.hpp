@@ -1,0 +1,67 @@
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <caf/expected.hpp>
+
+#include "flow/types.hpp"
+#include "store/ids.hpp"
+#include "store/pg/params.hpp"
+#include "store/pg/pipeline.hpp"
+#include "store/pg/transaction.hpp"
+
+namespace nf::store {
+
+/// One entry of a workflow's history ("WorkflowEvents").
+struct event_write {
+  std::string type;  ///< a "workflow_event_type" label: TASK_SCHEDULED, WORKFLOW_COMPLETED, …
+  std::optional<task_id> task;  ///< the task it is about, when known
+  /// The task by identity: gives "refName", and the task id when `task` is
+  /// absent (looked up when the event is written, so a task inserted earlier
+  /// in the same transaction is found).
+  std::optional<flow::task_identity> identity;
+  std::optional<json_text> payload;  ///< nullopt = {}
+};
+
+/// Events of one workflow, in the order they happened.
+struct workflow_events {
+  workflow_id id;
+  std::vector<event_write> events;
+};
+
+/// Appends events in the caller's transaction (I8): per workflow, seqs
+/// `lastSeq+1 … lastSeq+n` come from `UPDATE "WorkflowExecutions" SET
+/// "lastSeq" = "lastSeq" + n … RETURNING` in the same statement, under the
+/// execution's row lock held until commit; never from a clock. One statement
+/// for the whole batch. Returns each workflow's new last seq, in input order;
+/// a workflow without an execution row is `not_found`.
+caf::expected<std::vector<int64_t>> append_events(transaction& tx,
+                                                  const std::vector<workflow_events>& batch);
+
+/// The same statement added to a pipeline (whose results the caller reads).
+/// Returns false, adding nothing, when there is no event to write.
+bool append_events(pipeline& p, const std::vector<workflow_events>& batch);
+
+/// One stored event.
+struct event_row {
+  int64_t seq = 0;
+  int64_t at_ms = 0;
+  std::string type;
+  std::optional<task_id> task;
+  std::optional<std::string> ref_name;
+  std::string payload;  ///< JSON text
+};
+
+/// The most events one read returns (docs/schema.md §4.7: bounded reads).
+constexpr int max_events_per_read = 1000;
+
+/// A workflow's events with seq > `after_seq`, in seq order, at most `limit`
+/// (clamped to 1 … max_events_per_read): the history view and the SSE resume
+/// (`Last-Event-ID` = seq).
+caf::expected<std::vector<event_row>> read_events(connection& conn, const workflow_id& id,
+                                                  int64_t after_seq, int limit);
+
+} // namespace nf::store

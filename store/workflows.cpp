@@ -1,0 +1,323 @@
+#include "store/workflows.hpp"
+
+#include <cctype>
+#include <map>
+
+#include <boost/json.hpp>
+
+#include "flow/json_read.hpp"
+#include "flow/parse.hpp"
+#include "store/json.hpp"
+#include "store/pg/errors.hpp"
+#include "store/sharding.hpp"
+
+namespace nf::store {
+
+namespace {
+
+const statement select_partition_count{"cluster.partition_count",
+                                       R"(SELECT "partitionCount" FROM "ClusterSettings")"};
+
+// Latest version when none is asked for: the PK read backwards, per request.
+const statement resolve_definitions{"workflows.resolve_definitions", R"(
+SELECT r.ord, d."version"
+  FROM unnest($1::uuid[], $2::text[], $3::integer[]) WITH ORDINALITY AS r(ns, name, version, ord)
+ CROSS JOIN LATERAL (
+   SELECT "version" FROM "WorkflowDefinitions"
+    WHERE "namespaceId" = r.ns AND "name" = r.name AND (r.version IS NULL OR "version" = r.version)
+    ORDER BY "version" DESC LIMIT 1) d)"};
+
+// docs/schema.md §4.2, batched: the key is inserted first and only requests
+// whose key went in (or that have none) get an execution. The id is the
+// caller's (start_request::id) or generated once per request, and every
+// "startedAt" derives from it; "lastSeq" = 1 is
+// the WORKFLOW_STARTED event written here (I8).
+const statement start_batch{"workflows.start_batch", R"(
+WITH r AS (
+  SELECT u.*, COALESCE(u.given_id, uuidv7()) AS id
+    FROM unnest($1::uuid[], $2::text[], $3::integer[], $4::jsonb[], $5::text[], $6::text[],
+                $7::smallint[], $8::uuid[], $9::uuid[], $10::jsonb[], $12::uuid[]) WITH ORDINALITY
+      AS u(ns, name, version, input, correlation, key, priority, parent_id, parent_task,
+           payload, given_id, ord)),
+k AS (
+  INSERT INTO "IdempotencyKeys" ("namespaceId", "key", "workflowId", "workflowStartedAt")
+  SELECT ns, key, id, uuid_extract_timestamp(id) FROM r WHERE key IS NOT NULL
+  ON CONFLICT ("namespaceId", "key") DO NOTHING
+  RETURNING "workflowId"),
+s AS (
+  SELECT r.*, d."variables", d."timeoutSeconds", uuid_extract_timestamp(r.id) AS started,
+         (('x' || right(r.id::text, 4))::bit(16)::int % $11)::smallint AS shard
+    FROM r
+    JOIN "WorkflowDefinitions" d
+      ON d."namespaceId" = r.ns AND d."name" = r.name AND d."version" = r.version
+   WHERE r.key IS NULL OR r.id IN (SELECT "workflowId" FROM k)),
+w AS (
+  INSERT INTO "WorkflowExecutions"
+    ("id", "startedAt", "namespaceId", "workflowName", "workflowVersion", "status", "input",
+     "variables", "correlationId", "idempotencyKey", "priority", "parentWorkflowId",
+     "parentWorkflowStartedAt", "parentTaskId", "shard", "lastSeq", "version")
+  SELECT id, started, ns, name, version, 'RUNNING', input, variables, correlation, key, priority,
+         parent_id, uuid_extract_timestamp(parent_id), parent_task, shard, 1, 0
+    FROM s),
+e AS (
+  INSERT INTO "WorkflowEvents" ("workflowId", "seq", "namespaceId", "eventType", "payload")
+  SELECT id, 1, ns, 'WORKFLOW_STARTED', payload FROM s),
+q AS (
+  INSERT INTO "DecideQueues" ("workflowId", "namespaceId", "workflowStartedAt", "shard", "reason")
+  SELECT id, ns, started, shard, 'start' FROM s
+  ON CONFLICT ("workflowId") DO UPDATE SET "reason" = EXCLUDED."reason"),
+t AS (
+  INSERT INTO "Timers" ("fireAt", "shard", "kind", "workflowId", "workflowStartedAt")
+  SELECT now() + make_interval(secs => "timeoutSeconds"), shard, 'workflowTimeout', id, started
+    FROM s WHERE "timeoutSeconds" > 0),
+o AS (
+  INSERT INTO "OutboxEvents" ("shard", "namespaceId", "workflowId", "eventType", "payload")
+  SELECT shard, ns, id, 'workflow.started', payload || jsonb_build_object('workflowId', id)
+    FROM s)
+SELECT ord, id, shard FROM s)"};
+
+// After a lost key race: the winner committed before this statement began.
+const statement select_key_owners{"workflows.key_owners", R"(
+SELECT u.ord, k."workflowId"
+  FROM unnest($1::uuid[], $2::text[]) WITH ORDINALITY AS u(ns, key, ord)
+  JOIN "IdempotencyKeys" k ON k."namespaceId" = u.ns AND k."key" = u.key)"};
+
+caf::error invalid(const flow::problems& ps) {
+  std::string msg;
+  for (const auto& p : ps) {
+    if (!msg.empty())
+      msg += "; ";
+    msg += flow::to_string(p);
+  }
+  return make_error(errc::invalid, std::move(msg));
+}
+
+/// Canonical text of a version-7 UUID: "startedAt" is uuid_extract_timestamp(id),
+/// which is NULL for every other version.
+bool is_uuidv7_text(const std::string& s) {
+  if (s.size() != 36 || s[14] != '7')
+    return false;
+  for (size_t i = 0; i < s.size(); ++i) {
+    bool dash = i == 8 || i == 13 || i == 18 || i == 23;
+    if (dash != (s[i] == '-') || (!dash && !std::isxdigit(static_cast<unsigned char>(s[i]))))
+      return false;
+  }
+  return true;
+}
+
+bool has_nul(const std::string& s) {
+  return s.find('\0') != std::string::npos;
+}
+
+boost::json::object started_payload(const start_request& r, int64_t version) {
+  boost::json::object p{{"workflowName", r.name}, {"workflowVersion", version}};
+  if (r.correlation_id)
+    p["correlationId"] = *r.correlation_id;
+  if (r.idempotency_key)
+    p["idempotencyKey"] = *r.idempotency_key;
+  if (r.parent) {
+    p["parentWorkflowId"] = r.parent->workflow.str();
+    p["parentTaskId"] = r.parent->task.str();
+  }
+  return p;
+}
+
+} // namespace
+
+caf::expected<start_request> read_start_request(std::string_view json_text,
+                                                const namespace_id& ns) {
+  flow::problems errs;
+  boost::json::value v;
+  if (!flow::parse_json(json_text, v, errs))
+    return invalid(errs);
+  const auto* obj = v.if_object();
+  if (obj == nullptr)
+    return invalid({{"$", "expected a start request (an object), got " + flow::describe(v)}});
+  start_request out;
+  out.ns = ns;
+  flow::object_reader r(*obj, "", errs);
+  r.text("name", out.name, true);
+  if (r.get("version") != nullptr) {
+    int64_t version = 0;
+    r.count("version", version);
+    out.version = version;
+  }
+  r.object("input", out.input);
+  std::string text;
+  if (r.get("correlationId") != nullptr) {
+    r.text("correlationId", text);
+    out.correlation_id = text;
+  }
+  if (r.get("idempotencyKey") != nullptr) {
+    text.clear();
+    r.text("idempotencyKey", text);
+    out.idempotency_key = text;
+  }
+  r.count("priority", out.priority);
+  r.finish("a start request");
+  if (!errs.empty())
+    return invalid(errs);
+  if (auto more = check_start_request(out); !more.empty())
+    return invalid(more);
+  return out;
+}
+
+flow::problems check_start_request(const start_request& r) {
+  flow::problems out;
+  if (r.name.empty())
+    out.push_back({"name", "missing required field (expected a non-empty string)"});
+  if (has_nul(r.name))
+    out.push_back({"name", "must not contain the NUL character (\\u0000)"});
+  if (r.version && (*r.version < 1 || *r.version > flow::max_count))
+    out.push_back({"version", "expected an integer from 1 to " + std::to_string(flow::max_count)
+                                + ", got " + std::to_string(*r.version)});
+  if (r.priority < 0 || r.priority > 99)
+    out.push_back({"priority", "expected an integer from 0 to 99, got "
+                                 + std::to_string(r.priority)});
+  if (r.correlation_id && has_nul(*r.correlation_id))
+    out.push_back({"correlationId", "must not contain the NUL character (\\u0000)"});
+  if (r.idempotency_key && (r.idempotency_key->empty() || has_nul(*r.idempotency_key)))
+    out.push_back({"idempotencyKey", "expected a non-empty string without NUL characters"});
+  if (r.id && !is_uuidv7_text(r.id->str()))
+    out.push_back({"id", "expected a uuidv7, got " + flow::quoted(r.id->str())});
+  if (r.parent && (r.parent->workflow.empty() || r.parent->task.empty()))
+    out.push_back({"parent", "expected both the parent workflow id and the parent task id"});
+  return out;
+}
+
+caf::expected<std::vector<caf::expected<start_result>>>
+start_workflows(transaction& tx, const std::vector<start_request>& requests, int partition_count) {
+  auto& conn = tx.conn();
+  std::vector<caf::expected<start_result>> out;
+  out.reserve(requests.size());
+  // Requests that passed the checks, by index into `requests`.
+  std::vector<size_t> ok;
+  for (size_t i = 0; i < requests.size(); ++i) {
+    auto errs = check_start_request(requests[i]);
+    if (errs.empty()) {
+      out.emplace_back(start_result{});
+      ok.push_back(i);
+    } else {
+      out.emplace_back(invalid(errs));
+    }
+  }
+  if (ok.empty())
+    return out;
+
+  std::vector<std::string> nss, names;
+  std::vector<std::optional<std::string>> versions;
+  for (auto i : ok) {
+    nss.push_back(requests[i].ns.str());
+    names.push_back(requests[i].name);
+    versions.push_back(requests[i].version
+                         ? std::optional<std::string>{std::to_string(*requests[i].version)}
+                         : std::nullopt);
+  }
+  auto defs = conn.run(resolve_definitions,
+                       params::of(text_array(nss), text_array(names), text_array(versions)));
+  if (!defs)
+    return std::move(defs.error());
+  std::vector<std::optional<int64_t>> resolved(ok.size());
+  for (int row = 0; row < defs->rows(); ++row)
+    resolved[static_cast<size_t>(defs->i64(row, 0) - 1)] = defs->i64(row, 1);
+
+  // Only requests with a definition are written; `batch[j]` indexes `requests`.
+  std::vector<size_t> batch;
+  std::vector<std::string> b_ns, b_names, b_keys_ns;
+  std::vector<int64_t> b_versions, b_priorities;
+  std::vector<json_text> b_inputs, b_payloads;
+  std::vector<std::optional<std::string>> b_correlations, b_keys, b_parents, b_parent_tasks,
+    b_ids;
+  for (size_t j = 0; j < ok.size(); ++j) {
+    const auto& r = requests[ok[j]];
+    if (!resolved[j]) {
+      std::string what = "workflow definition " + flow::quoted(r.name);
+      if (r.version)
+        what += " version " + std::to_string(*r.version);
+      out[ok[j]] = make_error(errc::not_found, what + " not found");
+      continue;
+    }
+    batch.push_back(ok[j]);
+    b_ns.push_back(r.ns.str());
+    b_names.push_back(r.name);
+    b_versions.push_back(*resolved[j]);
+    b_inputs.push_back(json(r.input));
+    b_correlations.push_back(r.correlation_id);
+    b_keys.push_back(r.idempotency_key);
+    b_priorities.push_back(r.priority);
+    b_parents.push_back(r.parent ? std::optional<std::string>{r.parent->workflow.str()}
+                                 : std::nullopt);
+    b_parent_tasks.push_back(r.parent ? std::optional<std::string>{r.parent->task.str()}
+                                      : std::nullopt);
+    b_payloads.push_back(json(started_payload(r, *resolved[j])));
+    b_ids.push_back(r.id ? std::optional<std::string>{r.id->str()} : std::nullopt);
+  }
+  if (batch.empty())
+    return out;
+
+  auto written = conn.run(
+    start_batch,
+    params::of(text_array(b_ns), text_array(b_names), int_array(b_versions), json_array(b_inputs),
+               text_array(b_correlations), text_array(b_keys), int_array(b_priorities),
+               text_array(b_parents), text_array(b_parent_tasks), json_array(b_payloads),
+               int64_t{partition_count}, text_array(b_ids)));
+  if (!written)
+    return std::move(written.error());
+  std::vector<bool> created(batch.size(), false);
+  for (int row = 0; row < written->rows(); ++row) {
+    auto j = static_cast<size_t>(written->i64(row, 0) - 1);
+    created[j] = true;
+    out[batch[j]] = start_result{workflow_id{written->str(row, 1)}, true,
+                                 shard_id{static_cast<int16_t>(written->i64(row, 2))}};
+  }
+
+  // Keys another start (or an earlier request of this batch) holds.
+  std::vector<size_t> lost;
+  std::vector<std::string> l_ns, l_keys;
+  for (size_t j = 0; j < batch.size(); ++j) {
+    if (created[j])
+      continue;
+    const auto& r = requests[batch[j]];
+    if (!r.idempotency_key)
+      return make_error(errc::internal, "start of " + flow::quoted(r.name)
+                                          + " wrote no execution and holds no key");
+    lost.push_back(batch[j]);
+    l_ns.push_back(r.ns.str());
+    l_keys.push_back(*r.idempotency_key);
+  }
+  if (lost.empty())
+    return out;
+  auto owners = conn.run(select_key_owners, params::of(text_array(l_ns), text_array(l_keys)));
+  if (!owners)
+    return std::move(owners.error());
+  for (int row = 0; row < owners->rows(); ++row) {
+    auto i = lost[static_cast<size_t>(owners->i64(row, 0) - 1)];
+    workflow_id id{owners->str(row, 1)};
+    auto shard = shard_of(id, partition_count);
+    out[i] = start_result{std::move(id), false, shard};
+  }
+  for (auto i : lost)
+    if (out[i] && out[i]->id.empty())
+      return make_error(errc::internal, "idempotency key " + flow::quoted(*requests[i].idempotency_key)
+                                          + " was taken but its owner is not visible");
+  return out;
+}
+
+caf::expected<start_result> start_workflow(connection& conn, const start_request& request,
+                                           int partition_count) {
+  return perform(conn, [&](transaction& tx) -> caf::expected<start_result> {
+    auto rs = start_workflows(tx, {request}, partition_count);
+    if (!rs)
+      return std::move(rs.error());
+    return std::move(rs->front());
+  });
+}
+
+caf::expected<int> load_partition_count(connection& conn) {
+  auto r = conn.run1(select_partition_count);
+  if (!r)
+    return std::move(r.error());
+  return static_cast<int>(r->i64(0, 0));
+}
+
+} // namespace nf::store

@@ -1,0 +1,382 @@
+#define CAF_SUITE store.decide
+#include "caf/test/unit_test.hpp"
+
+#include <thread>
+
+#include <boost/json.hpp>
+
+#include "store/decisions.hpp"
+#include "store/json.hpp"
+#include "store/pg/transaction.hpp"
+#include "tests/store/decide_fixture.hpp"
+
+using namespace nf;
+using namespace nf::store;
+
+namespace {
+
+struct fixture : test::decide_fixture {
+  fixture() : decide_fixture("decide") { define_workflow("order"); }
+
+  workflow_snapshot snapshot(transaction& tx, const workflow_id& id) {
+    auto s = load_snapshots(tx, {id});
+    NF_REQUIRE_OK(s);
+    if (s->size() != 1)
+      CAF_FAIL("snapshot of " << id.str() << ": " << s->size() << " executions");
+    return std::move(s->front());
+  }
+
+  /// Reads and applies in one transaction of its own; returns the result.
+  caf::expected<apply_result> apply_one(const decision_write& w) {
+    return perform(conn, [&](transaction& tx) { return apply_decisions(tx, {w}); });
+  }
+
+  int64_t tasks_of(const workflow_id& id, const std::string& ref) {
+    return count(R"(SELECT count(*) FROM "TaskExecutions" WHERE "workflowId" = $1 AND "refName" = $2)",
+                 params::of(id, ref));
+  }
+};
+
+task_insert simple(const std::string& ref, int attempt = 0) {
+  task_insert t;
+  t.identity = {ref, 0, attempt};
+  t.type = flow::task_type::simple;
+  t.task_def_name = "work";
+  t.queue = "work";
+  t.input = json(boost::json::object{{"x", 1}});
+  return t;
+}
+
+decision_write schedule(const workflow_id& id, int64_t version, const std::string& ref,
+                        int attempt = 0) {
+  decision_write w;
+  w.id = id;
+  w.expected_version = version;
+  w.inserts.push_back(simple(ref, attempt));
+  w.events.push_back({"TASK_SCHEDULED", std::nullopt, flow::task_identity{ref, 0, attempt},
+                      json(boost::json::object{{"ref", ref}})});
+  w.outbox.push_back({"task.scheduled", json(boost::json::object{{"ref", ref}})});
+  return w;
+}
+
+} // namespace
+
+CAF_TEST_FIXTURE_SCOPE(decide_tests, fixture)
+
+CAF_TEST(claim snapshot and apply write one evaluation and release the queue row) {
+  auto started = start("order");
+  sql(R"(UPDATE "WorkflowExecutions" SET "priority" = 9)");
+  transaction tx{conn};
+  CAF_REQUIRE(tx.begin());
+  auto claimed = claim_decide_batch(tx, started.shard, 10);
+  NF_REQUIRE_OK(claimed);
+  CAF_REQUIRE_EQUAL(claimed->size(), 1u);
+  CAF_CHECK_EQUAL(claimed->front().id, started.id);
+  CAF_CHECK_EQUAL(claimed->front().ns, default_namespace);
+  auto s = snapshot(tx, started.id);
+  CAF_CHECK_EQUAL(s.version, 0);
+  CAF_CHECK_EQUAL(s.last_seq, 1);
+  CAF_CHECK_EQUAL(s.workflow_name, "order");
+  CAF_CHECK_EQUAL(s.started_at_ms, claimed->front().started_at_ms);
+  CAF_CHECK(s.tasks.empty());
+  auto w = schedule(started.id, s.version, "a");
+  w.variables = json(boost::json::object{{"w", true}});
+  auto applied = apply_decisions(tx, {w});
+  NF_REQUIRE_OK(applied);
+  CAF_REQUIRE(tx.commit());
+
+  CAF_CHECK_EQUAL(applied->queues, std::vector<std::string>{"work"});
+  CAF_REQUIRE_EQUAL(applied->inserted.size(), 1u);
+  const auto& t = applied->inserted.front();
+  CAF_CHECK_EQUAL(t.workflow, started.id);
+  CAF_CHECK_EQUAL(t.identity.ref, "a");
+  CAF_CHECK_EQUAL(t.queue, "work");
+  CAF_CHECK_EQUAL(count(R"(SELECT count(*) FROM "WorkflowExecutions" WHERE "version" = 1
+                             AND "lastSeq" = 2 AND "variables" = '{"v": 1, "w": true}')"),
+                  1);
+  CAF_CHECK_EQUAL(count(R"(SELECT count(*) FROM "TaskQueues" WHERE "taskId" = $1
+                             AND "queueName" = 'work' AND "priority" = 9 AND "shard" = $2
+                             AND "taskType" = 'SIMPLE' AND "leaseToken" IS NULL)",
+                        params::of(t.id, started.shard.value())),
+                  1);
+  CAF_CHECK_EQUAL(count(R"(SELECT count(*) FROM "WorkflowEvents" WHERE "seq" = 2
+                             AND "eventType" = 'TASK_SCHEDULED' AND "taskId" = $1 AND "refName" = 'a')",
+                        params::of(t.id)),
+                  1);
+  CAF_CHECK_EQUAL(count(R"(SELECT count(*) FROM "OutboxEvents" WHERE "eventType" = 'task.scheduled'
+                             AND "shard" = $1)",
+                        params::of(started.shard.value())),
+                  1);
+  CAF_CHECK_EQUAL(count(R"(SELECT count(*) FROM "DecideQueues")"), 0);
+}
+
+CAF_TEST(a claimed row is skipped by a second decider until the first ends) {
+  auto started = start("order");
+  auto other = db->connect();
+  transaction a{conn};
+  CAF_REQUIRE(a.begin());
+  auto mine = claim_decide_batch(a, started.shard, 10);
+  NF_REQUIRE_OK(mine);
+  CAF_CHECK_EQUAL(mine->size(), 1u);
+  {
+    transaction b{other};
+    CAF_REQUIRE(b.begin());
+    auto theirs = claim_decide_batch(b, started.shard, 10);
+    NF_REQUIRE_OK(theirs);
+    CAF_CHECK(theirs->empty()); // SKIP LOCKED: no waiting, no double claim
+  }
+  a.rollback(); // nothing applied: the row stays queued
+  transaction b{other};
+  CAF_REQUIRE(b.begin());
+  auto later = claim_decide_batch(b, started.shard, 10);
+  NF_REQUIRE_OK(later);
+  CAF_CHECK_EQUAL(later->size(), 1u);
+}
+
+CAF_TEST(a snapshot holds every attempt and marks exactly the unprocessed terminals) {
+  auto one = start("order");
+  auto two = start("order");
+  NF_REQUIRE_OK(apply_one(schedule(one.id, 0, "a")));
+  NF_REQUIRE_OK(apply_one(schedule(two.id, 0, "b")));
+  sql(R"(UPDATE "TaskExecutions" SET "status" = 'FAILED', "endedAt" = now(),
+           "output" = '{"err": 1}' WHERE "refName" = 'a')");
+  NF_REQUIRE_OK(apply_one(schedule(one.id, 1, "a", 1)));
+  transaction tx{conn};
+  CAF_REQUIRE(tx.begin());
+  auto missing = workflow_id{"00000000-0000-7000-8000-000000000000"};
+  auto snaps = load_snapshots(tx, {one.id, missing, two.id});
+  NF_REQUIRE_OK(snaps);
+  CAF_REQUIRE_EQUAL(snaps->size(), 2u);
+  const auto& s = snaps->at(0).id == one.id ? snaps->at(0) : snaps->at(1);
+  CAF_REQUIRE_EQUAL(s.tasks.size(), 2u);
+  CAF_CHECK_EQUAL(s.version, 2);
+  const auto& failed = s.tasks[0].identity.attempt == 0 ? s.tasks[0] : s.tasks[1];
+  const auto& retry = s.tasks[0].identity.attempt == 1 ? s.tasks[0] : s.tasks[1];
+  CAF_CHECK(failed.status == flow::task_status::failed);
+  CAF_CHECK(failed.unprocessed);
+  CAF_CHECK_EQUAL(failed.output, std::string{R"({"err": 1})"});
+  CAF_CHECK(failed.ended_at_ms.has_value());
+  CAF_CHECK(!retry.unprocessed);
+  CAF_CHECK_EQUAL(retry.retried_task_id, failed.id);
+  CAF_CHECK_EQUAL(s.unprocessed(), std::vector<task_id>{failed.id});
+}
+
+CAF_TEST(I1 a re-applied decision inserts each identity once and a retry is a new row) {
+  auto started = start("order");
+  auto first = apply_one(schedule(started.id, 0, "a"));
+  NF_REQUIRE_OK(first);
+  CAF_CHECK_EQUAL(first->inserted.size(), 1u);
+  // The same evaluation run again (e.g. a decider that re-read after the first commit).
+  auto again = apply_one(schedule(started.id, 1, "a"));
+  NF_REQUIRE_OK(again);
+  CAF_CHECK(again->inserted.empty());
+  CAF_CHECK(again->queues.empty());
+  CAF_CHECK_EQUAL(tasks_of(started.id, "a"), 1);
+  CAF_CHECK_EQUAL(count(R"(SELECT count(*) FROM "TaskQueues")"), 1);
+  // A retry is attempt + 1: a different identity, never absorbed by the conflict.
+  auto retry = apply_one(schedule(started.id, 2, "a", 1));
+  NF_REQUIRE_OK(retry);
+  CAF_REQUIRE_EQUAL(retry->inserted.size(), 1u);
+  CAF_CHECK_EQUAL(retry->inserted.front().identity.attempt, 1);
+  CAF_CHECK_EQUAL(tasks_of(started.id, "a"), 2);
+  CAF_CHECK_EQUAL(count(R"(SELECT count(*) FROM "TaskQueues")"), 2);
+  CAF_CHECK_EQUAL(count(R"(SELECT count(*) FROM "TaskExecutions" r JOIN "TaskExecutions" p
+                             ON r."retriedTaskId" = p."id" WHERE r."attempt" = 1 AND p."attempt" = 0)"),
+                  1);
+}
+
+CAF_TEST(I3 a completion committed after the read stays unprocessed although it ended earlier) {
+  auto started = start("order");
+  NF_REQUIRE_OK(apply_one(schedule(started.id, 0, "a")));
+  auto task = scalar(R"(SELECT "id" FROM "TaskExecutions" WHERE "refName" = 'a')");
+  auto worker = db->connect();
+  // B (a completion) ends the task with "endedAt" = its transaction start: before A reads.
+  CAF_REQUIRE(worker.exec("BEGIN"));
+  CAF_REQUIRE(worker.exec(R"(SELECT now())")); // pins B's now() before A's read
+  transaction a{conn};
+  CAF_REQUIRE(a.begin());
+  auto watermark = scalar("SELECT now()::text"); // A's read time, after B's now()
+  CAF_REQUIRE(worker.exec(R"(UPDATE "TaskExecutions" SET "status" = 'COMPLETED', "endedAt" = now(),
+                               "output" = '{"ok": true}' WHERE "id" = $1)",
+                          params::of(task)));
+  auto s = snapshot(a, started.id); // B has not committed: A sees the task running
+  CAF_REQUIRE_EQUAL(s.tasks.size(), 1u);
+  CAF_CHECK(s.tasks[0].status == flow::task_status::scheduled);
+  CAF_CHECK(s.unprocessed().empty());
+  CAF_REQUIRE(worker.exec("COMMIT")); // B commits after A's read
+  decision_write w;
+  w.id = started.id;
+  w.expected_version = s.version;
+  w.seen = s.unprocessed(); // exactly what A read (nothing)
+  w.events.push_back({"VARIABLES_UPDATED", std::nullopt, std::nullopt, std::nullopt});
+  NF_REQUIRE_OK(apply_decisions(a, {w}));
+  CAF_REQUIRE(a.commit());
+  // The next evaluation sees the completion.
+  CAF_CHECK_EQUAL(count(R"(SELECT count(*) FROM "TaskExecutions" WHERE "id" = $1
+                             AND "endedAt" < $2::timestamptz AND "deciderSeenAt" IS NULL)",
+                        params::of(task, watermark)),
+                  1);
+  transaction next{conn};
+  CAF_REQUIRE(next.begin());
+  auto again = snapshot(next, started.id);
+  CAF_CHECK_EQUAL(again.unprocessed(), std::vector<task_id>{task_id{task}});
+  next.rollback();
+  // The clock watermark A would have used marks it although A never saw it: lost.
+  transaction clock{conn};
+  CAF_REQUIRE(clock.begin());
+  auto lost = conn.exec(R"(UPDATE "TaskExecutions" SET "deciderSeenAt" = now()
+                            WHERE "workflowId" = $1 AND "endedAt" IS NOT NULL
+                              AND "deciderSeenAt" IS NULL AND "endedAt" <= $2::timestamptz)",
+                        params::of(started.id, watermark));
+  NF_REQUIRE_OK(lost);
+  CAF_CHECK_EQUAL(lost->affected(), 1);
+}
+
+CAF_TEST(I4 a second evaluation of the same version is stale rolls back whole and is requeued) {
+  auto started = start("order");
+  auto other = db->connect();
+  // A: the owner claims and evaluates version 0.
+  transaction a{conn};
+  CAF_REQUIRE(a.begin());
+  auto claimed = claim_decide_batch(a, started.shard, 10);
+  NF_REQUIRE_OK(claimed);
+  CAF_REQUIRE_EQUAL(claimed->size(), 1u);
+  auto sa = snapshot(a, started.id);
+  // B: a second owner (failover overlap) evaluates the same version without the queue row.
+  transaction b{other};
+  CAF_REQUIRE(b.begin());
+  auto sb_all = load_snapshots(b, {started.id});
+  NF_REQUIRE_OK(sb_all);
+  auto sb = sb_all->front();
+  CAF_CHECK_EQUAL(sa.version, sb.version);
+  NF_REQUIRE_OK(apply_decisions(a, {schedule(started.id, sa.version, "from_a")}));
+  // B writes while A still holds the execution row: B waits on it, then finds version 1.
+  auto wb = schedule(started.id, sb.version, "from_b");
+  wb.dequeue = false;
+  wb.arm.push_back({timer_kind::delay, flow::task_identity{"from_b", 0, 0}, 1000});
+  caf::expected<apply_result> b_result{apply_result{}};
+  std::thread tb{[&] { b_result = apply_decisions(b, {wb}); }};
+  CAF_CHECK(wait_until_blocked(conn, other.backend_pid()));
+  CAF_REQUIRE(a.commit());
+  tb.join();
+  CAF_REQUIRE(!b_result);
+  CAF_CHECK_EQUAL(code_of(b_result.error()), errc::stale);
+  b.rollback();
+  NF_REQUIRE_OK(requeue(other, {started.id}, "stale"));
+  // Nothing of B remains; A's evaluation is version 1; the workflow is queued again.
+  CAF_CHECK_EQUAL(tasks_of(started.id, "from_b"), 0);
+  CAF_CHECK_EQUAL(tasks_of(started.id, "from_a"), 1);
+  CAF_CHECK_EQUAL(count(R"(SELECT count(*) FROM "TaskQueues")"), 1);
+  CAF_CHECK_EQUAL(count(R"(SELECT count(*) FROM "Timers")"), 0);
+  CAF_CHECK_EQUAL(count(R"(SELECT count(*) FROM "OutboxEvents" WHERE "eventType" = 'task.scheduled')"), 1);
+  CAF_CHECK_EQUAL(count(R"(SELECT max("seq") FROM "WorkflowEvents")"), 2);
+  CAF_CHECK_EQUAL(count(R"(SELECT "version" FROM "WorkflowExecutions")"), 1);
+  CAF_CHECK_EQUAL(scalar(R"(SELECT "reason" FROM "DecideQueues" WHERE "workflowId" = $1)",
+                         params::of(started.id)),
+                  "stale");
+}
+
+CAF_TEST(changes end tasks once release their queue rows and cancel their timers) {
+  auto started = start("order");
+  decision_write w = schedule(started.id, 0, "a");
+  task_insert wait;
+  wait.identity = {"w", 0, 0};
+  wait.type = flow::task_type::wait;
+  wait.task_def_name = "wait";
+  wait.status = flow::task_status::in_progress;
+  w.inserts.push_back(wait);
+  task_insert later = simple("later");
+  later.start_delay_ms = 5000;
+  w.inserts.push_back(later);
+  task_insert inline_done;
+  inline_done.identity = {"set", 0, 0};
+  inline_done.type = flow::task_type::set_variable;
+  inline_done.task_def_name = "set";
+  inline_done.status = flow::task_status::completed;
+  inline_done.output = json(boost::json::object{{"done", true}});
+  w.inserts.push_back(inline_done);
+  w.arm.push_back({timer_kind::schedule_to_start, flow::task_identity{"a", 0, 0}, 30000});
+  w.arm.push_back({timer_kind::wait, flow::task_identity{"w", 0, 0}, 60000});
+  w.arm.push_back({timer_kind::delay, flow::task_identity{"later", 0, 0}, 5000});
+  auto before = count("SELECT (extract(epoch FROM now()) * 1000)::bigint");
+  auto first = apply_one(w);
+  NF_REQUIRE_OK(first);
+  CAF_CHECK_EQUAL(first->inserted.size(), 4u);
+  CAF_REQUIRE(first->earliest_timer_ms);
+  CAF_CHECK_GREATER_OR_EQUAL(*first->earliest_timer_ms, before + 5000);
+  CAF_CHECK_LESS(*first->earliest_timer_ms, before + 30000);
+  // Only the undelayed worker task is queued; the delayed one waits for its timer.
+  CAF_CHECK_EQUAL(count(R"(SELECT count(*) FROM "TaskQueues")"), 1);
+  CAF_CHECK_EQUAL(count(R"(SELECT count(*) FROM "Timers" WHERE "claimedAt" IS NULL)"), 3);
+  // An inline task is inserted ended and already seen; WAIT is started, not ended.
+  CAF_CHECK_EQUAL(count(R"(SELECT count(*) FROM "TaskExecutions" WHERE "refName" = 'set'
+                             AND "endedAt" IS NOT NULL AND "deciderSeenAt" IS NOT NULL
+                             AND "output" = '{"done": true}')"),
+                  1);
+  CAF_CHECK_EQUAL(count(R"(SELECT count(*) FROM "TaskExecutions" WHERE "refName" = 'w'
+                             AND "status" = 'IN_PROGRESS' AND "startedAt" IS NOT NULL
+                             AND "endedAt" IS NULL)"),
+                  1);
+
+  decision_write end;
+  end.id = started.id;
+  end.expected_version = 1;
+  end.changes.push_back({{"a", 0, 0}, flow::task_status::canceled, std::nullopt,
+                         std::string{"workflow ended"}});
+  end.changes.push_back({{"w", 0, 0}, flow::task_status::completed,
+                         json(boost::json::object{{"waited", 1}}), std::nullopt});
+  end.changes.push_back({{"set", 0, 0}, flow::task_status::failed, std::nullopt,
+                         std::string{"ignored: already ended"}});
+  end.cancel.push_back({timer_kind::schedule_to_start, {"a", 0, 0}});
+  end.cancel.push_back({timer_kind::wait, {"w", 0, 0}});
+  // Arming again what is pending is absorbed.
+  end.arm.push_back({timer_kind::delay, flow::task_identity{"later", 0, 0}, 5000});
+  end.status = flow::workflow_status::completed;
+  end.output = json(boost::json::object{{"result", "ok"}});
+  NF_REQUIRE_OK(apply_one(end));
+  CAF_CHECK_EQUAL(count(R"(SELECT count(*) FROM "TaskQueues")"), 0);
+  CAF_CHECK_EQUAL(count(R"(SELECT count(*) FROM "TaskExecutions" WHERE "refName" = 'a'
+                             AND "status" = 'CANCELED' AND "endedAt" IS NOT NULL
+                             AND "reasonForIncompletion" = 'workflow ended'
+                             AND "deciderSeenAt" IS NOT NULL)"),
+                  1);
+  CAF_CHECK_EQUAL(count(R"(SELECT count(*) FROM "TaskExecutions" WHERE "refName" = 'w'
+                             AND "status" = 'COMPLETED' AND "output" = '{"waited": 1}')"),
+                  1);
+  CAF_CHECK_EQUAL(count(R"(SELECT count(*) FROM "TaskExecutions" WHERE "refName" = 'set'
+                             AND "status" = 'COMPLETED')"),
+                  1);
+  CAF_CHECK_EQUAL(count(R"(SELECT count(*) FROM "Timers" WHERE "canceledAt" IS NOT NULL)"), 2);
+  CAF_CHECK_EQUAL(count(R"(SELECT count(*) FROM "Timers" WHERE "claimedAt" IS NULL)"), 1);
+  CAF_CHECK_EQUAL(count(R"(SELECT count(*) FROM "WorkflowExecutions" WHERE "status" = 'COMPLETED'
+                             AND "endedAt" IS NOT NULL AND "output" = '{"result": "ok"}'
+                             AND "version" = 2)"),
+                  1);
+}
+
+CAF_TEST(many workflows share one apply and requeue never duplicates a row) {
+  std::vector<workflow_id> ids;
+  for (int i = 0; i < 20; ++i)
+    ids.push_back(start("order").id);
+  std::vector<decision_write> writes;
+  for (const auto& id : ids)
+    writes.push_back(schedule(id, 0, "a"));
+  transaction tx{conn};
+  CAF_REQUIRE(tx.begin());
+  auto r = apply_decisions(tx, writes);
+  NF_REQUIRE_OK(r);
+  CAF_REQUIRE(tx.commit());
+  CAF_CHECK_EQUAL(r->inserted.size(), 20u);
+  CAF_CHECK_EQUAL(r->queues, std::vector<std::string>{"work"});
+  CAF_CHECK_EQUAL(count(R"(SELECT count(*) FROM "TaskQueues")"), 20);
+  CAF_CHECK_EQUAL(count(R"(SELECT count(*) FROM "WorkflowEvents" WHERE "seq" = 2)"), 20);
+  CAF_CHECK_EQUAL(count(R"(SELECT count(*) FROM "DecideQueues")"), 0);
+  auto twice = ids;
+  twice.push_back(ids.front());
+  NF_REQUIRE_OK(requeue(conn, twice, "timer"));
+  NF_REQUIRE_OK(requeue(conn, {ids.front()}, "signal"));
+  CAF_CHECK_EQUAL(count(R"(SELECT count(*) FROM "DecideQueues")"), 20);
+  CAF_CHECK_EQUAL(count(R"(SELECT count(*) FROM "DecideQueues" WHERE "reason" = 'signal')"), 1);
+}
+
+CAF_TEST_FIXTURE_SCOPE_END()

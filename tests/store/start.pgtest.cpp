@@ -1,0 +1,232 @@
+#define CAF_SUITE store.start
+#include "caf/test/unit_test.hpp"
+
+#include <atomic>
+#include <set>
+#include <thread>
+
+#include "store/pg/transaction.hpp"
+#include "store/sharding.hpp"
+#include "store/workflows.hpp"
+#include "tests/store/decide_fixture.hpp"
+
+using namespace nf;
+using namespace nf::store;
+
+namespace {
+
+struct fixture : test::decide_fixture {
+  fixture() : decide_fixture("start") {}
+};
+
+} // namespace
+
+CAF_TEST_FIXTURE_SCOPE(start_tests, fixture)
+
+CAF_TEST(a start writes every table of DESIGN step 1 in one transaction) {
+  define_workflow("order", 600);
+  start_request req;
+  req.name = "order";
+  req.input = boost::json::object{{"orderId", 42}};
+  req.correlation_id = "corr-1";
+  req.priority = 7;
+  auto r = start_workflow(conn, req, partitions);
+  NF_REQUIRE_OK(r);
+  CAF_CHECK(r->created);
+  CAF_CHECK_EQUAL(r->shard, shard_of(r->id, partitions));
+  auto p = params::of(r->id);
+  CAF_CHECK_EQUAL(count(R"(SELECT count(*) FROM "WorkflowExecutions"
+      WHERE "id" = $1 AND "startedAt" = uuid_extract_timestamp($1::uuid) AND "version" = 0
+        AND "lastSeq" = 1 AND "status" = 'RUNNING' AND "workflowName" = 'order'
+        AND "workflowVersion" = 1 AND "input" = '{"orderId": 42}' AND "variables" = '{"v": 1}'
+        AND "correlationId" = 'corr-1' AND "priority" = 7 AND "endedAt" IS NULL)",
+                        p),
+                  1);
+  CAF_CHECK_EQUAL(count(R"(SELECT "shard" FROM "WorkflowExecutions" WHERE "id" = $1)", p),
+                  r->shard.value());
+  CAF_CHECK_EQUAL(count(R"(SELECT count(*) FROM "WorkflowEvents"
+      WHERE "workflowId" = $1 AND "seq" = 1 AND "eventType" = 'WORKFLOW_STARTED'
+        AND "payload"->>'workflowName' = 'order')",
+                        p),
+                  1);
+  CAF_CHECK_EQUAL(count(R"(SELECT count(*) FROM "DecideQueues" WHERE "workflowId" = $1
+                             AND "shard" = $2 AND "workflowStartedAt" = uuid_extract_timestamp($1::uuid))",
+                        params::of(r->id, r->shard.value())),
+                  1);
+  // The timeout deadline comes from the server's clock, 600 s out.
+  CAF_CHECK_EQUAL(count(R"(SELECT count(*) FROM "Timers" WHERE "workflowId" = $1
+      AND "kind" = 'workflowTimeout' AND "taskId" IS NULL AND "claimedAt" IS NULL
+      AND "fireAt" BETWEEN now() + interval '590 seconds' AND now() + interval '600 seconds')",
+                        p),
+                  1);
+  CAF_CHECK_EQUAL(count(R"(SELECT count(*) FROM "OutboxEvents" WHERE "workflowId" = $1
+      AND "eventType" = 'workflow.started' AND "payload"->>'workflowId' = $1::text)",
+                        p),
+                  1);
+}
+
+CAF_TEST(no timer without a workflow timeout and the latest version by default) {
+  define_workflow("plain");
+  auto v2 = put_workflow_def_json(conn, default_namespace, R"({"name": "plain", "version": 2,
+      "tasks": [{"name": "w", "taskReferenceName": "a"}]})");
+  NF_REQUIRE_OK(v2);
+  auto r = start("plain");
+  CAF_CHECK_EQUAL(count(R"(SELECT count(*) FROM "Timers")"), 0);
+  CAF_CHECK_EQUAL(count(R"(SELECT "workflowVersion" FROM "WorkflowExecutions" WHERE "id" = $1)",
+                        params::of(r.id)),
+                  2);
+  start_request v1;
+  v1.name = "plain";
+  v1.version = 1;
+  auto r1 = start_workflow(conn, v1, partitions);
+  NF_REQUIRE_OK(r1);
+  CAF_CHECK_EQUAL(count(R"(SELECT "workflowVersion" FROM "WorkflowExecutions" WHERE "id" = $1)",
+                        params::of(r1->id)),
+                  1);
+}
+
+CAF_TEST(the same idempotency key returns the same workflow per namespace) {
+  define_workflow("order");
+  auto first = start("order", "k-1");
+  auto again = start("order", "k-1");
+  CAF_CHECK(first.created);
+  CAF_CHECK(!again.created);
+  CAF_CHECK_EQUAL(again.id, first.id);
+  CAF_CHECK_EQUAL(again.shard, first.shard);
+  CAF_CHECK_EQUAL(count(R"(SELECT count(*) FROM "WorkflowExecutions")"), 1);
+  CAF_CHECK_EQUAL(count(R"(SELECT count(*) FROM "WorkflowEvents")"), 1);
+  CAF_CHECK_EQUAL(count(R"(SELECT count(*) FROM "OutboxEvents")"), 1);
+  CAF_CHECK_EQUAL(scalar(R"(SELECT "idempotencyKey" FROM "WorkflowExecutions")"), "k-1");
+  // Another namespace with the same key is another workflow.
+  auto other = scalar(R"(INSERT INTO "Namespaces" ("name") VALUES ('start-other') RETURNING "id")");
+  CAF_REQUIRE(put_workflow_def_json(conn, namespace_id{other}, R"({"name": "order",
+      "tasks": [{"name": "w", "taskReferenceName": "a"}]})"));
+  start_request req;
+  req.ns = namespace_id{other};
+  req.name = "order";
+  req.idempotency_key = "k-1";
+  auto there = start_workflow(conn, req, partitions);
+  NF_REQUIRE_OK(there);
+  CAF_CHECK(there->created);
+  CAF_CHECK_NOT_EQUAL(there->id, first.id);
+  sql(R"(DELETE FROM "WorkflowDefinitions" WHERE "namespaceId" = $1)", params::of(other));
+  sql(R"(DELETE FROM "Namespaces" WHERE "id" = $1)", params::of(other));
+}
+
+CAF_TEST(a batch of 100 starts is one transaction with a result per request) {
+  define_workflow("order", 60);
+  std::vector<start_request> reqs;
+  for (int i = 0; i < 100; ++i) {
+    start_request r;
+    r.name = "order";
+    r.input = boost::json::object{{"i", i}};
+    if (i % 10 == 0)
+      r.idempotency_key = "batch-" + std::to_string(i % 20); // batch-0 and batch-10 repeat
+    reqs.push_back(std::move(r));
+  }
+  reqs[5].name = "no_such_workflow";
+  reqs[6].priority = 100;
+  transaction tx{conn};
+  CAF_REQUIRE(tx.begin());
+  auto rs = start_workflows(tx, reqs, partitions);
+  NF_REQUIRE_OK(rs);
+  CAF_REQUIRE(tx.commit());
+  CAF_REQUIRE_EQUAL(rs->size(), 100u);
+  CAF_CHECK_EQUAL(code_of((*rs)[5].error()), errc::not_found);
+  CAF_CHECK_EQUAL(message_of((*rs)[5].error()),
+                  R"(workflow definition "no_such_workflow" not found)");
+  CAF_CHECK_EQUAL(code_of((*rs)[6].error()), errc::invalid);
+  CAF_CHECK_EQUAL(message_of((*rs)[6].error()), "priority: expected an integer from 0 to 99, got 100");
+  std::set<std::string> ids;
+  int created = 0;
+  for (size_t i = 0; i < rs->size(); ++i) {
+    if (i == 5 || i == 6)
+      continue;
+    CAF_REQUIRE((*rs)[i]);
+    ids.insert((*rs)[i]->id.str());
+    created += (*rs)[i]->created ? 1 : 0;
+  }
+  // 98 valid requests; keys batch-0 and batch-10 each repeat 5 times (one created each).
+  CAF_CHECK_EQUAL(ids.size(), 98u - 8u);
+  CAF_CHECK_EQUAL(created, 90);
+  CAF_CHECK_EQUAL((*rs)[20]->id, (*rs)[0]->id);
+  CAF_CHECK_EQUAL((*rs)[30]->id, (*rs)[10]->id);
+  CAF_CHECK_EQUAL(count(R"(SELECT count(*) FROM "WorkflowExecutions")"), 90);
+  CAF_CHECK_EQUAL(count(R"(SELECT count(*) FROM "DecideQueues")"), 90);
+  CAF_CHECK_EQUAL(count(R"(SELECT count(*) FROM "Timers")"), 90);
+  CAF_CHECK_EQUAL(count(R"(SELECT count(*) FROM "OutboxEvents")"), 90);
+  CAF_CHECK_EQUAL(count(R"(SELECT count(*) FROM "WorkflowEvents" WHERE "seq" = 1)"), 90);
+  CAF_CHECK_EQUAL(count(R"(SELECT count(*) FROM "IdempotencyKeys")"), 2);
+  // Every shard computed by SQL matches nf::shard_of.
+  auto rows = sql(R"(SELECT "id", "shard" FROM "WorkflowExecutions")");
+  for (int i = 0; i < rows.rows(); ++i)
+    CAF_CHECK_EQUAL(shard_of(rows.text(i, 0), partitions), rows.i64(i, 1));
+}
+
+CAF_TEST(I10 fifty concurrent starts with one key make one workflow) {
+  define_workflow("order");
+  constexpr int n = 50;
+  std::vector<std::string> got(n);
+  std::vector<int> created(n, -1);
+  std::vector<std::thread> threads;
+  std::atomic<int> ready{0};
+  for (int i = 0; i < n; ++i)
+    threads.emplace_back([&, i] {
+      auto c = db->connect();
+      ++ready;
+      while (ready.load() < n) // all connected before anyone starts: a real race
+        std::this_thread::yield();
+      start_request req;
+      req.name = "order";
+      req.idempotency_key = "same";
+      auto r = start_workflow(c, req, partitions);
+      if (r) {
+        got[static_cast<size_t>(i)] = r->id.str();
+        created[static_cast<size_t>(i)] = r->created ? 1 : 0;
+      }
+    });
+  for (auto& t : threads)
+    t.join();
+  std::set<std::string> ids(got.begin(), got.end());
+  CAF_CHECK_EQUAL(ids.size(), 1u);
+  CAF_CHECK(!ids.begin()->empty()); // every start succeeded
+  CAF_CHECK_EQUAL(std::count(created.begin(), created.end(), 1), 1);
+  CAF_CHECK_EQUAL(count(R"(SELECT count(*) FROM "WorkflowExecutions")"), 1);
+  CAF_CHECK_EQUAL(count(R"(SELECT count(*) FROM "DecideQueues")"), 1);
+  CAF_CHECK_EQUAL(count(R"(SELECT count(*) FROM "WorkflowEvents")"), 1);
+}
+
+CAF_TEST(a caller made id fixes the shard before any SQL) {
+  define_workflow("order");
+  start_request req;
+  req.name = "order";
+  req.id = workflow_id{new_uuidv7()};
+  auto r = start_workflow(conn, req, partitions);
+  NF_REQUIRE_OK(r);
+  CAF_CHECK_EQUAL(r->id, *req.id);
+  CAF_CHECK_EQUAL(r->shard, shard_of(*req.id, partitions));
+  CAF_CHECK_EQUAL(count(R"(SELECT count(*) FROM "WorkflowExecutions" WHERE "id" = $1
+                             AND "startedAt" = uuid_extract_timestamp($1::uuid) AND "shard" = $2)",
+                        params::of(*req.id, r->shard.value())),
+                  1);
+  // Not a uuidv7: "startedAt" could not derive from it.
+  req.id = workflow_id{"6ba7b810-9dad-11d1-80b4-00c04fd430c8"};
+  auto bad = start_workflow(conn, req, partitions);
+  CAF_REQUIRE(!bad);
+  CAF_CHECK_EQUAL(message_of(bad.error()),
+                  R"(id: expected a uuidv7, got "6ba7b810-9dad-11d1-80b4-00c04fd430c8")");
+}
+
+CAF_TEST(a start request is read from JSON with every field checked) {
+  auto r = read_start_request(R"({"name": "order", "version": 3, "input": {"a": [1, null]},
+      "correlationId": "c", "idempotencyKey": "k", "priority": 5})");
+  NF_REQUIRE_OK(r);
+  CAF_CHECK_EQUAL(r->name, "order");
+  CAF_CHECK_EQUAL(r->version, 3);
+  CAF_CHECK_EQUAL(r->priority, 5);
+  CAF_CHECK_EQUAL(r->correlation_id, std::string{"c"});
+  CAF_CHECK_EQUAL(r->idempotency_key, std::string{"k"});
+  CAF_CHECK(r->input.at("a").as_array().at(1).is_null());
+}
+
+CAF_TEST_FIXTURE_SCOPE_END()
