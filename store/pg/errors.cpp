@@ -24,6 +24,7 @@ const char* to_string(errc x) {
     case errc::lease_lost: return "lease lost";
     case errc::unsupported: return "unsupported";
     case errc::internal: return "internal";
+    case errc::unavailable: return "unavailable";
   }
   return "internal";
 }

@@ -19,6 +19,7 @@ enum class errc : uint8_t {
   lease_lost,   ///< a completion, failure or heartbeat presented a lease token that is no longer current
   unsupported,  ///< the server lacks a capability nodeflow needs
   internal,     ///< anything else the database reported
+  unavailable,  ///< the database or the engine node cannot be reached now: try again later
 };
 
 const char* to_string(errc x);

@@ -1,0 +1,159 @@
+#include "store/api_reads.hpp"
+
+#include "store/pg/errors.hpp"
+
+namespace nf::store {
+
+namespace {
+
+constexpr statement header{"api.execution_header", R"(
+SELECT "namespaceId", "workflowName", "status", "shard" FROM "WorkflowExecutions"
+ WHERE "id" = $1 AND "startedAt" = uuid_extract_timestamp($1::uuid))"};
+
+// One statement per filter shape, so each runs on the index made for it
+// (docs/schema.md §2: _ns_status_idx, _ns_name_idx, _ns_startedAt_idx). The
+// keyset is ("startedAt", "id") < the previous page's last row; "startedAt"
+// is uuid_extract_timestamp("id"), so that id alone gives both.
+#define NF_SEARCH_COLUMNS                                                                        \
+  R"(SELECT "id", "workflowName", "workflowVersion", "status",)"                                \
+  R"( (extract(epoch FROM "startedAt") * 1000)::bigint,)"                                      \
+  R"( (extract(epoch FROM "endedAt") * 1000)::bigint, "correlationId", "reasonForIncompletion")" \
+  R"( FROM "WorkflowExecutions" WHERE "namespaceId" = $1)"
+#define NF_SEARCH_BOUNDS                                                                         \
+  R"( AND ($2::bigint IS NULL OR "startedAt" >= to_timestamp($2::bigint / 1000.0)))"           \
+  R"( AND ($3::bigint IS NULL OR "startedAt" < to_timestamp($3::bigint / 1000.0)))"            \
+  R"( AND ($4::uuid IS NULL OR "startedAt" < uuid_extract_timestamp($4::uuid))"                \
+  R"(      OR ("startedAt" = uuid_extract_timestamp($4::uuid) AND "id" < $4::uuid)))"          \
+  R"( ORDER BY "startedAt" DESC, "id" DESC LIMIT $5)"
+
+constexpr statement search_all{"api.search", NF_SEARCH_COLUMNS NF_SEARCH_BOUNDS};
+constexpr statement search_status{
+  "api.search_status",
+  NF_SEARCH_COLUMNS R"( AND "status" = $6::workflow_execution_status)" NF_SEARCH_BOUNDS};
+constexpr statement search_name{"api.search_name",
+                                NF_SEARCH_COLUMNS R"( AND "workflowName" = $6)" NF_SEARCH_BOUNDS};
+constexpr statement search_status_name{
+  "api.search_status_name",
+  NF_SEARCH_COLUMNS R"( AND "status" = $6::workflow_execution_status AND "workflowName" = $7)"
+    NF_SEARCH_BOUNDS};
+
+constexpr statement depths{"api.queue_depths", R"(
+SELECT "queueName", count(*) FILTER (WHERE "leaseExpiresAt" IS NULL),
+       count(*) FILTER (WHERE "leaseExpiresAt" IS NOT NULL)
+  FROM "TaskQueues" GROUP BY "queueName" ORDER BY "queueName")"};
+
+constexpr statement pending{"api.pending_decisions", R"(
+SELECT "shard", count(*) FROM "DecideQueues" GROUP BY "shard" ORDER BY "shard")"};
+
+constexpr statement response_timeout{"api.task_response_timeout", R"(
+SELECT d."responseTimeoutSeconds" FROM "TaskExecutions" t
+  LEFT JOIN "TaskDefinitions" d ON d."namespaceId" = t."namespaceId" AND d."name" = t."taskDefName"
+ WHERE t."workflowId" = $1 AND t."id" = $2)"};
+
+constexpr statement dead_letter_at{"api.dead_letter_position", R"(
+SELECT "deadLetteredAt" FROM "OutboxEvents" WHERE "id" = $1 AND "deadLetteredAt" IS NOT NULL)"};
+
+flow::workflow_status status_of(std::string_view label) {
+  auto s = flow::parse_workflow_status(label);
+  return s ? *s : flow::workflow_status::running;
+}
+
+} // namespace
+
+caf::expected<execution_header> read_execution_header(connection& conn, const workflow_id& id) {
+  auto r = conn.run01(header, params::of(id));
+  if (!r)
+    return std::move(r.error());
+  if (!*r)
+    return make_error(errc::not_found, "workflow " + id.str() + " not found");
+  const auto& row = **r;
+  execution_header h;
+  h.id = id;
+  h.ns = namespace_id{row.str(0, 0)};
+  h.workflow_name = row.str(0, 1);
+  h.status = status_of(row.text(0, 2));
+  h.shard = static_cast<int16_t>(row.i64(0, 3));
+  return h;
+}
+
+caf::expected<execution_page> search_executions(connection& conn, const execution_search& q) {
+  if (q.limit < 1 || q.limit > 1000)
+    return make_error(errc::invalid,
+                      "limit: expected an integer 1 … 1000, got " + std::to_string(q.limit));
+  auto p = params::of(q.ns, q.started_after_ms, q.started_before_ms, q.after, int64_t{q.limit});
+  const statement* st = &search_all;
+  if (q.status && q.workflow_name) {
+    st = &search_status_name;
+    p.add(std::string{flow::to_string(*q.status)}).add(*q.workflow_name);
+  } else if (q.status) {
+    st = &search_status;
+    p.add(std::string{flow::to_string(*q.status)});
+  } else if (q.workflow_name) {
+    st = &search_name;
+    p.add(*q.workflow_name);
+  }
+  auto r = conn.run(*st, p);
+  if (!r)
+    return std::move(r.error());
+  execution_page page;
+  for (int i = 0; i < r->rows(); ++i) {
+    execution_summary s;
+    s.id = workflow_id{r->str(i, 0)};
+    s.workflow_name = r->str(i, 1);
+    s.workflow_version = r->i32(i, 2);
+    s.status = status_of(r->text(i, 3));
+    s.started_at_ms = r->i64(i, 4);
+    s.ended_at_ms = r->opt_i64(i, 5);
+    s.correlation_id = r->opt_str(i, 6);
+    s.reason_for_incompletion = r->opt_str(i, 7);
+    page.items.push_back(std::move(s));
+  }
+  if (r->rows() == q.limit)
+    page.next = page.items.back().id;
+  return page;
+}
+
+caf::expected<std::vector<queue_depth>> queue_depths(connection& conn) {
+  auto r = conn.run(depths);
+  if (!r)
+    return std::move(r.error());
+  std::vector<queue_depth> out;
+  for (int i = 0; i < r->rows(); ++i)
+    out.push_back({r->str(i, 0), r->i64(i, 1), r->i64(i, 2)});
+  return out;
+}
+
+caf::expected<std::vector<std::pair<int16_t, int64_t>>> pending_decisions(connection& conn) {
+  auto r = conn.run(pending);
+  if (!r)
+    return std::move(r.error());
+  std::vector<std::pair<int16_t, int64_t>> out;
+  for (int i = 0; i < r->rows(); ++i)
+    out.emplace_back(static_cast<int16_t>(r->i64(i, 0)), r->i64(i, 1));
+  return out;
+}
+
+caf::expected<std::optional<int>> task_response_timeout(connection& conn, const workflow_id& wf,
+                                                        const task_id& task) {
+  auto r = conn.run01(response_timeout, params::of(wf, task));
+  if (!r)
+    return std::move(r.error());
+  if (!*r)
+    return make_error(errc::not_found, "task " + task.str() + " of workflow " + wf.str()
+                                         + " not found");
+  auto secs = (*r)->opt_i64(0, 0);
+  if (!secs || *secs <= 0)
+    return std::optional<int>{};
+  return std::optional<int>{static_cast<int>(*secs)};
+}
+
+caf::expected<dead_letter_cursor> dead_letter_position(connection& conn, int64_t id) {
+  auto r = conn.run01(dead_letter_at, params::of(id));
+  if (!r)
+    return std::move(r.error());
+  if (!*r)
+    return make_error(errc::not_found, "dead letter " + std::to_string(id) + " not found");
+  return dead_letter_cursor{(*r)->str(0, 0), id};
+}
+
+} // namespace nf::store
