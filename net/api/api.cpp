@@ -1,0 +1,268 @@
+#include "net/api/api.hpp"
+
+#include <map>
+#include <vector>
+
+#include <boost/json.hpp>
+#include <caf/actor_system.hpp>
+#include <caf/send.hpp>
+#include <caf/typed_event_based_actor.hpp>
+#include <spdlog/spdlog.h>
+
+#include "net/api/store_worker.hpp"
+#include "actors/folder_logger.hpp"
+#include "store/ids.hpp"
+#include "store/pg/errors.hpp"
+
+namespace nf::net {
+
+namespace {
+
+// The published interface plus the api's own messages: its timer (re-reading
+// the history for events requests that wait) and the node arriving after the
+// api was published. Only `client_api` is published.
+using api_actor =
+  client_api::extend<caf::reacts_to<tick_atom, uint64_t>, caf::reacts_to<caf::actor>>;
+
+// An events request waiting for its first new event.
+struct pending_events {
+  caf::typed_response_promise<std::vector<msg::event_view>> rp;
+  msg::events_request req;
+  caf::actor_clock::time_point deadline;
+};
+
+struct api_state {
+  api_options opts;
+  std::vector<caf::actor> workers;
+  size_t next_worker = 0;
+  uint64_t next_wait_id = 1;
+  std::map<uint64_t, pending_events> waits;
+  static inline const char* name = "nf.api";
+
+  const caf::actor& worker() {
+    return workers[next_worker++ % workers.size()];
+  }
+};
+
+using api_pointer = api_actor::stateful_pointer<api_state>;
+
+// Errors raised by CAF itself (a timeout, an unreachable or stopped actor)
+// reach clients as `unavailable`; store errors pass through unchanged.
+caf::error as_protocol_error(caf::error err, const char* what) {
+  if (err.category() == caf::atom("nf_store"))
+    return err;
+  return store::make_error(store::errc::unavailable,
+                           std::string{what} + ": " + caf::to_string(err));
+}
+
+// Sends a request on and delivers its answer (or error) to the client.
+template <class Reply, class... Ts>
+caf::result<Reply> relay(api_pointer self, const caf::actor& dest, const char* what,
+                         std::chrono::milliseconds timeout, Ts&&... xs) {
+  if (!dest)
+    return store::make_error(store::errc::unavailable,
+                             std::string{what} + ": no engine node in this process");
+  auto rp = self->make_response_promise<Reply>();
+  self->request(dest, timeout, std::forward<Ts>(xs)...)
+    .then([rp](Reply& r) mutable { rp.deliver(std::move(r)); },
+          [rp, what](caf::error& e) mutable { rp.deliver(as_protocol_error(std::move(e), what)); });
+  return rp;
+}
+
+void read_events_or_wait(api_pointer self, uint64_t wait_id) {
+  auto it = self->state.waits.find(wait_id);
+  if (it == self->state.waits.end())
+    return;
+  self->request(self->state.worker(), self->state.opts.request_timeout, events_atom_v,
+                it->second.req)
+    .then(
+      [self, wait_id](std::vector<msg::event_view>& evs) {
+        auto it = self->state.waits.find(wait_id);
+        if (it == self->state.waits.end())
+          return;
+        auto& w = it->second;
+        auto now = self->clock().now();
+        if (!evs.empty() || now >= w.deadline) {
+          w.rp.deliver(std::move(evs));
+          self->state.waits.erase(it);
+          return;
+        }
+        auto delay = std::min<caf::timespan>(self->state.opts.events_poll_interval,
+                                             w.deadline - now);
+        self->delayed_send(self, delay, tick_atom_v, wait_id);
+      },
+      [self, wait_id](caf::error& e) {
+        auto it = self->state.waits.find(wait_id);
+        if (it == self->state.waits.end())
+          return;
+        it->second.rp.deliver(as_protocol_error(std::move(e), "history read"));
+        self->state.waits.erase(it);
+      });
+}
+
+// The node's status (node id, owned partitions) joined with the store's
+// (queue depths, pending decisions) into one JSON object. A node that does not
+// answer shows as `"node": {"error": …}`: status is a diagnosis tool and must
+// answer even then.
+caf::result<std::string> status(api_pointer self) {
+  auto rp = self->make_response_promise<std::string>();
+  auto timeout = self->state.opts.request_timeout;
+  self->request(self->state.worker(), timeout, status_atom_v)
+    .then(
+      [self, rp, timeout](std::string& store_json) mutable {
+        auto finish = [rp, store_json](boost::json::value node) mutable {
+          boost::json::error_code ec;
+          auto store_part = boost::json::parse(store_json, ec);
+          boost::json::object out;
+          out["node"] = std::move(node);
+          if (!ec && store_part.is_object())
+            for (auto& kv : store_part.as_object())
+              out[kv.key()] = std::move(kv.value());
+          rp.deliver(boost::json::serialize(out));
+        };
+        const auto& node = self->state.opts.node;
+        if (!node) {
+          finish(boost::json::object{{"error", "no engine node in this process"}});
+          return;
+        }
+        self->request(node, timeout, status_atom_v)
+          .then(
+            [finish](std::string& node_json) mutable {
+              boost::json::error_code ec;
+              auto v = boost::json::parse(node_json, ec);
+              finish(ec ? boost::json::value(node_json) : std::move(v));
+            },
+            [finish](caf::error& e) mutable {
+              finish(boost::json::object{{"error", caf::to_string(e)}});
+            });
+      },
+      [rp](caf::error& e) mutable { rp.deliver(as_protocol_error(std::move(e), "database")); });
+  return rp;
+}
+
+api_actor::behavior_type api(api_pointer self, api_options opts) {
+  auto& st = self->state;
+  st.opts = std::move(opts);
+  int n = std::max(1, st.opts.store_workers);
+  for (int i = 0; i < n; ++i)
+    st.workers.push_back(spawn_store_worker(
+      self->system(), store_worker_options{st.opts.dsn, st.opts.default_lease_seconds}));
+  // Workers have no other owner: they stop with the api, whatever its exit reason.
+  self->attach_functor([workers = st.workers] {
+    for (const auto& w : workers)
+      caf::anon_send_exit(w, caf::exit_reason::user_shutdown);
+  });
+  actors::folder_logger("net")->info("api_started store_workers={} node={}", n,
+                                     st.opts.node ? "yes" : "no");
+  auto timeout = st.opts.request_timeout;
+  const auto& limits = st.opts.limits;
+  return {
+    [self, timeout](register_atom, std::string& text) -> caf::result<std::string> {
+      if (auto err = check_definitions_text(text))
+        return err;
+      return relay<std::string>(self, self->state.worker(), "database", timeout, register_atom_v,
+                                std::move(text));
+    },
+    [self, timeout](start_atom, msg::start_request& r) -> caf::result<msg::start_reply> {
+      if (auto err = check(r))
+        return err;
+      return relay<msg::start_reply>(self, self->state.opts.node, "engine node", timeout,
+                                     start_atom_v, std::move(r));
+    },
+    [self, timeout](get_atom, msg::workflow_query& q) -> caf::result<std::string> {
+      if (auto err = check(q))
+        return err;
+      return relay<std::string>(self, self->state.worker(), "database", timeout, get_atom_v,
+                                std::move(q));
+    },
+    [self, timeout](search_atom, msg::search_request& r) -> caf::result<msg::search_page> {
+      if (auto err = check(r))
+        return err;
+      return relay<msg::search_page>(self, self->state.worker(), "database", timeout,
+                                     search_atom_v, std::move(r));
+    },
+    [self, timeout](command_atom, msg::workflow_command& c) -> caf::result<std::string> {
+      if (auto err = check(c))
+        return err;
+      return relay<std::string>(self, self->state.opts.node, "engine node", timeout,
+                                command_atom_v, std::move(c));
+    },
+    [self, timeout](signal_atom, msg::signal_request& r) -> caf::result<std::string> {
+      if (auto err = check(r))
+        return err;
+      return relay<std::string>(self, self->state.worker(), "database", timeout, signal_atom_v,
+                                std::move(r));
+    },
+    [self, timeout, limits](poll_atom,
+                            msg::poll_request& r) -> caf::result<std::vector<msg::leased_task>> {
+      if (auto err = check(r, limits))
+        return err;
+      // A long poll legitimately takes its whole timeout: wait that long plus the usual margin.
+      auto wait = timeout + std::chrono::milliseconds{r.timeout_ms};
+      return relay<std::vector<msg::leased_task>>(self, self->state.opts.node, "engine node",
+                                                  wait, poll_atom_v, std::move(r));
+    },
+    [self, timeout](complete_atom, msg::task_result& r) -> caf::result<std::string> {
+      if (auto err = check(r))
+        return err;
+      return relay<std::string>(self, self->state.opts.node, "engine node", timeout,
+                                complete_atom_v, std::move(r));
+    },
+    [self, timeout](heartbeat_atom, msg::heartbeat_request& r) -> caf::result<int64_t> {
+      if (auto err = check(r))
+        return err;
+      return relay<int64_t>(self, self->state.worker(), "database", timeout, heartbeat_atom_v,
+                            std::move(r));
+    },
+    [self, timeout, limits](events_atom, msg::events_request& r)
+      -> caf::result<std::vector<msg::event_view>> {
+      if (auto err = check(r, limits))
+        return err;
+      if (r.wait_ms == 0)
+        return relay<std::vector<msg::event_view>>(self, self->state.worker(), "database",
+                                                   timeout, events_atom_v, std::move(r));
+      auto id = self->state.next_wait_id++;
+      auto deadline = self->clock().now() + std::chrono::milliseconds{r.wait_ms};
+      auto rp = self->make_response_promise<std::vector<msg::event_view>>();
+      self->state.waits.emplace(id, pending_events{rp, std::move(r), deadline});
+      read_events_or_wait(self, id);
+      return rp;
+    },
+    [self](tick_atom, uint64_t wait_id) { read_events_or_wait(self, wait_id); },
+    [self](caf::actor& node) {
+      actors::folder_logger("net")->info("api_node_attached");
+      self->state.opts.node = std::move(node);
+    },
+    [self](status_atom) -> caf::result<std::string> { return status(self); },
+    [self, timeout](deadletter_atom, msg::deadletter_request& r) -> caf::result<std::string> {
+      if (auto err = check(r))
+        return err;
+      return relay<std::string>(self, self->state.worker(), "database", timeout,
+                                deadletter_atom_v, std::move(r));
+    },
+  };
+}
+
+} // namespace
+
+api_options make_api_options(const config::values& settings, std::string dsn, caf::actor node) {
+  api_options o;
+  o.dsn = std::move(dsn);
+  o.node = std::move(node);
+  o.store_workers = static_cast<int>(settings.integer("db.connections_per_role"));
+  o.default_lease_seconds = static_cast<int>(settings.integer("lessor.lease_seconds"));
+  o.limits.max_poll_timeout_ms = settings.integer("lessor.max_poll_timeout_ms");
+  o.limits.max_events_wait_ms = settings.integer("lessor.max_poll_timeout_ms");
+  o.request_timeout = std::chrono::milliseconds{settings.integer("client.timeout_ms")};
+  return o;
+}
+
+client_api spawn_api(caf::actor_system& sys, api_options opts) {
+  return caf::actor_cast<client_api>(sys.spawn(api, std::move(opts)));
+}
+
+void attach_node(const client_api& api, caf::actor node) {
+  caf::anon_send(caf::actor_cast<api_actor>(api), std::move(node));
+}
+
+} // namespace nf::net

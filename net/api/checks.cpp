@@ -1,0 +1,249 @@
+#include "net/api/checks.hpp"
+
+#include <string>
+#include <string_view>
+
+#include <boost/json.hpp>
+
+#include "flow/json_read.hpp"
+#include "flow/parse.hpp"
+#include "flow/status.hpp"
+#include "store/pg/errors.hpp"
+
+namespace nf::net {
+
+namespace {
+
+// 8-4-4-4-12 hex digits, either case.
+bool is_uuid(std::string_view t) {
+  if (t.size() != 36)
+    return false;
+  for (size_t i = 0; i < t.size(); ++i) {
+    char c = t[i];
+    bool dash = i == 8 || i == 13 || i == 18 || i == 23;
+    if (dash ? c != '-'
+             : !((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F')))
+      return false;
+  }
+  return true;
+}
+
+// Every problem of one request, reported together.
+class problems {
+public:
+  void add(const std::string& field, const std::string& what) {
+    if (!text_.empty())
+      text_ += "; ";
+    text_ += field + ": " + what;
+  }
+
+  void uuid(const char* field, const std::string& v, bool required = true) {
+    if (v.empty()) {
+      if (required)
+        add(field, "expected a UUID, got an empty string");
+    } else if (!is_uuid(v)) {
+      add(field, "expected a UUID, got " + flow::quoted(clip(v)));
+    }
+  }
+
+  // Postgres text cannot hold NUL, and libpq would silently cut the value there.
+  void text(const char* field, const std::string& v, size_t max_len, bool required = false) {
+    if (required && v.empty())
+      add(field, "expected a non-empty string");
+    else if (v.find('\0') != std::string::npos)
+      add(field, "expected text without NUL characters");
+    else if (v.size() > max_len)
+      add(field, "expected at most " + std::to_string(max_len) + " bytes, got "
+                   + std::to_string(v.size()));
+  }
+
+  void range(const char* field, int64_t v, int64_t lo, int64_t hi, const char* note = nullptr) {
+    if (v < lo || v > hi) {
+      std::string what = "expected an integer " + std::to_string(lo) + " … " + std::to_string(hi);
+      if (note != nullptr)
+        what += std::string{" ("} + note + ")";
+      add(field, what + ", got " + std::to_string(v));
+    }
+  }
+
+  // JSON text that must be an object (empty only when `empty_ok`).
+  void object(const char* field, const std::string& v, bool empty_ok) {
+    if (v.empty()) {
+      if (!empty_ok)
+        add(field, "expected a JSON object, got an empty string");
+      return;
+    }
+    boost::json::value parsed;
+    if (!json(field, v, parsed))
+      return;
+    if (!parsed.is_object())
+      add(field, "expected a JSON object, got " + flow::describe(parsed));
+  }
+
+  // Any JSON value.
+  bool json(const char* field, const std::string& v, boost::json::value& out) {
+    boost::json::error_code ec;
+    out = boost::json::parse(v, ec);
+    if (ec) {
+      add(field, "expected JSON, got malformed text (" + ec.message() + ")");
+      return false;
+    }
+    return true;
+  }
+
+  caf::error done() const {
+    if (text_.empty())
+      return caf::error{};
+    return store::make_error(store::errc::invalid, text_);
+  }
+
+private:
+  static std::string clip(const std::string& v) {
+    return v.size() > 64 ? v.substr(0, 64) + "…" : v;
+  }
+  std::string text_;
+};
+
+constexpr size_t max_name = 256;
+constexpr size_t max_text = 4096;
+constexpr size_t max_reason = 65536;
+
+} // namespace
+
+caf::error check(const msg::start_request& r) {
+  problems p;
+  p.uuid("namespace_id", r.namespace_id, false);
+  p.text("workflow_name", r.workflow_name, max_name, true);
+  p.range("version", r.version, 0, flow::max_count, "0 = the latest");
+  p.object("input", r.input_json, true);
+  p.text("idempotency_key", r.idempotency_key, max_text);
+  p.text("correlation_id", r.correlation_id, max_text);
+  p.range("priority", r.priority, 0, 99);
+  return p.done();
+}
+
+caf::error check(const msg::workflow_query& r) {
+  problems p;
+  p.uuid("workflow_id", r.workflow_id);
+  return p.done();
+}
+
+caf::error check(const msg::search_request& r) {
+  problems p;
+  p.uuid("namespace_id", r.namespace_id, false);
+  if (!r.status.empty() && !flow::parse_workflow_status(r.status))
+    p.add("status", "expected RUNNING, COMPLETED, FAILED, TIMED_OUT, TERMINATED or PAUSED, got "
+                      + flow::quoted(r.status));
+  p.text("workflow_name", r.workflow_name, max_name);
+  p.range("started_after_ms", r.started_after_ms, 0, INT64_MAX / 2);
+  p.range("started_before_ms", r.started_before_ms, 0, INT64_MAX / 2, "0 = no bound");
+  p.uuid("cursor", r.cursor, false);
+  p.range("limit", r.limit, 1, 1000);
+  return p.done();
+}
+
+caf::error check(const msg::workflow_command& r) {
+  problems p;
+  static const char* ops[] = {"pause", "resume", "terminate", "retry", "rerun", "restart"};
+  bool known = false;
+  for (const char* op : ops)
+    known = known || r.op == op;
+  if (!known)
+    p.add("op", "expected pause, resume, terminate, retry, rerun or restart, got "
+                  + flow::quoted(r.op));
+  p.uuid("workflow_id", r.workflow_id);
+  p.text("reason", r.reason, max_reason);
+  if (r.op == "rerun") {
+    p.text("task_ref", r.task_ref, max_name, true);
+    p.range("iteration", r.iteration, 0, flow::max_count);
+  } else {
+    if (!r.task_ref.empty())
+      p.add("task_ref", "only a rerun names a task, got " + flow::quoted(r.task_ref));
+    if (r.iteration != 0)
+      p.add("iteration", "only a rerun names an iteration, got " + std::to_string(r.iteration));
+  }
+  if (r.op == "rerun" || r.op == "restart")
+    p.object("input", r.input_json, true);
+  else if (!r.input_json.empty())
+    p.add("input", "only a rerun or a restart takes new input");
+  return p.done();
+}
+
+caf::error check(const msg::signal_request& r) {
+  problems p;
+  p.uuid("workflow_id", r.workflow_id);
+  p.text("name", r.name, max_name, true);
+  boost::json::value ignored;
+  if (!r.payload_json.empty())
+    p.json("payload", r.payload_json, ignored);
+  return p.done();
+}
+
+caf::error check(const msg::poll_request& r, const check_limits& limits) {
+  problems p;
+  p.uuid("namespace_id", r.namespace_id, false);
+  p.text("queue", r.queue, max_name, true);
+  p.text("worker_id", r.worker_id, max_name);
+  p.range("max_tasks", r.max_tasks, 1, limits.max_poll_tasks);
+  p.range("timeout_ms", r.timeout_ms, 0, limits.max_poll_timeout_ms,
+          "lessor.max_poll_timeout_ms");
+  return p.done();
+}
+
+caf::error check(const msg::task_result& r) {
+  problems p;
+  p.uuid("task_id", r.task_id);
+  p.uuid("workflow_id", r.workflow_id);
+  p.uuid("lease_token", r.lease_token);
+  if (r.status != "COMPLETED" && r.status != "FAILED" && r.status != "FAILED_WITH_TERMINAL_ERROR")
+    p.add("status", "expected COMPLETED, FAILED or FAILED_WITH_TERMINAL_ERROR, got "
+                      + flow::quoted(r.status));
+  p.object("output", r.output_json, true);
+  p.text("reason", r.reason, max_reason);
+  return p.done();
+}
+
+caf::error check(const msg::heartbeat_request& r) {
+  problems p;
+  p.uuid("task_id", r.task_id);
+  p.uuid("workflow_id", r.workflow_id);
+  p.uuid("lease_token", r.lease_token);
+  return p.done();
+}
+
+caf::error check(const msg::events_request& r, const check_limits& limits) {
+  problems p;
+  p.uuid("workflow_id", r.workflow_id);
+  p.range("after_seq", r.after_seq, 0, INT64_MAX / 2);
+  p.range("limit", r.limit, 1, 1000);
+  p.range("wait_ms", r.wait_ms, 0, limits.max_events_wait_ms);
+  return p.done();
+}
+
+caf::error check(const msg::deadletter_request& r) {
+  problems p;
+  if (r.op == "list") {
+    p.range("after_id", r.after_id, 0, INT64_MAX / 2);
+    p.range("limit", r.limit, 1, 1000);
+    if (!r.ids.empty())
+      p.add("ids", "a list names no ids (use after_id to page)");
+  } else if (r.op == "replay") {
+    for (size_t i = 0; i < r.ids.size(); ++i)
+      if (r.ids[i] <= 0)
+        p.add("ids[" + std::to_string(i) + "]",
+              "expected a positive dead-letter id, got " + std::to_string(r.ids[i]));
+  } else {
+    p.add("op", "expected list or replay, got " + flow::quoted(r.op));
+  }
+  return p.done();
+}
+
+caf::error check_definitions_text(std::string_view text) {
+  problems p;
+  if (text.find_first_not_of(" \t\r\n") == std::string_view::npos)
+    p.add("$", "expected a task or workflow definition (JSON object) or an array of them, "
+               "got nothing");
+  return p.done();
+}
+
+} // namespace nf::net

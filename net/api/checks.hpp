@@ -1,0 +1,37 @@
+#pragma once
+
+// Input checks for every client-protocol request, run by the api actor before
+// anything is forwarded or written (I11). Pure: no database, no actors. Each
+// returns a default-constructed (empty) caf::error when the request is
+// acceptable, else an `invalid` store error listing every problem as
+// `<field>: <what was expected>, got <what came>`.
+
+#include <cstdint>
+
+#include <caf/error.hpp>
+
+#include "actors/messages.hpp"
+
+namespace nf::net {
+
+/// The bounds some checks need from the node's configuration.
+struct check_limits {
+  int32_t max_poll_tasks = 1000;          ///< most tasks one poll may ask for
+  int64_t max_poll_timeout_ms = 60000;    ///< lessor.max_poll_timeout_ms
+  int64_t max_events_wait_ms = 60000;     ///< longest wait of an events request
+};
+
+caf::error check(const msg::start_request& r);
+caf::error check(const msg::workflow_query& r);
+caf::error check(const msg::search_request& r);
+caf::error check(const msg::workflow_command& r);
+caf::error check(const msg::signal_request& r);
+caf::error check(const msg::poll_request& r, const check_limits& limits);
+caf::error check(const msg::task_result& r);
+caf::error check(const msg::heartbeat_request& r);
+caf::error check(const msg::events_request& r, const check_limits& limits);
+caf::error check(const msg::deadletter_request& r);
+/// Definitions text: must be non-empty JSON (the store worker checks the rest).
+caf::error check_definitions_text(std::string_view text);
+
+} // namespace nf::net

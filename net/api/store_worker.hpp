@@ -1,0 +1,25 @@
+#pragma once
+
+// A detached actor owning one database connection, running the api's
+// store-only operations (store_ops.hpp) one at a time. The api actor keeps a
+// small pool of them (`db.connections_per_role`).
+
+#include <string>
+
+#include <caf/actor.hpp>
+#include <caf/fwd.hpp>
+
+namespace nf::net {
+
+struct store_worker_options {
+  std::string dsn;
+  int default_lease_seconds = 300; ///< lessor.lease_seconds: heartbeats of tasks without a definition
+};
+
+/// Messages (replies as in client_api.hpp): register_atom + text, get_atom,
+/// search_atom, signal_atom, heartbeat_atom, events_atom (no wait),
+/// status_atom (the store part), deadletter_atom. A lost connection is reopened
+/// on the next request; one whose reconnect fails answers `unavailable`.
+caf::actor spawn_store_worker(caf::actor_system& sys, store_worker_options opts);
+
+} // namespace nf::net
