@@ -3,23 +3,30 @@
 #include <iostream>
 #include <string>
 
+#include "cmd/client_commands.hpp"
 #include "cmd/config_command.hpp"
 #include "cmd/migrate_command.hpp"
+#include "cmd/partitions_command.hpp"
 #include "cmd/validate_command.hpp"
+#include "cmd/worker_command.hpp"
 
 namespace {
 
 void usage(std::ostream& out) {
   out << "usage: nodeflow <command> [options]\n"
          "\n"
-         "commands:\n"
+         "node and database:\n"
          "  migrate [--dsn DSN] [--status]   apply database migrations (or list them)\n"
          "  readiness [--dsn DSN]            is the database ready for this build?\n"
+         "  partitions [--dsn DSN] [--drop-expired]   create partitions ahead, drop old ones\n"
          "  validate FILE...                 check task and workflow definition files\n"
          "  config --reference | --check F   print the reference config, or check a file\n"
          "  version                          print the version\n"
          "\n"
-         "The DSN may also come from NODEFLOW_DSN.\n";
+         "clients (talk to a running node):\n"
+      << nf::cmd::client_usage()
+      << "\n"
+         "The DSN may also come from NODEFLOW_DSN. Exit codes: 0 ok, 1 failure, 2 usage.\n";
 }
 
 } // namespace
@@ -33,10 +40,16 @@ int main(int argc, char** argv) {
   // Subcommands see only their own arguments.
   int sub_argc = argc - 2;
   char** sub_argv = argv + 2;
+  if (cmd == "worker")
+    return nf::cmd::run_worker_command(sub_argc, sub_argv);
+  if (nf::cmd::is_client_command(cmd))
+    return nf::cmd::run_client_command(cmd, sub_argc, sub_argv, std::cout, std::cerr);
   if (cmd == "migrate")
     return nf::cmd::run_migrate_command(sub_argc, sub_argv);
   if (cmd == "readiness")
     return nf::cmd::run_readiness_command(sub_argc, sub_argv);
+  if (cmd == "partitions")
+    return nf::cmd::run_partitions_command(sub_argc, sub_argv);
   if (cmd == "config")
     return nf::cmd::run_config_command(sub_argc, sub_argv);
   if (cmd == "validate")

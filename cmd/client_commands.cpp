@@ -1,0 +1,390 @@
+#include "cmd/client_commands.hpp"
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdlib>
+#include <fstream>
+#include <functional>
+#include <map>
+#include <mutex>
+#include <ostream>
+#include <sstream>
+
+#include "cmd/cli_args.hpp"
+#include "cmd/client_output.hpp"
+#include "cmd/validate_command.hpp"
+#include "net/client.hpp"
+
+namespace nf::cmd {
+
+namespace {
+
+// What one subcommand accepts and how it runs once its arguments are read.
+struct spec {
+  const char* usage;
+  std::vector<std::string> value_flags;
+  std::vector<std::string> switch_flags;
+  size_t min_positional;
+  size_t max_positional; // SIZE_MAX = any number
+};
+
+constexpr size_t any = SIZE_MAX;
+
+const std::map<std::string, spec>& specs() {
+  static const std::map<std::string, spec> all{
+    {"defs", {"defs put FILE...", {}, {}, 2, any}},
+    {"start",
+     {"start NAME [--version V] [--input JSON] [--key K] [--correlation-id C] [--priority P] "
+      "[--count N]",
+      {"version", "input", "key", "correlation-id", "priority", "count"},
+      {},
+      1,
+      1}},
+    {"get", {"get ID [--json]", {}, {"json"}, 1, 1}},
+    {"events", {"events ID [--follow] [--after SEQ] [--json]", {"after"}, {"follow", "json"}, 1, 1}},
+    {"pause", {"pause ID [--reason R]", {"reason"}, {}, 1, 1}},
+    {"resume", {"resume ID [--reason R]", {"reason"}, {}, 1, 1}},
+    {"terminate", {"terminate ID [--reason R]", {"reason"}, {}, 1, 1}},
+    {"retry", {"retry ID [--reason R]", {"reason"}, {}, 1, 1}},
+    {"rerun",
+     {"rerun ID --task REF [--iteration N] [--input JSON]", {"task", "iteration", "input"}, {}, 1,
+      1}},
+    {"restart", {"restart ID [--input JSON]", {"input"}, {}, 1, 1}},
+    {"signal", {"signal ID NAME [--payload JSON]", {"payload"}, {}, 2, 2}},
+    {"search",
+     {"search [--status S] [--name N] [--started-after MS] [--limit N] [--cursor C] [--json]",
+      {"status", "name", "started-after", "limit", "cursor"},
+      {"json"},
+      0,
+      0}},
+    {"deadletters",
+     {"deadletters list [--after ID] [--limit N] [--json] | deadletters replay [ID...]",
+      {"after", "limit"},
+      {"json"},
+      1,
+      any}},
+    {"status", {"status [--json]", {}, {"json"}, 0, 0}},
+  };
+  return all;
+}
+
+// A usage problem: reported with the subcommand's usage line, exit 2.
+struct usage_error {
+  std::string message;
+};
+
+int64_t integer_flag(const cli_args& args, const std::string& name, int64_t lo, int64_t hi,
+                     int64_t fallback) {
+  auto raw = args.value(name);
+  if (!raw)
+    return fallback;
+  const std::string& s = *raw;
+  bool digits = !s.empty() && s.find_first_not_of("0123456789", s[0] == '-' ? 1 : 0)
+                                == std::string::npos && s != "-";
+  int64_t v = 0;
+  if (digits && s.size() < 19)
+    v = std::stoll(s);
+  if (!digits || s.size() >= 19 || v < lo || v > hi)
+    throw usage_error{"--" + name + ": expected an integer " + std::to_string(lo) + " … "
+                      + std::to_string(hi) + ", got \"" + s + "\""};
+  return v;
+}
+
+int fail(std::ostream& err, const std::string& what, const caf::error& e) {
+  err << "nodeflow " << what << ": " << describe(e) << "\n";
+  return 1;
+}
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in)
+    throw usage_error{path + ": cannot read the file"};
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+using action = std::function<int(client&, std::ostream&, std::ostream&)>;
+
+// Reads the arguments into the action that sends the request; throws
+// usage_error for anything a node need not see to reject.
+action prepare(const std::string& name, const cli_args& a) {
+  const auto& pos = a.positional;
+  if (name == "defs") {
+    if (pos[0] != "put")
+      throw usage_error{"unknown defs action \"" + pos[0] + "\" (expected put)"};
+    std::vector<std::string> files(pos.begin() + 1, pos.end());
+    std::vector<std::string> texts;
+    for (const auto& f : files)
+      texts.push_back(read_file(f));
+    return [files, texts](client& c, std::ostream& out, std::ostream& err) {
+      // Every file is checked before any is sent, so a bad file registers nothing.
+      std::ostringstream problems, usage;
+      if (validate_files(files, problems, usage) != 0) {
+        err << "nodeflow defs put: nothing registered:\n" << problems.str();
+        return 1;
+      }
+      for (size_t i = 0; i < files.size(); ++i) {
+        auto r = c.register_definitions(texts[i]);
+        if (!r)
+          return fail(err, "defs put: " + files[i], r.error());
+        print_registered(files[i], *r, out);
+      }
+      return 0;
+    };
+  }
+  if (name == "start") {
+    msg::start_request r;
+    r.workflow_name = pos[0];
+    r.version = integer_flag(a, "version", 0, INT32_MAX, 0);
+    r.input_json = a.value("input").value_or("{}");
+    r.idempotency_key = a.value("key").value_or("");
+    r.correlation_id = a.value("correlation-id").value_or("");
+    r.priority = static_cast<int32_t>(integer_flag(a, "priority", 0, 99, 0));
+    auto count = integer_flag(a, "count", 1, 1000000, 1);
+    if (count > 1 && !r.idempotency_key.empty())
+      throw usage_error{"--key names one workflow: it cannot be used with --count"};
+    if (count == 1)
+      return [r](client& c, std::ostream& out, std::ostream& err) {
+        auto reply = c.start(r);
+        if (!reply)
+          return fail(err, "start", reply.error());
+        if (!reply->created)
+          out << "idempotency key \"" << r.idempotency_key << "\" already names this workflow:\n";
+        out << reply->workflow_id << "\n";
+        return 0;
+      };
+    return [r, count](client& c, std::ostream& out, std::ostream& err) {
+      // Many starts in flight at once (the node groups them into few commits).
+      constexpr int64_t window = 64;
+      std::mutex mx;
+      std::condition_variable cv;
+      int64_t in_flight = 0, failed = 0;
+      for (int64_t i = 0; i < count; ++i) {
+        std::unique_lock<std::mutex> lock{mx};
+        cv.wait(lock, [&] { return in_flight < window; });
+        ++in_flight;
+        lock.unlock();
+        c.start_async(r, [&](caf::expected<msg::start_reply> reply) {
+          std::lock_guard<std::mutex> guard{mx};
+          if (reply)
+            out << reply->workflow_id << "\n";
+          else if (failed++ == 0)
+            err << "nodeflow start: " << describe(reply.error()) << "\n";
+          --in_flight;
+          cv.notify_all();
+        });
+      }
+      std::unique_lock<std::mutex> lock{mx};
+      cv.wait(lock, [&] { return in_flight == 0; });
+      if (failed > 0)
+        err << "nodeflow start: " << failed << " of " << count << " starts failed\n";
+      return failed > 0 ? 1 : 0;
+    };
+  }
+  if (name == "get") {
+    std::string id = pos[0];
+    bool as_json = a.has("json");
+    return [id, as_json](client& c, std::ostream& out, std::ostream& err) {
+      auto r = c.get(id);
+      if (!r)
+        return fail(err, "get", r.error());
+      if (as_json)
+        out << *r << "\n";
+      else
+        print_execution(*r, out);
+      return 0;
+    };
+  }
+  if (name == "events") {
+    msg::events_request r;
+    r.workflow_id = pos[0];
+    r.after_seq = integer_flag(a, "after", 0, INT64_MAX / 2, 0);
+    bool follow = a.has("follow");
+    bool as_json = a.has("json");
+    return [r, follow, as_json](client& c, std::ostream& out, std::ostream& err) mutable {
+      // --follow waits for new events until one ends the workflow.
+      for (;;) {
+        r.wait_ms = follow ? 20000 : 0;
+        auto evs = c.events(r);
+        if (!evs)
+          return fail(err, "events", evs.error());
+        bool ended = false;
+        for (const auto& e : *evs) {
+          if (as_json)
+            out << R"({"seq":)" << e.seq << R"(,"at":)" << e.at_ms << R"(,"type":")" << e.type
+                << R"(","taskRef":")" << e.task_ref << R"(","payload":)" << e.payload_json << "}\n";
+          else
+            print_event(e, out);
+          r.after_seq = e.seq;
+          ended = ended || is_final_event(e.type);
+        }
+        out.flush();
+        if (!follow || ended)
+          return 0;
+      }
+    };
+  }
+  if (name == "pause" || name == "resume" || name == "terminate" || name == "retry"
+      || name == "rerun" || name == "restart") {
+    msg::workflow_command cmd;
+    cmd.op = name;
+    cmd.workflow_id = pos[0];
+    cmd.reason = a.value("reason").value_or("");
+    if (name == "rerun") {
+      auto task = a.value("task");
+      if (!task)
+        throw usage_error{"rerun needs --task REF"};
+      cmd.task_ref = *task;
+      cmd.iteration = static_cast<int32_t>(integer_flag(a, "iteration", 0, INT32_MAX, 0));
+    }
+    cmd.input_json = a.value("input").value_or("");
+    return [cmd](client& c, std::ostream& out, std::ostream& err) {
+      auto r = c.command(cmd);
+      if (!r)
+        return fail(err, cmd.op, r.error());
+      out << cmd.op << " " << cmd.workflow_id << ": " << (r->empty() ? "ok" : *r) << "\n";
+      return 0;
+    };
+  }
+  if (name == "signal") {
+    std::string id = pos[0], sig = pos[1];
+    std::string payload = a.value("payload").value_or("null");
+    return [id, sig, payload](client& c, std::ostream& out, std::ostream& err) {
+      auto r = c.signal(id, sig, payload);
+      if (!r)
+        return fail(err, "signal", r.error());
+      out << "signal " << sig << " delivered to " << id << "\n";
+      return 0;
+    };
+  }
+  if (name == "search") {
+    msg::search_request r;
+    r.status = a.value("status").value_or("");
+    r.workflow_name = a.value("name").value_or("");
+    r.started_after_ms = integer_flag(a, "started-after", 0, INT64_MAX / 2, 0);
+    r.limit = static_cast<int32_t>(integer_flag(a, "limit", 1, 1000, 50));
+    r.cursor = a.value("cursor").value_or("");
+    bool as_json = a.has("json");
+    return [r, as_json](client& c, std::ostream& out, std::ostream& err) {
+      auto page = c.search(r);
+      if (!page)
+        return fail(err, "search", page.error());
+      if (as_json)
+        out << R"({"items":)" << page->items_json << R"(,"nextCursor":)"
+            << (page->next_cursor.empty() ? "null" : "\"" + page->next_cursor + "\"") << "}\n";
+      else
+        print_search_page(*page, out);
+      return 0;
+    };
+  }
+  if (name == "deadletters") {
+    msg::deadletter_request r;
+    r.op = pos[0];
+    bool as_json = a.has("json");
+    if (r.op == "list") {
+      if (pos.size() > 1)
+        throw usage_error{"deadletters list takes no ids (use --after ID to page)"};
+      r.after_id = integer_flag(a, "after", 0, INT64_MAX / 2, 0);
+      r.limit = static_cast<int32_t>(integer_flag(a, "limit", 1, 1000, 100));
+    } else if (r.op == "replay") {
+      if (a.has("after") || a.has("limit"))
+        throw usage_error{"deadletters replay takes ids, not --after/--limit"};
+      for (size_t i = 1; i < pos.size(); ++i) {
+        const auto& s = pos[i];
+        if (s.empty() || s.size() > 18 || s.find_first_not_of("0123456789") != std::string::npos
+            || std::stoll(s) == 0)
+          throw usage_error{"dead-letter ids are positive integers, got \"" + s + "\""};
+        r.ids.push_back(std::stoll(s));
+      }
+    } else {
+      throw usage_error{"unknown deadletters action \"" + r.op + "\" (expected list or replay)"};
+    }
+    return [r, as_json](client& c, std::ostream& out, std::ostream& err) {
+      auto reply = c.deadletters(r);
+      if (!reply)
+        return fail(err, "deadletters", reply.error());
+      if (as_json || r.op == "replay")
+        out << *reply << "\n";
+      else
+        print_dead_letters(*reply, out);
+      return 0;
+    };
+  }
+  // status
+  bool as_json = a.has("json");
+  return [as_json](client& c, std::ostream& out, std::ostream& err) {
+    auto r = c.status();
+    if (!r)
+      return fail(err, "status", r.error());
+    if (as_json)
+      out << *r << "\n";
+    else
+      print_status(*r, out);
+    return 0;
+  };
+}
+
+} // namespace
+
+bool is_client_command(const std::string& name) {
+  return specs().count(name) > 0;
+}
+
+const char* client_usage() {
+  return "  defs put FILE...                 register task and workflow definitions\n"
+         "  start NAME [--version V] [--input JSON] [--key K] [--correlation-id C]\n"
+         "             [--priority P] [--count N]   start executions (prints their ids)\n"
+         "  get ID [--json]                  show an execution and its tasks\n"
+         "  events ID [--follow] [--after SEQ] [--json]   an execution's history\n"
+         "  pause|resume|terminate|retry ID [--reason R]\n"
+         "  rerun ID --task REF [--iteration N] [--input JSON]\n"
+         "  restart ID [--input JSON]\n"
+         "  signal ID NAME [--payload JSON]  deliver a signal (completes a WAIT for it)\n"
+         "  search [--status S] [--name N] [--started-after MS] [--limit N] [--cursor C] [--json]\n"
+         "  deadletters list [--after ID] [--limit N] | deadletters replay [ID...]\n"
+         "  status [--json]                  node, partitions, queue depths\n"
+         "  client commands take --node HOST:PORT (default $NODEFLOW_NODE, else "
+         "127.0.0.1:4510)\n"
+         "  and --timeout MS (default 30000)\n";
+}
+
+int run_client_command(const std::string& name, int argc, char** argv, std::ostream& out,
+                       std::ostream& err) {
+  const auto& s = specs().at(name);
+  auto usage = [&](const std::string& problem) {
+    err << "nodeflow " << name << ": " << problem << "\nusage: nodeflow " << s.usage
+        << " [--node HOST:PORT] [--timeout MS]\n";
+    return 2;
+  };
+  auto values = s.value_flags;
+  values.emplace_back("node");
+  values.emplace_back("timeout");
+  std::string error;
+  auto args = parse_args(argc, argv, 0, values, s.switch_flags, error);
+  if (!args)
+    return usage(error);
+  if (args->positional.size() < s.min_positional)
+    return usage("missing arguments");
+  if (args->positional.size() > s.max_positional)
+    return usage("unexpected argument " + args->positional[s.max_positional]);
+  std::string address = "127.0.0.1:4510";
+  if (const char* env = std::getenv("NODEFLOW_NODE"); env != nullptr && *env != '\0')
+    address = env;
+  if (auto node = args->value("node"))
+    address = *node;
+  auto opts = parse_node_address(address);
+  if (!opts)
+    return usage(describe(opts.error()));
+  action act;
+  try {
+    opts->timeout = std::chrono::milliseconds{integer_flag(*args, "timeout", 1, 3600000, 30000)};
+    act = prepare(name, *args);
+  } catch (const usage_error& e) {
+    return usage(e.message);
+  }
+  client c{*opts};
+  return act(c, out, err);
+}
+
+} // namespace nf::cmd

@@ -1,0 +1,52 @@
+#include "cmd/serve_config.hpp"
+
+#include "cmd/cli_args.hpp"
+
+namespace nf::cmd {
+
+const char* serve_usage() {
+  return "usage: nodeflow serve --dsn DSN [--port N] [--config FILE] [--migrate] "
+         "[--<setting> VALUE]...\n"
+         "  settings: see `nodeflow config --reference` (e.g. --engine.partitions 16)\n";
+}
+
+std::optional<serve_config> load_serve_config(int argc, char** argv,
+                                              std::vector<std::string>& errors) {
+  std::vector<std::string> value_flags{"dsn", "port", "config"};
+  for (const auto& s : config::all_settings())
+    value_flags.emplace_back(s.name);
+  std::string error;
+  auto args = parse_args(argc, argv, 0, value_flags, {"migrate"}, error);
+  if (!args) {
+    errors.push_back(error);
+    return std::nullopt;
+  }
+  if (!args->positional.empty()) {
+    errors.push_back("unexpected argument " + args->positional.front());
+    return std::nullopt;
+  }
+  serve_config out;
+  if (auto file = args->value("config")) {
+    auto problems = config::load_file(*file, out.settings);
+    errors.insert(errors.end(), problems.begin(), problems.end());
+  }
+  // Flags last: they override the file. Every --key of a declared setting is one.
+  for (const auto& s : config::all_settings())
+    for (const auto& raw : args->all(s.name))
+      if (auto problem = out.settings.set(s.name, raw, "--" + std::string{s.name}))
+        errors.push_back(*problem);
+  if (auto port = args->value("port"))
+    if (auto problem = out.settings.set("node.port", *port, "--port"))
+      errors.push_back(*problem);
+  out.dsn = resolve_dsn(*args);
+  if (out.dsn.empty())
+    out.dsn = out.settings.text("db.dsn");
+  if (out.dsn.empty())
+    errors.push_back("no database: pass --dsn DSN, set NODEFLOW_DSN or db.dsn in the config file");
+  out.migrate = args->has("migrate");
+  if (!errors.empty())
+    return std::nullopt;
+  return out;
+}
+
+} // namespace nf::cmd

@@ -1,0 +1,28 @@
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "config/settings.hpp"
+
+namespace nf::cmd {
+
+/// What `nodeflow serve` runs with: settings from defaults, then `--config
+/// FILE`, then flags (`--port N`, `--dsn DSN`, and any declared setting as
+/// `--key value`), each validated.
+struct serve_config {
+  config::values settings = config::values::defaults();
+  std::string dsn;       ///< --dsn, else NODEFLOW_DSN, else db.dsn
+  bool migrate = false;  ///< --migrate: apply pending migrations first
+};
+
+/// On a problem returns nullopt and fills `errors`, each naming the flag or
+/// key and what was expected (the caller exits 2).
+std::optional<serve_config> load_serve_config(int argc, char** argv,
+                                              std::vector<std::string>& errors);
+
+/// `nodeflow serve`'s usage text.
+const char* serve_usage();
+
+} // namespace nf::cmd

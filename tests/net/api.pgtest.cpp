@@ -1,0 +1,340 @@
+#define CAF_SUITE net.api
+#include "caf/test/unit_test.hpp"
+
+#include <atomic>
+#include <chrono>
+#include <thread>
+
+#include <boost/json.hpp>
+#include <caf/actor_system.hpp>
+#include <caf/event_based_actor.hpp>
+#include <caf/scoped_actor.hpp>
+#include <caf/send.hpp>
+
+#include "actors/system_config.hpp"
+#include "net/api/api.hpp"
+#include "store/workflows.hpp"
+#include "tests/store/worker_fixture.hpp"
+
+using namespace nf;
+using namespace std::chrono_literals;
+
+namespace {
+
+constexpr const char* defs = R"([
+  {"name": "charge", "retryCount": 1, "responseTimeoutSeconds": 45},
+  {"name": "order", "version": 1, "tasks": [
+    {"name": "charge", "taskReferenceName": "charge"},
+    {"name": "approval", "taskReferenceName": "approval", "type": "WAIT",
+     "inputParameters": {"signal": "approved"}}]}
+])";
+
+// Stands in for the node supervisor: counts what reaches it. Every request in
+// these tests is rejected by the api's checks, so nothing may arrive here.
+caf::behavior counting_node(caf::event_based_actor*, std::shared_ptr<std::atomic<int>> seen) {
+  return {[seen](caf::message&) -> caf::result<caf::message> {
+    ++*seen;
+    return caf::make_error(caf::sec::unexpected_message);
+  }};
+}
+
+struct fixture : test::worker_fixture {
+  actors::system_config cfg;
+  caf::actor_system sys{cfg};
+  std::shared_ptr<std::atomic<int>> node_seen = std::make_shared<std::atomic<int>>(0);
+  client_api api;
+  caf::scoped_actor self{sys};
+
+  fixture() : worker_fixture("net_api") {
+    sql(R"(DELETE FROM "WorkflowDefinitions")");
+    auto opts = net::make_api_options(config::values::defaults(), db.dsn(),
+                                      sys.spawn(counting_node, node_seen));
+    opts.events_poll_interval = 20ms;
+    api = net::spawn_api(sys, opts);
+  }
+
+  ~fixture() {
+    caf::anon_send_exit(api, caf::exit_reason::user_shutdown);
+  }
+
+  // The answer to one request, or its error.
+  template <class T, class... Ts>
+  caf::expected<T> ask(Ts&&... xs) {
+    caf::expected<T> out{caf::error{}};
+    self->request(api, 20s, std::forward<Ts>(xs)...)
+      .receive([&](T& r) { out = std::move(r); }, [&](caf::error& e) { out = std::move(e); });
+    return out;
+  }
+
+  // Rows of every table a request could write, as one comparable string.
+  std::string all_rows() {
+    return scalar(R"(SELECT concat_ws(',',
+      (SELECT count(*) FROM "WorkflowExecutions"), (SELECT count(*) FROM "WorkflowEvents"),
+      (SELECT count(*) FROM "TaskExecutions"), (SELECT count(*) FROM "TaskQueues"),
+      (SELECT count(*) FROM "DecideQueues"), (SELECT count(*) FROM "Timers"),
+      (SELECT count(*) FROM "OutboxEvents"), (SELECT count(*) FROM "TaskDefinitions"),
+      (SELECT count(*) FROM "WorkflowDefinitions"), (SELECT count(*) FROM "IdempotencyKeys"),
+      (SELECT coalesce(sum("revision"), 0) FROM "TaskDefinitions"),
+      (SELECT coalesce(max("updatedAt")::text, '-') FROM "TaskExecutions"),
+      (SELECT coalesce(max("leaseExpiresAt")::text, '-') FROM "TaskQueues")))");
+  }
+
+  workflow_id start(const std::string& name = "order") {
+    store::start_request r;
+    r.name = name;
+    r.input = boost::json::object{{"amount", 12}};
+    auto started = store::start_workflow(conn, r, 16);
+    CAF_REQUIRE(started);
+    return started->id;
+  }
+
+  void register_defs() {
+    auto r = ask<std::string>(register_atom_v, std::string{defs});
+    CAF_REQUIRE(r);
+  }
+};
+
+std::string message(const caf::error& e) {
+  return store::message_of(e);
+}
+
+bool is(const caf::error& e, store::errc code, const std::string& part) {
+  if (store::code_of(e) == code && message(e).find(part) != std::string::npos)
+    return true;
+  CAF_MESSAGE("got " << store::to_string(store::code_of(e)) << ": " << message(e)
+                     << " (wanted " << store::to_string(code) << " mentioning " << part << ")");
+  return false;
+}
+
+} // namespace
+
+CAF_TEST_FIXTURE_SCOPE(api_tests, fixture)
+
+CAF_TEST(bad input on every call is rejected clearly and changes nothing) {
+  register_defs();
+  auto wf = start();
+  auto t = insert_task(wf, "charge", "charge");
+  auto leased = lease_one("charge");
+  auto before = all_rows();
+  const std::string id = wf.str();
+  auto expect_invalid = [&](const caf::error& e, const std::string& part) {
+    CAF_CHECK(is(e, store::errc::invalid, part));
+  };
+  expect_invalid(ask<std::string>(register_atom_v, std::string{"  "}).error(), "$: expected");
+  expect_invalid(ask<std::string>(register_atom_v, std::string{R"([{"name":"ok"},
+      {"name":"w","version":1,"tasks":[{"name":"x","taskReferenceName":"x","type":"NOPE"}]}])"})
+                   .error(),
+                 "[1].tasks[0].type");
+  expect_invalid(ask<std::string>(register_atom_v, std::string{R"([{"name":"a"},{"name":"a"}])"})
+                   .error(),
+                 "[1]: task a is defined twice");
+  msg::start_request s;
+  s.workflow_name = "order";
+  s.input_json = "[]";
+  expect_invalid(ask<msg::start_reply>(start_atom_v, s).error(), "input: expected a JSON object");
+  expect_invalid(ask<std::string>(get_atom_v, msg::workflow_query{"x", true}).error(),
+                 "workflow_id: expected a UUID");
+  msg::search_request q;
+  q.status = "DONE";
+  expect_invalid(ask<msg::search_page>(search_atom_v, q).error(), "status:");
+  expect_invalid(ask<std::string>(command_atom_v, msg::workflow_command{"rerun", id, "", "", 0, ""})
+                   .error(),
+                 "task_ref:");
+  expect_invalid(ask<std::string>(signal_atom_v, msg::signal_request{id, "", "null"}).error(),
+                 "name:");
+  expect_invalid(ask<std::vector<msg::leased_task>>(poll_atom_v,
+                                                    msg::poll_request{"", "charge", "w", 0, 0})
+                   .error(),
+                 "max_tasks:");
+  expect_invalid(ask<std::string>(complete_atom_v,
+                                  msg::task_result{t.str(), id, leased.token.str(), "DONE", "{}", ""})
+                   .error(),
+                 "status:");
+  expect_invalid(ask<std::string>(complete_atom_v, msg::task_result{t.str(), id,
+                                                                    leased.token.str(),
+                                                                    "COMPLETED", "[1]", ""})
+                   .error(),
+                 "output:");
+  expect_invalid(ask<int64_t>(heartbeat_atom_v, msg::heartbeat_request{t.str(), id, "tok"}).error(),
+                 "lease_token:");
+  expect_invalid(ask<std::vector<msg::event_view>>(events_atom_v,
+                                                   msg::events_request{id, -1, 10, 0})
+                   .error(),
+                 "after_seq:");
+  expect_invalid(ask<std::string>(deadletter_atom_v, msg::deadletter_request{"drop", {}, 0, 10})
+                   .error(),
+                 "op:");
+  // What only the database can reject: still nothing written.
+  CAF_CHECK(is(ask<int64_t>(heartbeat_atom_v, msg::heartbeat_request{t.str(), id, new_uuidv7()})
+                 .error(),
+               store::errc::lease_lost, "lease"));
+  CAF_CHECK(is(ask<std::string>(signal_atom_v, msg::signal_request{new_uuidv7(), "x", "1"}).error(),
+               store::errc::not_found, "not found"));
+  CAF_CHECK_EQUAL(all_rows(), before);
+  CAF_CHECK_EQUAL(node_seen->load(), 0);
+}
+
+CAF_TEST(definitions register whole and only whole) {
+  auto r = ask<std::string>(register_atom_v, std::string{defs});
+  CAF_REQUIRE(r);
+  CAF_CHECK_EQUAL(*r, R"({"taskDefs":[{"name":"charge","revision":1}],)"
+                      R"("workflowDefs":[{"name":"order","version":1}]})");
+  r = ask<std::string>(register_atom_v, std::string{defs});
+  CAF_REQUIRE(r);
+  CAF_CHECK(r->find(R"("revision":2)") != std::string::npos);
+  CAF_CHECK_EQUAL(count(R"(SELECT count(*) FROM "WorkflowDefinitions")"), 1);
+  // A valid task definition next to an invalid workflow: neither is written.
+  auto bad = ask<std::string>(register_atom_v, std::string{R"([{"name":"refund"},
+      {"name":"w2","version":1,"tasks":[]}])"});
+  CAF_REQUIRE(!bad);
+  CAF_CHECK(is(bad.error(), store::errc::invalid, "[1].tasks"));
+  CAF_CHECK_EQUAL(count(R"(SELECT count(*) FROM "TaskDefinitions" WHERE "name" = 'refund')"), 0);
+}
+
+CAF_TEST(get shows the execution with every task attempt and keeps null null) {
+  register_defs();
+  auto wf = start();
+  insert_task(wf, "charge", "charge", true, 0);
+  insert_task(wf, "charge", "charge", false, 1);
+  auto r = ask<std::string>(get_atom_v, msg::workflow_query{wf.str(), true});
+  CAF_REQUIRE(r);
+  auto v = boost::json::parse(*r).as_object();
+  CAF_CHECK_EQUAL(v.at("status").as_string(), "RUNNING");
+  CAF_CHECK(v.at("output").is_null());
+  CAF_CHECK(v.at("endTime").is_null());
+  CAF_CHECK_EQUAL(v.at("input").as_object().at("amount").as_int64(), 12);
+  const auto& tasks = v.at("tasks").as_array();
+  CAF_REQUIRE_EQUAL(tasks.size(), 2u);
+  CAF_CHECK_EQUAL(tasks[0].at("attempt").as_int64(), 0);
+  CAF_CHECK_EQUAL(tasks[1].at("attempt").as_int64(), 1);
+  CAF_CHECK(tasks[0].at("output").is_null());
+  auto missing = ask<std::string>(get_atom_v, msg::workflow_query{new_uuidv7(), true});
+  CAF_REQUIRE(!missing);
+  CAF_CHECK(is(missing.error(), store::errc::not_found, "not found"));
+}
+
+CAF_TEST(search pages newest first with a keyset cursor) {
+  register_defs();
+  std::vector<workflow_id> ids;
+  for (int i = 0; i < 5; ++i)
+    ids.push_back(start());
+  sql(R"(UPDATE "WorkflowExecutions" SET "status" = 'COMPLETED', "endedAt" = now() WHERE "id" = $1)",
+      store::params::of(ids[0]));
+  msg::search_request q;
+  q.limit = 2;
+  std::vector<std::string> seen;
+  for (int page = 0; page < 5; ++page) {
+    auto r = ask<msg::search_page>(search_atom_v, q);
+    CAF_REQUIRE(r);
+    auto items = boost::json::parse(r->items_json);
+    for (const auto& item : items.as_array())
+      seen.emplace_back(item.at("workflowId").as_string());
+    if (r->next_cursor.empty())
+      break;
+    q.cursor = r->next_cursor;
+  }
+  std::vector<std::string> want;
+  for (auto it = ids.rbegin(); it != ids.rend(); ++it)
+    want.push_back(it->str());
+  CAF_CHECK_EQUAL(seen, want);
+  msg::search_request done;
+  done.status = "COMPLETED";
+  done.workflow_name = "order";
+  auto r = ask<msg::search_page>(search_atom_v, done);
+  CAF_REQUIRE(r);
+  auto items = boost::json::parse(r->items_json).as_array();
+  CAF_REQUIRE_EQUAL(items.size(), 1u);
+  CAF_CHECK_EQUAL(items[0].at("workflowId").as_string(), ids[0].str());
+  CAF_CHECK(r->next_cursor.empty());
+}
+
+CAF_TEST(a signal is an event plus a decider wakeup and ends a waiting events request) {
+  register_defs();
+  auto wf = start();
+  sql(R"(DELETE FROM "DecideQueues")");
+  // An events request waiting for what follows the start event...
+  msg::events_request wait{wf.str(), 1, 100, 5000};
+  caf::expected<std::vector<msg::event_view>> got{caf::error{}};
+  auto t0 = std::chrono::steady_clock::now();
+  auto waiting = self->request(api, 20s, events_atom_v, wait);
+  // ...is answered by the signal delivered meanwhile.
+  std::this_thread::sleep_for(200ms);
+  auto sent = ask<std::string>(signal_atom_v, msg::signal_request{wf.str(), "approved",
+                                                                  R"({"by":"ada"})"});
+  CAF_REQUIRE(sent);
+  std::move(waiting).receive([&](std::vector<msg::event_view>& evs) { got = std::move(evs); },
+                             [&](caf::error& e) { got = std::move(e); });
+  auto took = std::chrono::steady_clock::now() - t0;
+  CAF_REQUIRE(got);
+  CAF_REQUIRE_EQUAL(got->size(), 1u);
+  CAF_CHECK_EQUAL(got->front().seq, 2);
+  CAF_CHECK_EQUAL(got->front().type, "SIGNAL_RECEIVED");
+  CAF_CHECK_EQUAL(boost::json::parse(got->front().payload_json),
+                  boost::json::parse(R"({"name":"approved","payload":{"by":"ada"}})"));
+  CAF_CHECK_LESS(took, 4s);
+  CAF_CHECK_EQUAL(count(R"(SELECT count(*) FROM "DecideQueues" WHERE "workflowId" = $1)",
+                        store::params::of(wf)),
+                  1);
+  // An ended workflow takes no signals.
+  sql(R"(UPDATE "WorkflowExecutions" SET "status" = 'COMPLETED', "endedAt" = now() WHERE "id" = $1)",
+      store::params::of(wf));
+  auto late = ask<std::string>(signal_atom_v, msg::signal_request{wf.str(), "approved", "null"});
+  CAF_REQUIRE(!late);
+  CAF_CHECK(is(late.error(), store::errc::invalid, "is COMPLETED"));
+  // A wait with nothing new answers empty at its deadline.
+  auto empty = ask<std::vector<msg::event_view>>(events_atom_v,
+                                                 msg::events_request{wf.str(), 2, 100, 300});
+  CAF_REQUIRE(empty);
+  CAF_CHECK(empty->empty());
+}
+
+CAF_TEST(heartbeats extend a current lease by the task definition) {
+  register_defs();
+  auto wf = start();
+  auto t = insert_task(wf, "charge", "charge");
+  auto leased = lease_one("charge");
+  auto r = ask<int64_t>(heartbeat_atom_v,
+                        msg::heartbeat_request{t.str(), wf.str(), leased.token.str()});
+  CAF_REQUIRE(r);
+  // responseTimeoutSeconds 45 from the definition, measured by the server clock.
+  auto now_ms = count(R"(SELECT (extract(epoch FROM now()) * 1000)::bigint)");
+  CAF_CHECK_GREATER(*r, now_ms + 40000);
+  CAF_CHECK_LESS(*r, now_ms + 50000);
+}
+
+CAF_TEST(dead letters list and replay) {
+  auto id = count(R"(INSERT INTO "OutboxEvents" ("shard", "namespaceId", "eventType", "payload",
+                       "attempts", "lastError", "deadLetteredAt")
+                     VALUES (0, '00000000-0000-0000-0000-000000000001', 'workflow.started', '{}',
+                             10, 'sink down', now()) RETURNING "id")");
+  auto list = ask<std::string>(deadletter_atom_v, msg::deadletter_request{"list", {}, 0, 10});
+  CAF_REQUIRE(list);
+  auto v = boost::json::parse(*list).as_object();
+  CAF_REQUIRE_EQUAL(v.at("deadLetters").as_array().size(), 1u);
+  CAF_CHECK_EQUAL(v.at("deadLetters").as_array()[0].at("id").as_int64(), id);
+  CAF_CHECK_EQUAL(v.at("deadLetters").as_array()[0].at("lastError").as_string(), "sink down");
+  CAF_CHECK(v.at("nextAfterId").is_null());
+  auto after = ask<std::string>(deadletter_atom_v, msg::deadletter_request{"list", {}, id, 10});
+  CAF_REQUIRE(after);
+  CAF_CHECK_EQUAL(*after, R"({"deadLetters":[],"nextAfterId":null})");
+  auto replay = ask<std::string>(deadletter_atom_v, msg::deadletter_request{"replay", {id}, 0, 10});
+  CAF_REQUIRE(replay);
+  CAF_CHECK_EQUAL(*replay, R"({"replayed":1})");
+  CAF_CHECK_EQUAL(count(R"(SELECT count(*) FROM "OutboxEvents" WHERE "deadLetteredAt" IS NOT NULL)"),
+                  0);
+}
+
+CAF_TEST(status joins the node and the queues) {
+  register_defs();
+  auto wf = start();
+  insert_task(wf, "charge", "charge");
+  auto r = ask<std::string>(status_atom_v);
+  CAF_REQUIRE(r);
+  auto v = boost::json::parse(*r).as_object();
+  CAF_CHECK(v.at("node").is_object()); // the counting node answers an error: shown, not fatal
+  CAF_CHECK_EQUAL(v.at("queues").as_array()[0].at("name").as_string(), "charge");
+  CAF_CHECK_EQUAL(v.at("queues").as_array()[0].at("ready").as_int64(), 1);
+  CAF_CHECK_EQUAL(v.at("pendingDecisions").at("total").as_int64(), 1);
+}
+
+CAF_TEST_FIXTURE_SCOPE_END()

@@ -1,0 +1,144 @@
+#include "tests/net/fake_node.hpp"
+
+#include <caf/actor_system.hpp>
+#include <caf/io/middleman.hpp>
+#include <caf/send.hpp>
+#include <caf/typed_event_based_actor.hpp>
+
+#include "actors/system_config.hpp"
+#include "net/client_api.hpp"
+#include "store/pg/errors.hpp"
+
+namespace nf::test {
+
+void fake_log::add(std::string line) {
+  std::lock_guard<std::mutex> guard{mx};
+  lines.push_back(std::move(line));
+}
+
+std::vector<std::string> fake_log::take() {
+  std::lock_guard<std::mutex> guard{mx};
+  return std::exchange(lines, {});
+}
+
+namespace {
+
+struct fake_state {
+  std::shared_ptr<fake_log> log;
+  // Held polls: kept so they are never answered until the node goes away.
+  std::vector<caf::typed_response_promise<std::vector<msg::leased_task>>> held;
+};
+
+client_api::behavior_type fake(client_api::stateful_pointer<fake_state> self,
+                               std::shared_ptr<fake_log> log) {
+  self->state.log = log;
+  return {
+    [log](register_atom, const std::string& text) -> std::string {
+      log->add("register " + text);
+      return R"({"taskDefs":[{"name":"t","revision":2}],"workflowDefs":[{"name":"w","version":1}]})";
+    },
+    [log](start_atom, const msg::start_request& r) -> msg::start_reply {
+      log->add("start " + r.workflow_name + " v" + std::to_string(r.version) + " input=" + r.input_json
+               + " key=" + r.idempotency_key + " corr=" + r.correlation_id
+               + " prio=" + std::to_string(r.priority));
+      return {"01890000-0000-7000-8000-000000000001", r.idempotency_key.empty()};
+    },
+    [log](get_atom, const msg::workflow_query& q) -> caf::result<std::string> {
+      log->add("get " + q.workflow_id);
+      if (q.workflow_id == missing_workflow)
+        return store::make_error(store::errc::not_found, "workflow " + q.workflow_id + " not found");
+      return std::string{R"({"workflowId":")"} + q.workflow_id
+             + R"(","workflowName":"w","workflowVersion":1,"status":"RUNNING","input":{},)"
+               R"("output":null,"startTime":1,"endTime":null,"tasks":[]})";
+    },
+    [log](search_atom, const msg::search_request& r) -> msg::search_page {
+      log->add("search status=" + r.status + " name=" + r.workflow_name + " limit="
+               + std::to_string(r.limit) + " cursor=" + r.cursor);
+      return {R"([{"workflowId":"a","status":"RUNNING","workflowName":"w","workflowVersion":1,"startTime":1}])",
+              "a"};
+    },
+    [log](command_atom, const msg::workflow_command& c) -> std::string {
+      log->add(c.op + " " + c.workflow_id + " reason=" + c.reason + " task=" + c.task_ref
+               + " iteration=" + std::to_string(c.iteration) + " input=" + c.input_json);
+      return "{}";
+    },
+    [log](signal_atom, const msg::signal_request& r) -> std::string {
+      log->add("signal " + r.workflow_id + " " + r.name + " payload=" + r.payload_json);
+      return "{}";
+    },
+    [self, log](poll_atom, const msg::poll_request& r)
+      -> caf::result<std::vector<msg::leased_task>> {
+      log->add("poll " + r.queue + " max=" + std::to_string(r.max_tasks));
+      bool hold;
+      {
+        std::lock_guard<std::mutex> guard{log->mx};
+        hold = log->hold_polls;
+      }
+      if (hold) {
+        auto rp = self->make_response_promise<std::vector<msg::leased_task>>();
+        self->state.held.push_back(rp);
+        return rp;
+      }
+      msg::leased_task t;
+      t.task_id = "01890000-0000-7000-8000-0000000000aa";
+      t.workflow_id = "01890000-0000-7000-8000-000000000001";
+      t.ref = "a";
+      t.task_def_name = r.queue;
+      t.input_json = R"({"x":1})";
+      t.lease_token = "01890000-0000-7000-8000-0000000000bb";
+      return std::vector<msg::leased_task>{t};
+    },
+    [log](complete_atom, const msg::task_result& r) -> std::string {
+      log->add("complete " + r.task_id + " " + r.status + " output=" + r.output_json
+               + " reason=" + r.reason + " token=" + r.lease_token);
+      return "{}";
+    },
+    [log](heartbeat_atom, const msg::heartbeat_request& r) -> int64_t {
+      log->add("heartbeat " + r.task_id);
+      return 123;
+    },
+    [log](events_atom, const msg::events_request& r) -> std::vector<msg::event_view> {
+      log->add("events " + r.workflow_id + " after=" + std::to_string(r.after_seq)
+               + " wait=" + std::to_string(r.wait_ms));
+      if (r.after_seq >= 2)
+        return {};
+      return {{1, 1000, "WORKFLOW_STARTED", "", "{}"},
+              {2, 2000, "WORKFLOW_COMPLETED", "", R"({"done":true})"}};
+    },
+    [log](status_atom) -> std::string {
+      log->add("status");
+      return R"({"node":{"id":"n1","partitions":[0,1]},"queues":[{"name":"q","ready":3,"leased":1}],)"
+             R"("pendingDecisions":{"total":0,"byShard":{}}})";
+    },
+    [log](deadletter_atom, const msg::deadletter_request& r) -> std::string {
+      std::string ids;
+      for (auto id : r.ids)
+        ids += (ids.empty() ? "" : ",") + std::to_string(id);
+      log->add("deadletters " + r.op + " after=" + std::to_string(r.after_id) + " ids=" + ids);
+      return r.op == "replay" ? R"({"replayed":1})" : R"({"deadLetters":[],"nextAfterId":null})";
+    },
+  };
+}
+
+} // namespace
+
+struct fake_node::impl {
+  actors::system_config cfg;
+  caf::actor_system sys{cfg};
+  client_api api;
+};
+
+fake_node::fake_node(uint16_t port, std::shared_ptr<fake_log> log)
+  : impl_(std::make_unique<impl>()), log_(log ? std::move(log) : std::make_shared<fake_log>()) {
+  impl_->api = impl_->sys.spawn(fake, log_);
+  auto bound = impl_->sys.middleman().publish(impl_->api, port, "127.0.0.1", true);
+  if (!bound)
+    throw std::runtime_error("fake node cannot listen: " + caf::to_string(bound.error()));
+  port_ = *bound;
+}
+
+fake_node::~fake_node() {
+  caf::anon_send_exit(impl_->api, caf::exit_reason::user_shutdown);
+}
+
+} // namespace nf::test
