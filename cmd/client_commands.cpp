@@ -95,6 +95,18 @@ int fail(std::ostream& err, const std::string& what, const caf::error& e) {
   return 1;
 }
 
+// A JSON answer: as it came with --json, else in its human form.
+int show(const char* what, const caf::expected<std::string>& r, bool as_json,
+         void (*human)(const std::string&, std::ostream&), std::ostream& out, std::ostream& err) {
+  if (!r)
+    return fail(err, what, r.error());
+  if (as_json)
+    out << *r << "\n";
+  else
+    human(*r, out);
+  return 0;
+}
+
 std::string read_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in)
@@ -186,14 +198,7 @@ action prepare(const std::string& name, const cli_args& a) {
     std::string id = pos[0];
     bool as_json = a.has("json");
     return [id, as_json](client& c, std::ostream& out, std::ostream& err) {
-      auto r = c.get(id);
-      if (!r)
-        return fail(err, "get", r.error());
-      if (as_json)
-        out << *r << "\n";
-      else
-        print_execution(*r, out);
-      return 0;
+      return show("get", c.get(id), as_json, print_execution, out, err);
     };
   }
   if (name == "events") {
@@ -300,28 +305,16 @@ action prepare(const std::string& name, const cli_args& a) {
     } else {
       throw usage_error{"unknown deadletters action \"" + r.op + "\" (expected list or replay)"};
     }
+    // A replay answers only a count: shown as it came.
     return [r, as_json](client& c, std::ostream& out, std::ostream& err) {
-      auto reply = c.deadletters(r);
-      if (!reply)
-        return fail(err, "deadletters", reply.error());
-      if (as_json || r.op == "replay")
-        out << *reply << "\n";
-      else
-        print_dead_letters(*reply, out);
-      return 0;
+      return show("deadletters", c.deadletters(r), as_json || r.op == "replay",
+                  print_dead_letters, out, err);
     };
   }
   // status
   bool as_json = a.has("json");
   return [as_json](client& c, std::ostream& out, std::ostream& err) {
-    auto r = c.status();
-    if (!r)
-      return fail(err, "status", r.error());
-    if (as_json)
-      out << *r << "\n";
-    else
-      print_status(*r, out);
-    return 0;
+    return show("status", c.status(), as_json, print_status, out, err);
   };
 }
 

@@ -19,6 +19,15 @@ json::value parse_or_text(const std::string& text) {
   return ec ? json::value(text) : v;
 }
 
+// The answer's object; an answer of another shape is printed as it came.
+const json::object* object_or_print(const json::value& v, const std::string& text,
+                                    std::ostream& out) {
+  const auto* o = v.if_object();
+  if (o == nullptr)
+    out << text << "\n";
+  return o;
+}
+
 std::string str(const json::value* v) {
   if (v == nullptr || v->is_null())
     return "-";
@@ -67,11 +76,9 @@ std::string format_time(int64_t ms) {
 
 void print_execution(const std::string& text, std::ostream& out) {
   auto v = parse_or_text(text);
-  const auto* o = v.if_object();
-  if (o == nullptr) {
-    out << text << "\n";
+  const auto* o = object_or_print(v, text, out);
+  if (o == nullptr)
     return;
-  }
   out << "workflow  " << str(*o, "workflowId") << "  (" << str(*o, "workflowName") << " v"
       << str(*o, "workflowVersion") << ")\n"
       << "status    " << str(*o, "status") << "\n"
@@ -137,11 +144,9 @@ void print_search_page(const msg::search_page& page, std::ostream& out) {
 
 void print_status(const std::string& text, std::ostream& out) {
   auto v = parse_or_text(text);
-  const auto* o = v.if_object();
-  if (o == nullptr) {
-    out << text << "\n";
+  const auto* o = object_or_print(v, text, out);
+  if (o == nullptr)
     return;
-  }
   if (const auto* node = o->if_contains("node")) {
     if (const auto* n = node->if_object()) {
       for (const auto& kv : *n)

@@ -69,6 +69,25 @@ caf::result<Reply> relay(api_pointer self, const caf::actor& dest, const char* w
   return rp;
 }
 
+// A checked request on to a store worker, or its rejection.
+template <class Reply, class... Ts>
+caf::result<Reply> to_store(api_pointer self, caf::error rejected, Ts&&... xs) {
+  if (rejected)
+    return rejected;
+  return relay<Reply>(self, self->state.worker(), "database", self->state.opts.request_timeout,
+                      std::forward<Ts>(xs)...);
+}
+
+// A checked request on to the node (which routes it to the owning actor).
+template <class Reply, class... Ts>
+caf::result<Reply> to_node(api_pointer self, caf::error rejected,
+                           std::chrono::milliseconds timeout, Ts&&... xs) {
+  if (rejected)
+    return rejected;
+  return relay<Reply>(self, self->state.opts.node, "engine node", timeout,
+                      std::forward<Ts>(xs)...);
+}
+
 void read_events_or_wait(api_pointer self, uint64_t wait_id) {
   auto it = self->state.waits.find(wait_id);
   if (it == self->state.waits.end())
@@ -157,70 +176,45 @@ api_actor::behavior_type api(api_pointer self, api_options opts) {
   auto timeout = st.opts.request_timeout;
   const auto& limits = st.opts.limits;
   return {
-    [self, timeout](register_atom, std::string& text) -> caf::result<std::string> {
-      if (auto err = check_definitions_text(text))
-        return err;
-      return relay<std::string>(self, self->state.worker(), "database", timeout, register_atom_v,
-                                std::move(text));
+    [self](register_atom, std::string& text) -> caf::result<std::string> {
+      return to_store<std::string>(self, check_definitions_text(text), register_atom_v,
+                                   std::move(text));
     },
     [self, timeout](start_atom, msg::start_request& r) -> caf::result<msg::start_reply> {
-      if (auto err = check(r))
-        return err;
-      return relay<msg::start_reply>(self, self->state.opts.node, "engine node", timeout,
-                                     start_atom_v, std::move(r));
+      return to_node<msg::start_reply>(self, check(r), timeout, start_atom_v, std::move(r));
     },
-    [self, timeout](get_atom, msg::workflow_query& q) -> caf::result<std::string> {
-      if (auto err = check(q))
-        return err;
-      return relay<std::string>(self, self->state.worker(), "database", timeout, get_atom_v,
-                                std::move(q));
+    [self](get_atom, msg::workflow_query& q) -> caf::result<std::string> {
+      return to_store<std::string>(self, check(q), get_atom_v, std::move(q));
     },
-    [self, timeout](search_atom, msg::search_request& r) -> caf::result<msg::search_page> {
-      if (auto err = check(r))
-        return err;
-      return relay<msg::search_page>(self, self->state.worker(), "database", timeout,
-                                     search_atom_v, std::move(r));
+    [self](search_atom, msg::search_request& r) -> caf::result<msg::search_page> {
+      return to_store<msg::search_page>(self, check(r), search_atom_v, std::move(r));
     },
     [self, timeout](command_atom, msg::workflow_command& c) -> caf::result<std::string> {
-      if (auto err = check(c))
-        return err;
-      return relay<std::string>(self, self->state.opts.node, "engine node", timeout,
-                                command_atom_v, std::move(c));
+      return to_node<std::string>(self, check(c), timeout, command_atom_v, std::move(c));
     },
-    [self, timeout](signal_atom, msg::signal_request& r) -> caf::result<std::string> {
-      if (auto err = check(r))
-        return err;
-      return relay<std::string>(self, self->state.worker(), "database", timeout, signal_atom_v,
-                                std::move(r));
+    [self](signal_atom, msg::signal_request& r) -> caf::result<std::string> {
+      return to_store<std::string>(self, check(r), signal_atom_v, std::move(r));
     },
     [self, timeout, limits](poll_atom,
                             msg::poll_request& r) -> caf::result<std::vector<msg::leased_task>> {
-      if (auto err = check(r, limits))
-        return err;
       // A long poll legitimately takes its whole timeout: wait that long plus the usual margin.
       auto wait = timeout + std::chrono::milliseconds{r.timeout_ms};
-      return relay<std::vector<msg::leased_task>>(self, self->state.opts.node, "engine node",
-                                                  wait, poll_atom_v, std::move(r));
+      return to_node<std::vector<msg::leased_task>>(self, check(r, limits), wait, poll_atom_v,
+                                                    std::move(r));
     },
     [self, timeout](complete_atom, msg::task_result& r) -> caf::result<std::string> {
-      if (auto err = check(r))
-        return err;
-      return relay<std::string>(self, self->state.opts.node, "engine node", timeout,
-                                complete_atom_v, std::move(r));
+      return to_node<std::string>(self, check(r), timeout, complete_atom_v, std::move(r));
     },
-    [self, timeout](heartbeat_atom, msg::heartbeat_request& r) -> caf::result<int64_t> {
-      if (auto err = check(r))
-        return err;
-      return relay<int64_t>(self, self->state.worker(), "database", timeout, heartbeat_atom_v,
-                            std::move(r));
+    [self](heartbeat_atom, msg::heartbeat_request& r) -> caf::result<int64_t> {
+      return to_store<int64_t>(self, check(r), heartbeat_atom_v, std::move(r));
     },
-    [self, timeout, limits](events_atom, msg::events_request& r)
+    [self, limits](events_atom, msg::events_request& r)
       -> caf::result<std::vector<msg::event_view>> {
       if (auto err = check(r, limits))
         return err;
       if (r.wait_ms == 0)
-        return relay<std::vector<msg::event_view>>(self, self->state.worker(), "database",
-                                                   timeout, events_atom_v, std::move(r));
+        return to_store<std::vector<msg::event_view>>(self, caf::error{}, events_atom_v,
+                                                      std::move(r));
       auto id = self->state.next_wait_id++;
       auto deadline = self->clock().now() + std::chrono::milliseconds{r.wait_ms};
       auto rp = self->make_response_promise<std::vector<msg::event_view>>();
@@ -234,11 +228,8 @@ api_actor::behavior_type api(api_pointer self, api_options opts) {
       self->state.opts.node = std::move(node);
     },
     [self](status_atom) -> caf::result<std::string> { return status(self); },
-    [self, timeout](deadletter_atom, msg::deadletter_request& r) -> caf::result<std::string> {
-      if (auto err = check(r))
-        return err;
-      return relay<std::string>(self, self->state.worker(), "database", timeout,
-                                deadletter_atom_v, std::move(r));
+    [self](deadletter_atom, msg::deadletter_request& r) -> caf::result<std::string> {
+      return to_store<std::string>(self, check(r), deadletter_atom_v, std::move(r));
     },
   };
 }

@@ -46,6 +46,13 @@ public:
     }
   }
 
+  // What names a leased task (I5: the token fences every report).
+  void lease(const std::string& task, const std::string& workflow, const std::string& token) {
+    uuid("task_id", task);
+    uuid("workflow_id", workflow);
+    uuid("lease_token", token);
+  }
+
   // Postgres text cannot hold NUL, and libpq would silently cut the value there.
   void text(const char* field, const std::string& v, size_t max_len, bool required = false) {
     if (required && v.empty())
@@ -192,9 +199,7 @@ caf::error check(const msg::poll_request& r, const check_limits& limits) {
 
 caf::error check(const msg::task_result& r) {
   problems p;
-  p.uuid("task_id", r.task_id);
-  p.uuid("workflow_id", r.workflow_id);
-  p.uuid("lease_token", r.lease_token);
+  p.lease(r.task_id, r.workflow_id, r.lease_token);
   if (r.status != "COMPLETED" && r.status != "FAILED" && r.status != "FAILED_WITH_TERMINAL_ERROR")
     p.add("status", "expected COMPLETED, FAILED or FAILED_WITH_TERMINAL_ERROR, got "
                       + flow::quoted(r.status));
@@ -205,9 +210,7 @@ caf::error check(const msg::task_result& r) {
 
 caf::error check(const msg::heartbeat_request& r) {
   problems p;
-  p.uuid("task_id", r.task_id);
-  p.uuid("workflow_id", r.workflow_id);
-  p.uuid("lease_token", r.lease_token);
+  p.lease(r.task_id, r.workflow_id, r.lease_token);
   return p.done();
 }
 
