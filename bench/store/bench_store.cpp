@@ -81,19 +81,17 @@ const statement baseline_insert{
   "bench.baseline_insert",
   R"(INSERT INTO "BenchBaseline" ("queueName", "payload") VALUES ($1, $2))"};
 
-/// Claims up to `want` pending evaluations across the shards and writes one
-/// SIMPLE task per workflow: the decider's apply path with a trivial decision.
-int decide_round(connection& conn, int partitions, int want) {
+/// Claims up to `want` pending evaluations of one shard, as the decider of
+/// that partition does, and writes one SIMPLE task per workflow: the
+/// decider's apply path with a trivial decision.
+int decide_round(connection& conn, int16_t shard, int want) {
   auto n = perform(conn, [&](transaction& tx) -> caf::expected<int> {
     std::vector<workflow_id> ids;
-    for (int s = 0; s < partitions && static_cast<int>(ids.size()) < want; ++s) {
-      auto claims = claim_decide_batch(tx, shard_id{static_cast<int16_t>(s)},
-                                       want - static_cast<int>(ids.size()));
-      if (!claims)
-        return std::move(claims.error());
-      for (auto& c : *claims)
-        ids.push_back(c.id);
-    }
+    auto claims = claim_decide_batch(tx, shard_id{shard}, want);
+    if (!claims)
+      return std::move(claims.error());
+    for (auto& c : *claims)
+      ids.push_back(c.id);
     if (ids.empty())
       return 0;
     auto snaps = load_snapshots(tx, ids);
@@ -200,10 +198,11 @@ int main(int argc, char** argv) {
   for (auto p : {phase{1, single_rows}, phase{100, rows}}) {
     auto t = clock_type::now();
     int done = 0;
-    while (done < p.rows) {
-      int n = decide_round(conn, partitions, std::min(p.batch, p.rows - done));
-      if (n == 0)
-        break;
+    int empty_shards = 0;
+    for (int16_t shard = 0; done < p.rows && empty_shards < partitions;
+         shard = static_cast<int16_t>((shard + 1) % partitions)) {
+      int n = decide_round(conn, shard, std::min(p.batch, p.rows - done));
+      empty_shards = n == 0 ? empty_shards + 1 : 0;
       done += n;
     }
     report("apply_decision", p.batch, done, seconds_since(t), baseline);
