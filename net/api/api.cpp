@@ -29,6 +29,7 @@ struct pending_events {
   caf::typed_response_promise<std::vector<msg::event_view>> rp;
   msg::events_request req;
   caf::actor_clock::time_point deadline;
+  caf::timespan interval; ///< until the next read; grows while nothing comes
 };
 
 struct api_state {
@@ -106,8 +107,9 @@ void read_events_or_wait(api_pointer self, uint64_t wait_id) {
           self->state.waits.erase(it);
           return;
         }
-        auto delay = std::min<caf::timespan>(self->state.opts.events_poll_interval,
-                                             w.deadline - now);
+        auto delay = std::min<caf::timespan>(w.interval, w.deadline - now);
+        w.interval = std::min<caf::timespan>(w.interval * 2,
+                                             self->state.opts.events_max_poll_interval);
         self->delayed_send(self, delay, tick_atom_v, wait_id);
       },
       [self, wait_id](caf::error& e) {
@@ -218,7 +220,8 @@ api_actor::behavior_type api(api_pointer self, api_options opts) {
       auto id = self->state.next_wait_id++;
       auto deadline = self->clock().now() + std::chrono::milliseconds{r.wait_ms};
       auto rp = self->make_response_promise<std::vector<msg::event_view>>();
-      self->state.waits.emplace(id, pending_events{rp, std::move(r), deadline});
+      self->state.waits.emplace(
+        id, pending_events{rp, std::move(r), deadline, self->state.opts.events_poll_interval});
       read_events_or_wait(self, id);
       return rp;
     },

@@ -28,8 +28,11 @@ struct api_options {
   int default_lease_seconds = 300; ///< lessor.lease_seconds
   check_limits limits;
   std::chrono::milliseconds request_timeout{30000}; ///< client.timeout_ms: node and store requests
-  /// How often an events request with `wait_ms` re-reads the history.
+  /// How often an events request with `wait_ms` re-reads the history: first
+  /// after `events_poll_interval`, then twice as long each time nothing came,
+  /// up to `events_max_poll_interval` (many idle followers stay cheap).
   std::chrono::milliseconds events_poll_interval{50};
+  std::chrono::milliseconds events_max_poll_interval{500};
 };
 
 /// Options from validated settings.
