@@ -36,7 +36,9 @@ struct worker_config {
 };
 
 struct counters {
-  std::atomic<int64_t> reserved{0}; // tasks this worker may still take (with --max-tasks)
+  // With --max-tasks: slots taken by polls in flight and by tasks taken; a
+  // poll that comes back empty gives its slot back.
+  std::atomic<int64_t> reserved{0};
   std::atomic<int64_t> completed{0};
   std::atomic<int64_t> failed{0};
   std::atomic<int64_t> lost{0};
@@ -147,8 +149,16 @@ void run_loop(client& c, const worker_config& cfg, counters& n, size_t first_que
   int64_t poll_ms = cfg.queues.size() == 1 ? 5000 : 1000;
   size_t q = first_queue;
   while (!stop_requested && !n.fatal) {
-    if (cfg.max_tasks > 0 && n.reserved.fetch_add(1) >= cfg.max_tasks)
-      return;
+    if (cfg.max_tasks > 0) {
+      if (n.completed + n.failed + n.lost >= cfg.max_tasks)
+        return;
+      if (n.reserved.fetch_add(1) >= cfg.max_tasks) {
+        // Every slot is held by another poll, which may still come back empty.
+        --n.reserved;
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+        continue;
+      }
+    }
     msg::poll_request req;
     req.queue = cfg.queues[q++ % cfg.queues.size()];
     req.worker_id = cfg.worker_id;
