@@ -65,7 +65,7 @@ bool parse_json(std::string_view text, boost::json::value& out, problems& errs,
   boost::system::error_code ec;
   boost::json::parse_options opts;
   opts.max_depth = 64;  // untrusted input: bound recursion everywhere below
-  out = boost::json::parse(text, ec, {}, opts);
+  out = boost::json::parse(text, ec, out.storage(), opts);
   if (ec) {
     errs.push_back({path, "invalid JSON: " + ec.message()});
     return false;

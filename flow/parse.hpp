@@ -15,6 +15,7 @@ namespace flow {
 
 /// Parses JSON text with the error_code overload; a syntax error becomes one
 /// problem at `path` (use "$" for a whole document). Returns false on error.
+/// The tree is allocated from `out`'s memory resource.
 bool parse_json(std::string_view text, boost::json::value& out, problems& errs,
                 const std::string& path = "$");
 

@@ -1,5 +1,7 @@
 #include "flow/validate.hpp"
 
+#include <boost/json/monotonic_resource.hpp>
+
 #include <algorithm>
 #include <cctype>
 #include <map>
@@ -480,7 +482,11 @@ class validator {
 template <class Def, class Read>
 loaded<Def> load(std::string_view json_text, Read read) {
   loaded<Def> out;
-  boost::json::value v;
+  // The parse tree only lives while it is read into the definition (which
+  // copies into default storage), so a bump allocator spares most mallocs.
+  unsigned char buffer[16384];
+  boost::json::monotonic_resource arena(buffer, sizeof buffer);
+  boost::json::value v(&arena);
   if (!parse_json(json_text, v, out.errors))
     return out;
   out.def = read(v, "", out.errors);
