@@ -215,10 +215,6 @@ compare_and_set(connection& conn, const std::vector<decision_write>& writes) {
   return facts;
 }
 
-bool terminal_label(flow::task_status s) {
-  return flow::is_terminal(s);
-}
-
 } // namespace
 
 caf::expected<apply_result> apply_decisions(transaction& tx,
@@ -245,7 +241,7 @@ caf::expected<apply_result> apply_decisions(transaction& tx,
   identity_columns ending;  // changes to a terminal status: their queue rows go
   for (const auto& w : writes)
     for (const auto& c : w.changes)
-      if (terminal_label(c.status))
+      if (flow::is_terminal(c.status))
         ending.add(w.id, c.identity);
   if (!ending.empty()) {
     p.add(unqueue, ending.to_params());
@@ -265,7 +261,7 @@ caf::expected<apply_result> apply_decisions(transaction& tx,
       for (const auto& t : w.inserts) {
         // A task this same write ends never enters a queue.
         bool ended_here = std::any_of(w.changes.begin(), w.changes.end(), [&](const auto& c) {
-          return c.identity == t.identity && terminal_label(c.status);
+          return c.identity == t.identity && flow::is_terminal(c.status);
         });
         bool queued = !t.queue.empty() && t.start_delay_ms <= 0
                       && t.status == flow::task_status::scheduled && !ended_here;
@@ -335,6 +331,9 @@ caf::expected<apply_result> apply_decisions(transaction& tx,
     std::vector<int64_t> delays, shards;
     for (const auto& w : writes)
       for (const auto& a : w.arm) {
+        // The start armed the workflow's timeout; its first evaluation need not again.
+        if (a.kind == timer_kind::workflow_timeout && w.expected_version == 0)
+          continue;
         wf.push_back(w.id.str());
         kinds.emplace_back(to_string(a.kind));
         refs.push_back(a.task ? std::optional<std::string>{a.task->ref} : std::nullopt);

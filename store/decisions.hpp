@@ -139,7 +139,9 @@ const char* to_string(timer_kind k);
 
 /// A deadline to arm at the server's `now() + delay_ms`. `task` is required
 /// for every kind but workflow_timeout. A task timer is not armed twice: a
-/// pending timer of the same kind for the task absorbs it.
+/// pending timer of the same kind for the task absorbs it. The start arms the
+/// workflow_timeout, so one in the first evaluation (expected_version 0) is
+/// absorbed too. start_to_close belongs to the lessor (it needs the lease token).
 struct timer_arm {
   timer_kind kind = timer_kind::delay;
   std::optional<flow::task_identity> task;

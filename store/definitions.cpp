@@ -1,11 +1,15 @@
 #include "store/definitions.hpp"
 
+#include <initializer_list>
+#include <utility>
+
 #include <boost/json.hpp>
 
 #include "flow/json_read.hpp"
 #include "flow/parse.hpp"
 #include "flow/serialise.hpp"
 #include "flow/validate.hpp"
+#include "store/input_errors.hpp"
 #include "store/json.hpp"
 #include "store/pg/errors.hpp"
 #include "store/pg/pipeline.hpp"
@@ -107,20 +111,22 @@ std::optional<int64_t> count_or_null(int64_t x) {
   return x;
 }
 
-caf::error invalid(const flow::problems& ps) {
-  std::string msg;
-  for (const auto& p : ps) {
-    if (!msg.empty())
-      msg += "; ";
-    msg += flow::to_string(p);
-  }
-  return make_error(errc::invalid, std::move(msg));
-}
-
 void check_text(const std::string& value, const std::string& path, flow::problems& out) {
   // libpq sends text as C strings: a NUL would silently cut the value short.
   if (value.find('\0') != std::string::npos)
     out.push_back({path, "must not contain the NUL character (\\u0000)"});
+}
+
+/// A definition's name (required) and its other text fields: no NUL anywhere.
+void check_texts(const std::string& path, const std::string& name,
+                 std::initializer_list<std::pair<const std::string*, const char*>> texts,
+                 flow::problems& out) {
+  if (name.empty())
+    out.push_back({flow::path_key(path, "name"),
+                   "missing required field (expected a non-empty string)"});
+  check_text(name, flow::path_key(path, "name"), out);
+  for (auto [text, field] : texts)
+    check_text(*text, flow::path_key(path, field), out);
 }
 
 void check_count(int64_t value, const std::string& path, int64_t min, flow::problems& out) {
@@ -242,13 +248,10 @@ boost::json::array to_json_array(const std::vector<std::string>& xs) {
 flow::problems check_task_def(const flow::task_def& d, const std::string& path) {
   auto out = flow::validate(d, path);
   auto field = [&](std::string_view f) { return flow::path_key(path, f); };
-  if (d.name.empty())
-    out.push_back({field("name"), "missing required field (expected a non-empty string)"});
-  check_text(d.name, field("name"), out);
-  check_text(d.description, field("description"), out);
-  check_text(d.owner_email, field("ownerEmail"), out);
-  check_text(d.queue_name, field("queueName"), out);
-  check_text(d.cache_key, field("cacheKey"), out);
+  check_texts(path, d.name,
+              {{&d.description, "description"}, {&d.owner_email, "ownerEmail"},
+               {&d.queue_name, "queueName"}, {&d.cache_key, "cacheKey"}},
+              out);
   for (auto [list, name] : {std::pair{&d.input_keys, "inputKeys"},
                             std::pair{&d.output_keys, "outputKeys"},
                             std::pair{&d.secret_output_fields, "secretOutputFields"}})
@@ -279,12 +282,10 @@ flow::problems check_task_def(const flow::task_def& d, const std::string& path) 
 flow::problems check_workflow_def(const flow::workflow_def& d, const std::string& path) {
   auto out = flow::validate(d, path);
   auto field = [&](std::string_view f) { return flow::path_key(path, f); };
-  if (d.name.empty())
-    out.push_back({field("name"), "missing required field (expected a non-empty string)"});
-  check_text(d.name, field("name"), out);
-  check_text(d.description, field("description"), out);
-  check_text(d.failure_workflow, field("failureWorkflow"), out);
-  check_text(d.owner_email, field("ownerEmail"), out);
+  check_texts(path, d.name,
+              {{&d.description, "description"}, {&d.failure_workflow, "failureWorkflow"},
+               {&d.owner_email, "ownerEmail"}},
+              out);
   check_count(d.version, field("version"), 1, out);
   check_count(d.timeout_seconds, field("timeoutSeconds"), 0, out);
   if (d.policy == flow::timeout_policy::retry)
@@ -307,7 +308,7 @@ caf::expected<std::vector<int64_t>> write_task_defs(connection& conn, const name
     errs.insert(errs.end(), more.begin(), more.end());
   }
   if (!errs.empty())
-    return invalid(errs);
+    return invalid_input(errs);
   if (defs.empty())
     return std::vector<int64_t>{};
   // Cold table, a handful of rows: one pipelined round trip (TEXT[] columns
@@ -338,7 +339,7 @@ caf::expected<std::vector<int64_t>> put_task_defs_json(connection& conn, const n
   flow::problems errs;
   boost::json::value v;
   if (!flow::parse_json(json_text, v, errs))
-    return invalid(errs);
+    return invalid_input(errs);
   std::vector<flow::task_def> defs;
   if (const auto* arr = v.if_array()) {
     for (size_t i = 0; i < arr->size(); ++i)
@@ -347,14 +348,14 @@ caf::expected<std::vector<int64_t>> put_task_defs_json(connection& conn, const n
     defs.push_back(flow::read_task_def(v, "", errs));
   }
   if (!errs.empty())
-    return invalid(errs);
+    return invalid_input(errs);
   return write_task_defs(conn, ns, defs, v.is_array());
 }
 
 caf::expected<void> put_workflow_def(connection& conn, const namespace_id& ns,
                                      const flow::workflow_def& d) {
   if (auto errs = check_workflow_def(d); !errs.empty())
-    return invalid(errs);
+    return invalid_input(errs);
   boost::json::array tasks;
   for (const auto& t : d.tasks)
     tasks.push_back(flow::to_json(t));
@@ -374,7 +375,7 @@ caf::expected<flow::workflow_def> put_workflow_def_json(connection& conn, const 
                                                         std::string_view json_text) {
   auto loaded = flow::load_workflow_def(json_text);
   if (!loaded.ok())
-    return invalid(loaded.errors);
+    return invalid_input(loaded.errors);
   if (auto r = put_workflow_def(conn, ns, loaded.def); !r)
     return std::move(r.error());
   return std::move(loaded.def);

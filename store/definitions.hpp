@@ -24,8 +24,8 @@ namespace nf::store {
 /// anything is sent; an invalid definition is an `invalid` error whose message
 /// lists every problem as `path: what was expected`, and nothing is written.
 
-/// Upserts task definitions in one transaction; returns each one's new
-/// "revision" (1 on create, +1 per update), in order.
+/// Upserts task definitions in one transaction of their own (call it outside
+/// one); returns each one's new "revision" (1 on create, +1 per update), in order.
 caf::expected<std::vector<int64_t>> put_task_defs(connection& conn, const namespace_id& ns,
                                                   const std::vector<flow::task_def>& defs);
 
@@ -35,7 +35,7 @@ caf::expected<std::vector<int64_t>> put_task_defs(connection& conn, const namesp
 caf::expected<std::vector<int64_t>> put_task_defs_json(connection& conn, const namespace_id& ns,
                                                        std::string_view json_text);
 
-/// Upserts one workflow definition (its own transaction).
+/// Upserts one workflow definition (a transaction of its own: call it outside one).
 caf::expected<void> put_workflow_def(connection& conn, const namespace_id& ns,
                                      const flow::workflow_def& def);
 

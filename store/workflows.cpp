@@ -1,12 +1,12 @@
 #include "store/workflows.hpp"
 
 #include <cctype>
-#include <map>
 
 #include <boost/json.hpp>
 
 #include "flow/json_read.hpp"
 #include "flow/parse.hpp"
+#include "store/input_errors.hpp"
 #include "store/json.hpp"
 #include "store/pg/errors.hpp"
 #include "store/sharding.hpp"
@@ -82,16 +82,6 @@ SELECT u.ord, k."workflowId"
   FROM unnest($1::uuid[], $2::text[]) WITH ORDINALITY AS u(ns, key, ord)
   JOIN "IdempotencyKeys" k ON k."namespaceId" = u.ns AND k."key" = u.key)"};
 
-caf::error invalid(const flow::problems& ps) {
-  std::string msg;
-  for (const auto& p : ps) {
-    if (!msg.empty())
-      msg += "; ";
-    msg += flow::to_string(p);
-  }
-  return make_error(errc::invalid, std::move(msg));
-}
-
 /// Canonical text of a version-7 UUID: "startedAt" is uuid_extract_timestamp(id),
 /// which is NULL for every other version.
 bool is_uuidv7_text(const std::string& s) {
@@ -129,10 +119,11 @@ caf::expected<start_request> read_start_request(std::string_view json_text,
   flow::problems errs;
   boost::json::value v;
   if (!flow::parse_json(json_text, v, errs))
-    return invalid(errs);
+    return invalid_input(errs);
   const auto* obj = v.if_object();
   if (obj == nullptr)
-    return invalid({{"$", "expected a start request (an object), got " + flow::describe(v)}});
+    return invalid_input(
+      {{"$", "expected a start request (an object), got " + flow::describe(v)}});
   start_request out;
   out.ns = ns;
   flow::object_reader r(*obj, "", errs);
@@ -156,9 +147,9 @@ caf::expected<start_request> read_start_request(std::string_view json_text,
   r.count("priority", out.priority);
   r.finish("a start request");
   if (!errs.empty())
-    return invalid(errs);
+    return invalid_input(errs);
   if (auto more = check_start_request(out); !more.empty())
-    return invalid(more);
+    return invalid_input(more);
   return out;
 }
 
@@ -198,7 +189,7 @@ start_workflows(transaction& tx, const std::vector<start_request>& requests, int
       out.emplace_back(start_result{});
       ok.push_back(i);
     } else {
-      out.emplace_back(invalid(errs));
+      out.emplace_back(invalid_input(errs));
     }
   }
   if (ok.empty())

@@ -354,6 +354,22 @@ CAF_TEST(changes end tasks once release their queue rows and cancel their timers
                   1);
 }
 
+CAF_TEST(the first evaluation does not arm the workflow timeout the start armed) {
+  define_workflow("timed", 300);
+  auto started = start("timed");
+  decision_write first = schedule(started.id, 0, "a");
+  first.arm.push_back({timer_kind::workflow_timeout, std::nullopt, 300000});
+  NF_REQUIRE_OK(apply_one(first));
+  CAF_CHECK_EQUAL(count(R"(SELECT count(*) FROM "Timers" WHERE "kind" = 'workflowTimeout')"), 1);
+  // A later evaluation (a rerun that restarts the clock) arms one.
+  decision_write later;
+  later.id = started.id;
+  later.expected_version = 1;
+  later.arm.push_back({timer_kind::workflow_timeout, std::nullopt, 300000});
+  NF_REQUIRE_OK(apply_one(later));
+  CAF_CHECK_EQUAL(count(R"(SELECT count(*) FROM "Timers" WHERE "kind" = 'workflowTimeout')"), 2);
+}
+
 CAF_TEST(many workflows share one apply and requeue never duplicates a row) {
   std::vector<workflow_id> ids;
   for (int i = 0; i < 20; ++i)

@@ -7,7 +7,6 @@
 
 #include <chrono>
 #include <map>
-#include <memory>
 #include <string>
 #include <thread>
 
@@ -17,6 +16,7 @@
 #include "store/pg/connection.hpp"
 #include "store/pg/errors.hpp"
 #include "store/workflows.hpp"
+#include "tests/store/worker_fixture.hpp"
 #include "tests/support/test_database.hpp"
 
 namespace nf::test {
@@ -27,22 +27,13 @@ inline const char* const engine_tables[] = {
   "TaskExecutions",  "TaskQueues",          "DecideQueues",       "Timers",
   "OutboxEvents",    "WorkflowEvents",      "TaskOutputCache",    "RateLimitBuckets"};
 
-/// One migrated database per suite (migrating costs about a second), shared by its tests.
-inline test_database& decide_suite_database(const std::string& suite) {
-  static std::map<std::string, std::unique_ptr<test_database>> dbs;
-  auto& db = dbs[suite];
-  if (!db)
-    db = std::make_unique<test_database>(suite);
-  return *db;
-}
-
 struct decide_fixture {
   test_database* db;
   store::connection conn;
   int partitions = 0;
 
   explicit decide_fixture(const std::string& suite)
-    : db{&decide_suite_database(suite)}, conn{db->connect()} {
+    : db{&suite_database(suite)}, conn{db->connect()} {
     // Each test starts from empty tables (DELETE: TRUNCATE rewrites every partition).
     for (const char* t : engine_tables)
       sql(std::string{"DELETE FROM \""} + t + "\"");
