@@ -26,6 +26,16 @@ struct fixture : test::decide_fixture {
     return std::move(s->front());
   }
 
+  /// Claims the pending evaluations of `shard` in `tx` (which must begin first).
+  std::vector<decide_claim> claim(transaction& tx, shard_id shard) {
+    if (!tx.active()) {
+      CAF_REQUIRE(tx.begin());
+    }
+    auto claimed = claim_decide_batch(tx, shard, 10);
+    NF_REQUIRE_OK(claimed);
+    return std::move(*claimed);
+  }
+
   /// Reads and applies in one transaction of its own; returns the result.
   caf::expected<apply_result> apply_one(const decision_write& w) {
     return perform(conn, [&](transaction& tx) { return apply_decisions(tx, {w}); });
@@ -67,17 +77,15 @@ CAF_TEST(claim snapshot and apply write one evaluation and release the queue row
   auto started = start("order");
   sql(R"(UPDATE "WorkflowExecutions" SET "priority" = 9)");
   transaction tx{conn};
-  CAF_REQUIRE(tx.begin());
-  auto claimed = claim_decide_batch(tx, started.shard, 10);
-  NF_REQUIRE_OK(claimed);
-  CAF_REQUIRE_EQUAL(claimed->size(), 1u);
-  CAF_CHECK_EQUAL(claimed->front().id, started.id);
-  CAF_CHECK_EQUAL(claimed->front().ns, default_namespace);
+  auto claimed = claim(tx, started.shard);
+  CAF_REQUIRE_EQUAL(claimed.size(), 1u);
+  CAF_CHECK_EQUAL(claimed.front().id, started.id);
+  CAF_CHECK_EQUAL(claimed.front().ns, default_namespace);
   auto s = snapshot(tx, started.id);
   CAF_CHECK_EQUAL(s.version, 0);
   CAF_CHECK_EQUAL(s.last_seq, 1);
   CAF_CHECK_EQUAL(s.workflow_name, "order");
-  CAF_CHECK_EQUAL(s.started_at_ms, claimed->front().started_at_ms);
+  CAF_CHECK_EQUAL(s.started_at_ms, claimed.front().started_at_ms);
   CAF_CHECK(s.tasks.empty());
   auto w = schedule(started.id, s.version, "a");
   w.variables = json(boost::json::object{{"w", true}});
@@ -114,23 +122,14 @@ CAF_TEST(a claimed row is skipped by a second decider until the first ends) {
   auto started = start("order");
   auto other = db->connect();
   transaction a{conn};
-  CAF_REQUIRE(a.begin());
-  auto mine = claim_decide_batch(a, started.shard, 10);
-  NF_REQUIRE_OK(mine);
-  CAF_CHECK_EQUAL(mine->size(), 1u);
+  CAF_CHECK_EQUAL(claim(a, started.shard).size(), 1u);
   {
     transaction b{other};
-    CAF_REQUIRE(b.begin());
-    auto theirs = claim_decide_batch(b, started.shard, 10);
-    NF_REQUIRE_OK(theirs);
-    CAF_CHECK(theirs->empty()); // SKIP LOCKED: no waiting, no double claim
+    CAF_CHECK(claim(b, started.shard).empty()); // SKIP LOCKED: no waiting, no double claim
   }
   a.rollback(); // nothing applied: the row stays queued
   transaction b{other};
-  CAF_REQUIRE(b.begin());
-  auto later = claim_decide_batch(b, started.shard, 10);
-  NF_REQUIRE_OK(later);
-  CAF_CHECK_EQUAL(later->size(), 1u);
+  CAF_CHECK_EQUAL(claim(b, started.shard).size(), 1u);
 }
 
 CAF_TEST(a snapshot holds every attempt and marks exactly the unprocessed terminals) {
@@ -237,10 +236,7 @@ CAF_TEST(I4 a second evaluation of the same version is stale rolls back whole an
   auto other = db->connect();
   // A: the owner claims and evaluates version 0.
   transaction a{conn};
-  CAF_REQUIRE(a.begin());
-  auto claimed = claim_decide_batch(a, started.shard, 10);
-  NF_REQUIRE_OK(claimed);
-  CAF_REQUIRE_EQUAL(claimed->size(), 1u);
+  CAF_REQUIRE_EQUAL(claim(a, started.shard).size(), 1u);
   auto sa = snapshot(a, started.id);
   // B: a second owner (failover overlap) evaluates the same version without the queue row.
   transaction b{other};
