@@ -11,6 +11,7 @@
 #include "store/decisions.hpp"
 #include "store/definitions.hpp"
 #include "store/events.hpp"
+#include "store/input_errors.hpp"
 #include "store/outbox.hpp"
 #include "store/pg/errors.hpp"
 #include "store/pg/transaction.hpp"
@@ -50,13 +51,6 @@ json::value opt_id(const std::optional<workflow_id>& x) {
 
 json::value opt_id(const std::optional<task_id>& x) {
   return x ? json::value(x->str()) : json::value(nullptr);
-}
-
-caf::error invalid(const flow::problems& ps) {
-  std::string msg;
-  for (const auto& p : ps)
-    msg += (msg.empty() ? "" : "; ") + flow::to_string(p);
-  return store::make_error(store::errc::invalid, std::move(msg));
 }
 
 // A workflow is told from a task definition by a field only workflows have,
@@ -193,11 +187,11 @@ caf::expected<std::string> register_definitions(store::connection& conn, std::st
   definitions_doc doc;
   json::value root;
   if (!flow::parse_json(text, root, doc.problems))
-    return invalid(doc.problems);
+    return store::invalid_input(doc.problems);
   const auto* arr = root.if_array();
   if (arr != nullptr) {
     if (arr->empty())
-      return invalid({{"$", "expected at least one definition, got an empty array"}});
+      return store::invalid_input({{"$", "expected at least one definition, got an empty array"}});
     for (size_t i = 0; i < arr->size(); ++i)
       read_one((*arr)[i], flow::path_index("", i), doc);
   } else {
@@ -205,7 +199,7 @@ caf::expected<std::string> register_definitions(store::connection& conn, std::st
   }
   check_duplicates(arr, doc);
   if (!doc.problems.empty())
-    return invalid(doc.problems);
+    return store::invalid_input(doc.problems);
   // Task definitions first: a workflow registered in the same request may use them.
   json::array task_out;
   if (!doc.tasks.empty()) {
