@@ -170,14 +170,6 @@ read_http_task(const std::string& input_json, std::chrono::milliseconds default_
   return std::string{"http_request: expected an object with at least \"uri\", got nothing"};
 }
 
-void fit_into_lease(http::request& req, int64_t lease_expires_at_ms, int64_t now_ms,
-                    std::chrono::milliseconds margin) {
-  using std::chrono::milliseconds;
-  auto left = std::max(milliseconds{1}, milliseconds{lease_expires_at_ms - now_ms} - margin);
-  req.connect_timeout = std::min(req.connect_timeout, left);
-  req.read_timeout = std::min(req.read_timeout, std::max(milliseconds{1}, left - req.connect_timeout));
-}
-
 msg::task_result http_task_result(const msg::leased_task& task, const http::outcome& out) {
   if (!out.resp)
     return result_of(task, "FAILED", json::object{{"error", out.error}}, out.error);

@@ -19,12 +19,6 @@ namespace nf::actors {
 std::variant<http::request, std::string>
 read_http_task(const std::string& input_json, std::chrono::milliseconds default_timeout);
 
-/// Shortens `req`'s timeouts so it ends `margin` before the lease does (at
-/// `lease_expires_at_ms`, ms since the epoch, with `now_ms` on the same clock): a
-/// result reported after the lease expired is fenced off (I5) and the attempt wasted.
-void fit_into_lease(http::request& req, int64_t lease_expires_at_ms, int64_t now_ms,
-                    std::chrono::milliseconds margin);
-
 /// The task result: COMPLETED with {"response": {statusCode, reasonPhrase,
 /// headers, body}} on a 2xx (the body parsed when it is JSON, else text);
 /// FAILED (retryable) on another status or a network error.

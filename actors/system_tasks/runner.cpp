@@ -29,8 +29,6 @@ constexpr milliseconds poll_retry{1000};
 constexpr milliseconds completion_timeout{30000};
 // Completion attempts before giving up (the lease then expires and the task retries).
 constexpr int completion_attempts = 3;
-// A request ends this long before its task's lease, leaving time to report the result.
-constexpr milliseconds lease_margin{2000};
 
 bool lease_lost(const caf::error& err) {
   return store::code_of(err) == store::errc::lease_lost
@@ -65,10 +63,6 @@ caf::behavior http_task_worker(caf::event_based_actor* self, msg::leased_task ta
     result = http_task_rejected(task, *problem);
   } else {
     auto& r = std::get<http::request>(req);
-    auto now_ms = std::chrono::duration_cast<milliseconds>(
-                    std::chrono::system_clock::now().time_since_epoch())
-                    .count();
-    fit_into_lease(r, task.lease_expires_at_ms, now_ms, lease_margin);
     result = http_task_result(task, http::perform(r));
     log->debug("http_task_done task={} method={} url={} status={} result={}", task.task_id,
                r.method, r.url, result.status == "COMPLETED" ? "ok" : result.reason, result.status);

@@ -69,22 +69,6 @@ CAF_TEST(the http_request input becomes a request) {
   CAF_CHECK_EQUAL(std::get<0>(plain).read_timeout.count(), 1000); // the default
 }
 
-CAF_TEST(a request ends before the lease of its task) {
-  http::request r;
-  r.connect_timeout = 5000ms;
-  r.read_timeout = 60000ms;
-  actors::fit_into_lease(r, 100000, 80000, 2000ms); // 18 s left
-  CAF_CHECK_EQUAL(r.connect_timeout.count(), 5000);
-  CAF_CHECK_EQUAL(r.read_timeout.count(), 13000);
-  actors::fit_into_lease(r, 100000, 99000, 2000ms); // nothing left: the least there is
-  CAF_CHECK_EQUAL(r.connect_timeout.count(), 1);
-  CAF_CHECK_EQUAL(r.read_timeout.count(), 1);
-  http::request roomy;
-  actors::fit_into_lease(roomy, 1000000, 0, 2000ms); // a long lease changes nothing
-  CAF_CHECK_EQUAL(roomy.connect_timeout.count(), 5000);
-  CAF_CHECK_EQUAL(roomy.read_timeout.count(), 5000);
-}
-
 CAF_TEST(bad input names the field and what was expected) {
   CAF_CHECK_EQUAL(problem("[1]"), "input: expected an object, got an array");
   CAF_CHECK_EQUAL(problem("{}"), "http_request: expected an object with at least \"uri\", got nothing");
