@@ -2,6 +2,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <utility>
 
 namespace nf {
@@ -47,6 +48,21 @@ using shard_id = named_type<int16_t, struct shard_id_tag>;
 /// caller knows a new workflow's partition (`shard_of`) before any SQL runs:
 /// 48 bits of Unix milliseconds, then random bits (the last 16 pick the shard).
 std::string new_uuidv7();
+
+/// True for the canonical text form of a UUID (8-4-4-4-12 hex digits), so a
+/// malformed id is rejected with a message before it reaches a batch statement.
+inline bool is_uuid_text(std::string_view s) {
+  if (s.size() != 36)
+    return false;
+  for (size_t i = 0; i < s.size(); ++i) {
+    char c = s[i];
+    bool dash = i == 8 || i == 13 || i == 18 || i == 23;
+    if (dash ? c != '-'
+             : !((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F')))
+      return false;
+  }
+  return true;
+}
 
 /// The namespace every install has (migration 0001), looked up by id, never by name.
 inline const namespace_id default_namespace{"00000000-0000-0000-0000-000000000001"};

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include <boost/json.hpp>
+
 #include "store/pg/errors.hpp"
 #include "store/task_transitions.hpp"
 
@@ -63,6 +65,11 @@ WITH c AS (
    ORDER BY "deadLetteredAt", "id" LIMIT $2 FOR UPDATE SKIP LOCKED)
 UPDATE "OutboxEvents" o SET "deadLetteredAt" = NULL, "attempts" = 0, "nextAttemptAt" = now()
   FROM c WHERE o."id" = c."id")"};
+
+// "eventTypes" as JSON: a text[] in text format would need a parser of its own.
+constexpr statement sinks{"outbox.sinks", R"(
+SELECT "id", "namespaceId", "url", array_to_json("eventTypes")::text, "maxAttempts", "timeoutMs"
+  FROM "WebhookSinks" WHERE "enabled" ORDER BY "namespaceId", "id")"};
 
 constexpr statement server_now{"outbox.now", "SELECT now()"};
 
@@ -187,6 +194,39 @@ caf::expected<int64_t> replay_all_dead_letters(connection& conn, int batch) {
     if (r->affected() < batch)
       return total;
   }
+}
+
+bool webhook_sink::wants(const std::string& event_type) const {
+  return !event_types
+         || std::find(event_types->begin(), event_types->end(), event_type) != event_types->end();
+}
+
+caf::expected<std::vector<webhook_sink>> load_webhook_sinks(connection& conn) {
+  auto r = conn.run(sinks);
+  if (!r)
+    return std::move(r.error());
+  std::vector<webhook_sink> out;
+  for (int i = 0; i < r->rows(); ++i) {
+    webhook_sink s;
+    s.id = r->str(i, 0);
+    s.ns = namespace_id{r->str(i, 1)};
+    s.url = r->str(i, 2);
+    if (!r->is_null(i, 3)) {
+      boost::json::error_code ec;
+      auto types = boost::json::parse(r->text(i, 3), ec);
+      if (ec || !types.is_array())
+        return make_error(errc::internal, "outbox.sinks: eventTypes of sink " + s.id
+                                            + " is not a JSON array");
+      s.event_types.emplace();
+      for (const auto& t : types.as_array())
+        if (t.is_string())
+          s.event_types->emplace_back(t.as_string().data(), t.as_string().size());
+    }
+    s.max_attempts = r->i32(i, 4);
+    s.timeout_ms = r->i32(i, 5);
+    out.push_back(std::move(s));
+  }
+  return out;
 }
 
 } // namespace nf::store

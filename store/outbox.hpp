@@ -97,4 +97,19 @@ caf::expected<int64_t> replay_dead_letters(connection& conn, const std::vector<i
 /// transaction; returns how many.
 caf::expected<int64_t> replay_all_dead_letters(connection& conn, int batch = 1000);
 
+/// Where the relay delivers a namespace's events ("WebhookSinks").
+struct webhook_sink {
+  std::string id;
+  namespace_id ns;
+  std::string url;
+  std::optional<std::vector<std::string>> event_types; ///< absent = every type
+  int32_t max_attempts = 10;
+  int32_t timeout_ms = 5000;
+
+  bool wants(const std::string& event_type) const;
+};
+
+/// Every enabled sink of every namespace (a small, cold table the relay caches).
+caf::expected<std::vector<webhook_sink>> load_webhook_sinks(connection& conn);
+
 } // namespace nf::store

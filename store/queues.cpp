@@ -79,6 +79,14 @@ SELECT "responseTimeoutSeconds", "timeoutSeconds", "concurrentExecLimit",
        "rateLimitPerFrequency", "rateLimitFrequencyInSeconds"
   FROM "TaskDefinitions" WHERE "namespaceId" = $1 AND "name" = $2)"};
 
+// The definition a queue serves: its "queueName", else its name (flow::queue_of). Two
+// definitions naming one queue share its concurrency limit; the first by name decides.
+constexpr statement policy_by_queue{"lease.load_policy_by_queue", R"(
+SELECT "responseTimeoutSeconds", "timeoutSeconds", "concurrentExecLimit",
+       "rateLimitPerFrequency", "rateLimitFrequencyInSeconds", "name"
+  FROM "TaskDefinitions" WHERE "namespaceId" = $1 AND COALESCE("queueName", "name") = $2
+ ORDER BY "name" LIMIT 1)"};
+
 constexpr statement extend{"lease.heartbeat", R"(
 UPDATE "TaskQueues" q SET "leaseExpiresAt" = now() + make_interval(secs => u.secs)
   FROM unnest($1::uuid[], $2::uuid[], $3::uuid[], $4::int[]) WITH ORDINALITY AS u(wf, tid, tok, secs, ord)
@@ -247,6 +255,17 @@ lease_in(transaction& tx, const std::vector<lease_request>& reqs) {
   return out;
 }
 
+queue_policy read_policy(const result& row, const namespace_id& ns, const std::string& name) {
+  queue_policy p;
+  p.lease_seconds = std::max(1, row.i32(0, 0)); // 0 would expire every lease at once
+  p.start_to_close_seconds = row.i32(0, 1);
+  if (!row.is_null(0, 2))
+    p.concurrency_limit = row.i32(0, 2);
+  if (row.i32(0, 3) > 0)
+    p.rate = rate_limit{ns, name, row.i32(0, 3), row.i32(0, 4)};
+  return p;
+}
+
 caf::expected<int64_t> lease_lost_or(const std::optional<int64_t>& x) {
   if (!x)
     return make_error(errc::lease_lost, "lease lost");
@@ -282,15 +301,17 @@ caf::expected<queue_policy> load_queue_policy(connection& conn, const namespace_
     return std::move(r.error());
   if (!*r)
     return make_error(errc::not_found, "task definition \"" + task_def_name + "\" not found");
-  const auto& row = **r;
-  queue_policy p;
-  p.lease_seconds = std::max(1, row.i32(0, 0)); // 0 would expire every lease at once
-  p.start_to_close_seconds = row.i32(0, 1);
-  if (!row.is_null(0, 2))
-    p.concurrency_limit = row.i32(0, 2);
-  if (row.i32(0, 3) > 0)
-    p.rate = rate_limit{ns, task_def_name, row.i32(0, 3), row.i32(0, 4)};
-  return p;
+  return read_policy(**r, ns, task_def_name);
+}
+
+caf::expected<queue_policy> load_queue_policy_for_queue(connection& conn, const namespace_id& ns,
+                                                        const std::string& queue) {
+  auto r = conn.run01(policy_by_queue, params::of(ns, queue));
+  if (!r)
+    return std::move(r.error());
+  if (!*r)
+    return make_error(errc::not_found, "no task definition serves queue \"" + queue + "\"");
+  return read_policy(**r, ns, (*r)->str(0, 5));
 }
 
 caf::expected<std::vector<std::optional<int64_t>>>

@@ -75,6 +75,11 @@ lease_batches(transaction& tx, const std::vector<lease_request>& reqs);
 caf::expected<queue_policy> load_queue_policy(connection& conn, const namespace_id& ns,
                                               const std::string& task_def_name);
 
+/// The lease policy of the definition that serves `queue` (its "queueName", else its
+/// name, as flow::queue_of routes tasks); not_found when none does.
+caf::expected<queue_policy> load_queue_policy_for_queue(connection& conn, const namespace_id& ns,
+                                                        const std::string& queue);
+
 struct heartbeat_request {
   workflow_id workflow;
   task_id task;

@@ -1,0 +1,457 @@
+#include "actors/decider/batch.hpp"
+
+#include <algorithm>
+#include <map>
+
+#include <boost/json/object.hpp>
+#include <boost/json/serialize.hpp>
+
+#include "actors/decider/plans.hpp"
+#include "actors/folder_logger.hpp"
+#include "store/decide_support.hpp"
+#include "store/decisions.hpp"
+#include "store/partitions.hpp"
+#include "store/pg/errors.hpp"
+#include "store/sharding.hpp"
+
+namespace nf::actors::decider {
+
+namespace {
+
+constexpr int max_attempts = 8;
+
+caf::error unavailable(const std::string& why) {
+  return store::make_error(store::errc::unavailable, why);
+}
+
+std::string completion_json(const store::task_result& r) {
+  const char* status = r.outcome == store::task_outcome::completed ? "COMPLETED"
+                       : r.outcome == store::task_outcome::failed  ? "FAILED"
+                                                                   : "FAILED_WITH_TERMINAL_ERROR";
+  return boost::json::serialize(boost::json::object{
+    {"taskId", r.task.str()}, {"workflowId", r.workflow.str()}, {"status", status}});
+}
+
+std::string command_json(const command_request& c, flow::workflow_status status) {
+  return boost::json::serialize(boost::json::object{
+    {"workflowId", c.id.str()}, {"op", c.op}, {"status", flow::to_string(status)}});
+}
+
+int64_t to_ms(std::chrono::system_clock::time_point t) {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(t.time_since_epoch()).count();
+}
+
+bool may_wait(const std::vector<flow::workflow_task>& tasks) {
+  for (const auto& t : tasks) {
+    // A dynamic fork may fork WAIT tasks the definition does not name.
+    if (t.type == flow::task_type::wait || t.type == flow::task_type::fork_join_dynamic
+        || may_wait(t.loop_over) || may_wait(t.default_case))
+      return true;
+    for (const auto& c : t.decision_cases)
+      if (may_wait(c.tasks))
+        return true;
+    for (const auto& b : t.fork_tasks)
+      if (may_wait(b))
+        return true;
+  }
+  return false;
+}
+
+/// Signals matter only to WAIT tasks, and a reset timeout clock only to workflows
+/// with a timeout: the others skip the history read.
+bool needs_history(const flow::workflow_def& def) {
+  return def.timeout_seconds > 0 || may_wait(def.tasks);
+}
+
+/// A terminated workflow's running children are terminated with it, in the same
+/// transaction, down the tree (Conductor's behaviour). Each child's end finds its
+/// parent task already CANCELED and leaves it alone.
+caf::expected<void> terminate_children(store::transaction& tx, const store::workflow_snapshot& s,
+                                       int16_t shard, int partition_count, plan_effects& fx,
+                                       int depth = 0) {
+  constexpr int max_depth = 32;
+  std::vector<workflow_id> children;
+  for (const auto& t : s.tasks)
+    if (t.type == flow::task_type::sub_workflow && !flow::is_terminal(t.status)
+        && t.sub_workflow_id)
+      children.push_back(*t.sub_workflow_id);
+  if (children.empty() || depth >= max_depth)
+    return {};
+  auto snaps = store::load_snapshots(tx, children);
+  if (!snaps)
+    return std::move(snaps.error());
+  for (const auto& child : *snaps) {
+    command_request c;
+    c.op = "terminate";
+    c.id = child.id;
+    c.reason = "parent workflow " + s.id.str() + " was terminated";
+    auto plan = plan_state_command(c, child);
+    if (!plan || !*plan)
+      continue; // already ended
+    if (auto r = apply_plans(tx, {**plan}, shard, partition_count, fx); !r)
+      return r;
+    if (auto r = terminate_children(tx, child, shard, partition_count, fx, depth + 1); !r)
+      return r;
+  }
+  return {};
+}
+
+template <class T>
+void fill(std::vector<caf::expected<T>>& xs, size_t n, const caf::error& err) {
+  xs.clear();
+  for (size_t i = 0; i < n; ++i)
+    xs.emplace_back(err);
+}
+
+} // namespace
+
+/// What one attempt of the transaction produced (discarded when it rolls back).
+struct decider_core::attempt_state {
+  std::vector<caf::expected<store::start_result>> starts;
+  std::vector<caf::expected<std::string>> completions;
+  std::vector<caf::expected<std::string>> commands;
+  plan_effects fx;
+  size_t claimed = 0;
+  bool decide_again = false;
+};
+
+decider_core::decider_core(int16_t shard, int partition_count, std::string dsn, int batch_size)
+  : shard_(shard), partition_count_(partition_count), dsn_(std::move(dsn)),
+    batch_size_(batch_size) {
+}
+
+decider_core::~decider_core() = default;
+
+bool decider_core::ensure_connected(std::string& why) {
+  if (conn_ && conn_->ok())
+    return true;
+  conn_.reset();
+  defs_.clear();
+  auto c = store::connection::open(dsn_);
+  if (!c) {
+    why = store::message_of(c.error());
+    return false;
+  }
+  conn_ = std::make_unique<store::connection>(std::move(*c));
+  return true;
+}
+
+batch_output decider_core::run(const batch_input& in) {
+  auto t0 = std::chrono::steady_clock::now();
+  batch_output out;
+  out.stats.starts = in.starts.size();
+  out.stats.completions = in.completions.size();
+  out.stats.commands = in.commands.size();
+  auto fail_all = [&](const caf::error& err) {
+    fill(out.starts, in.starts.size(), err);
+    fill(out.completions, in.completions.size(), err);
+    fill(out.commands, in.commands.size(), err);
+  };
+  auto finish = [&]() -> batch_output {
+    out.stats.ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    return std::move(out);
+  };
+  std::set<std::string> excluded;  // stale this batch: requeued, decided next time (I4)
+  caf::error last;
+  for (int pass = 1; pass <= max_attempts; ++pass) {
+    out.stats.attempts = pass;
+    std::string why;
+    if (!ensure_connected(why)) {
+      fail_all(unavailable("database unavailable: " + why));
+      return finish();
+    }
+    attempt_state st;
+    caf::error err;
+    {
+      store::transaction tx{*conn_};
+      auto r = attempt(tx, in, excluded, st);
+      if (r) {
+        auto c = tx.commit();
+        if (c) {
+          out.starts = std::move(st.starts);
+          out.completions = std::move(st.completions);
+          out.commands = std::move(st.commands);
+          out.hints = std::move(st.fx.hints);
+          out.stats.workflows = st.fx.workflows;
+          out.stats.tasks_scheduled = st.fx.tasks_scheduled;
+          out.more = st.fx.more_here || st.decide_again
+                     || st.claimed >= static_cast<size_t>(batch_size_);
+          return finish();
+        }
+        err = c.error();
+      } else {
+        err = r.error();
+      }
+    } // rolled back here unless committed
+    last = err;
+    switch (store::code_of(err)) {
+      case store::errc::stale:
+        // I4: another owner evaluated these first. Their rows were rolled back with
+        // ours; a fresh "DecideQueues" row makes sure they are evaluated again.
+        if (!st.fx.stale.empty()) {
+          out.stats.stale += st.fx.stale.size();
+          for (const auto& id : st.fx.stale)
+            excluded.insert(id.str());
+          if (auto q = store::requeue(*conn_, st.fx.stale, "stale"); !q)
+            folder_logger("decider")->warn("requeue_failed partition={} reason=\"{}\"", shard_,
+                                           store::message_of(q.error()));
+        }
+        continue;
+      case store::errc::retry_tx: continue;
+      case store::errc::conn_broken: conn_.reset(); continue;
+      case store::errc::in_doubt:
+        conn_.reset();
+        recover_in_doubt(in, out);
+        return finish();
+      default: fail_all(err); return finish();
+    }
+  }
+  fail_all(unavailable("decider of partition " + std::to_string(shard_) + " gave up after "
+                       + std::to_string(max_attempts)
+                       + " attempts: " + store::message_of(last)));
+  return finish();
+}
+
+caf::expected<void> decider_core::attempt(store::transaction& tx, const batch_input& in,
+                                          const std::set<std::string>& excluded,
+                                          attempt_state& st) {
+  if (auto b = tx.begin(); !b)
+    return b;
+  // One clock for the whole batch: the transaction's now() on the server.
+  auto now = store::server_now(tx.conn());
+  if (!now)
+    return std::move(now.error());
+  auto now_ms = to_ms(*now);
+
+  if (!in.starts.empty()) {
+    auto started = store::start_workflows(tx, in.starts, partition_count_);
+    if (!started)
+      return std::move(started.error());
+    st.starts = std::move(*started);
+    st.fx.hints.outbox = true;
+  }
+  if (!in.completions.empty()) {
+    auto done = store::complete_tasks(tx, in.completions);
+    if (!done)
+      return std::move(done.error());
+    for (size_t i = 0; i < done->size(); ++i) {
+      const auto& r = in.completions[i];
+      switch ((*done)[i]) {
+        case store::completion::done:
+          st.completions.emplace_back(completion_json(r));
+          st.fx.hints.outbox = true;
+          break;
+        case store::completion::lease_lost:
+          st.completions.emplace_back(store::make_error(store::errc::lease_lost, "lease lost"));
+          break;
+        case store::completion::not_found:
+          st.completions.emplace_back(store::make_error(
+            store::errc::not_found,
+            "task " + r.task.str() + " of workflow " + r.workflow.str() + " not found"));
+          break;
+      }
+    }
+  }
+  if (!in.commands.empty())
+    if (auto r = run_commands(tx, in, now_ms, st); !r)
+      return r;
+  return decide_claimed(tx, excluded, now_ms, st);
+}
+
+caf::expected<void> decider_core::run_commands(store::transaction& tx, const batch_input& in,
+                                               int64_t now_ms, attempt_state& st) {
+  // One at a time: commands are rare, and two on the same workflow must see each other.
+  for (const auto& c : in.commands) {
+    auto snaps = store::load_snapshots(tx, {c.id});
+    if (!snaps)
+      return std::move(snaps.error());
+    if (snaps->empty()) {
+      st.commands.emplace_back(
+        store::make_error(store::errc::not_found, "workflow " + c.id.str() + " not found"));
+      continue;
+    }
+    const auto& s = snaps->front();
+    caf::expected<std::optional<workflow_plan>> plan{std::nullopt};
+    if (c.op == "pause" || c.op == "resume" || c.op == "terminate") {
+      plan = plan_state_command(c, s);
+    } else {
+      if (auto r = defs_.refresh(tx.conn(), {s.ns}); !r)
+        return r;
+      auto def = defs_.workflow_def(tx.conn(), s.ns, s.workflow_name, s.workflow_version);
+      auto tdefs = defs_.task_defs(tx.conn(), s.ns);
+      if (!tdefs)
+        return std::move(tdefs.error());
+      if (!def) {
+        if (store::code_of(def.error()) != store::errc::not_found)
+          return std::move(def.error());
+        plan = def.error();
+      } else {
+        auto facts = store::load_history_facts(tx, {s.id});
+        if (!facts)
+          return std::move(facts.error());
+        auto f = facts->find(s.id.str());
+        auto p = plan_edit_command(c, s, **def, **tdefs, f == facts->end() ? nullptr : &f->second,
+                                   now_ms);
+        if (p)
+          plan = std::optional<workflow_plan>{std::move(*p)};
+        else
+          plan = p.error();
+      }
+    }
+    if (!plan) {
+      st.commands.emplace_back(plan.error());
+      continue;
+    }
+    auto status = s.status;
+    if (*plan) {
+      const auto& p = **plan;
+      if (p.edit)
+        status = p.edit->status;
+      if (p.write.status)
+        status = *p.write.status;
+      if (auto r = apply_plans(tx, {p}, shard_, partition_count_, st.fx); !r)
+        return r;
+      if (c.op == "terminate")
+        if (auto r = terminate_children(tx, s, shard_, partition_count_, st.fx); !r)
+          return r;
+    }
+    st.commands.emplace_back(command_json(c, status));
+  }
+  return {};
+}
+
+caf::expected<void> decider_core::decide_claimed(store::transaction& tx,
+                                                 const std::set<std::string>& excluded,
+                                                 int64_t now_ms, attempt_state& st) {
+  auto& conn = tx.conn();
+  auto claims = store::claim_decide_batch(tx, shard_id{shard_}, batch_size_);
+  if (!claims)
+    return std::move(claims.error());
+  st.claimed = claims->size();
+  std::vector<workflow_id> ids;
+  std::vector<namespace_id> namespaces;
+  for (const auto& c : *claims) {
+    // A stale one stays claimed (locked) but undecided: its row survives the commit.
+    if (excluded.count(c.id.str()) != 0)
+      continue;
+    ids.push_back(c.id);
+    if (std::find(namespaces.begin(), namespaces.end(), c.ns) == namespaces.end())
+      namespaces.push_back(c.ns);
+  }
+  if (ids.empty())
+    return {};
+  auto snaps = store::load_snapshots(tx, ids);
+  if (!snaps)
+    return std::move(snaps.error());
+  {
+    std::set<std::string> found;
+    for (const auto& s : *snaps)
+      found.insert(s.id.str());
+    std::vector<workflow_id> orphans;
+    for (const auto& id : ids)
+      if (found.count(id.str()) == 0)
+        orphans.push_back(id);
+    if (auto r = store::drop_decide_rows(tx, orphans); !r)
+      return r;
+  }
+  if (auto r = defs_.refresh(conn, namespaces); !r)
+    return r;
+
+  // Definitions first: which workflows need history facts depends on them.
+  struct item {
+    const store::workflow_snapshot* snap;
+    std::shared_ptr<const flow::workflow_def> def;
+    std::shared_ptr<const flow::task_def_map> tasks;
+    std::string def_error;
+  };
+  std::vector<item> items;
+  std::vector<workflow_id> need_facts;
+  for (const auto& s : *snaps) {
+    item it{&s, nullptr, nullptr, {}};
+    auto tdefs = defs_.task_defs(conn, s.ns);
+    if (!tdefs)
+      return std::move(tdefs.error());
+    it.tasks = *tdefs;
+    auto def = defs_.workflow_def(conn, s.ns, s.workflow_name, s.workflow_version);
+    if (def) {
+      it.def = *def;
+      if (!flow::is_terminal(s.status) && needs_history(*it.def))
+        need_facts.push_back(s.id);
+    } else if (store::code_of(def.error()) == store::errc::not_found) {
+      it.def_error = store::message_of(def.error());
+    } else {
+      return std::move(def.error());
+    }
+    items.push_back(std::move(it));
+  }
+  auto facts = store::load_history_facts(tx, need_facts);
+  if (!facts)
+    return std::move(facts.error());
+
+  std::vector<workflow_plan> plans;
+  plans.reserve(items.size());
+  for (const auto& it : items) {
+    auto f = facts->find(it.snap->id.str());
+    plans.push_back(plan_evaluation(*it.snap, it.def.get(), it.def_error, *it.tasks,
+                                    f == facts->end() ? nullptr : &f->second, now_ms));
+    st.decide_again = st.decide_again || plans.back().decide_again;
+  }
+  return apply_plans(tx, plans, shard_, partition_count_, st.fx);
+}
+
+void decider_core::recover_in_doubt(const batch_input& in, batch_output& out) {
+  // The commit's outcome is unknown: nothing is answered as done without reading it
+  // back. A start has its id, so its row says whether it committed; a keyed start is
+  // idempotent anyway (I10). Completions and commands cannot be told apart from a
+  // later writer, so they are answered `unavailable` and the caller retries (a
+  // completion that did commit then gets `lease lost`, never a second effect).
+  auto doubt = unavailable("the database connection was lost while committing; the outcome "
+                           "is unknown: retry");
+  fill(out.completions, in.completions.size(), doubt);
+  fill(out.commands, in.commands.size(), doubt);
+  fill(out.starts, in.starts.size(), doubt);
+  std::string why;
+  if (in.starts.empty() || !ensure_connected(why))
+    return;
+  std::vector<workflow_id> ids;
+  for (const auto& s : in.starts)
+    ids.push_back(*s.id);
+  auto existing = store::existing_workflows(*conn_, ids);
+  if (!existing)
+    return;
+  batch_input again;
+  std::vector<size_t> where;
+  for (size_t i = 0; i < in.starts.size(); ++i) {
+    if (existing->count(in.starts[i].id->str()) != 0)
+      out.starts[i] = store::start_result{*in.starts[i].id, true,
+                                          shard_id{shard_of(in.starts[i].id->str(),
+                                                            partition_count_)}};
+    else {
+      again.starts.push_back(in.starts[i]);
+      where.push_back(i);
+    }
+  }
+  if (again.starts.empty())
+    return;
+  auto retried = run(again);
+  for (size_t j = 0; j < where.size(); ++j)
+    out.starts[where[j]] = std::move(retried.starts[j]);
+  out.hints.outbox = out.hints.outbox || retried.hints.outbox;
+  out.more = true;
+}
+
+workflow_id new_workflow_id_in(int16_t shard, int partition_count) {
+  auto id = new_uuidv7();
+  auto tail = static_cast<int>(std::stoi(id.substr(32), nullptr, 16));
+  int p = partition_count;
+  int v = tail - tail % p + shard;
+  if (v > 0xffff)
+    v -= p;
+  static constexpr char hex[] = "0123456789abcdef";
+  for (int i = 0; i < 4; ++i)
+    id[35 - i] = hex[(v >> (4 * i)) & 0xf];
+  return workflow_id{std::move(id)};
+}
+
+} // namespace nf::actors::decider

@@ -1,0 +1,109 @@
+#pragma once
+
+// The decider's transaction (docs/engine.md §3): everything that arrived since the
+// last flush — starts, completions, operator commands — plus a claim of the shard's
+// pending evaluations, decided with flow::decide() and written in ONE commit. No CAF
+// here: the actor (decider.cpp) owns the mailbox and the promises; this class owns the
+// connection, the definition cache and the retry rules.
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include <boost/json/object.hpp>
+#include <caf/expected.hpp>
+
+#include "actors/decider/definition_cache.hpp"
+#include "store/pg/connection.hpp"
+#include "store/tasks.hpp"
+#include "store/workflows.hpp"
+
+namespace nf::actors::decider {
+
+/// An operator command on one execution, already validated.
+struct command_request {
+  std::string op;  ///< pause | resume | terminate | retry | rerun | restart
+  workflow_id id;
+  std::string reason;
+  std::string task_ref;  ///< rerun
+  int32_t iteration = 0; ///< rerun
+  std::optional<boost::json::object> input;  ///< rerun / restart
+};
+
+struct batch_input {
+  std::vector<store::start_request> starts;  ///< each with its id (in this shard)
+  std::vector<store::task_result> completions;  ///< at most one per task
+  std::vector<command_request> commands;
+};
+
+/// What to nudge after the commit (hints, I9: a lost one costs a poll interval).
+struct batch_hints {
+  std::set<std::string> queues;             ///< queues that received rows
+  std::optional<int64_t> earliest_timer_ms; ///< earliest timer armed (server clock)
+  bool outbox = false;                      ///< outbox rows were written
+  std::set<int16_t> shards;                 ///< other shards whose deciders got work
+};
+
+struct batch_stats {
+  size_t starts = 0;
+  size_t completions = 0;
+  size_t commands = 0;
+  size_t workflows = 0;        ///< evaluations written
+  size_t tasks_scheduled = 0;  ///< task rows inserted
+  size_t stale = 0;            ///< evaluations dropped as stale (I4) and requeued
+  int attempts = 0;
+  double ms = 0;
+};
+
+struct batch_output {
+  std::vector<caf::expected<store::start_result>> starts;
+  /// JSON text per completion, or an error (`lease lost`, `not found`, …).
+  std::vector<caf::expected<std::string>> completions;
+  std::vector<caf::expected<std::string>> commands;
+  batch_hints hints;
+  batch_stats stats;
+  /// Work is left in this shard (a full claim, decide_again, a child started here):
+  /// flush again without waiting.
+  bool more = false;
+};
+
+class decider_core {
+public:
+  decider_core(int16_t shard, int partition_count, std::string dsn, int batch_size);
+  ~decider_core();
+
+  /// Runs one batch. Never throws; every request gets an answer.
+  batch_output run(const batch_input& in);
+
+  int16_t shard() const { return shard_; }
+
+private:
+  struct attempt_state;
+
+  bool ensure_connected(std::string& why);
+  caf::expected<void> attempt(store::transaction& tx, const batch_input& in,
+                              const std::set<std::string>& excluded, attempt_state& st);
+  caf::expected<void> run_commands(store::transaction& tx, const batch_input& in,
+                                   int64_t now_ms, attempt_state& st);
+  caf::expected<void> decide_claimed(store::transaction& tx, const std::set<std::string>& excluded,
+                                     int64_t now_ms, attempt_state& st);
+  void recover_in_doubt(const batch_input& in, batch_output& out);
+
+  int16_t shard_;
+  int partition_count_;
+  std::string dsn_;
+  int batch_size_;
+  std::unique_ptr<store::connection> conn_;
+  definition_cache defs_;
+};
+
+/// A fresh uuidv7 whose shard (`shard_of`) is `shard`: its last 16 random bits are
+/// moved to the nearest value in that residue class, so a start routed to this
+/// decider is decided here.
+workflow_id new_workflow_id_in(int16_t shard, int partition_count);
+
+} // namespace nf::actors::decider

@@ -1,0 +1,68 @@
+#pragma once
+
+// What one transaction writes per workflow (a "plan"), how evaluations and operator
+// commands produce plans, and how a batch of plans is written: edits, the batched
+// decision writes (I1–I4), then the SUB_WORKFLOW children and failure workflows they
+// start and the parent tasks their ends complete — all in the caller's transaction.
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <caf/expected.hpp>
+
+#include "actors/decider/batch.hpp"
+#include "flow/decision.hpp"
+#include "flow/definitions.hpp"
+#include "store/decide_support.hpp"
+#include "store/decisions.hpp"
+#include "store/workflow_edits.hpp"
+
+namespace nf::actors::decider {
+
+struct workflow_plan {
+  workflow_id id;
+  namespace_id ns;
+  int16_t priority = 0;
+  std::optional<store::edit_write> edit;  ///< applied first (version v → v+1)
+  store::decision_write write;
+  std::vector<flow::sub_workflow_start> children;
+  std::optional<flow::failure_workflow_start> failure;
+  /// This workflow is a child that ended: its parent task ends with it.
+  std::optional<store::sub_workflow_end> parent_end;
+  bool requeue = false;       ///< evaluate again (resume, edits)
+  bool decide_again = false;  ///< decide() stopped early
+};
+
+/// What the plans of one transaction did, for the answers, hints and log line.
+struct plan_effects {
+  batch_hints hints;
+  size_t workflows = 0;
+  size_t tasks_scheduled = 0;
+  std::vector<workflow_id> stale;  ///< set when apply failed `stale` (I4)
+  bool more_here = false;          ///< new work in the caller's own shard
+};
+
+/// The plan of one evaluation. `def` null = the execution's definition is missing
+/// (`def_error` says why): the workflow fails rather than being retried forever.
+workflow_plan plan_evaluation(const store::workflow_snapshot& s, const flow::workflow_def* def,
+                              const std::string& def_error, const flow::task_def_map& task_defs,
+                              const store::history_facts* facts, int64_t now_ms);
+
+/// pause / resume / terminate (no definitions needed).
+caf::expected<std::optional<workflow_plan>> plan_state_command(const command_request& c,
+                                                               const store::workflow_snapshot& s);
+
+/// retry / rerun / restart through flow/operations.hpp.
+caf::expected<workflow_plan> plan_edit_command(const command_request& c,
+                                               const store::workflow_snapshot& s,
+                                               const flow::workflow_def& def,
+                                               const flow::task_def_map& task_defs,
+                                               const store::history_facts* facts, int64_t now_ms);
+
+/// Writes `plans` in the caller's transaction. On `stale`, `fx.stale` names the
+/// workflows another evaluation got to first.
+caf::expected<void> apply_plans(store::transaction& tx, const std::vector<workflow_plan>& plans,
+                                int16_t own_shard, int partition_count, plan_effects& fx);
+
+} // namespace nf::actors::decider

@@ -1,0 +1,324 @@
+#include "actors/lessor/lessor.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <chrono>
+#include <map>
+#include <optional>
+#include <set>
+
+#include <caf/actor_system.hpp>
+#include <caf/event_based_actor.hpp>
+#include <caf/stateful_actor.hpp>
+#include <spdlog/spdlog.h>
+
+#include "actors/lessor/poll_book.hpp"
+#include "actors/partition_db.hpp"
+#include "actors/type_ids.hpp"
+#include "store/lease_sweep.hpp"
+#include "store/pg/errors.hpp"
+#include "store/queues.hpp"
+#include "store/sharding.hpp"
+
+namespace nf::actors {
+
+namespace {
+
+using clock_type = std::chrono::steady_clock;
+using std::chrono::milliseconds;
+
+// Task definitions change rarely; a changed limit takes effect within this long.
+constexpr auto policy_ttl = std::chrono::seconds(5);
+// The store's cap on one poll's batch.
+constexpr int max_tasks_per_poll = 1000;
+
+struct cached_policy {
+  store::queue_policy policy;
+  clock_type::time_point loaded;
+};
+
+struct lessor_state {
+  partition_context ctx;
+  std::optional<partition_db> db;
+  poll_book polls;
+  std::map<std::pair<std::string, std::string>, cached_policy> policies; ///< (ns, queue)
+  bool flush_queued = false;
+  int max_batch = 256;
+  int lease_seconds = 300;
+  milliseconds poll_interval{1000};
+  milliseconds max_poll_timeout{60000};
+
+  static inline const char* name = "nf.lessor";
+
+  ~lessor_state() {
+    // A requester must not wait for its own timeout when the partition moves away.
+    for (auto* p : polls.all())
+      if (p->promise.pending())
+        p->promise.deliver(store::make_error(store::errc::conn_broken,
+                                             "lessor stopped: partition moved, poll again"));
+  }
+};
+
+using lessor_actor = caf::stateful_actor<lessor_state>;
+
+bool is_uuid(const std::string& s) {
+  if (s.size() != 36)
+    return false;
+  for (size_t i = 0; i < s.size(); ++i) {
+    bool dash = i == 8 || i == 13 || i == 18 || i == 23;
+    if (dash ? s[i] != '-' : !std::isxdigit(static_cast<unsigned char>(s[i])))
+      return false;
+  }
+  return true;
+}
+
+/// Rejects a malformed poll before it is queued, naming the field.
+std::optional<caf::error> check_poll(const msg::poll_request& r) {
+  auto invalid = [](std::string what) { return store::make_error(store::errc::invalid, what); };
+  if (r.queue.empty())
+    return invalid("poll.queue: expected a non-empty queue name");
+  if (r.max_tasks < 1 || r.max_tasks > max_tasks_per_poll)
+    return invalid("poll.max_tasks: expected an integer 1 … 1000, got "
+                   + std::to_string(r.max_tasks));
+  if (r.timeout_ms < 0)
+    return invalid("poll.timeout_ms: expected an integer >= 0, got "
+                   + std::to_string(r.timeout_ms));
+  if (!r.namespace_id.empty() && !is_uuid(r.namespace_id))
+    return invalid("poll.namespace_id: expected a UUID, got \"" + r.namespace_id + "\"");
+  return std::nullopt;
+}
+
+msg::leased_task to_msg(const store::leased_task& t) {
+  msg::leased_task m;
+  m.task_id = t.task.str();
+  m.workflow_id = t.workflow.str();
+  m.ref = t.ref_name;
+  m.iteration = t.iteration;
+  m.attempt = t.attempt;
+  m.task_type = t.task_type;
+  m.task_def_name = t.task_def_name;
+  m.input_json = t.input;
+  m.lease_token = t.token.str();
+  m.lease_expires_at_ms = t.lease_expires_at_ms;
+  return m;
+}
+
+/// The lease policy of a poll's queue, from the cache or the database. A queue
+/// no definition serves is leased with lessor.lease_seconds and no limits.
+caf::expected<store::queue_policy> policy_for(lessor_actor* self, store::connection& conn,
+                                              const msg::poll_request& req) {
+  auto& st = self->state;
+  auto ns = req.namespace_id.empty() ? default_namespace.str() : req.namespace_id;
+  auto key = std::make_pair(ns, req.queue);
+  auto now = self->clock().now();
+  if (auto it = st.policies.find(key); it != st.policies.end() && now - it->second.loaded < policy_ttl)
+    return it->second.policy;
+  auto got = store::load_queue_policy_for_queue(conn, namespace_id{ns}, req.queue);
+  store::queue_policy policy;
+  if (got) {
+    policy = std::move(*got);
+  } else if (store::code_of(got.error()) == store::errc::not_found) {
+    policy.lease_seconds = st.lease_seconds;
+  } else {
+    return std::move(got.error());
+  }
+  st.policies[key] = cached_policy{policy, now};
+  return policy;
+}
+
+void schedule_flush(lessor_actor* self) {
+  auto& st = self->state;
+  if (st.flush_queued || !st.polls.has_pending())
+    return;
+  st.flush_queued = true;
+  // Behind everything already in the mailbox: all polls that arrived before it share
+  // one transaction (group commit without a fixed wait).
+  self->send(self, flush_atom_v);
+}
+
+/// Answers a poll and forgets it.
+void answer(lessor_actor* self, open_poll& p, std::vector<msg::leased_task> tasks) {
+  p.promise.deliver(std::move(tasks));
+  self->state.polls.erase(p.id);
+}
+
+/// Parks a poll that found nothing, or answers it empty when its time is up.
+void park_or_answer(lessor_actor* self, open_poll& p, clock_type::time_point now) {
+  if (p.deadline <= now) {
+    answer(self, p, {});
+    return;
+  }
+  if (self->state.polls.park(p))
+    self->delayed_send(self, p.deadline - now, tick_atom_v, p.id);
+}
+
+void notify_outbox(lessor_actor* self, const std::set<int16_t>& shards) {
+  auto& node = self->state.ctx.node;
+  if (!node)
+    return;
+  for (auto s : shards)
+    self->send(node, outbox_atom_v, s);
+}
+
+/// One lease transaction for the pending polls (as many as lessor.max_batch allows).
+void flush(lessor_actor* self) {
+  auto& st = self->state;
+  st.flush_queued = false;
+  auto batch = st.polls.take_pending(st.max_batch);
+  if (batch.empty())
+    return;
+  auto now = self->clock().now();
+  auto fail_all = [&](const caf::error& err) {
+    // Nothing is retried at once (the database is likely away): long polls wait for
+    // the next retry; a poll that wanted an answer now learns why not.
+    for (auto* p : batch) {
+      if (p->deadline <= now) {
+        p->promise.deliver(err);
+        st.polls.erase(p->id);
+      } else if (st.polls.park(*p)) {
+        self->delayed_send(self, p->deadline - now, tick_atom_v, p->id);
+      }
+    }
+  };
+  auto* conn = st.db->get("lease_failed");
+  if (conn == nullptr) {
+    fail_all(store::make_error(store::errc::conn_broken, "no database connection"));
+    return;
+  }
+  std::vector<store::lease_request> reqs;
+  reqs.reserve(batch.size());
+  for (auto* p : batch) {
+    auto policy = policy_for(self, *conn, p->req);
+    if (!policy) {
+      st.db->failed("lease_failed", policy.error());
+      fail_all(policy.error());
+      return;
+    }
+    store::lease_request r;
+    r.queue = p->req.queue;
+    r.max_tasks = std::min(p->req.max_tasks, st.max_batch);
+    r.worker_id = p->req.worker_id;
+    r.lease_seconds = policy->lease_seconds;
+    r.start_to_close_seconds = policy->start_to_close_seconds;
+    r.concurrency_limit = policy->concurrency_limit;
+    r.rate = policy->rate;
+    reqs.push_back(std::move(r));
+  }
+  auto leased = store::lease_batches(*conn, reqs);
+  if (!leased) {
+    st.db->failed("lease_failed", leased.error());
+    fail_all(leased.error());
+    return;
+  }
+  now = self->clock().now();
+  std::map<std::string, size_t> per_queue;
+  std::set<int16_t> outbox_shards;
+  for (size_t i = 0; i < batch.size(); ++i) {
+    auto& got = (*leased)[i];
+    auto& p = *batch[i];
+    if (got.empty()) {
+      park_or_answer(self, p, now);
+      continue;
+    }
+    per_queue[p.req.queue] += got.size();
+    std::vector<msg::leased_task> out;
+    out.reserve(got.size());
+    for (const auto& t : got) {
+      out.push_back(to_msg(t));
+      outbox_shards.insert(shard_of(t.workflow.str(), st.ctx.partition_count));
+    }
+    answer(self, p, std::move(out));
+  }
+  for (const auto& [queue, n] : per_queue)
+    st.db->log().debug("lease_claimed queue={} n={} partition={} parked={}", queue, n, st.ctx.shard,
+                  st.polls.parked_count(queue));
+  notify_outbox(self, outbox_shards); // TASK_STARTED events went to the outbox
+  schedule_flush(self); // polls left over by the batch budget
+}
+
+/// Times out expired leases (any queue's: the sweep is cheap and overlap is harmless, I9)
+/// and wakes the deciders of their workflows.
+void sweep(lessor_actor* self) {
+  auto& st = self->state;
+  auto* conn = st.db->get("sweep_failed");
+  if (conn == nullptr)
+    return;
+  auto swept = store::sweep_expired_leases(*conn, std::min(st.max_batch, 10000));
+  if (!swept) {
+    st.db->failed("sweep_failed", swept.error());
+    return;
+  }
+  if (swept->empty())
+    return;
+  std::set<int16_t> shards;
+  for (const auto& s : *swept)
+    shards.insert(shard_of(s.workflow.str(), st.ctx.partition_count));
+  st.db->log().info("lease_expired n={} partition={}", swept->size(), st.ctx.shard);
+  if (st.ctx.node)
+    for (auto s : shards)
+      self->send(st.ctx.node, decide_atom_v, s);
+  notify_outbox(self, shards);
+}
+
+caf::behavior lessor(lessor_actor* self, partition_context ctx) {
+  auto& st = self->state;
+  st.ctx = std::move(ctx);
+  st.db.emplace(st.ctx.dsn, "lessor", st.ctx.shard);
+  st.max_batch = static_cast<int>(st.ctx.settings.integer("lessor.max_batch"));
+  st.lease_seconds = static_cast<int>(st.ctx.settings.integer("lessor.lease_seconds"));
+  st.poll_interval = milliseconds{st.ctx.settings.integer("lessor.poll_interval_ms")};
+  st.max_poll_timeout = milliseconds{st.ctx.settings.integer("lessor.max_poll_timeout_ms")};
+  self->send(self, tick_atom_v);
+  return {
+    [=](poll_atom, msg::poll_request& req) -> caf::result<std::vector<msg::leased_task>> {
+      auto& st = self->state;
+      if (auto err = check_poll(req))
+        return std::move(*err);
+      auto wait = std::min(milliseconds{req.timeout_ms}, st.max_poll_timeout);
+      auto rp = self->make_response_promise();
+      st.polls.add(std::move(req), rp, self->clock().now() + wait);
+      schedule_flush(self);
+      return rp;
+    },
+    [=](work_atom, const std::string& queue) {
+      if (self->state.polls.wake(queue) > 0)
+        schedule_flush(self);
+    },
+    [=](flush_atom) { flush(self); },
+    [=](tick_atom, int64_t poll) {
+      // A parked poll's timeout: answer it empty, unless a retry has it right now (the
+      // flush answers it then) or the clock woke us a little early.
+      auto& st = self->state;
+      auto* p = st.polls.find(poll);
+      if (p == nullptr)
+        return;
+      auto now = self->clock().now();
+      if (!p->parked) {
+        p->expiry_armed = false;
+      } else if (p->deadline <= now) {
+        answer(self, *p, {});
+      } else {
+        self->delayed_send(self, p->deadline - now, tick_atom_v, poll);
+      }
+    },
+    [=](tick_atom) {
+      // The slow path that needs no hint (I9): retry parked polls, sweep expired leases.
+      auto& st = self->state;
+      auto now = self->clock().now();
+      for (auto* p : st.polls.expired(now))
+        answer(self, *p, {});
+      if (st.polls.wake_all() > 0)
+        schedule_flush(self);
+      sweep(self);
+      self->delayed_send(self, st.poll_interval, tick_atom_v);
+    },
+  };
+}
+
+} // namespace
+
+caf::actor spawn_lessor(caf::actor_system& sys, const partition_context& ctx) {
+  return sys.spawn<caf::detached>(lessor, ctx);
+}
+
+} // namespace nf::actors

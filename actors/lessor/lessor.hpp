@@ -1,0 +1,25 @@
+#pragma once
+
+// The lessor of one partition: hands out the tasks of the queues it owns
+// (queue_shard(queue) == shard). Protocol (docs/engine.md §2):
+//   (poll_atom, msg::poll_request) -> std::vector<msg::leased_task>
+//       batched with every other pending poll into one lease transaction; with
+//       nothing to lease the poll is parked until a work hint, a retry tick or
+//       its timeout (at most lessor.max_poll_timeout_ms), then answered empty.
+//   (work_atom, std::string queue)
+//       hint: the queue got work; its parked polls are retried at once.
+// It also retries parked polls and sweeps expired leases every
+// lessor.poll_interval_ms, so no hint is needed for progress (I9). It sends the
+// node (decide_atom, int16_t shard) for workflows whose lease it timed out and
+// (outbox_atom, int16_t shard) for the events its transactions wrote.
+
+#include <caf/fwd.hpp>
+
+#include "actors/partition/context.hpp"
+
+namespace nf::actors {
+
+/// Spawns the lessor of `ctx.shard` (detached: it owns a database connection).
+caf::actor spawn_lessor(caf::actor_system& sys, const partition_context& ctx);
+
+} // namespace nf::actors

@@ -1,0 +1,109 @@
+#include "actors/lessor/poll_book.hpp"
+
+#include <algorithm>
+
+namespace nf::actors {
+
+int64_t poll_book::add(msg::poll_request req, caf::response_promise promise, time_point deadline) {
+  auto id = next_id_++;
+  auto& p = polls_[id];
+  p.id = id;
+  p.req = std::move(req);
+  p.promise = std::move(promise);
+  p.deadline = deadline;
+  pending_.push_back(id);
+  return id;
+}
+
+std::vector<open_poll*> poll_book::take_pending(int budget) {
+  std::vector<open_poll*> out;
+  while (!pending_.empty()) {
+    auto it = polls_.find(pending_.front());
+    if (it == polls_.end()) { // answered meanwhile
+      pending_.pop_front();
+      continue;
+    }
+    if (!out.empty() && it->second.req.max_tasks > budget)
+      break;
+    budget -= it->second.req.max_tasks;
+    out.push_back(&it->second);
+    pending_.pop_front();
+  }
+  return out;
+}
+
+bool poll_book::park(open_poll& p) {
+  p.parked = true;
+  parked_[p.req.queue].push_back(p.id);
+  if (p.expiry_armed)
+    return false;
+  p.expiry_armed = true;
+  return true;
+}
+
+size_t poll_book::wake(const std::string& queue) {
+  auto it = parked_.find(queue);
+  if (it == parked_.end())
+    return 0;
+  size_t n = 0;
+  for (auto id : it->second) {
+    if (auto* p = find(id); p != nullptr && p->parked) {
+      p->parked = false;
+      pending_.push_back(id);
+      ++n;
+    }
+  }
+  parked_.erase(it);
+  return n;
+}
+
+size_t poll_book::wake_all() {
+  size_t n = 0;
+  while (!parked_.empty())
+    n += wake(parked_.begin()->first);
+  return n;
+}
+
+void poll_book::erase(int64_t id) {
+  auto it = polls_.find(id);
+  if (it == polls_.end())
+    return;
+  if (it->second.parked) {
+    auto q = parked_.find(it->second.req.queue);
+    if (q != parked_.end()) {
+      auto& ids = q->second;
+      ids.erase(std::remove(ids.begin(), ids.end(), id), ids.end());
+      if (ids.empty())
+        parked_.erase(q);
+    }
+  } // a pending id left behind is skipped by take_pending
+  polls_.erase(it);
+}
+
+open_poll* poll_book::find(int64_t id) {
+  auto it = polls_.find(id);
+  return it == polls_.end() ? nullptr : &it->second;
+}
+
+std::vector<open_poll*> poll_book::expired(time_point now) {
+  std::vector<open_poll*> out;
+  for (auto& [queue, ids] : parked_)
+    for (auto id : ids)
+      if (auto* p = find(id); p != nullptr && p->deadline <= now)
+        out.push_back(p);
+  return out;
+}
+
+size_t poll_book::parked_count(const std::string& queue) const {
+  auto it = parked_.find(queue);
+  return it == parked_.end() ? 0 : it->second.size();
+}
+
+std::vector<open_poll*> poll_book::all() {
+  std::vector<open_poll*> out;
+  for (auto& [id, p] : polls_)
+    out.push_back(&p);
+  return out;
+}
+
+} // namespace nf::actors

@@ -1,0 +1,98 @@
+#include "actors/maintenance/maintenance.hpp"
+
+#include <chrono>
+#include <optional>
+
+#include <caf/actor_system.hpp>
+#include <caf/event_based_actor.hpp>
+#include <caf/stateful_actor.hpp>
+#include <spdlog/logger.h>
+
+#include "actors/folder_logger.hpp"
+#include "actors/type_ids.hpp"
+#include "store/output_cache.hpp"
+#include "store/partitions.hpp"
+#include "store/pg/errors.hpp"
+#include "store/pg/session.hpp"
+
+namespace nf::actors {
+
+namespace {
+
+// One prune statement deletes at most this many rows; a pass runs a few of them.
+constexpr int64_t prune_batch = 10000;
+constexpr int max_prune_rounds = 20;
+
+struct maintenance_state {
+  std::optional<store::session> db;
+  store::partition_manager partitions;
+  std::chrono::seconds interval{3600};
+  std::shared_ptr<spdlog::logger> log;
+
+  static inline const char* name = "nf.maintenance";
+};
+
+using maintenance_actor = caf::stateful_actor<maintenance_state>;
+
+void run_pass(maintenance_actor* self) {
+  auto& st = self->state;
+  auto t0 = std::chrono::steady_clock::now();
+  auto fail = [&](const char* what, const caf::error& err) {
+    st.db->on_error(err);
+    st.log->warn("{} error=\"{}\" (next pass in {}s)", what, store::message_of(err),
+                 st.interval.count());
+  };
+  auto conn = st.db->get();
+  if (!conn)
+    return fail("maintenance_db_unavailable", conn.error());
+  auto& c = **conn;
+  auto now = store::server_now(c);
+  if (!now)
+    return fail("maintenance_failed", now.error());
+  auto created = st.partitions.ensure_ahead(c, *now);
+  if (!created)
+    return fail("partitions_ensure_failed", created.error());
+  auto dropped = st.partitions.drop_expired(c, *now);
+  if (!dropped)
+    return fail("partitions_drop_failed", dropped.error());
+  for (const auto& k : dropped->kept)
+    st.log->info("partition_kept name={} reason=\"{}\"", k.name, k.reason);
+  int64_t pruned = 0;
+  for (int round = 0; round < max_prune_rounds; ++round) {
+    auto n = store::prune_output_cache(c, prune_batch);
+    if (!n)
+      return fail("output_cache_prune_failed", n.error());
+    pruned += *n;
+    if (*n < prune_batch)
+      break;
+  }
+  auto ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0);
+  st.log->info("maintenance partitions_created={} partitions_dropped={} partitions_kept={} "
+               "timers_moved={} cache_pruned={} ms={:.1f}",
+               created->size(), dropped->dropped.size(), dropped->kept.size(),
+               dropped->timers_moved, pruned, ms.count());
+}
+
+caf::behavior maintenance_behavior(maintenance_actor* self, std::string dsn,
+                                   config::values settings) {
+  auto& st = self->state;
+  st.log = folder_logger("maintenance");
+  st.db.emplace(std::move(dsn));
+  st.interval = std::chrono::seconds{settings.integer("maintenance.interval_s")};
+  self->send(self, tick_atom_v);
+  return {
+    [=](tick_atom) {
+      run_pass(self);
+      self->delayed_send(self, self->state.interval, tick_atom_v);
+    },
+  };
+}
+
+} // namespace
+
+caf::actor spawn_maintenance(caf::actor_system& sys, std::string dsn,
+                             const config::values& settings) {
+  return sys.spawn<caf::detached>(maintenance_behavior, std::move(dsn), settings);
+}
+
+} // namespace nf::actors

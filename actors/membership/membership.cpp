@@ -1,0 +1,216 @@
+#include "actors/membership/membership.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <map>
+#include <optional>
+
+#include <boost/json/array.hpp>
+#include <boost/json/object.hpp>
+#include <boost/json/serialize.hpp>
+#include <caf/actor_system.hpp>
+#include <caf/event_based_actor.hpp>
+#include <caf/exit_reason.hpp>
+#include <caf/stateful_actor.hpp>
+#include <spdlog/logger.h>
+
+#include "actors/folder_logger.hpp"
+#include "actors/type_ids.hpp"
+#include "store/membership.hpp"
+#include "store/pg/errors.hpp"
+#include "store/pg/session.hpp"
+#include "store/workflows.hpp"
+
+namespace nf::actors {
+
+namespace {
+
+using steady = std::chrono::steady_clock;
+
+struct held_lease {
+  int64_t epoch = 0;
+  /// When the lease expires at the latest: measured from when its last successful
+  /// renewal was SENT, so the local view never outlives the server's.
+  steady::time_point deadline;
+};
+
+struct membership_state {
+  membership_options opt;
+  std::optional<store::session> db;
+  std::optional<node_id> id;
+  bool checked = false;
+  int live = 1;
+  std::map<int16_t, held_lease> held;
+  std::vector<int16_t> told;  ///< the owned set the node last heard
+  std::shared_ptr<spdlog::logger> log;
+  warn_limiter db_warn;
+
+  static inline const char* name = "nf.membership";
+};
+
+using membership_actor = caf::stateful_actor<membership_state>;
+
+void tell_node(membership_actor* self) {
+  auto& st = self->state;
+  std::vector<int16_t> owned;
+  for (const auto& [p, l] : st.held)
+    owned.push_back(p);
+  if (owned == st.told)
+    return;
+  st.log->info("partitions_changed node={} owned={} live_nodes={}",
+               st.id ? st.id->str() : std::string{"-"}, owned.size(), st.live);
+  st.told = owned;
+  if (st.opt.node)
+    self->send(st.opt.node, partitions_atom_v, std::move(owned));
+}
+
+/// The database is unreachable: serve on until each lease would have expired.
+void on_failure(membership_actor* self, const char* what, const caf::error& err) {
+  auto& st = self->state;
+  st.db->on_error(err);
+  if (st.db_warn.allow())
+    st.log->warn("{} node={} error=\"{}\" suppressed={}", what,
+                 st.id ? st.id->str() : std::string{"-"}, store::message_of(err),
+                 st.db_warn.suppressed());
+  auto now = steady::now();
+  for (auto it = st.held.begin(); it != st.held.end();)
+    it = it->second.deadline <= now ? st.held.erase(it) : std::next(it);
+  tell_node(self);
+}
+
+/// Where this node starts looking for free partitions, so joining nodes do not all
+/// race for partition 0 first.
+size_t offset_of(const node_id& id, size_t n) {
+  size_t h = 0;
+  for (char c : id.str())
+    h = h * 131 + static_cast<unsigned char>(c);
+  return n == 0 ? 0 : h % n;
+}
+
+void tick(membership_actor* self) {
+  auto& st = self->state;
+  auto conn = st.db->get();
+  if (!conn)
+    return on_failure(self, "membership_db_unavailable", conn.error());
+  auto& c = **conn;
+  if (!st.checked) {
+    auto p = store::load_partition_count(c);
+    if (!p)
+      return on_failure(self, "membership_check_failed", p.error());
+    if (*p != st.opt.partition_count) {
+      auto msg = "engine.partitions is " + std::to_string(st.opt.partition_count)
+                 + " but the database's ClusterSettings.partitionCount is " + std::to_string(*p)
+                 + ": refusing to own partitions (set engine.partitions = " + std::to_string(*p)
+                 + ")";
+      st.log->error("partition_count_mismatch {}", msg);
+      self->quit(store::make_error(store::errc::invalid, msg));
+      return;
+    }
+    st.checked = true;
+  }
+  if (!st.id) {
+    auto id = store::register_node(c, st.opt.address);
+    if (!id)
+      return on_failure(self, "membership_register_failed", id.error());
+    st.id = *id;
+    st.log->info("node_registered node={} address={}", st.id->str(), st.opt.address);
+  }
+  auto live = store::heartbeat_node(c, *st.id, st.opt.lease_ms);
+  if (!live) {
+    if (store::code_of(live.error()) == store::errc::not_found)
+      st.id.reset(); // our row is gone (or marked stopped): register afresh next tick
+    return on_failure(self, "membership_heartbeat_failed", live.error());
+  }
+  st.live = std::max(1, *live);
+
+  auto sent = steady::now();
+  std::vector<store::partition_lease> mine;
+  for (const auto& [p, l] : st.held)
+    mine.push_back({p, l.epoch});
+  auto renewed = store::renew_leases(c, *st.id, mine, st.opt.lease_ms);
+  if (!renewed)
+    return on_failure(self, "lease_renew_failed", renewed.error());
+  st.held.clear();
+  for (const auto& l : *renewed)
+    st.held[l.partition] = {l.epoch, sent + std::chrono::milliseconds{st.opt.lease_ms}};
+
+  auto p = static_cast<size_t>(st.opt.partition_count);
+  auto share = (p + static_cast<size_t>(st.live) - 1) / static_cast<size_t>(st.live);
+  if (st.held.size() < share) {
+    auto free = store::free_partitions(c, st.opt.partition_count);
+    if (!free)
+      return on_failure(self, "lease_acquire_failed", free.error());
+    std::vector<int16_t> want;
+    auto start = offset_of(*st.id, free->size());
+    for (size_t i = 0; i < free->size() && st.held.size() + want.size() < share; ++i) {
+      auto part = (*free)[(start + i) % free->size()];
+      if (st.held.count(part) == 0)
+        want.push_back(part);
+    }
+    auto got = store::acquire_leases(c, *st.id, want, st.opt.lease_ms);
+    if (!got)
+      return on_failure(self, "lease_acquire_failed", got.error());
+    for (const auto& l : *got)
+      st.held[l.partition] = {l.epoch, sent + std::chrono::milliseconds{st.opt.lease_ms}};
+  } else if (st.held.size() > share && st.live > 1) {
+    // More than the fair share while others are live: give the surplus back so a
+    // joining node receives its share at once instead of after expiry.
+    std::vector<int16_t> surplus;
+    for (auto it = st.held.rbegin(); it != st.held.rend() && st.held.size() - surplus.size() > share;
+         ++it)
+      surplus.push_back(it->first);
+    if (auto r = store::release_leases(c, *st.id, surplus); !r)
+      return on_failure(self, "lease_release_failed", r.error());
+    for (auto part : surplus)
+      st.held.erase(part);
+  }
+  tell_node(self);
+}
+
+std::string status_json(const membership_state& st) {
+  boost::json::array parts;
+  for (const auto& [p, l] : st.held)
+    parts.push_back(boost::json::object{{"partition", p}, {"epoch", l.epoch}});
+  return boost::json::serialize(boost::json::object{
+    {"nodeId", st.id ? st.id->str() : std::string{}},
+    {"address", st.opt.address},
+    {"liveNodes", st.live},
+    {"partitions", std::move(parts)}});
+}
+
+caf::behavior membership_behavior(membership_actor* self, membership_options opt) {
+  auto& st = self->state;
+  st.log = folder_logger("membership");
+  st.db.emplace(opt.dsn);
+  st.opt = std::move(opt);
+  self->set_exit_handler([self](caf::exit_msg& m) {
+    auto& st = self->state;
+    if (st.id) {
+      auto conn = st.db->get();
+      auto done = conn ? store::stop_node(**conn, *st.id) : caf::expected<void>{conn.error()};
+      if (done)
+        st.log->info("node_stopped node={} released={}", st.id->str(), st.held.size());
+      else
+        st.log->warn("node_stop_failed node={} error=\"{}\" (leases expire on their own)",
+                     st.id->str(), store::message_of(done.error()));
+    }
+    self->quit(m.reason);
+  });
+  self->send(self, tick_atom_v);
+  return {
+    [=](tick_atom) {
+      tick(self);
+      self->delayed_send(self, std::chrono::milliseconds{self->state.opt.heartbeat_ms},
+                         tick_atom_v);
+    },
+    [=](status_atom) { return status_json(self->state); },
+  };
+}
+
+} // namespace
+
+caf::actor spawn_membership(caf::actor_system& sys, membership_options opt) {
+  return sys.spawn<caf::detached>(membership_behavior, std::move(opt));
+}
+
+} // namespace nf::actors

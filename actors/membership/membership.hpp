@@ -1,0 +1,35 @@
+#pragma once
+
+// Membership (docs/engine.md §1): registers the node in "Nodes", heartbeats every
+// membership.heartbeat_ms, and holds "PartitionLeases": alone a node owns all P;
+// with several live nodes it keeps its fair share ceil(P / live nodes), releases
+// the rest, and takes over partitions whose lease expired (a dead node's). It tells
+// the node every change of the owned set: (partitions_atom, std::vector<int16_t>).
+// When renewing fails (database down) it keeps the partitions until their leases
+// would expire, then drops them: ownership is an optimisation (I9).
+// Protocol: (status_atom) -> std::string, JSON {"nodeId", "address", "liveNodes",
+// "partitions": [{"partition", "epoch"}]}.
+// On exit it releases its leases ("expiresAt" = now()) and marks the node stopped.
+
+#include <cstdint>
+#include <string>
+
+#include <caf/actor.hpp>
+#include <caf/fwd.hpp>
+
+namespace nf::actors {
+
+struct membership_options {
+  std::string dsn;
+  std::string address;       ///< stored in "Nodes"."address"
+  int partition_count = 16;  ///< P (checked against ClusterSettings.partitionCount)
+  int64_t heartbeat_ms = 1000;
+  int64_t lease_ms = 10000;
+  caf::actor node;           ///< receives (partitions_atom, owned set)
+};
+
+/// Spawns membership detached (it owns a connection). Link it to the node so the
+/// node's exit releases the leases.
+caf::actor spawn_membership(caf::actor_system& sys, membership_options opt);
+
+} // namespace nf::actors

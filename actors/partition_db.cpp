@@ -1,0 +1,29 @@
+#include "actors/partition_db.hpp"
+
+#include <utility>
+
+#include "store/pg/errors.hpp"
+
+namespace nf::actors {
+
+partition_db::partition_db(std::string dsn, const std::string& folder, int16_t shard)
+  : session_(std::move(dsn)), log_(folder_logger(folder)), shard_(shard) {
+}
+
+store::connection* partition_db::get(const char* what) {
+  auto conn = session_.get();
+  if (!conn) {
+    failed(what, conn.error());
+    return nullptr;
+  }
+  return *conn;
+}
+
+void partition_db::failed(const char* what, const caf::error& err) {
+  session_.on_error(err);
+  if (warn_.allow())
+    log_->warn("{} partition={} error=\"{}\" suppressed={}", what, shard_, store::message_of(err),
+               warn_.suppressed());
+}
+
+} // namespace nf::actors

@@ -1,0 +1,41 @@
+#pragma once
+
+// What every detached partition actor (lessor, timer, relay) does with its
+// database: one connection of its own, reopened after the link broke (a database
+// restart costs one failed round, not the actor), and failures logged as
+// rate-limited warnings (they repeat on every round while the database is away).
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include <caf/error.hpp>
+#include <spdlog/logger.h>
+
+#include "actors/folder_logger.hpp"
+#include "store/pg/connection.hpp"
+#include "store/pg/session.hpp"
+
+namespace nf::actors {
+
+class partition_db {
+public:
+  partition_db(std::string dsn, const std::string& folder, int16_t shard);
+
+  /// The open connection, (re)connecting when needed; nullptr after logging why not.
+  store::connection* get(const char* what);
+
+  /// Logs a failed store call (`what` is the event name) and drops a connection whose
+  /// link is gone or whose last commit is in doubt.
+  void failed(const char* what, const caf::error& err);
+
+  spdlog::logger& log() { return *log_; }
+
+private:
+  store::session session_;
+  std::shared_ptr<spdlog::logger> log_;
+  int16_t shard_;
+  warn_limiter warn_;
+};
+
+} // namespace nf::actors

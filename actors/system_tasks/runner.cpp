@@ -1,0 +1,158 @@
+#include "actors/system_tasks/runner.hpp"
+
+#include <algorithm>
+#include <cassert>
+#include <chrono>
+
+#include <caf/actor_system.hpp>
+#include <caf/event_based_actor.hpp>
+#include <caf/stateful_actor.hpp>
+#include <caf/system_messages.hpp>
+#include <spdlog/spdlog.h>
+
+#include "actors/folder_logger.hpp"
+#include "actors/system_tasks/http_task.hpp"
+#include "actors/type_ids.hpp"
+#include "store/pg/errors.hpp"
+
+namespace nf::actors {
+
+namespace {
+
+using std::chrono::milliseconds;
+
+// A poll answers within its timeout; this covers the hops through the node on top.
+constexpr milliseconds poll_margin{10000};
+// How long the runner waits before polling again after a failed poll.
+constexpr milliseconds poll_retry{1000};
+// Completing a task: the decider answers after one commit; allow for a busy one.
+constexpr milliseconds completion_timeout{30000};
+// Completion attempts before giving up (the lease then expires and the task retries).
+constexpr int completion_attempts = 3;
+// A request ends this long before its task's lease, leaving time to report the result.
+constexpr milliseconds lease_margin{2000};
+
+bool lease_lost(const caf::error& err) {
+  return store::code_of(err) == store::errc::lease_lost
+         || store::message_of(err).find("lease lost") != std::string::npos;
+}
+
+/// Reports `result` to the node; retries transient failures a few times.
+void complete(caf::event_based_actor* self, const caf::actor& node, const msg::task_result& result,
+              int attempt, const std::shared_ptr<spdlog::logger>& log) {
+  self->request(node, completion_timeout, complete_atom_v, result)
+    .then([self](const std::string&) { self->quit(); },
+          [self, attempt, log, result](caf::error& err) {
+            if (lease_lost(err) || attempt >= completion_attempts) {
+              log->warn("system_task_completion_dropped task={} workflow={} attempt={} error=\"{}\"",
+                        result.task_id, result.workflow_id, attempt, store::message_of(err));
+              self->quit();
+              return;
+            }
+            self->delayed_send(self, milliseconds{200} * attempt, tick_atom_v,
+                               int32_t{attempt + 1});
+          });
+}
+
+/// One leased HTTP task: performs the request (blocking: this actor is detached),
+/// then completes the task through the node.
+caf::behavior http_task_worker(caf::event_based_actor* self, msg::leased_task task,
+                               caf::actor node, milliseconds default_timeout,
+                               std::shared_ptr<spdlog::logger> log) {
+  auto req = read_http_task(task.input_json, default_timeout);
+  msg::task_result result;
+  if (auto* problem = std::get_if<std::string>(&req)) {
+    result = http_task_rejected(task, *problem);
+  } else {
+    auto& r = std::get<http::request>(req);
+    auto now_ms = std::chrono::duration_cast<milliseconds>(
+                    std::chrono::system_clock::now().time_since_epoch())
+                    .count();
+    fit_into_lease(r, task.lease_expires_at_ms, now_ms, lease_margin);
+    result = http_task_result(task, http::perform(r));
+    log->debug("http_task_done task={} method={} url={} status={} result={}", task.task_id,
+               r.method, r.url, result.status == "COMPLETED" ? "ok" : result.reason, result.status);
+  }
+  complete(self, node, result, 1, log);
+  return {
+    [=](tick_atom, int32_t attempt) { complete(self, node, result, attempt, log); },
+  };
+}
+
+struct runner_state {
+  system_task_options opt;
+  std::shared_ptr<spdlog::logger> log;
+  int concurrency = 8;
+  milliseconds poll_timeout{10000};
+  milliseconds request_timeout{10000};
+  int in_flight = 0;
+  bool polling = false;
+  warn_limiter poll_warn;
+
+  static inline const char* name = "nf.system_tasks";
+};
+
+using runner_actor = caf::stateful_actor<runner_state>;
+
+/// Polls for as many tasks as there are free slots, unless a poll is out already.
+void poll_more(runner_actor* self) {
+  auto& st = self->state;
+  if (st.polling || st.in_flight >= st.concurrency)
+    return;
+  st.polling = true;
+  msg::poll_request req;
+  req.queue = http_task_queue;
+  req.worker_id = st.opt.worker_id;
+  req.max_tasks = st.concurrency - st.in_flight;
+  req.timeout_ms = st.poll_timeout.count();
+  self->request(st.opt.node, st.poll_timeout + poll_margin, poll_atom_v, req)
+    .then(
+      [self](std::vector<msg::leased_task>& tasks) {
+        auto& st = self->state;
+        st.polling = false;
+        for (auto& t : tasks) {
+          ++st.in_flight;
+          self->spawn<caf::detached + caf::monitored>(http_task_worker, std::move(t), st.opt.node,
+                                                     st.request_timeout, st.log);
+        }
+        poll_more(self);
+      },
+      [self](caf::error& err) {
+        auto& st = self->state;
+        st.polling = false;
+        if (st.poll_warn.allow())
+          st.log->warn("system_task_poll_failed queue={} error=\"{}\" suppressed={}",
+                       http_task_queue, store::message_of(err).empty() ? to_string(err)
+                                                                       : store::message_of(err),
+                       st.poll_warn.suppressed());
+        self->delayed_send(self, poll_retry, tick_atom_v);
+      });
+}
+
+caf::behavior runner(runner_actor* self, system_task_options opt) {
+  assert(opt.node); // the runner reaches its queue only through the node
+  auto& st = self->state;
+  st.opt = std::move(opt);
+  st.log = folder_logger("system_tasks");
+  const auto& s = st.opt.settings;
+  st.concurrency = st.opt.concurrency > 0 ? st.opt.concurrency
+                                          : static_cast<int>(s.integer("system_tasks.concurrency"));
+  st.poll_timeout = milliseconds{s.integer("system_tasks.poll_timeout_ms")};
+  st.request_timeout = milliseconds{s.integer("system_tasks.request_timeout_ms")};
+  self->set_down_handler([self](caf::down_msg&) {
+    --self->state.in_flight; // a task worker finished
+    poll_more(self);
+  });
+  self->send(self, tick_atom_v);
+  return {
+    [self](tick_atom) { poll_more(self); },
+  };
+}
+
+} // namespace
+
+caf::actor spawn_system_task_runner(caf::actor_system& sys, const system_task_options& opt) {
+  return sys.spawn(runner, opt);
+}
+
+} // namespace nf::actors

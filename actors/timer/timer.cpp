@@ -1,0 +1,160 @@
+#include "actors/timer/timer.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <map>
+#include <optional>
+#include <set>
+
+#include <caf/actor_system.hpp>
+#include <caf/event_based_actor.hpp>
+#include <caf/stateful_actor.hpp>
+#include <spdlog/spdlog.h>
+
+#include "actors/partition_db.hpp"
+#include "actors/type_ids.hpp"
+#include "store/pg/errors.hpp"
+#include "store/timers.hpp"
+
+namespace nf::actors {
+
+namespace {
+
+using clock_type = std::chrono::steady_clock;
+using std::chrono::milliseconds;
+
+// When a due timer could not be claimed (another claimer holds it, I9), try again
+// after this long instead of spinning.
+constexpr milliseconds locked_retry{10};
+
+struct timer_state {
+  partition_context ctx;
+  std::optional<partition_db> db;
+  int batch_size = 256;
+  milliseconds poll_interval{1000};
+  std::optional<clock_type::time_point> alarm_at; ///< the pending wake-up, if any
+  int64_t alarm_gen = 0;                          ///< older alarms are stale
+
+  static inline const char* name = "nf.timer";
+};
+
+using timer_actor = caf::stateful_actor<timer_state>;
+
+/// Wakes the actor after `delay` unless an alarm at or before then is pending.
+void arm(timer_actor* self, milliseconds delay) {
+  auto& st = self->state;
+  delay = std::max(delay, milliseconds{0});
+  auto at = self->clock().now() + delay;
+  if (st.alarm_at && *st.alarm_at <= at)
+    return;
+  st.alarm_at = at;
+  ++st.alarm_gen;
+  if (delay.count() == 0)
+    self->send(self, tick_atom_v, st.alarm_gen);
+  else
+    self->delayed_send(self, delay, tick_atom_v, st.alarm_gen);
+}
+
+/// Tells the node what the fired timers changed.
+void send_hints(timer_actor* self, const std::vector<store::fired_timer>& fired) {
+  auto& st = self->state;
+  bool decide = false;
+  bool events = false;
+  std::set<std::string> queues;
+  for (const auto& f : fired) {
+    if (!f.acted)
+      continue;
+    events = true;
+    if (f.kind == store::timer_kind::delay && !f.queue.empty())
+      queues.insert(f.queue);
+    else
+      decide = true;
+  }
+  if (!st.ctx.node)
+    return;
+  if (decide)
+    self->send(st.ctx.node, decide_atom_v, st.ctx.shard);
+  for (const auto& q : queues)
+    self->send(st.ctx.node, work_atom_v, q);
+  if (events)
+    self->send(st.ctx.node, outbox_atom_v, st.ctx.shard);
+}
+
+void log_fired(timer_actor* self, const std::vector<store::fired_timer>& fired) {
+  std::map<store::timer_kind, std::pair<int, int>> by_kind; // acted, no-op
+  for (const auto& f : fired)
+    (f.acted ? by_kind[f.kind].first : by_kind[f.kind].second) += 1;
+  for (const auto& [kind, n] : by_kind)
+    self->state.db->log().debug("timer_fired kind={} n={} noop={} partition={}", store::to_sql(kind),
+                           n.first, n.second, self->state.ctx.shard);
+}
+
+/// Fires what is due, then sleeps until the next pending timer.
+void check(timer_actor* self) {
+  auto& st = self->state;
+  auto* conn = st.db->get("timer_failed");
+  if (conn == nullptr)
+    return; // the periodic tick tries again
+  store::fire_options opt;
+  opt.shards = {shard_id{st.ctx.shard}};
+  opt.limit = st.batch_size;
+  auto fired = store::fire_due_timers(*conn, opt);
+  if (!fired) {
+    st.db->failed("timer_failed", fired.error());
+    return;
+  }
+  if (!fired->empty()) {
+    log_fired(self, *fired);
+    send_hints(self, *fired);
+  }
+  if (static_cast<int>(fired->size()) == st.batch_size) {
+    arm(self, milliseconds{0}); // more are due: next batch after the mailbox had its turn
+    return;
+  }
+  auto next = store::earliest_pending_timer(*conn, opt.shards);
+  if (!next) {
+    st.db->failed("timer_failed", next.error());
+    return;
+  }
+  if (!*next)
+    return;
+  // +1 ms: the server rounds down, and waking a hair early costs a wasted claim.
+  arm(self, **next == 0 ? locked_retry : milliseconds{**next + 1});
+}
+
+caf::behavior timer(timer_actor* self, partition_context ctx) {
+  auto& st = self->state;
+  st.ctx = std::move(ctx);
+  st.db.emplace(st.ctx.dsn, "timer", st.ctx.shard);
+  st.batch_size = static_cast<int>(st.ctx.settings.integer("timer.batch_size"));
+  st.poll_interval = milliseconds{st.ctx.settings.integer("timer.poll_interval_ms")};
+  self->send(self, tick_atom_v);
+  return {
+    [=](armed_atom, int64_t fire_at_ms) {
+      // The hint carries wall-clock time; the wait is measured on the actor clock.
+      auto now_ms = std::chrono::duration_cast<milliseconds>(
+                      std::chrono::system_clock::now().time_since_epoch())
+                      .count();
+      arm(self, milliseconds{fire_at_ms - now_ms});
+    },
+    [=](tick_atom, int64_t gen) {
+      auto& st = self->state;
+      if (gen != st.alarm_gen)
+        return; // superseded by an earlier alarm
+      st.alarm_at.reset();
+      check(self);
+    },
+    [=](tick_atom) {
+      check(self); // the poll that needs no hint (I9)
+      self->delayed_send(self, self->state.poll_interval, tick_atom_v);
+    },
+  };
+}
+
+} // namespace
+
+caf::actor spawn_timer(caf::actor_system& sys, const partition_context& ctx) {
+  return sys.spawn<caf::detached>(timer, ctx);
+}
+
+} // namespace nf::actors

@@ -1,0 +1,193 @@
+#include "store/decide_support.hpp"
+
+#include <boost/json/object.hpp>
+#include <boost/json/parse.hpp>
+#include <boost/json/serialize.hpp>
+
+#include "store/json.hpp"
+#include "store/pg/errors.hpp"
+#include "store/task_transitions.hpp"
+
+namespace nf::store {
+
+namespace {
+
+// No definition is ever deleted, so counts only grow; an update bumps a task
+// definition's "revision". "updatedAt" catches a workflow definition updated in place.
+constexpr statement definition_stamps{"decide.definition_stamps", R"(
+SELECT u.ns::text,
+       (SELECT count(*)::text || '/' || COALESCE(sum(t."revision"), 0)::text || '/'
+               || COALESCE(max(t."updatedAt")::text, '')
+          FROM "TaskDefinitions" t WHERE t."namespaceId" = u.ns)
+       || '|'
+       || (SELECT count(*)::text || '/' || COALESCE(max(w."updatedAt")::text, '')
+             FROM "WorkflowDefinitions" w WHERE w."namespaceId" = u.ns)
+  FROM unnest($1::uuid[]) AS u(ns))"};
+
+// The "at" bound prunes every month before the workflow started.
+constexpr statement history_facts_read{"decide.history_facts", R"(
+SELECT u.wf::text, e."seq", e."eventType"::text, e."payload"::text,
+       (extract(epoch FROM e."at") * 1000)::bigint
+  FROM unnest($1::uuid[]) AS u(wf)
+  JOIN "WorkflowEvents" e ON e."workflowId" = u.wf AND e."at" >= uuid_extract_timestamp(u.wf)
+ WHERE e."eventType" IN ('SIGNAL_RECEIVED', 'WORKFLOW_RETRIED', 'WORKFLOW_RERUN',
+                        'WORKFLOW_RESTARTED')
+ ORDER BY u.wf, e."seq")"};
+
+constexpr statement link_children{"decide.link_sub_workflows", R"(
+UPDATE "TaskExecutions" t
+   SET "subWorkflowId" = u.child, "status" = 'IN_PROGRESS',
+       "startedAt" = COALESCE(t."startedAt", now()), "updatedAt" = now()
+  FROM unnest($1::uuid[], $2::uuid[], $3::uuid[]) AS u(wf, tid, child)
+ WHERE t."workflowId" = u.wf AND t."id" = u.tid AND t."status" = 'SCHEDULED')"};
+
+// The plan's read, without locks; apply_transition re-checks the status under them.
+constexpr statement read_parent_tasks{"decide.read_parent_tasks", R"(
+SELECT u.ord, t."status"::text, t."scheduledAt"::text, t."refName", t."iteration",
+       t."attempt", t."namespaceId", w."shard"
+  FROM unnest($1::uuid[], $2::uuid[]) WITH ORDINALITY AS u(wf, tid, ord)
+  JOIN "TaskExecutions" t ON t."workflowId" = u.wf AND t."id" = u.tid
+  JOIN "WorkflowExecutions" w ON w."id" = u.wf AND w."startedAt" = uuid_extract_timestamp(u.wf))"};
+
+constexpr statement drop_rows{"decide.drop_orphans", R"(
+DELETE FROM "DecideQueues" WHERE "workflowId" = ANY($1::uuid[]))"};
+
+constexpr statement existing{"decide.existing_workflows", R"(
+SELECT u.wf::text
+  FROM unnest($1::uuid[]) AS u(wf)
+  JOIN "WorkflowExecutions" w ON w."id" = u.wf AND w."startedAt" = uuid_extract_timestamp(u.wf))"};
+
+array_literal id_list(const std::vector<workflow_id>& ids) {
+  return ids_array(ids, [](const workflow_id& id) { return id; });
+}
+
+} // namespace
+
+caf::expected<std::map<std::string, std::string>>
+load_definition_stamps(connection& conn, const std::vector<namespace_id>& namespaces) {
+  std::map<std::string, std::string> out;
+  if (namespaces.empty())
+    return out;
+  auto r = conn.run(definition_stamps,
+                    params::of(ids_array(namespaces, [](const namespace_id& n) { return n; })));
+  if (!r)
+    return std::move(r.error());
+  for (int row = 0; row < r->rows(); ++row)
+    out[r->str(row, 0)] = r->str(row, 1);
+  return out;
+}
+
+caf::expected<std::map<std::string, history_facts>>
+load_history_facts(transaction& tx, const std::vector<workflow_id>& ids) {
+  std::map<std::string, history_facts> out;
+  if (ids.empty())
+    return out;
+  auto r = tx.conn().run(history_facts_read, params::of(id_list(ids)));
+  if (!r)
+    return std::move(r.error());
+  for (int row = 0; row < r->rows(); ++row) {
+    auto& facts = out[r->str(row, 0)];
+    auto type = r->text(row, 2);
+    boost::json::error_code ec;
+    auto payload = boost::json::parse(r->text(row, 3), ec);
+    const auto* obj = ec ? nullptr : payload.if_object();
+    if (type == "SIGNAL_RECEIVED") {
+      signal_row s;
+      s.seq = r->i64(row, 1);
+      s.at_ms = r->i64(row, 4);
+      s.payload = "null";
+      if (obj != nullptr) {
+        if (const auto* n = obj->if_contains("name"); n != nullptr && n->is_string())
+          s.name = std::string{n->get_string()};
+        if (const auto* p = obj->if_contains("payload"))
+          s.payload = boost::json::serialize(*p);
+      }
+      facts.signals.push_back(std::move(s));
+    } else if (obj != nullptr) {
+      const auto* reset = obj->if_contains("timeoutReset");
+      if (reset != nullptr && reset->is_bool() && reset->get_bool())
+        facts.timeout_reset_ms = r->i64(row, 4);
+    }
+  }
+  return out;
+}
+
+caf::expected<void> link_sub_workflows(transaction& tx,
+                                       const std::vector<sub_workflow_link>& links) {
+  if (links.empty())
+    return {};
+  auto r = tx.conn().run(
+    link_children,
+    params::of(ids_array(links, [](const auto& l) { return l.parent; }),
+               ids_array(links, [](const auto& l) { return l.task; }),
+               ids_array(links, [](const auto& l) { return l.child; })));
+  if (!r)
+    return std::move(r.error());
+  return {};
+}
+
+caf::expected<void> finish_sub_workflow_tasks(transaction& tx,
+                                              const std::vector<sub_workflow_end>& ends) {
+  if (ends.empty())
+    return {};
+  auto& conn = tx.conn();
+  auto rows = conn.run(read_parent_tasks,
+                       params::of(ids_array(ends, [](const auto& e) { return e.parent; }),
+                                  ids_array(ends, [](const auto& e) { return e.task; })));
+  if (!rows)
+    return std::move(rows.error());
+  transition_plan plan;
+  for (int row = 0; row < rows->rows(); ++row) {
+    const auto& e = ends[static_cast<size_t>(rows->i64(row, 0) - 1)];
+    auto status = rows->text(row, 1);
+    const char* from = status == "SCHEDULED"     ? "SCHEDULED"
+                       : status == "IN_PROGRESS" ? "IN_PROGRESS"
+                                                 : nullptr;
+    if (from == nullptr) // already ended (canceled by a terminate, timed out, …)
+      continue;
+    namespace_id ns{rows->str(row, 6)};
+    auto shard = static_cast<int16_t>(rows->i64(row, 7));
+    // The labels are string literals, so .data() is NUL-terminated.
+    const char* to = flow::to_string(e.status).data();
+    boost::json::object payload{{"status", to},
+                                {"iteration", rows->i64(row, 4)},
+                                {"attempt", rows->i64(row, 5)}};
+    if (e.child)
+      payload["subWorkflowId"] = e.child->str();
+    if (e.reason)
+      payload["reason"] = *e.reason;
+    plan.wakes.push_back({e.parent, ns, shard, "subWorkflowEnded"});
+    plan.finishes.push_back({e.parent, e.task, from, to, e.output, e.reason, rows->str(row, 2)});
+    plan.events.push_back({e.parent, ns, shard,
+                           e.status == flow::task_status::completed ? "TASK_COMPLETED"
+                                                                    : "TASK_FAILED",
+                           e.task, rows->str(row, 3), json(payload)});
+  }
+  if (plan.empty())
+    return {};
+  return apply_transition(conn, plan);
+}
+
+caf::expected<void> drop_decide_rows(transaction& tx, const std::vector<workflow_id>& ids) {
+  if (ids.empty())
+    return {};
+  auto r = tx.conn().run(drop_rows, params::of(id_list(ids)));
+  if (!r)
+    return std::move(r.error());
+  return {};
+}
+
+caf::expected<std::set<std::string>> existing_workflows(connection& conn,
+                                                        const std::vector<workflow_id>& ids) {
+  std::set<std::string> out;
+  if (ids.empty())
+    return out;
+  auto r = conn.run(existing, params::of(id_list(ids)));
+  if (!r)
+    return std::move(r.error());
+  for (int row = 0; row < r->rows(); ++row)
+    out.insert(r->str(row, 0));
+  return out;
+}
+
+} // namespace nf::store

@@ -1,0 +1,145 @@
+#include "store/membership.hpp"
+
+#include "store/pg/errors.hpp"
+#include "store/pg/transaction.hpp"
+
+namespace nf::store {
+
+namespace {
+
+constexpr statement insert_node{"membership.register", R"(
+INSERT INTO "Nodes" ("address") VALUES ($1) RETURNING "id"::text)"};
+
+// A node's own row counts as live even when its previous heartbeat is old.
+constexpr statement heartbeat{"membership.heartbeat", R"(
+WITH h AS (
+  UPDATE "Nodes" SET "heartbeatAt" = now() WHERE "id" = $1 AND "stoppedAt" IS NULL
+  RETURNING "id")
+SELECT (SELECT count(*) FROM h),
+       (SELECT count(*) FROM "Nodes"
+         WHERE "stoppedAt" IS NULL
+           AND ("id" = $1 OR "heartbeatAt" > now() - $2 * interval '1 millisecond')))"};
+
+constexpr statement mark_stopped{"membership.stop", R"(
+UPDATE "Nodes" SET "stoppedAt" = now() WHERE "id" = $1 AND "stoppedAt" IS NULL)"};
+
+// docs/schema.md §2: renew at the epoch we hold; a takeover bumped it, so it misses.
+constexpr statement renew{"membership.renew", R"(
+UPDATE "PartitionLeases" l SET "expiresAt" = now() + $4 * interval '1 millisecond'
+  FROM unnest($2::smallint[], $3::bigint[]) AS u(p, e)
+ WHERE l."partition" = u.p AND l."nodeId" = $1 AND l."epoch" = u.e
+RETURNING l."partition", l."epoch")"};
+
+constexpr statement free_parts{"membership.free", R"(
+SELECT g.p
+  FROM generate_series(0, $1::int - 1) AS g(p)
+  LEFT JOIN "PartitionLeases" l ON l."partition" = g.p
+ WHERE l."partition" IS NULL OR l."expiresAt" < now()
+ ORDER BY g.p)"};
+
+// docs/schema.md §2's upsert: creates, or takes over an expired lease with epoch + 1;
+// a live lease of another node stays untouched and returns no row.
+constexpr statement acquire{"membership.acquire", R"(
+INSERT INTO "PartitionLeases" ("partition", "nodeId", "expiresAt")
+SELECT u.p, $1, now() + $3 * interval '1 millisecond' FROM unnest($2::smallint[]) AS u(p)
+ ORDER BY u.p
+ON CONFLICT ("partition") DO UPDATE
+  SET "nodeId" = EXCLUDED."nodeId", "epoch" = "PartitionLeases"."epoch" + 1,
+      "expiresAt" = EXCLUDED."expiresAt", "acquiredAt" = now()
+  WHERE "PartitionLeases"."expiresAt" < now()
+RETURNING "partition", "epoch")"};
+
+constexpr statement release{"membership.release", R"(
+UPDATE "PartitionLeases" SET "expiresAt" = now()
+ WHERE "nodeId" = $1 AND "partition" = ANY($2::smallint[]) AND "expiresAt" > now())"};
+
+constexpr statement release_all{"membership.release_all", R"(
+UPDATE "PartitionLeases" SET "expiresAt" = now() WHERE "nodeId" = $1 AND "expiresAt" > now())"};
+
+array_literal shard_list(const std::vector<int16_t>& xs) {
+  return int_array(std::vector<int64_t>(xs.begin(), xs.end()));
+}
+
+std::vector<partition_lease> leases_of(const result& r) {
+  std::vector<partition_lease> out;
+  for (int row = 0; row < r.rows(); ++row)
+    out.push_back({static_cast<int16_t>(r.i64(row, 0)), r.i64(row, 1)});
+  return out;
+}
+
+} // namespace
+
+caf::expected<node_id> register_node(connection& conn, const std::string& address) {
+  auto r = conn.run1(insert_node, params::of(address));
+  if (!r)
+    return std::move(r.error());
+  return node_id{r->str(0, 0)};
+}
+
+caf::expected<int> heartbeat_node(connection& conn, const node_id& id, int64_t live_within_ms) {
+  auto r = conn.run1(heartbeat, params::of(id, live_within_ms));
+  if (!r)
+    return std::move(r.error());
+  if (r->i64(0, 0) == 0)
+    return make_error(errc::not_found, "node " + id.str() + " is not registered or was stopped");
+  return static_cast<int>(r->i64(0, 1));
+}
+
+caf::expected<void> stop_node(connection& conn, const node_id& id) {
+  return perform(conn, [&](transaction& tx) -> caf::expected<void> {
+    if (auto r = tx.conn().run(release_all, params::of(id)); !r)
+      return std::move(r.error());
+    if (auto r = tx.conn().run(mark_stopped, params::of(id)); !r)
+      return std::move(r.error());
+    return {};
+  });
+}
+
+caf::expected<std::vector<partition_lease>>
+renew_leases(connection& conn, const node_id& id, const std::vector<partition_lease>& held,
+             int64_t lease_ms) {
+  if (held.empty())
+    return std::vector<partition_lease>{};
+  std::vector<int64_t> parts, epochs;
+  for (const auto& l : held) {
+    parts.push_back(l.partition);
+    epochs.push_back(l.epoch);
+  }
+  auto r = conn.run(renew, params::of(id, int_array(parts), int_array(epochs), lease_ms));
+  if (!r)
+    return std::move(r.error());
+  return leases_of(*r);
+}
+
+caf::expected<std::vector<int16_t>> free_partitions(connection& conn, int partition_count) {
+  auto r = conn.run(free_parts, params::of(int64_t{partition_count}));
+  if (!r)
+    return std::move(r.error());
+  std::vector<int16_t> out;
+  for (int row = 0; row < r->rows(); ++row)
+    out.push_back(static_cast<int16_t>(r->i64(row, 0)));
+  return out;
+}
+
+caf::expected<std::vector<partition_lease>>
+acquire_leases(connection& conn, const node_id& id, const std::vector<int16_t>& partitions,
+               int64_t lease_ms) {
+  if (partitions.empty())
+    return std::vector<partition_lease>{};
+  auto r = conn.run(acquire, params::of(id, shard_list(partitions), lease_ms));
+  if (!r)
+    return std::move(r.error());
+  return leases_of(*r);
+}
+
+caf::expected<void> release_leases(connection& conn, const node_id& id,
+                                   const std::vector<int16_t>& partitions) {
+  if (partitions.empty())
+    return {};
+  auto r = conn.run(release, params::of(id, shard_list(partitions)));
+  if (!r)
+    return std::move(r.error());
+  return {};
+}
+
+} // namespace nf::store

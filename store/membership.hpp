@@ -1,0 +1,56 @@
+#pragma once
+
+// Cluster membership (docs/schema.md §2 Cluster): "Nodes" rows and "PartitionLeases".
+// A lease row is created on first acquisition and lives forever; its epoch only grows
+// (a trigger enforces it); release = `"expiresAt" = now()`. Ownership is an
+// optimisation (I9): these leases decide who polls which partition, never what commits.
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <caf/expected.hpp>
+
+#include "store/ids.hpp"
+#include "store/pg/connection.hpp"
+
+namespace nf::store {
+
+/// Inserts this process's "Nodes" row and returns its id.
+caf::expected<node_id> register_node(connection& conn, const std::string& address);
+
+/// Heartbeats the node and counts live nodes: not stopped and heartbeating within
+/// `live_within_ms` (this one included, so at least 1).
+caf::expected<int> heartbeat_node(connection& conn, const node_id& id, int64_t live_within_ms);
+
+/// Marks the node stopped and releases every lease it holds, in one transaction.
+caf::expected<void> stop_node(connection& conn, const node_id& id);
+
+struct partition_lease {
+  int16_t partition = 0;
+  int64_t epoch = 0;
+};
+
+/// Extends the leases this node still holds at their epoch to `now() + lease_ms`;
+/// returns those renewed (a lease another node took over is missing).
+caf::expected<std::vector<partition_lease>>
+renew_leases(connection& conn, const node_id& id, const std::vector<partition_lease>& held,
+             int64_t lease_ms);
+
+/// Partitions 0 … partition_count-1 that nobody holds now (never leased, expired or
+/// released), lowest first.
+caf::expected<std::vector<int16_t>> free_partitions(connection& conn, int partition_count);
+
+/// Acquires (or takes over) each partition whose lease is absent or expired, bumping
+/// its epoch; a partition someone else holds live is not returned.
+caf::expected<std::vector<partition_lease>>
+acquire_leases(connection& conn, const node_id& id, const std::vector<int16_t>& partitions,
+               int64_t lease_ms);
+
+/// Releases leases this node holds (`"expiresAt" = now()`), so another node may take
+/// them at once.
+caf::expected<void> release_leases(connection& conn, const node_id& id,
+                                   const std::vector<int16_t>& partitions);
+
+} // namespace nf::store

@@ -1,0 +1,122 @@
+#define CAF_SUITE actors.timer
+#include "caf/test/unit_test.hpp"
+
+#include <chrono>
+#include <thread>
+
+#include "actors/timer/timer.hpp"
+#include "store/tasks.hpp"
+#include "store/timers.hpp"
+#include "tests/actors/partition_actors_fixture.hpp"
+
+using namespace nf;
+using namespace std::chrono_literals;
+
+namespace {
+
+struct fixture : test::partition_actors_fixture {
+  fixture() : partition_actors_fixture("actors_timer") {}
+
+  caf::actor timer(int16_t shard, const std::string& poll_interval_ms) {
+    return keep(actors::spawn_timer(sys, context(shard, {{"timer.poll_interval_ms", poll_interval_ms}})));
+  }
+
+  void arm(store::timer_kind kind, const workflow_id& wf, const task_id& task,
+           std::optional<lease_token> token, int64_t after_ms) {
+    store::timer_spec t;
+    t.kind = kind;
+    t.workflow = wf;
+    t.shard = shard_of(wf);
+    t.task = task;
+    t.token = std::move(token);
+    t.after_ms = after_ms;
+    CAF_REQUIRE(store::arm_timers(conn, {t}));
+  }
+
+  int64_t pending_timers() {
+    return count(R"(SELECT count(*) FROM "Timers" WHERE "claimedAt" IS NULL)");
+  }
+
+  static int64_t wall_ms() {
+    return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+  }
+};
+
+} // namespace
+
+CAF_TEST_FIXTURE_SCOPE(timer_tests, fixture)
+
+CAF_TEST(an armed hint wakes the timer long before its next poll) {
+  auto wf = insert_workflow();
+  auto task = insert_task(wf, "a", "jobs");
+  auto leased = lease_one("jobs");
+  auto shard = shard_of(wf);
+  auto before = backends();
+  auto t = timer(shard, "60000"); // only the hint can make it fire within the test
+  await_round(before, R"("fireAt" - now())");
+  arm(store::timer_kind::start_to_close, wf, task, leased.token, 100);
+  self->send(t, armed_atom_v, wall_ms() + 100);
+  CAF_REQUIRE(await_hints([&] { return decided(shard); }));
+  CAF_CHECK_EQUAL(task_status(task), "TIMED_OUT");
+  CAF_CHECK_EQUAL(pending_timers(), 0);
+  CAF_CHECK(await_hints([&] { return !hints.outbox.empty(); })); // TASK_TIMED_OUT went out
+  CAF_CHECK_EQUAL(count(R"(SELECT count(*) FROM "TaskQueues" WHERE "taskId" = $1)",
+                        store::params::of(task)),
+                  0);
+}
+
+CAF_TEST(a late deadline against finished work is a no-op) {
+  auto wf = insert_workflow();
+  auto task = insert_task(wf, "a", "jobs");
+  auto leased = lease_one("jobs");
+  store::task_result done;
+  done.workflow = wf;
+  done.task = task;
+  done.token = leased.token;
+  CAF_REQUIRE(store::complete_task(conn, done));
+  sql(R"(DELETE FROM "DecideQueues")");
+  auto before = snapshot(wf, false);
+  // The deadline the completion raced: it comes due after the task finished.
+  arm(store::timer_kind::start_to_close, wf, task, leased.token, 50);
+  auto shard = shard_of(wf);
+  timer(shard, "50");
+  auto deadline = std::chrono::steady_clock::now() + 20s;
+  while (pending_timers() > 0 && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(10ms);
+  CAF_REQUIRE_EQUAL(pending_timers(), 0);
+  CAF_CHECK_EQUAL(snapshot(wf, false), before);
+  CAF_CHECK_EQUAL(task_status(task), "COMPLETED");
+  await_hints([] { return false; }, 200ms);
+  CAF_CHECK(hints.decide.empty());
+  CAF_CHECK(hints.outbox.empty());
+}
+
+CAF_TEST(a due delay timer enqueues its task and wakes the queue s lessor without a hint) {
+  auto wf = insert_workflow();
+  auto task = insert_task(wf, "later", "delayed", false);
+  auto shard = shard_of(wf);
+  timer(shard, "100"); // no hint is sent: the periodic poll finds it (I9)
+  arm(store::timer_kind::delay, wf, task, std::nullopt, 50);
+  CAF_REQUIRE(await_hints([&] { return !hints.work.empty(); }));
+  CAF_CHECK_EQUAL(hints.work.front(), "delayed");
+  CAF_CHECK_EQUAL(count(R"(SELECT count(*) FROM "TaskQueues" WHERE "taskId" = $1 AND "queueName" = 'delayed')",
+                        store::params::of(task)),
+                  1);
+  CAF_CHECK(hints.decide.empty()); // nothing for the decider: the task just became runnable
+}
+
+CAF_TEST(the timer only fires its own partition) {
+  auto wf = insert_workflow();
+  auto task = insert_task(wf, "a", "jobs");
+  auto leased = lease_one("jobs");
+  auto shard = shard_of(wf);
+  arm(store::timer_kind::start_to_close, wf, task, leased.token, 0);
+  timer(static_cast<int16_t>((shard + 1) % 16), "20");
+  await_hints([] { return false; }, 300ms);
+  CAF_CHECK_EQUAL(pending_timers(), 1);
+  CAF_CHECK_EQUAL(task_status(task), "IN_PROGRESS");
+}
+
+CAF_TEST_FIXTURE_SCOPE_END()
