@@ -1,0 +1,276 @@
+#include "actors/node/node.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <map>
+
+#include <boost/json/array.hpp>
+#include <boost/json/object.hpp>
+#include <boost/json/parse.hpp>
+#include <boost/json/serialize.hpp>
+#include <caf/actor_system.hpp>
+#include <caf/event_based_actor.hpp>
+#include <caf/exit_reason.hpp>
+#include <caf/stateful_actor.hpp>
+#include <spdlog/logger.h>
+
+#include "actors/folder_logger.hpp"
+#include "actors/maintenance/maintenance.hpp"
+#include "actors/membership/membership.hpp"
+#include "actors/partition/partition.hpp"
+#include "actors/system_tasks/runner.hpp"
+#include "actors/type_ids.hpp"
+#include "store/ids.hpp"
+#include "store/pg/errors.hpp"
+#include "store/sharding.hpp"
+
+namespace nf::actors {
+
+namespace {
+
+constexpr auto respawn_delay = std::chrono::seconds{1};
+constexpr auto status_timeout = std::chrono::seconds{2};
+
+struct node_state {
+  node_options opt;
+  int partitions = 16;
+  bool nudges = true;
+  std::string address;
+  caf::actor membership;
+  caf::actor maintenance;
+  caf::actor runner;
+  std::vector<int16_t> owned;  ///< what membership last said
+  std::map<int16_t, partition_handles> parts;
+  size_t next_start = 0;
+  bool stopping = false;
+  std::shared_ptr<spdlog::logger> log;
+
+  static inline const char* name = "nf.node";
+};
+
+using node_actor = caf::stateful_actor<node_state>;
+
+const partition_handles* owner(node_actor* self, int16_t shard) {
+  auto it = self->state.parts.find(shard);
+  return it == self->state.parts.end() ? nullptr : &it->second;
+}
+
+caf::error not_owned(int16_t shard) {
+  // The seam for several nodes: a request for a partition another node owns would be
+  // forwarded to that node ("PartitionLeases" → "Nodes"."address") once cluster links
+  // exist. Until then the caller retries or asks the owner itself.
+  return store::make_error(store::errc::unavailable,
+                           "partition " + std::to_string(shard) + " is not owned by this node");
+}
+
+/// Delegates a request to the owner of `shard` (its answer goes straight to the
+/// requester), or answers `unavailable`.
+template <class Pick, class... Ts>
+caf::response_promise route(node_actor* self, int16_t shard, Pick pick, Ts&&... xs) {
+  auto rp = self->make_response_promise();
+  if (const auto* h = owner(self, shard))
+    rp.delegate(pick(*h), std::forward<Ts>(xs)...);
+  else
+    rp.deliver(not_owned(shard));
+  return rp;
+}
+
+/// Routes a request about one workflow to the decider of its shard.
+template <class Atom, class Msg>
+caf::response_promise to_decider(node_actor* self, const std::string& workflow, Atom atom,
+                                 const Msg& m) {
+  if (!is_uuid_text(workflow)) {
+    auto rp = self->make_response_promise();
+    rp.deliver(store::make_error(store::errc::invalid,
+                                 "workflow_id: expected a UUID, got \"" + workflow + "\""));
+    return rp;
+  }
+  return route(self, shard_of(workflow, self->state.partitions),
+               [](const partition_handles& h) { return h.decider; }, atom, m);
+}
+
+/// Brings the running partitions in line with `st.owned`.
+void sync_partitions(node_actor* self) {
+  auto& st = self->state;
+  if (st.stopping)
+    return;
+  for (auto it = st.parts.begin(); it != st.parts.end();) {
+    if (std::find(st.owned.begin(), st.owned.end(), it->first) == st.owned.end()) {
+      st.log->info("partition_stopped partition={}", it->first);
+      self->send_exit(it->second.supervisor, caf::exit_reason::user_shutdown);
+      it = st.parts.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  for (auto shard : st.owned) {
+    if (st.parts.count(shard) != 0)
+      continue;
+    partition_context ctx;
+    ctx.shard = shard;
+    ctx.partition_count = st.partitions;
+    ctx.dsn = st.opt.dsn;
+    ctx.node = caf::actor_cast<caf::actor>(self);
+    ctx.settings = st.opt.settings;
+    auto h = spawn_partition(self->system(), ctx);
+    self->monitor(h.supervisor);
+    st.parts.emplace(shard, std::move(h));
+    st.log->info("partition_started partition={}", shard);
+  }
+}
+
+void stop_everything(node_actor* self, const caf::error& reason) {
+  auto& st = self->state;
+  if (st.stopping)
+    return;
+  st.stopping = true;
+  st.log->info("node_stopping partitions={} reason={}", st.parts.size(), to_string(reason));
+  // Partitions first, then membership releases the leases (its exit handler).
+  for (auto& [shard, h] : st.parts)
+    self->send_exit(h.supervisor, reason);
+  st.parts.clear();
+  for (const auto& a : {st.runner, st.maintenance, st.membership})
+    if (a)
+      self->send_exit(a, reason);
+  self->quit(reason);
+}
+
+std::string status_json(node_actor* self, const std::string& membership_json) {
+  auto& st = self->state;
+  boost::json::object out;
+  boost::json::error_code ec;
+  auto m = boost::json::parse(membership_json, ec);
+  if (!ec && m.is_object())
+    out = std::move(m.get_object());
+  else
+    out["membershipError"] = membership_json;
+  boost::json::array running;
+  for (const auto& [shard, h] : st.parts)
+    running.push_back(shard);
+  out["address"] = st.address;
+  out["partitionCount"] = st.partitions;
+  out["running"] = std::move(running);
+  out["nudges"] = st.nudges;
+  return boost::json::serialize(out);
+}
+
+caf::behavior node_behavior(node_actor* self, node_options opt) {
+  auto& st = self->state;
+  st.log = folder_logger("node");
+  st.partitions = static_cast<int>(opt.settings.integer("engine.partitions"));
+  st.nudges = opt.settings.boolean("engine.nudges");
+  st.address = !opt.advertise.empty() ? opt.advertise
+               : !opt.settings.text("node.advertise").empty()
+                 ? opt.settings.text("node.advertise")
+                 : opt.settings.text("node.host") + ":"
+                     + std::to_string(opt.settings.integer("node.port"));
+  st.opt = std::move(opt);
+  auto me = caf::actor_cast<caf::actor>(self);
+
+  membership_options m;
+  m.dsn = st.opt.dsn;
+  m.address = st.address;
+  m.partition_count = st.partitions;
+  m.heartbeat_ms = st.opt.settings.integer("membership.heartbeat_ms");
+  m.lease_ms = st.opt.settings.integer("membership.lease_ms");
+  m.node = me;
+  st.membership = spawn_membership(self->system(), std::move(m));
+  st.maintenance = spawn_maintenance(self->system(), st.opt.dsn, st.opt.settings);
+  system_task_options r;
+  r.node = me;
+  r.settings = st.opt.settings;
+  st.runner = spawn_system_task_runner(self->system(), r);
+  // Linked both ways: our exit stops them (membership then releases its leases), and
+  // one of them failing (e.g. membership refusing a partition count that disagrees
+  // with the database) stops the node with its reason.
+  for (const auto& a : {st.membership, st.maintenance, st.runner})
+    self->link_to(a);
+  self->set_exit_handler([self](caf::exit_msg& msg) { stop_everything(self, msg.reason); });
+  self->set_down_handler([self](caf::down_msg& dm) {
+    auto& st = self->state;
+    for (auto it = st.parts.begin(); it != st.parts.end(); ++it) {
+      if (it->second.supervisor.address() != dm.source)
+        continue;
+      st.log->warn("partition_crashed partition={} reason={} (restarting in {}s)", it->first,
+                   to_string(dm.reason), respawn_delay.count());
+      st.parts.erase(it);
+      self->delayed_send(self, respawn_delay, tick_atom_v);
+      return;
+    }
+  });
+  st.log->info("node_started address={} partitions={} nudges={}", st.address, st.partitions,
+               st.nudges);
+  return {
+    [=](partitions_atom, std::vector<int16_t> owned) {
+      std::sort(owned.begin(), owned.end());
+      self->state.owned = std::move(owned);
+      sync_partitions(self);
+    },
+    [=](tick_atom) { sync_partitions(self); },
+    [=](start_atom, const msg::start_request& m) {
+      // Any decider may start a workflow: it makes the id in its own shard.
+      auto& st = self->state;
+      auto rp = self->make_response_promise();
+      if (st.parts.empty()) {
+        rp.deliver(store::make_error(store::errc::unavailable,
+                                     "this node owns no partition yet: retry"));
+        return rp;
+      }
+      auto it = st.parts.begin();
+      std::advance(it, static_cast<long>(st.next_start++ % st.parts.size()));
+      rp.delegate(it->second.decider, start_atom_v, m);
+      return rp;
+    },
+    [=](complete_atom, const msg::task_result& m) {
+      return to_decider(self, m.workflow_id, complete_atom_v, m);
+    },
+    [=](command_atom, const msg::workflow_command& m) {
+      return to_decider(self, m.workflow_id, command_atom_v, m);
+    },
+    [=](poll_atom, const msg::poll_request& m) {
+      return route(self, queue_shard(m.queue, self->state.partitions),
+                   [](const partition_handles& h) { return h.lessor; }, poll_atom_v, m);
+    },
+    [=](work_atom, const std::string& queue) {
+      if (!self->state.nudges)
+        return;
+      if (const auto* h = owner(self, queue_shard(queue, self->state.partitions)))
+        self->send(h->lessor, work_atom_v, queue);
+    },
+    [=](decide_atom, int16_t shard) {
+      if (!self->state.nudges)
+        return;
+      if (const auto* h = owner(self, shard))
+        self->send(h->decider, decide_atom_v);
+    },
+    [=](armed_atom, int16_t shard, int64_t fire_at_ms) {
+      if (!self->state.nudges)
+        return;
+      if (const auto* h = owner(self, shard))
+        self->send(h->timer, armed_atom_v, fire_at_ms);
+    },
+    [=](outbox_atom, int16_t shard) {
+      if (!self->state.nudges)
+        return;
+      if (const auto* h = owner(self, shard))
+        self->send(h->relay, outbox_atom_v);
+    },
+    [=](status_atom) {
+      auto rp = self->make_response_promise();
+      self->request(self->state.membership, status_timeout, status_atom_v)
+        .then([=](const std::string& j) mutable { rp.deliver(status_json(self, j)); },
+              [=](caf::error& err) mutable {
+                rp.deliver(status_json(self, "membership did not answer: " + to_string(err)));
+              });
+      return rp;
+    },
+  };
+}
+
+} // namespace
+
+caf::actor spawn_node(caf::actor_system& sys, node_options opt) {
+  return sys.spawn(node_behavior, std::move(opt));
+}
+
+} // namespace nf::actors

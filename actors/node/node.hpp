@@ -1,0 +1,40 @@
+#pragma once
+
+// The node supervisor (docs/engine.md §1–§2): spawns membership, maintenance, the
+// system-task runner, and one partition supervisor (decider, lessor, timer, relay)
+// per partition membership says it owns; it is the router of every request and
+// hint to the actor that owns its partition:
+//   (start_atom, msg::start_request)      -> msg::start_reply   to a decider it owns
+//                                            (the decider makes the id in its shard)
+//   (complete_atom, msg::task_result)     -> std::string        to the decider of shard_of(workflow)
+//   (command_atom, msg::workflow_command) -> std::string        to the decider of shard_of(workflow)
+//   (poll_atom, msg::poll_request)        -> vector<leased_task> to the lessor of queue_shard(queue)
+//   (status_atom)                         -> std::string        JSON: node, owned partitions, epochs
+// Requests are delegated (the owner answers the requester directly). A request for a
+// partition this node does not own is answered `unavailable: partition N is not owned
+// by this node`. Hints — (work_atom, queue), (decide_atom, int16_t shard),
+// (armed_atom, int16_t shard, int64_t fire_at_ms), (outbox_atom, int16_t shard) — go
+// to the owning actor, or are dropped when engine.nudges = false or the partition is
+// not owned here (the owner's poll finds the work, I9).
+// Stopping it (exit_reason::user_shutdown from `nodeflow serve` on SIGTERM) stops the
+// partitions, and membership releases the leases and marks the node stopped.
+
+#include <string>
+
+#include <caf/actor.hpp>
+#include <caf/fwd.hpp>
+
+#include "config/settings.hpp"
+
+namespace nf::actors {
+
+struct node_options {
+  std::string dsn;
+  config::values settings = config::values::defaults();
+  /// HOST:PORT other nodes and clients reach this node at (stored in "Nodes").
+  std::string advertise;
+};
+
+caf::actor spawn_node(caf::actor_system& sys, node_options opt);
+
+} // namespace nf::actors
