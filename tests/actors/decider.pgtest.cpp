@@ -1,0 +1,289 @@
+#define CAF_SUITE actors.decider
+#include "tests/actors/decider_fixture.hpp"
+
+#include "actors/decider/batch.hpp"
+#include "store/sharding.hpp"
+#include "store/signals.hpp"
+
+using namespace nf;
+
+namespace {
+
+// Two sequential SIMPLE tasks on queues "work" and "next", no retries.
+constexpr const char* two_steps = R"({"name": "two", "version": 1, "tasks": [
+  {"name": "work", "taskReferenceName": "a", "type": "SIMPLE",
+   "inputParameters": {"x": "${workflow.input.x}"}},
+  {"name": "next", "taskReferenceName": "b", "type": "SIMPLE",
+   "inputParameters": {"y": "${a.output.y}"}}],
+  "outputParameters": {"result": "${b.output.z}"}})";
+
+struct fixture : test::decider_fixture {
+  fixture() : decider_fixture("actors_decider") {
+    task_defs(R"([{"name": "work", "retryCount": 0, "responseTimeoutSeconds": 600},
+                  {"name": "next", "retryCount": 0, "responseTimeoutSeconds": 600}])");
+    workflow_def(two_steps);
+  }
+
+  caf::expected<msg::start_reply> start(const caf::actor& d, const std::string& input = "{}") {
+    return decider_fixture::start(d, "two", input);
+  }
+};
+
+} // namespace
+
+CAF_TEST_FIXTURE_SCOPE(decider_tests, fixture)
+
+CAF_TEST(a start is answered after its first task is scheduled in the same commit) {
+  auto d = decider();
+  auto reply = start(d, R"({"x": 7})");
+  NF_REQUIRE_OK(reply);
+  CAF_CHECK(reply->created);
+  CAF_CHECK_EQUAL(shard_of(reply->workflow_id, 1), 0);
+  // Fast path a: no poll and no hint was needed for the first task to exist.
+  CAF_CHECK_EQUAL(count(R"(SELECT count(*) FROM "TaskExecutions" t JOIN "TaskQueues" q
+                             ON q."taskId" = t."id" AND q."queueName" = 'work'
+                           WHERE t."workflowId" = $1 AND t."refName" = 'a'
+                             AND t."status" = 'SCHEDULED' AND t."input" = '{"x": 7}')",
+                        store::params::of(reply->workflow_id)),
+                  1);
+  CAF_CHECK_EQUAL(count(R"(SELECT count(*) FROM "DecideQueues")"), 0);
+  CAF_CHECK_EQUAL(count(R"(SELECT "version" FROM "WorkflowExecutions" WHERE "id" = $1)",
+                        store::params::of(reply->workflow_id)),
+                  1);
+  CAF_CHECK(test::wait_until([&] { return hints->count("work") == 1; }));
+  CAF_CHECK(hints->count("outbox") >= 1);
+  // Bad input fails alone with a message naming the field, and writes nothing.
+  auto bad = start(d, R"([1, 2])");
+  CAF_REQUIRE(!bad);
+  CAF_CHECK_EQUAL(store::message_of(bad.error()), "input: expected a JSON object, got an array");
+  msg::start_request unknown;
+  unknown.workflow_name = "missing";
+  auto nf_ = ask<msg::start_reply>(d, start_atom_v, unknown);
+  CAF_REQUIRE(!nf_);
+  CAF_CHECK(store::code_of(nf_.error()) == store::errc::not_found);
+  CAF_CHECK_EQUAL(count(R"(SELECT count(*) FROM "WorkflowExecutions")"), 1);
+}
+
+CAF_TEST(an idempotent start returns the same workflow) {
+  auto d = decider();
+  msg::start_request r;
+  r.workflow_name = "two";
+  r.idempotency_key = "order-1";
+  auto first = ask<msg::start_reply>(d, start_atom_v, r);
+  auto again = ask<msg::start_reply>(d, start_atom_v, r);
+  NF_REQUIRE_OK(first);
+  NF_REQUIRE_OK(again);
+  CAF_CHECK(first->created);
+  CAF_CHECK(!again->created);
+  CAF_CHECK_EQUAL(first->workflow_id, again->workflow_id);
+  CAF_CHECK_EQUAL(count(R"(SELECT count(*) FROM "WorkflowExecutions")"), 1);
+}
+
+CAF_TEST(a completion through the decider advances the workflow in the same commit) {
+  auto d = decider();
+  auto wf = start(d, R"({"x": 1})");
+  NF_REQUIRE_OK(wf);
+  auto a = lease("work");
+  CAF_REQUIRE_EQUAL(a.size(), 1u);
+  auto done = ask<std::string>(d, complete_atom_v, result(a[0], R"({"y": 2})"));
+  NF_REQUIRE_OK(done);
+  CAF_CHECK_NOT_EQUAL(done->find("\"COMPLETED\""), std::string::npos);
+  // The next task exists when the completion is answered, with the output wired in.
+  CAF_CHECK_EQUAL(count(R"(SELECT count(*) FROM "TaskExecutions" WHERE "workflowId" = $1
+                             AND "refName" = 'b' AND "input" = '{"y": 2}')",
+                        store::params::of(wf->workflow_id)),
+                  1);
+  // A second report with the same (now spent) token: lease lost, nothing changes.
+  auto late = ask<std::string>(d, complete_atom_v, result(a[0], R"({"y": 99})"));
+  CAF_REQUIRE(!late);
+  CAF_CHECK(store::code_of(late.error()) == store::errc::lease_lost);
+  CAF_CHECK_EQUAL(store::message_of(late.error()), "lease lost");
+  auto b = lease("next");
+  CAF_REQUIRE_EQUAL(b.size(), 1u);
+  NF_REQUIRE_OK(ask<std::string>(d, complete_atom_v, result(b[0], R"({"z": "ok"})")));
+  CAF_CHECK_EQUAL(status_of(wf->workflow_id), "COMPLETED");
+  CAF_CHECK_EQUAL(scalar(R"(SELECT "output"::text FROM "WorkflowExecutions" WHERE "id" = $1)",
+                         store::params::of(wf->workflow_id)),
+                  R"({"result": "ok"})");
+  // I8: the history has no gap.
+  CAF_CHECK_EQUAL(count(R"(SELECT count(*) FROM "WorkflowEvents" WHERE "workflowId" = $1)",
+                        store::params::of(wf->workflow_id)),
+                  count(R"(SELECT "lastSeq" FROM "WorkflowExecutions" WHERE "id" = $1)",
+                        store::params::of(wf->workflow_id)));
+  CAF_CHECK_EQUAL(count(R"(SELECT count(*) FROM "WorkflowEvents" WHERE "workflowId" = $1
+                             AND "eventType" = 'WORKFLOW_COMPLETED')",
+                        store::params::of(wf->workflow_id)),
+                  1);
+}
+
+CAF_TEST(I4 a stale evaluation is rolled back requeued and decided again) {
+  // The workflow waits in "DecideQueues"; the test holds its execution row and bumps
+  // the version, as a second owner's evaluation would, while the decider evaluates.
+  store::start_request req;
+  req.name = "two";
+  auto started = store::start_workflow(conn, req, 1);
+  NF_REQUIRE_OK(started);
+  auto wf = started->id.str();
+  auto other = db->connect();
+  CAF_REQUIRE(other.exec("BEGIN"));
+  CAF_REQUIRE(other.exec(R"(UPDATE "WorkflowExecutions" SET "version" = "version" + 1
+                              WHERE "id" = $1)",
+                         store::params::of(wf)));
+  auto d = decider(); // its first flush claims the row and blocks on the compare-and-set
+  CAF_REQUIRE(test::wait_until([&] {
+    return count(R"(SELECT count(*) FROM pg_stat_activity
+                     WHERE datname = current_database() AND wait_event_type = 'Lock')")
+           == 1;
+  }));
+  CAF_REQUIRE(other.exec("COMMIT"));
+  // Stale: nothing of the evaluation was written and the workflow is queued again.
+  CAF_REQUIRE(test::wait_until([&] {
+    return scalar(R"(SELECT "reason" FROM "DecideQueues" WHERE "workflowId" = $1)",
+                  store::params::of(wf))
+           == "stale";
+  }));
+  CAF_CHECK_EQUAL(tasks_of(wf, "a"), 0);
+  caf::anon_send(d, decide_atom_v);
+  CAF_REQUIRE(test::wait_until([&] { return tasks_of(wf, "a") == 1; }));
+  CAF_CHECK(test::wait_until([&] {
+    return count(R"(SELECT count(*) FROM "DecideQueues")") == 0;
+  }));
+  CAF_CHECK_EQUAL(count(R"(SELECT "version" FROM "WorkflowExecutions" WHERE "id" = $1)",
+                        store::params::of(wf)),
+                  2);
+  CAF_CHECK_EQUAL(count(R"(SELECT count(*) FROM "WorkflowEvents" WHERE "workflowId" = $1
+                             AND "eventType" = 'TASK_SCHEDULED')",
+                        store::params::of(wf)),
+                  1);
+}
+
+CAF_TEST(I9 with no hint at all the periodic poll alone finishes a workflow) {
+  // Starts and completions go through the store (the worker path), never the
+  // decider, and nothing nudges it: only its poll sees the "DecideQueues" rows.
+  auto d = decider(20);
+  store::start_request req;
+  req.name = "two";
+  req.input = boost::json::object{{"x", 3}};
+  auto started = store::start_workflow(conn, req, 1);
+  NF_REQUIRE_OK(started);
+  auto wf = started->id.str();
+  std::vector<store::leased_task> a;
+  CAF_REQUIRE(test::wait_until([&] {
+    a = lease("work");
+    return !a.empty();
+  }));
+  store::task_result r{a[0].workflow, a[0].task, a[0].token, store::task_outcome::completed,
+                       store::json(boost::json::object{{"y", 4}}), std::nullopt};
+  NF_REQUIRE_OK(store::complete_task(conn, r));
+  std::vector<store::leased_task> b;
+  CAF_REQUIRE(test::wait_until([&] {
+    b = lease("next");
+    return !b.empty();
+  }));
+  r = {b[0].workflow, b[0].task, b[0].token, store::task_outcome::completed,
+       store::json(boost::json::object{{"z", 5}}), std::nullopt};
+  NF_REQUIRE_OK(store::complete_task(conn, r));
+  CAF_CHECK(wait_status(wf, "COMPLETED"));
+  CAF_CHECK_EQUAL(scalar(R"(SELECT "output"::text FROM "WorkflowExecutions" WHERE "id" = $1)",
+                         store::params::of(wf)),
+                  R"({"result": 5})");
+}
+
+CAF_TEST(I1 I4 I9 two deciders owning the same partition never duplicate a step) {
+  // Overlapping owners (a failover): both poll the same shard every 10 ms and are
+  // nudged constantly; every evaluation is fenced by the version (I4), every insert
+  // by the identity (I1), so each step is scheduled and recorded exactly once.
+  auto one = decider(10);
+  auto two = decider(10);
+  constexpr int n = 12;
+  std::vector<std::string> ids;
+  for (int i = 0; i < n; ++i) {
+    store::start_request req;
+    req.name = "two";
+    auto s = store::start_workflow(conn, req, 1);
+    NF_REQUIRE_OK(s);
+    ids.push_back(s->id.str());
+  }
+  auto completed = [&] {
+    return count(R"(SELECT count(*) FROM "WorkflowExecutions" WHERE "status" = 'COMPLETED')");
+  };
+  CAF_REQUIRE(test::wait_until(
+    [&] {
+      for (const char* q : {"work", "next"})
+        for (auto& t : lease(q, 50)) {
+          store::task_result r{t.workflow, t.task, t.token, store::task_outcome::completed,
+                               store::json(boost::json::object{{"y", 1}, {"z", 2}}),
+                               std::nullopt};
+          NF_REQUIRE_OK(store::complete_task(conn, r));
+          caf::anon_send(one, decide_atom_v);
+          caf::anon_send(two, decide_atom_v);
+        }
+      return completed() == n;
+    },
+    std::chrono::seconds{60}));
+  CAF_CHECK_EQUAL(count(R"(SELECT count(*) FROM "TaskExecutions")"), 2 * n);
+  CAF_CHECK_EQUAL(count(R"(SELECT count(*) FROM "WorkflowEvents" WHERE "eventType" = 'TASK_SCHEDULED')"),
+                  2 * n);
+  CAF_CHECK_EQUAL(count(R"(SELECT count(*) FROM "WorkflowEvents"
+                            WHERE "eventType" = 'WORKFLOW_COMPLETED')"),
+                  n);
+  // Gap-free and duplicate-free histories (I8).
+  CAF_CHECK_EQUAL(count(R"(SELECT count(*) FROM "WorkflowExecutions" w
+                            WHERE "lastSeq" <> (SELECT count(DISTINCT "seq") FROM "WorkflowEvents" e
+                                                 WHERE e."workflowId" = w."id")
+                               OR "lastSeq" <> (SELECT count(*) FROM "WorkflowEvents" e
+                                                 WHERE e."workflowId" = w."id"))"),
+                  0);
+}
+
+CAF_TEST(a signal delivered to a waiting workflow completes its WAIT task) {
+  workflow_def(R"({"name": "signalled", "version": 1, "tasks": [
+    {"name": "w", "taskReferenceName": "w", "type": "WAIT", "inputParameters": {"signal": "go"}},
+    {"name": "work", "taskReferenceName": "a", "type": "SIMPLE",
+     "inputParameters": {"x": "${w.output.payload.v}"}}]})");
+  auto d = decider();
+  auto wf = decider_fixture::start(d, "signalled");
+  NF_REQUIRE_OK(wf);
+  CAF_CHECK_EQUAL(count(R"(SELECT count(*) FROM "TaskExecutions" WHERE "refName" = 'w'
+                             AND "status" = 'IN_PROGRESS')"),
+                  1);
+  NF_REQUIRE_OK(store::deliver_signal(conn, workflow_id{wf->workflow_id}, "go",
+                                      boost::json::object{{"v", 9}}));
+  caf::anon_send(d, decide_atom_v);
+  auto a = lease_one("work");
+  CAF_CHECK_EQUAL(a.input, R"({"x": 9})");
+  CAF_CHECK_EQUAL(scalar(R"(SELECT "output"->>'signalSeq' FROM "TaskExecutions"
+                             WHERE "refName" = 'w')"),
+                  scalar(R"(SELECT "seq"::text FROM "WorkflowEvents"
+                             WHERE "eventType" = 'SIGNAL_RECEIVED')"));
+}
+
+CAF_TEST(a definition registered after a decision is the one the next start uses) {
+  auto d = decider();
+  NF_REQUIRE_OK(start(d));
+  CAF_REQUIRE_EQUAL(lease("work").size(), 1u);
+  // The same name and version, edited in place: its first task now runs on "next".
+  workflow_def(R"({"name": "two", "version": 1, "tasks": [
+    {"name": "next", "taskReferenceName": "b", "type": "SIMPLE"}]})");
+  auto again = start(d);
+  NF_REQUIRE_OK(again);
+  CAF_CHECK_EQUAL(tasks_of(again->workflow_id, "b"), 1);
+  CAF_CHECK_EQUAL(tasks_of(again->workflow_id, "a"), 0);
+}
+
+CAF_TEST(a malformed completion is rejected alone and a new id lands in its shard) {
+  auto d = decider();
+  msg::task_result bad;
+  bad.task_id = "nope";
+  auto r = ask<std::string>(d, complete_atom_v, bad);
+  CAF_REQUIRE(!r);
+  CAF_CHECK_EQUAL(store::message_of(r.error()), R"(task_id: expected a UUID, got "nope")");
+  for (int p : {1, 3, 16, 1024})
+    for (int s = 0; s < p; s += std::max(1, p / 7)) {
+      auto id = actors::decider::new_workflow_id_in(static_cast<int16_t>(s), p);
+      CAF_CHECK(is_uuid_text(id.str()));
+      CAF_CHECK_EQUAL(shard_of(id.str(), p), s);
+    }
+}
+
+CAF_TEST_FIXTURE_SCOPE_END()

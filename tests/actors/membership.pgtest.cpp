@@ -1,0 +1,129 @@
+#define CAF_SUITE actors.membership
+#include "tests/actors/actor_fixture.hpp"
+
+#include <caf/exit_reason.hpp>
+
+#include "actors/membership/membership.hpp"
+
+using namespace nf;
+
+namespace {
+
+// "PartitionLeases" rows cannot be deleted: every test gets a fresh database.
+struct fixture : test::actor_fixture {
+  fixture() : actor_fixture("actors_membership", 4, true) {
+  }
+
+  caf::actor member(const std::string& address, int64_t lease_ms = 2000, int partitions = 4) {
+    actors::membership_options m;
+    m.dsn = db->dsn();
+    m.address = address;
+    m.partition_count = partitions;
+    m.heartbeat_ms = 20;
+    m.lease_ms = lease_ms;
+    m.node = probe_actor;
+    return actors::spawn_membership(sys, m);
+  }
+
+  std::string node_of(const std::string& address) {
+    return scalar(R"(SELECT "id"::text FROM "Nodes" WHERE "address" = $1)",
+                  store::params::of(address));
+  }
+
+  int64_t live_leases(const std::string& node) {
+    if (node.empty()) // not registered yet
+      return 0;
+    return count(R"(SELECT count(*) FROM "PartitionLeases" WHERE "nodeId" = $1
+                      AND "expiresAt" > now())",
+                 store::params::of(node));
+  }
+};
+
+} // namespace
+
+CAF_TEST_FIXTURE_SCOPE(membership_tests, fixture)
+
+CAF_TEST(a lone node owns every partition and releases them when it stops) {
+  auto a = member("a:1");
+  CAF_REQUIRE(test::wait_until([&] { return !node_of("a:1").empty(); }));
+  auto id = node_of("a:1");
+  CAF_REQUIRE(test::wait_until([&] { return live_leases(id) == 4; }));
+  CAF_CHECK(test::wait_until([&] { return hints->count("partitions") >= 1; }));
+  auto status = ask<std::string>(a, status_atom_v);
+  NF_REQUIRE_OK(status);
+  CAF_CHECK_NOT_EQUAL(status->find(id), std::string::npos);
+  CAF_CHECK_NOT_EQUAL(status->find(R"("epoch":1)"), std::string::npos);
+  caf::anon_send_exit(a, caf::exit_reason::user_shutdown);
+  CAF_CHECK(test::wait_until([&] {
+    return count(R"(SELECT count(*) FROM "Nodes" WHERE "id" = $1 AND "stoppedAt" IS NOT NULL)",
+                 store::params::of(id))
+           == 1;
+  }));
+  CAF_CHECK_EQUAL(live_leases(id), 0);
+}
+
+CAF_TEST(a joining node receives its fair share and epochs only grow) {
+  auto a = member("a:1");
+  CAF_REQUIRE(test::wait_until([&] { return live_leases(node_of("a:1")) == 4; }));
+  auto b = member("b:1");
+  CAF_REQUIRE(test::wait_until([&] {
+    auto ida = node_of("a:1"), idb = node_of("b:1");
+    return !idb.empty() && live_leases(ida) == 2 && live_leases(idb) == 2;
+  }));
+  // The two moved partitions changed hands with a bumped epoch.
+  CAF_CHECK_EQUAL(count(R"(SELECT count(*) FROM "PartitionLeases" WHERE "epoch" = 2)"), 2);
+  CAF_CHECK_EQUAL(count(R"(SELECT count(*) FROM "PartitionLeases" WHERE "epoch" = 1)"), 2);
+  caf::anon_send_exit(a, caf::exit_reason::user_shutdown);
+  caf::anon_send_exit(b, caf::exit_reason::user_shutdown);
+}
+
+CAF_TEST(the partitions of a dead node are taken over after their leases expire) {
+  auto a = member("a:1", 400);
+  CAF_REQUIRE(test::wait_until([&] { return live_leases(node_of("a:1")) == 4; }));
+  // kill: no exit handler runs, so nothing is released, as with kill -9.
+  caf::anon_send_exit(a, caf::exit_reason::kill);
+  auto b = member("b:1", 400);
+  CAF_REQUIRE(test::wait_until([&] { return live_leases(node_of("b:1")) == 4; }));
+  CAF_CHECK_EQUAL(count(R"(SELECT count(*) FROM "PartitionLeases" WHERE "epoch" = 2)"), 4);
+  caf::anon_send_exit(b, caf::exit_reason::user_shutdown);
+}
+
+CAF_TEST(with the database gone a node serves until its leases would expire then drops them) {
+  auto a = member("a:1", 600);
+  CAF_REQUIRE(test::wait_until([&] { return live_leases(node_of("a:1")) == 4; }));
+  CAF_REQUIRE(test::wait_until([&] { return hints->owned_now() == 4; }));
+  auto name = scalar("SELECT current_database()");
+  // Nobody can connect any more (said from another database: Postgres refuses it for
+  // the current one), and membership's connection is cut.
+  auto admin = store::connection::open(test::server_dsn());
+  NF_REQUIRE_OK(admin);
+  auto allow = [&](bool yes) {
+    NF_REQUIRE_OK(admin->exec("ALTER DATABASE \"" + name + "\" ALLOW_CONNECTIONS "
+                              + (yes ? "true" : "false")));
+  };
+  allow(false);
+  sql(R"(SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+          WHERE datname = current_database() AND pid <> pg_backend_pid())");
+  auto cut = std::chrono::steady_clock::now();
+  CAF_REQUIRE(test::wait_until([&] { return hints->owned_now() == 0; }));
+  // Not before the lease (600 ms from its last renewal, at most one heartbeat ago).
+  CAF_CHECK(std::chrono::steady_clock::now() - cut >= std::chrono::milliseconds{500});
+  allow(true);
+  CAF_CHECK(test::wait_until([&] { return hints->owned_now() == 4; }));
+  caf::anon_send_exit(a, caf::exit_reason::user_shutdown);
+}
+
+CAF_TEST(a partition count that disagrees with the database stops membership) {
+  caf::scoped_actor self{sys};
+  auto a = member("a:1", 2000, 3);
+  self->monitor(a);
+  caf::error reason;
+  self->receive([&](caf::down_msg& dm) { reason = dm.reason; },
+                caf::after(std::chrono::seconds{20}) >> [&] { CAF_FAIL("membership did not stop"); });
+  CAF_CHECK(store::code_of(reason) == store::errc::invalid);
+  CAF_CHECK_NOT_EQUAL(store::message_of(reason).find("ClusterSettings.partitionCount is 4"),
+                      std::string::npos);
+  CAF_CHECK_EQUAL(count(R"(SELECT count(*) FROM "PartitionLeases")"), 0);
+}
+
+CAF_TEST_FIXTURE_SCOPE_END()

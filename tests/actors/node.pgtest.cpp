@@ -1,0 +1,143 @@
+#define CAF_SUITE actors.node
+#include "tests/actors/actor_fixture.hpp"
+
+#include <caf/exit_reason.hpp>
+
+#include "actors/node/node.hpp"
+#include "store/ids.hpp"
+#include "store/sharding.hpp"
+
+using namespace nf;
+
+namespace {
+
+// A whole node (membership, partitions, maintenance, runner) on a database with two
+// partitions; "PartitionLeases" rows live forever, so every test has its own database.
+struct fixture : test::actor_fixture {
+  caf::actor node;
+
+  fixture() : actor_fixture("actors_node", 2, true) {
+    task_defs(R"([{"name": "work", "retryCount": 0, "responseTimeoutSeconds": 600}])");
+    workflow_def(R"({"name": "one", "version": 1, "tasks": [
+      {"name": "work", "taskReferenceName": "a", "type": "SIMPLE",
+       "inputParameters": {"x": "${workflow.input.x}"}}],
+      "outputParameters": {"y": "${a.output.y}"}})");
+  }
+
+  ~fixture() {
+    if (node)
+      caf::anon_send_exit(node, caf::exit_reason::user_shutdown);
+  }
+
+  void spawn(bool nudges) {
+    actors::node_options o;
+    o.dsn = db->dsn();
+    o.advertise = "test:1";
+    auto set = [&](const char* k, const std::string& v) {
+      CAF_REQUIRE(!o.settings.set(k, v, "test"));
+    };
+    set("engine.partitions", "2");
+    set("engine.nudges", nudges ? "true" : "false");
+    set("membership.heartbeat_ms", "20");
+    set("decider.poll_interval_ms", "20");
+    set("lessor.poll_interval_ms", "20");
+    set("timer.poll_interval_ms", "20");
+    set("relay.poll_interval_ms", "50");
+    node = actors::spawn_node(sys, o);
+  }
+
+  std::string node_id() {
+    return scalar(R"(SELECT "id"::text FROM "Nodes" WHERE "address" = 'test:1')");
+  }
+
+  bool owns(int n) {
+    return test::wait_until([&] {
+      auto s = ask<std::string>(node, status_atom_v);
+      return s && s->find(n == 2 ? R"("running":[0,1])" : R"("running":[0])")
+                    != std::string::npos;
+    });
+  }
+};
+
+} // namespace
+
+CAF_TEST_FIXTURE_SCOPE(node_tests, fixture)
+
+CAF_TEST(I9 with nudges off a node finishes a workflow by polling alone) {
+  spawn(false);
+  CAF_REQUIRE(owns(2));
+  msg::start_request s;
+  s.workflow_name = "one";
+  s.input_json = R"({"x": 5})";
+  auto started = ask<msg::start_reply>(node, start_atom_v, s);
+  NF_REQUIRE_OK(started);
+  msg::poll_request p;
+  p.queue = "work";
+  p.worker_id = "w1";
+  p.timeout_ms = 5000;
+  std::vector<msg::leased_task> got;
+  CAF_REQUIRE(test::wait_until([&] {
+    auto r = ask<std::vector<msg::leased_task>>(node, poll_atom_v, p);
+    NF_REQUIRE_OK(r);
+    got = *r;
+    return !got.empty();
+  }));
+  CAF_CHECK_EQUAL(got[0].workflow_id, started->workflow_id);
+  CAF_CHECK_EQUAL(got[0].input_json, R"({"x": 5})");
+  msg::task_result done;
+  done.task_id = got[0].task_id;
+  done.workflow_id = got[0].workflow_id;
+  done.lease_token = got[0].lease_token;
+  done.output_json = R"({"y": 6})";
+  NF_REQUIRE_OK(ask<std::string>(node, complete_atom_v, done));
+  CAF_CHECK(wait_status(started->workflow_id, "COMPLETED"));
+  auto status = ask<std::string>(node, status_atom_v);
+  NF_REQUIRE_OK(status);
+  CAF_CHECK_NOT_EQUAL(status->find(R"("nudges":false)"), std::string::npos);
+  CAF_CHECK_NOT_EQUAL(status->find(R"("epoch":1)"), std::string::npos);
+}
+
+CAF_TEST(a request for a partition owned elsewhere is answered unavailable) {
+  // Another (live) node holds partition 1.
+  sql(R"(INSERT INTO "PartitionLeases" ("partition", "nodeId", "expiresAt")
+         VALUES (1, '00000000-0000-7000-8000-000000000009', now() + interval '1 hour'))");
+  spawn(true);
+  CAF_REQUIRE(owns(1));
+  std::string id;
+  do
+    id = new_uuidv7();
+  while (shard_of(id, 2) != 1);
+  msg::workflow_command c;
+  c.op = "pause";
+  c.workflow_id = id;
+  auto r = ask<std::string>(node, command_atom_v, c);
+  CAF_REQUIRE(!r);
+  CAF_CHECK(store::code_of(r.error()) == store::errc::unavailable);
+  CAF_CHECK_EQUAL(store::message_of(r.error()), "partition 1 is not owned by this node");
+  // Starts go to a partition this node owns.
+  msg::start_request s;
+  s.workflow_name = "one";
+  auto started = ask<msg::start_reply>(node, start_atom_v, s);
+  NF_REQUIRE_OK(started);
+  CAF_CHECK_EQUAL(shard_of(started->workflow_id, 2), 0);
+}
+
+CAF_TEST(stopping the node releases its leases and marks it stopped) {
+  spawn(true);
+  CAF_REQUIRE(owns(2));
+  auto id = node_id();
+  caf::scoped_actor self{sys};
+  self->monitor(node);
+  caf::anon_send_exit(node, caf::exit_reason::user_shutdown);
+  self->receive([](caf::down_msg&) {},
+                caf::after(std::chrono::seconds{20}) >> [] { CAF_FAIL("node did not stop"); });
+  node = caf::actor{};
+  CAF_CHECK(test::wait_until([&] {
+    return count(R"(SELECT count(*) FROM "Nodes" WHERE "id" = $1 AND "stoppedAt" IS NOT NULL)",
+                 store::params::of(id))
+           == 1;
+  }));
+  CAF_CHECK_EQUAL(count(R"(SELECT count(*) FROM "PartitionLeases" WHERE "expiresAt" > now())"), 0);
+}
+
+CAF_TEST_FIXTURE_SCOPE_END()
