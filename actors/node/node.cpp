@@ -65,14 +65,25 @@ caf::error not_owned(int16_t shard) {
 
 /// Delegates a request to the owner of `shard` (its answer goes straight to the
 /// requester), or answers `unavailable`.
-template <class Pick, class... Ts>
-caf::response_promise route(node_actor* self, int16_t shard, Pick pick, Ts&&... xs) {
+template <class... Ts>
+caf::response_promise route(node_actor* self, int16_t shard,
+                            caf::actor partition_handles::*role, Ts&&... xs) {
   auto rp = self->make_response_promise();
   if (const auto* h = owner(self, shard))
-    rp.delegate(pick(*h), std::forward<Ts>(xs)...);
+    rp.delegate(h->*role, std::forward<Ts>(xs)...);
   else
     rp.deliver(not_owned(shard));
   return rp;
+}
+
+/// Forwards a hint to the owning actor of `shard`; dropped when nudges are off or the
+/// partition is not owned here (the owner's poll finds the work, I9).
+template <class... Ts>
+void hint(node_actor* self, int16_t shard, caf::actor partition_handles::*role, Ts&&... xs) {
+  if (!self->state.nudges)
+    return;
+  if (const auto* h = owner(self, shard))
+    self->send(h->*role, std::forward<Ts>(xs)...);
 }
 
 /// Routes a request about one workflow to the decider of its shard.
@@ -85,8 +96,8 @@ caf::response_promise to_decider(node_actor* self, const std::string& workflow, 
                                  "workflow_id: expected a UUID, got \"" + workflow + "\""));
     return rp;
   }
-  return route(self, shard_of(workflow, self->state.partitions),
-               [](const partition_handles& h) { return h.decider; }, atom, m);
+  return route(self, shard_of(workflow, self->state.partitions), &partition_handles::decider,
+               atom, m);
 }
 
 /// Brings the running partitions in line with `st.owned`.
@@ -228,32 +239,21 @@ caf::behavior node_behavior(node_actor* self, node_options opt) {
       return to_decider(self, m.workflow_id, command_atom_v, m);
     },
     [=](poll_atom, const msg::poll_request& m) {
-      return route(self, queue_shard(m.queue, self->state.partitions),
-                   [](const partition_handles& h) { return h.lessor; }, poll_atom_v, m);
+      return route(self, queue_shard(m.queue, self->state.partitions), &partition_handles::lessor,
+                   poll_atom_v, m);
     },
     [=](work_atom, const std::string& queue) {
-      if (!self->state.nudges)
-        return;
-      if (const auto* h = owner(self, queue_shard(queue, self->state.partitions)))
-        self->send(h->lessor, work_atom_v, queue);
+      hint(self, queue_shard(queue, self->state.partitions), &partition_handles::lessor,
+           work_atom_v, queue);
     },
     [=](decide_atom, int16_t shard) {
-      if (!self->state.nudges)
-        return;
-      if (const auto* h = owner(self, shard))
-        self->send(h->decider, decide_atom_v);
+      hint(self, shard, &partition_handles::decider, decide_atom_v);
     },
     [=](armed_atom, int16_t shard, int64_t fire_at_ms) {
-      if (!self->state.nudges)
-        return;
-      if (const auto* h = owner(self, shard))
-        self->send(h->timer, armed_atom_v, fire_at_ms);
+      hint(self, shard, &partition_handles::timer, armed_atom_v, fire_at_ms);
     },
     [=](outbox_atom, int16_t shard) {
-      if (!self->state.nudges)
-        return;
-      if (const auto* h = owner(self, shard))
-        self->send(h->relay, outbox_atom_v);
+      hint(self, shard, &partition_handles::relay, outbox_atom_v);
     },
     [=](status_atom) {
       auto rp = self->make_response_promise();
