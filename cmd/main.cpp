@@ -7,6 +7,7 @@
 #include "cmd/config_command.hpp"
 #include "cmd/migrate_command.hpp"
 #include "cmd/partitions_command.hpp"
+#include "cmd/serve_command.hpp"
 #include "cmd/validate_command.hpp"
 #include "cmd/worker_command.hpp"
 
@@ -16,6 +17,8 @@ void usage(std::ostream& out) {
   out << "usage: nodeflow <command> [options]\n"
          "\n"
          "node and database:\n"
+         "  serve --dsn DSN [--port N] [--config F] [--migrate] [--<setting> V]...\n"
+         "                                   run a node (prints `listening HOST:PORT`)\n"
          "  migrate [--dsn DSN] [--status]   apply database migrations (or list them)\n"
          "  readiness [--dsn DSN]            is the database ready for this build?\n"
          "  partitions [--dsn DSN] [--drop-expired]   create partitions ahead, drop old ones\n"
@@ -40,6 +43,8 @@ int main(int argc, char** argv) {
   // Subcommands see only their own arguments.
   int sub_argc = argc - 2;
   char** sub_argv = argv + 2;
+  if (cmd == "serve")
+    return nf::cmd::run_serve_command(sub_argc, sub_argv);
   if (cmd == "worker")
     return nf::cmd::run_worker_command(sub_argc, sub_argv);
   if (nf::cmd::is_client_command(cmd))

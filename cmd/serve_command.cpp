@@ -1,0 +1,232 @@
+#include "cmd/serve_command.hpp"
+
+#include <atomic>
+#include <csignal>
+#include <thread>
+#include <unistd.h>
+#include <iostream>
+#include <optional>
+
+#include <boost/json.hpp>
+#include <caf/actor_system.hpp>
+#include <caf/io/middleman.hpp>
+#include <caf/after.hpp>
+#include <caf/scoped_actor.hpp>
+#include <caf/send.hpp>
+#include <spdlog/sinks/stdout_color_sinks.h>
+#include <spdlog/spdlog.h>
+
+#include "actors/node/node.hpp"
+#include "actors/system_config.hpp"
+#include "actors/type_ids.hpp"
+#include "cmd/serve_config.hpp"
+#include "net/api/api.hpp"
+#include "store/capabilities.hpp"
+#include "store/migrator.hpp"
+#include "store/pg/errors.hpp"
+#include "store/workflows.hpp"
+
+namespace nf::cmd {
+
+namespace {
+
+// Logs go to stderr (stdout carries the `listening` line tests wait for);
+// every folder's logger is a clone of this default one.
+void setup_logging(const config::values& settings) {
+  auto logger = spdlog::stderr_color_mt("nodeflow");
+  spdlog::set_default_logger(logger);
+  spdlog::set_pattern("%Y-%m-%dT%H:%M:%S.%e %^%l%$ [%n] %v");
+  spdlog::set_level(spdlog::level::from_str(settings.text("log.level")));
+}
+
+// Capabilities, migrations and the partition count, before anything starts.
+bool check_database(const serve_config& cfg) {
+  auto conn = store::connection::open(cfg.dsn);
+  if (!conn) {
+    std::cerr << "nodeflow serve: " << store::message_of(conn.error()) << "\n";
+    return false;
+  }
+  if (auto caps = store::check_capabilities(*conn); !caps) {
+    std::cerr << "nodeflow serve: " << store::message_of(caps.error()) << "\n";
+    return false;
+  }
+  store::migrator m;
+  if (cfg.migrate) {
+    auto applied = m.up(*conn, [](const std::string& line) { spdlog::info("migrate {}", line); });
+    if (!applied) {
+      std::cerr << "nodeflow serve: migrate: " << store::message_of(applied.error()) << "\n";
+      return false;
+    }
+  }
+  auto states = m.status(*conn);
+  if (!states) {
+    std::cerr << "nodeflow serve: " << store::message_of(states.error()) << "\n";
+    return false;
+  }
+  for (const auto& s : *states) {
+    if (!s.applied) {
+      std::cerr << "nodeflow serve: database is not migrated (" << s.name
+                << " is pending): run `nodeflow migrate --dsn " << cfg.dsn
+                << "` or pass --migrate\n";
+      return false;
+    }
+    if (!s.checksum_matches) {
+      std::cerr << "nodeflow serve: migration " << s.name
+                << " was changed after it was applied; the database does not match this build\n";
+      return false;
+    }
+  }
+  auto partitions = store::load_partition_count(*conn);
+  if (!partitions) {
+    std::cerr << "nodeflow serve: " << store::message_of(partitions.error()) << "\n";
+    return false;
+  }
+  auto configured = cfg.settings.integer("engine.partitions");
+  if (*partitions != configured) {
+    std::cerr << "nodeflow serve: engine.partitions: this node is configured for " << configured
+              << " partitions but the database's ClusterSettings.partitionCount is "
+              << *partitions << "; set --engine.partitions " << *partitions << "\n";
+    return false;
+  }
+  return true;
+}
+
+// Blocks until SIGTERM or SIGINT. The signals are blocked in every thread
+// (the mask is set before the actor system starts its threads), so only this
+// sigwait sees them.
+int wait_for_stop_signal(const sigset_t& set) {
+  int sig = 0;
+  sigwait(&set, &sig);
+  return sig;
+}
+
+// True once the node runs at least one partition (its status' "running"),
+// so a start sent right after the `listening` line finds a decider. Gives up
+// after a lease length: a node joining a full cluster may own none until the
+// partitions are rebalanced, and still serves everything else meanwhile.
+bool wait_for_partitions(caf::scoped_actor& self, const caf::actor& node,
+                         std::chrono::milliseconds patience) {
+  auto deadline = std::chrono::steady_clock::now() + patience;
+  while (std::chrono::steady_clock::now() < deadline) {
+    bool running = false;
+    self->request(node, std::chrono::seconds(1), status_atom_v)
+      .receive(
+        [&](const std::string& status) {
+          boost::json::error_code ec;
+          auto v = boost::json::parse(status, ec);
+          const auto* o = ec ? nullptr : v.if_object();
+          const auto* parts = o ? o->if_contains("running") : nullptr;
+          running = parts != nullptr && parts->is_array() && !parts->as_array().empty();
+        },
+        [](caf::error&) {});
+    if (running)
+      return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  return false;
+}
+
+// Waits for the node to stop: after `stopping` (at most node_stop_timeout), or
+// on its own, which raises SIGTERM so the main thread's sigwait returns.
+constexpr auto node_stop_timeout = std::chrono::seconds(15);
+
+void watch_node(caf::scoped_actor& self, std::atomic<bool>& died, std::atomic<bool>& stopping) {
+  std::optional<std::chrono::steady_clock::time_point> deadline;
+  for (bool done = false; !done;) {
+    self->receive(
+      [&](caf::down_msg& dm) {
+        done = true;
+        if (!stopping && dm.reason != caf::exit_reason::user_shutdown) {
+          died = true;
+          spdlog::error("node_stopped_unexpectedly reason={}", caf::to_string(dm.reason));
+          kill(getpid(), SIGTERM);
+        }
+      },
+      caf::after(std::chrono::milliseconds(200)) >> [&] {
+        if (!stopping)
+          return;
+        auto now = std::chrono::steady_clock::now();
+        if (!deadline) {
+          deadline = now + node_stop_timeout;
+        } else if (now > *deadline) {
+          spdlog::warn("node_stop_timeout seconds={}", node_stop_timeout.count());
+          done = true;
+        }
+      });
+  }
+}
+
+} // namespace
+
+int run_serve_command(int argc, char** argv) {
+  std::vector<std::string> errors;
+  auto cfg = load_serve_config(argc, argv, errors);
+  if (!cfg) {
+    for (const auto& e : errors)
+      std::cerr << "nodeflow serve: " << e << "\n";
+    std::cerr << serve_usage();
+    return 2;
+  }
+  setup_logging(cfg->settings);
+  if (!check_database(*cfg))
+    return 1;
+
+  sigset_t stop_signals;
+  sigemptyset(&stop_signals);
+  sigaddset(&stop_signals, SIGTERM);
+  sigaddset(&stop_signals, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+
+  actors::system_config caf_cfg;
+  caf::actor_system sys{caf_cfg};
+  const auto& settings = cfg->settings;
+  // The api is published first (its port may be 0 = any), then the node is
+  // spawned knowing the address it is reachable at, then handed to the api.
+  auto api = net::spawn_api(sys, net::make_api_options(settings, cfg->dsn, nullptr));
+  const auto& host = settings.text("node.host");
+  auto port = static_cast<uint16_t>(settings.integer("node.port"));
+  auto bound = sys.middleman().publish(api, port, host.c_str(), true);
+  if (!bound) {
+    std::cerr << "nodeflow serve: cannot listen on " << host << ":" << port << ": "
+              << caf::to_string(bound.error()) << "\n";
+    caf::anon_send_exit(api, caf::exit_reason::user_shutdown);
+    return 1;
+  }
+  actors::node_options node_opts;
+  node_opts.dsn = cfg->dsn;
+  node_opts.settings = settings;
+  node_opts.advertise = !settings.text("node.advertise").empty()
+                          ? settings.text("node.advertise")
+                          : host + ":" + std::to_string(*bound);
+  auto node = actors::spawn_node(sys, node_opts);
+  net::attach_node(api, node);
+  caf::scoped_actor self{sys};
+  auto patience = std::chrono::milliseconds{settings.integer("membership.lease_ms") + 2000};
+  if (!wait_for_partitions(self, node, patience))
+    spdlog::warn("node_owns_no_partition_yet waited_ms={} (starts answer unavailable until it "
+                 "owns one)",
+                 patience.count());
+  self->monitor(node);
+  spdlog::info("node_listening host={} port={} advertise={}", host, *bound, node_opts.advertise);
+  std::cout << "listening " << host << ":" << *bound << std::endl;
+
+  // Runs until a stop signal, or until the node stops on its own (e.g. the
+  // database refused it): then exit 1 with its reason.
+  std::atomic<bool> node_died{false};
+  std::atomic<bool> stopping{false};
+  std::thread watcher([&] { watch_node(self, node_died, stopping); });
+  int sig = wait_for_stop_signal(stop_signals);
+  stopping = true;
+  if (!node_died)
+    spdlog::info("node_stopping signal={}", sig == SIGTERM ? "SIGTERM" : "SIGINT");
+  // Stop taking requests, then stop the node: it stops its partitions and
+  // membership releases their leases so another node can take them at once.
+  sys.middleman().unpublish(api, *bound);
+  caf::anon_send_exit(api, caf::exit_reason::user_shutdown);
+  caf::anon_send_exit(node, caf::exit_reason::user_shutdown);
+  watcher.join();
+  spdlog::info("node_stopped");
+  return node_died ? 1 : 0;
+}
+
+} // namespace nf::cmd
