@@ -1,0 +1,836 @@
+// The benchmark driver: registers a workload's definitions, runs its workers
+// as separate processes, starts its workflows through the client library
+// (one client call per workflow, many calls in flight, or at a fixed rate),
+// waits until every workflow completed, and measures.
+//
+// Latencies are measured on one clock (CLOCK_MONOTONIC, shared by the driver
+// and its worker processes) at the moments a client can observe:
+// - a commit becomes visible when its WorkflowEvents rows' NOTIFY reaches the
+//   driver's LISTEN connection (the trigger fires per event row, delivered at
+//   commit; "workflowId:seq");
+// - e2e = start call made → the commit holding WORKFLOW_COMPLETED is seen;
+// - dispatch = the commit holding TASK_SCHEDULED is seen → a worker's long poll
+//   answered with the task.
+// The history (which seq is which event) is read after the run.
+
+#include "bench/engine/driver.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <condition_variable>
+#include <cstdio>
+#include <fstream>
+#include <map>
+#include <mutex>
+#include <fcntl.h>
+#include <optional>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sstream>
+#include <sys/wait.h>
+#include <thread>
+#include <unistd.h>
+#include <unordered_map>
+
+#include <boost/json.hpp>
+
+#include "bench/engine/bench_sql.hpp"
+#include "bench/engine/ceiling.hpp"
+#include "bench/engine/pg.hpp"
+#include "bench/engine/procstat.hpp"
+#include "net/client.hpp"
+
+extern char** environ;
+
+namespace nf::bench {
+
+namespace json = boost::json;
+
+namespace {
+
+int64_t mono_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+           std::chrono::steady_clock::now().time_since_epoch())
+    .count();
+}
+
+int64_t real_us() {
+  return std::chrono::duration_cast<std::chrono::microseconds>(
+           std::chrono::system_clock::now().time_since_epoch())
+    .count();
+}
+
+void say(const std::string& s) {
+  std::fprintf(stderr, "bench: %s\n", s.c_str());
+}
+
+void sleep_s(double s) {
+  std::this_thread::sleep_for(std::chrono::duration<double>(s));
+}
+
+struct percentiles {
+  size_t n = 0;
+  double p50 = 0, p95 = 0, p99 = 0, max = 0;
+};
+
+percentiles percentiles_of(std::vector<double> xs) {
+  percentiles p;
+  p.n = xs.size();
+  if (xs.empty())
+    return p;
+  std::sort(xs.begin(), xs.end());
+  auto at = [&](double q) {
+    auto i = static_cast<size_t>(std::ceil(q * static_cast<double>(xs.size()))) ;
+    return xs[std::min(xs.size() - 1, i == 0 ? 0 : i - 1)];
+  };
+  p.p50 = at(0.50);
+  p.p95 = at(0.95);
+  p.p99 = at(0.99);
+  p.max = xs.back();
+  return p;
+}
+
+// ------------------------------------------------------------------ workloads
+
+enum class shape { one_task, chain, fan_out };
+
+struct workload_spec {
+  std::string name; // W1, W1lat, W2, W3, W4
+  shape kind = shape::one_task;
+  int workflows = 0;
+  int tasks_per_workflow = 1;
+  double rate = 0; // > 0: started at this rate (W1lat)
+  long long history = 0; // W4: finished workflows in the history tables
+};
+
+std::string definitions_json(const workload_spec& w, const std::string& wf, const std::string& td) {
+  json::array tasks;
+  auto simple = [&](const std::string& ref) {
+    return json::object{{"name", td}, {"taskReferenceName", ref}};
+  };
+  if (w.kind == shape::fan_out) {
+    json::array branches, join_on;
+    for (int i = 0; i < w.tasks_per_workflow; ++i) {
+      auto ref = "b" + std::to_string(i);
+      branches.push_back(json::array{simple(ref)});
+      join_on.push_back(json::value(ref));
+    }
+    tasks.push_back(json::object{{"name", "fan_out"},
+                                 {"taskReferenceName", "fan_out"},
+                                 {"type", "FORK_JOIN"},
+                                 {"forkTasks", std::move(branches)}});
+    tasks.push_back(json::object{{"name", "fan_in"},
+                                 {"taskReferenceName", "fan_in"},
+                                 {"type", "JOIN"},
+                                 {"joinOn", std::move(join_on)}});
+  } else {
+    for (int i = 0; i < w.tasks_per_workflow; ++i)
+      tasks.push_back(simple("t" + std::to_string(i)));
+  }
+  json::array defs;
+  defs.push_back(json::object{{"name", td},
+                              {"description", "nodeflow-bench worker task"},
+                              {"retryCount", 0},
+                              {"timeoutSeconds", 600},
+                              {"responseTimeoutSeconds", 600}});
+  defs.push_back(json::object{{"name", wf},
+                              {"version", 1},
+                              {"description", "nodeflow-bench " + w.name},
+                              {"timeoutSeconds", 3600},
+                              {"tasks", std::move(tasks)}});
+  return json::serialize(defs);
+}
+
+// ------------------------------------------------------------------ metrics
+
+struct db_snapshot {
+  long long xacts = 0;
+  long long wal_bytes = 0;
+  std::map<std::string, long long> rows; // table → inserted + updated + deleted
+  int64_t at_ns = 0;
+};
+
+db_snapshot snapshot(sql_conn& c) {
+  db_snapshot s;
+  s.at_ns = mono_ns();
+  s.xacts = c.exec(sql::xacts).i64(0, 0);
+  s.wal_bytes = c.exec(sql::wal_bytes).i64(0, 0);
+  auto r = c.exec(sql::rows_written);
+  for (int i = 0; i < r.rows(); ++i)
+    s.rows[r.str(i, 0)] = r.i64(i, 1) + r.i64(i, 2) + r.i64(i, 3);
+  return s;
+}
+
+// ------------------------------------------------------------------ listener
+
+// Keeps the arrival time of every WorkflowEvents notification; counts the
+// workflows whose completion event (seq == final_seq) was seen.
+class listener {
+public:
+  listener(const std::string& dsn, long long final_seq)
+      : conn_(dsn), final_seq_(final_seq) {
+    conn_.exec("LISTEN node_flow_workflow_events");
+    thread_ = std::thread([this] { loop(); });
+  }
+  ~listener() { stop(); }
+
+  void stop() {
+    stop_ = true;
+    if (thread_.joinable())
+      thread_.join();
+  }
+  long long completed() const { return completed_; }
+  int64_t last_completion_ns() const { return last_completion_ns_; }
+  /// After stop(): "workflowId:seq" → arrival.
+  std::unordered_map<std::string, int64_t>& arrivals() { return arrivals_; }
+
+private:
+  void loop() {
+    auto* c = conn_.native();
+    pollfd p{PQsocket(c), POLLIN, 0};
+    while (!stop_) {
+      ::poll(&p, 1, 20);
+      auto now = mono_ns();
+      if (!PQconsumeInput(c))
+        bench_die(std::string{"listener lost its connection: "} + PQerrorMessage(c));
+      while (PGnotify* n = PQnotifies(c)) {
+        std::string payload = n->extra;
+        PQfreemem(n);
+        auto colon = payload.rfind(':');
+        if (colon != std::string::npos && std::atoll(payload.c_str() + colon + 1) == final_seq_) {
+          ++completed_;
+          last_completion_ns_ = now;
+        }
+        arrivals_.emplace(std::move(payload), now);
+      }
+    }
+  }
+
+  sql_conn conn_;
+  long long final_seq_;
+  std::atomic<bool> stop_{false};
+  std::atomic<long long> completed_{0};
+  std::atomic<int64_t> last_completion_ns_{0};
+  std::unordered_map<std::string, int64_t> arrivals_;
+  std::thread thread_;
+};
+
+// ------------------------------------------------------------------ worker processes
+
+struct worker_proc {
+  pid_t pid = 0;
+  std::string out;     // arrivals file
+  std::string summary; // its stdout
+};
+
+worker_proc spawn_worker(const run_options& o, const std::string& queue, const std::string& tag,
+                         int i) {
+  worker_proc w;
+  w.out = o.work_dir + "/" + tag + "-worker" + std::to_string(i) + ".arrivals";
+  w.summary = o.work_dir + "/" + tag + "-worker" + std::to_string(i) + ".out";
+  std::vector<std::string> args{o.exe,        "worker",
+                                "--node",     o.node,
+                                "--queue",    queue,
+                                "--pollers",  std::to_string(o.pollers),
+                                "--batch",    std::to_string(o.batch),
+                                "--id",       tag + "-w" + std::to_string(i),
+                                "--out",      w.out};
+  std::vector<char*> argv;
+  for (auto& a : args)
+    argv.push_back(a.data());
+  argv.push_back(nullptr);
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_addopen(&fa, 1, w.summary.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  if (posix_spawn(&w.pid, o.exe.c_str(), &fa, nullptr, argv.data(), environ) != 0)
+    bench_die("cannot start a worker process (" + o.exe + ")");
+  posix_spawn_file_actions_destroy(&fa);
+  return w;
+}
+
+void wait_ready(const worker_proc& w) {
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (std::chrono::steady_clock::now() < deadline) {
+    std::ifstream in(w.summary);
+    std::string line;
+    if (std::getline(in, line) && line == "ready")
+      return;
+    int status = 0;
+    if (waitpid(w.pid, &status, WNOHANG) == w.pid)
+      bench_die("a worker process exited before it was ready (see " + w.summary + ")");
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  bench_die("a worker process did not get ready within 30 s");
+}
+
+// Stops a worker and reads its arrivals ("workflowId/ref" → first arrival).
+long long stop_worker(const worker_proc& w, std::unordered_map<std::string, int64_t>& arrivals,
+                      std::string& problem) {
+  kill(w.pid, SIGTERM);
+  int status = 0;
+  waitpid(w.pid, &status, 0);
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+    problem = "worker " + std::to_string(w.pid) + " failed (see " + w.summary + ")";
+  std::ifstream in(w.out);
+  std::string wf, ref;
+  long long ns = 0, n = 0;
+  while (in >> wf >> ref >> ns) {
+    arrivals.emplace(wf + "/" + ref, ns);
+    ++n;
+  }
+  return n;
+}
+
+// ------------------------------------------------------------------ one workload
+
+struct started {
+  int64_t call_ns = 0;
+  int64_t call_us_real = 0;
+  std::string id;
+};
+
+struct workload_result {
+  workload_spec spec;
+  bool completed = false;
+  std::string problem;
+  long long tasks = 0;
+  double seconds = 0;
+  double workflows_per_s = 0;
+  double tasks_per_s = 0;
+  double start_calls_per_s = 0;
+  percentiles e2e, dispatch;
+  double xacts_per_task = 0;
+  double rows_per_task = 0;
+  double wal_kb_per_task = 0;
+  double idle_xacts_per_s = 0;
+  std::map<std::string, double> rows_by_table; // per task
+  double nodeflow_cpu_s = -1, postgres_cpu_s = -1, workers_cpu_s = 0;
+  double nodeflow_peak_rss_mb = -1;
+  double load_avg = 0;
+};
+
+class runner {
+public:
+  explicit runner(const run_options& o) : o_(o), db_(o.dsn) {
+    auto node = parse_node_address(o.node);
+    if (!node)
+      bench_die("--node: " + describe(node.error()));
+    client_options copts = *node;
+    copts.timeout = std::chrono::milliseconds(60000);
+    client_ = std::make_unique<client>(copts);
+    if (auto ok = client_->connect(); !ok)
+      bench_die("cannot reach the node at " + o.node + ": " + describe(ok.error()));
+    pg_pid_ = o.pg_pid != 0 ? o.pg_pid : parent_of(db_.backend_pid());
+    if (!o.statements_dir.empty()) {
+      std::string err;
+      if (!db_.try_exec(sql::statements_enable, {}, err))
+        say("pg_stat_statements unavailable: " + err);
+      else
+        statements_ = true;
+    }
+    run_tag_ = std::to_string(real_us() / 1000000 % 100000000);
+  }
+
+  workload_result run(const workload_spec& w);
+  sql_conn& db() { return db_; }
+
+private:
+  void write_statements(const std::string& name, long long tasks);
+
+  const run_options& o_;
+  sql_conn db_;
+  std::unique_ptr<client> client_;
+  pid_t pg_pid_ = 0;
+  bool statements_ = false;
+  std::string run_tag_;
+  int seq_ = 0;
+};
+
+void runner::write_statements(const std::string& name, long long tasks) {
+  if (!statements_)
+    return;
+  auto path = o_.statements_dir + "/" + name + ".txt";
+  std::ofstream out(path);
+  auto r = db_.exec(sql::statements_top, {"20"});
+  out << "calls\tcalls/task\ttotal_ms\tms/task\trows\tblocks/call\tquery\n";
+  for (int i = 0; i < r.rows(); ++i) {
+    double calls = r.f64(i, 0), ms = r.f64(i, 1);
+    char line[128];
+    std::snprintf(line, sizeof line, "%.0f\t%.3f\t%.1f\t%.4f\t%s\t%s\t", calls, calls / tasks, ms,
+                  ms / tasks, r.str(i, 2).c_str(), r.str(i, 3).c_str());
+    out << line << r.str(i, 4) << "\n";
+  }
+  say("top statements of " + name + ": " + path);
+}
+
+workload_result runner::run(const workload_spec& w) {
+  workload_result res;
+  res.spec = w;
+  auto tag = "bench_" + w.name + "_" + run_tag_ + "_" + std::to_string(++seq_);
+  for (auto& ch : tag)
+    ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  auto wf_name = tag;
+  auto td_name = tag + "_task";
+  res.tasks = static_cast<long long>(w.workflows) * w.tasks_per_workflow;
+
+  if (auto r = client_->register_definitions(definitions_json(w, wf_name, td_name)); !r)
+    bench_die("registering " + wf_name + ": " + describe(r.error()));
+
+  std::vector<worker_proc> workers;
+  for (int i = 0; i < o_.worker_procs; ++i)
+    workers.push_back(spawn_worker(o_, td_name, tag, i));
+  for (auto& wp : workers)
+    wait_ready(wp);
+
+  msg::start_request req;
+  req.workflow_name = wf_name;
+  req.input_json = R"({"bench":true})";
+
+  // Warm-up: one workflow through the whole path; its history tells how many
+  // events a completed workflow of this shape has.
+  long long final_seq = 0;
+  {
+    auto s = client_->start(req);
+    if (!s)
+      bench_die("warm-up start of " + wf_name + ": " + describe(s.error()));
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    while (true) {
+      auto st = db_.exec(sql::run_status, {wf_name});
+      if (st.i64(0, 0) == 1)
+        break;
+      if (std::chrono::steady_clock::now() > deadline)
+        bench_die("the warm-up workflow " + s->workflow_id + " of " + w.name
+                  + " did not complete within 30 s");
+      sleep_s(0.01);
+    }
+    final_seq = db_.exec(R"(SELECT max("seq") FROM "WorkflowEvents" WHERE "workflowId" = $1)",
+                         {s->workflow_id})
+                  .i64(0, 0);
+  }
+
+  listener lis{o_.dsn, final_seq};
+  // An idle window measures the engine's background transactions (its actors'
+  // polls), subtracted from the workload's count below.
+  auto idle0 = snapshot(db_);
+  sleep_s(o_.settle_seconds);
+  auto s0 = snapshot(db_);
+  res.idle_xacts_per_s = static_cast<double>(s0.xacts - idle0.xacts)
+                         / (static_cast<double>(s0.at_ns - idle0.at_ns) / 1e9);
+  if (statements_)
+    db_.exec(sql::statements_reset);
+  auto pg_cpu0 = pg_pid_ ? tree_cpu(pg_pid_) : std::map<pid_t, double>{};
+  std::optional<double> serve_cpu0 = o_.serve_pid ? cpu_seconds(o_.serve_pid) : std::nullopt;
+  bool rss_reset = o_.serve_pid && reset_peak_rss(o_.serve_pid);
+  double rss_sampled = 0;
+  std::vector<double> worker_cpu0;
+  for (auto& wp : workers)
+    worker_cpu0.push_back(cpu_seconds(wp.pid).value_or(0));
+  auto load0 = load_average();
+
+  // Starts: one client call per workflow; up to start_concurrency in flight,
+  // or issued at a fixed rate.
+  std::vector<started> starts(static_cast<size_t>(w.workflows));
+  std::mutex mx;
+  std::condition_variable cv;
+  int in_flight = 0;
+  std::atomic<long long> start_errors{0};
+  std::string first_start_error;
+  int limit = w.rate > 0 ? 100000 : o_.start_concurrency;
+  auto t0 = mono_ns();
+  for (int i = 0; i < w.workflows; ++i) {
+    if (w.rate > 0) {
+      auto due = t0 + static_cast<int64_t>(1e9 * i / w.rate);
+      auto now = mono_ns();
+      if (due > now)
+        std::this_thread::sleep_for(std::chrono::nanoseconds(due - now));
+    }
+    {
+      std::unique_lock<std::mutex> g{mx};
+      cv.wait(g, [&] { return in_flight < limit; });
+      ++in_flight;
+    }
+    auto& s = starts[static_cast<size_t>(i)];
+    s.call_us_real = real_us();
+    s.call_ns = mono_ns();
+    client_->start_async(req, [&, i](caf::expected<msg::start_reply> r) {
+      std::lock_guard<std::mutex> g{mx};
+      if (r)
+        starts[static_cast<size_t>(i)].id = r->workflow_id;
+      else if (start_errors++ == 0)
+        first_start_error = describe(r.error());
+      --in_flight;
+      cv.notify_all();
+    });
+    if (o_.serve_pid && (i & 255) == 0)
+      rss_sampled = std::max(rss_sampled, rss_mb(o_.serve_pid).value_or(0));
+  }
+  {
+    std::unique_lock<std::mutex> g{mx};
+    cv.wait(g, [&] { return in_flight == 0; });
+  }
+  auto starts_done = mono_ns();
+  res.start_calls_per_s = w.workflows / (static_cast<double>(starts_done - t0) / 1e9);
+  if (start_errors > 0)
+    res.problem = std::to_string(start_errors.load()) + " starts failed: " + first_start_error;
+
+  // Until every workflow of the run completed (the listener sees each
+  // completion commit; the table is checked too, in case a seq differs).
+  auto deadline = std::chrono::steady_clock::now()
+                  + std::chrono::duration<double>(o_.timeout_seconds);
+  auto expected_done = static_cast<long long>(w.workflows) - start_errors;
+  long long db_completed = 0, db_running = 0;
+  int64_t last_end_us = 0;
+  auto next_check = std::chrono::steady_clock::now();
+  while (true) {
+    if (o_.serve_pid)
+      rss_sampled = std::max(rss_sampled, rss_mb(o_.serve_pid).value_or(0));
+    bool check = lis.completed() >= expected_done || std::chrono::steady_clock::now() >= next_check;
+    if (check) {
+      auto st = db_.exec(sql::run_status, {wf_name});
+      db_completed = st.i64(0, 0) - 1; // less the warm-up
+      db_running = st.i64(0, 1);
+      last_end_us = st.i64(0, 3);
+      // Done when nothing of this run is left running (a failed workflow
+      // ends the wait too, and fails the run below).
+      if (db_running == 0 && st.i64(0, 2) >= expected_done + 1)
+        break;
+      next_check = std::chrono::steady_clock::now() + std::chrono::milliseconds(500);
+    }
+    if (std::chrono::steady_clock::now() > deadline)
+      break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  auto done_ns = lis.last_completion_ns() ? lis.last_completion_ns() : mono_ns();
+  res.completed = db_running == 0 && db_completed == w.workflows;
+  if (!res.completed && res.problem.empty())
+    res.problem = "did not complete: " + std::to_string(db_completed) + " of "
+                  + std::to_string(w.workflows) + " completed, " + std::to_string(db_running)
+                  + " running after " + std::to_string(o_.timeout_seconds) + " s";
+  // Elapsed: the first start call → the last completion (the table's endedAt,
+  // the server's clock; the same clock as this machine's).
+  int64_t first_call_us = starts.empty() ? 0 : starts.front().call_us_real;
+  double by_table = static_cast<double>(last_end_us - first_call_us) / 1e6;
+  double by_listener = static_cast<double>(done_ns - t0) / 1e9;
+  res.seconds = std::max(by_table, by_listener);
+  res.workflows_per_s = w.workflows / res.seconds;
+  res.tasks_per_s = static_cast<double>(res.tasks) / res.seconds;
+
+  for (size_t i = 0; i < workers.size(); ++i)
+    res.workers_cpu_s += cpu_seconds(workers[i].pid).value_or(0) - worker_cpu0[i];
+  if (o_.serve_pid) {
+    if (auto c = cpu_seconds(o_.serve_pid); c && serve_cpu0)
+      res.nodeflow_cpu_s = *c - *serve_cpu0;
+    auto hwm = peak_rss_mb(o_.serve_pid);
+    res.nodeflow_peak_rss_mb = rss_reset && hwm ? *hwm : rss_sampled;
+  }
+  if (pg_pid_)
+    res.postgres_cpu_s = tree_cpu_delta(pg_cpu0, tree_cpu(pg_pid_));
+  res.load_avg = std::max(load0, load_average());
+
+  // Statistics are flushed by each backend within about a second of its
+  // transactions; the settle window lets them arrive. Background transactions
+  // of that window (the idle rate) are not the workload's.
+  sleep_s(o_.settle_seconds);
+  auto s1 = snapshot(db_);
+  double window = static_cast<double>(s1.at_ns - s0.at_ns) / 1e9;
+  double xacts = static_cast<double>(s1.xacts - s0.xacts)
+                 - res.idle_xacts_per_s * std::max(0.0, window - res.seconds);
+  res.xacts_per_task = xacts / static_cast<double>(res.tasks);
+  long long rows = 0;
+  for (auto& [t, n] : s1.rows) {
+    auto d = n - (s0.rows.count(t) ? s0.rows[t] : 0);
+    if (d > 0)
+      res.rows_by_table[t] = static_cast<double>(d) / static_cast<double>(res.tasks);
+    rows += d;
+  }
+  res.rows_per_task = static_cast<double>(rows) / static_cast<double>(res.tasks);
+  res.wal_kb_per_task = static_cast<double>(s1.wal_bytes - s0.wal_bytes) / 1024.0
+                        / static_cast<double>(res.tasks);
+  write_statements(w.name + (w.history ? "_" + std::to_string(w.history) : ""), res.tasks);
+
+  lis.stop();
+  std::unordered_map<std::string, int64_t> task_arrivals;
+  for (auto& wp : workers) {
+    std::string problem;
+    stop_worker(wp, task_arrivals, problem);
+    if (!problem.empty() && res.problem.empty())
+      res.problem = problem;
+  }
+
+  // Latencies from the history: which seq scheduled which task, which
+  // completed the workflow.
+  auto& commits = lis.arrivals();
+  std::vector<double> e2e, dispatch;
+  std::unordered_map<std::string, const started*> by_id;
+  for (auto& s : starts)
+    if (!s.id.empty())
+      by_id.emplace(s.id, &s);
+  std::vector<std::string> ids;
+  for (auto& s : starts)
+    if (!s.id.empty())
+      ids.push_back(s.id);
+  for (size_t at = 0; at < ids.size(); at += 5000) {
+    std::string arr = "{";
+    for (size_t i = at; i < std::min(ids.size(), at + 5000); ++i)
+      arr += (i == at ? "" : ",") + ids[i];
+    arr += "}";
+    auto r = db_.exec(sql::run_events, {arr});
+    for (int i = 0; i < r.rows(); ++i) {
+      auto wf = r.str(i, 0);
+      auto commit = commits.find(wf + ":" + r.str(i, 1));
+      if (commit == commits.end())
+        continue;
+      if (r.str(i, 2) == "WORKFLOW_COMPLETED") {
+        e2e.push_back(static_cast<double>(commit->second - by_id[wf]->call_ns) / 1e6);
+      } else {
+        auto got = task_arrivals.find(wf + "/" + r.str(i, 3));
+        if (got != task_arrivals.end())
+          dispatch.push_back(static_cast<double>(got->second - commit->second) / 1e6);
+      }
+    }
+  }
+  res.e2e = percentiles_of(std::move(e2e));
+  res.dispatch = percentiles_of(std::move(dispatch));
+  return res;
+}
+
+// ------------------------------------------------------------------ output
+
+double r2(double x) {
+  return std::round(x * 100.0) / 100.0;
+}
+
+json::object to_json(const workload_result& r, const ceiling_result* batched,
+                     const ceiling_result* unbatched) {
+  json::object o;
+  o["workload"] = r.spec.name;
+  o["completed"] = r.completed;
+  if (!r.problem.empty())
+    o["problem"] = r.problem;
+  o["workflows"] = r.spec.workflows;
+  o["tasks"] = r.tasks;
+  if (r.spec.rate > 0)
+    o["start_rate_per_s"] = r.spec.rate;
+  if (r.spec.name == "W4")
+    o["history_workflows"] = r.spec.history;
+  o["seconds"] = r2(r.seconds);
+  o["workflows_per_s"] = r2(r.workflows_per_s);
+  o["tasks_per_s"] = r2(r.tasks_per_s);
+  o["start_calls_per_s"] = r2(r.start_calls_per_s);
+  o["e2e_p50_ms"] = r2(r.e2e.p50);
+  o["e2e_p95_ms"] = r2(r.e2e.p95);
+  o["e2e_p99_ms"] = r2(r.e2e.p99);
+  o["e2e_max_ms"] = r2(r.e2e.max);
+  o["e2e_samples"] = r.e2e.n;
+  o["dispatch_p50_ms"] = r2(r.dispatch.p50);
+  o["dispatch_p95_ms"] = r2(r.dispatch.p95);
+  o["dispatch_p99_ms"] = r2(r.dispatch.p99);
+  o["dispatch_max_ms"] = r2(r.dispatch.max);
+  o["dispatch_samples"] = r.dispatch.n;
+  o["ceiling_lifecycles_per_s"] = batched ? r2(batched->lifecycles_per_s) : 0.0;
+  o["ceiling_unbatched_lifecycles_per_s"] = unbatched ? r2(unbatched->lifecycles_per_s) : 0.0;
+  if (batched && batched->lifecycles_per_s > 0) {
+    o["tasks_x_ceiling"] = std::round(r.tasks_per_s / batched->lifecycles_per_s * 1000) / 1000;
+    o["workflows_x_ceiling"] =
+      std::round(r.workflows_per_s / batched->lifecycles_per_s * 1000) / 1000;
+  }
+  o["pg_xacts_per_task"] = r2(r.xacts_per_task);
+  o["pg_idle_xacts_per_s"] = r2(r.idle_xacts_per_s);
+  o["pg_rows_written_per_task"] = r2(r.rows_per_task);
+  json::object by_table;
+  for (auto& [t, n] : r.rows_by_table)
+    by_table[t] = r2(n);
+  o["pg_rows_written_per_task_by_table"] = std::move(by_table);
+  o["wal_kb_per_task"] = r2(r.wal_kb_per_task);
+  o["nodeflow_cpu_s"] = r2(r.nodeflow_cpu_s);
+  o["postgres_cpu_s"] = r2(r.postgres_cpu_s);
+  o["workers_cpu_s"] = r2(r.workers_cpu_s);
+  o["nodeflow_peak_rss_mb"] = r2(r.nodeflow_peak_rss_mb);
+  o["load_avg_1m"] = r2(r.load_avg);
+  return o;
+}
+
+void print_table(FILE* f, const std::vector<json::object>& rows,
+                 const std::vector<ceiling_result>& ceilings) {
+  for (auto& c : ceilings)
+    std::fprintf(f, "ceiling  batch %3d  %2d connections  %9.0f lifecycles/s\n", c.batch,
+                 c.connections, c.lifecycles_per_s);
+  std::fprintf(f,
+               "\n%-8s %9s %8s %9s %9s %6s %7s %7s %7s %7s %7s %6s %6s %6s %6s %6s %6s\n",
+               "workload", "history", "wf", "wf/s", "tasks/s", "x_ceil", "e2e50", "e2e95", "e2e99",
+               "dsp50", "dsp99", "xact/t", "rows/t", "nf_cpu", "pg_cpu", "rss_mb", "load");
+  auto num = [](const json::object& o, const char* k) {
+    auto* v = o.if_contains(k);
+    return v && v->is_number() ? v->to_number<double>() : 0.0;
+  };
+  for (auto& o : rows) {
+    std::fprintf(f,
+                 "%-8s %9.0f %8.0f %9.1f %9.1f %6.3f %7.2f %7.2f %7.2f %7.2f %7.2f %6.2f %6.1f "
+                 "%6.1f %6.1f %6.0f %6.2f%s\n",
+                 std::string(o.at("workload").as_string()).c_str(), num(o, "history_workflows"),
+                 num(o, "workflows"), num(o, "workflows_per_s"), num(o, "tasks_per_s"),
+                 num(o, "tasks_x_ceiling"), num(o, "e2e_p50_ms"), num(o, "e2e_p95_ms"),
+                 num(o, "e2e_p99_ms"), num(o, "dispatch_p50_ms"), num(o, "dispatch_p99_ms"),
+                 num(o, "pg_xacts_per_task"), num(o, "pg_rows_written_per_task"),
+                 num(o, "nodeflow_cpu_s"), num(o, "postgres_cpu_s"),
+                 num(o, "nodeflow_peak_rss_mb"), num(o, "load_avg_1m"),
+                 o.at("completed").as_bool() ? "" : "  NOT COMPLETED");
+  }
+}
+
+// Generates finished workflows until the history holds `target`.
+void grow_history(sql_conn& db, long long target, bool quick) {
+  auto have = db.exec(sql::history_count).i64(0, 0);
+  if (have >= target)
+    return;
+  say("generating history: " + std::to_string(have) + " → " + std::to_string(target)
+      + " finished workflows");
+  db.exec("SET session_replication_role = replica");
+  auto t0 = mono_ns();
+  long long chunk = quick ? 5000 : 50000;
+  while (have < target) {
+    auto n = std::min(chunk, target - have);
+    db.exec(sql::history_chunk, {std::to_string(n)});
+    have += n;
+    if (!quick && have % 500000 == 0)
+      say("  " + std::to_string(have) + " (" +
+          std::to_string(static_cast<long long>(static_cast<double>(mono_ns() - t0) / 1e9))
+          + " s)");
+  }
+  db.exec("SET session_replication_role = origin");
+  db.exec(R"(VACUUM (ANALYZE) "WorkflowExecutions", "TaskExecutions", "WorkflowEvents")");
+  say("history ready in " + std::to_string(static_cast<double>(mono_ns() - t0) / 1e9) + " s");
+}
+
+} // namespace
+
+int run_benchmark(const run_options& o) {
+  std::vector<ceiling_result> ceilings;
+  const ceiling_result* batched = nullptr;
+  const ceiling_result* unbatched = nullptr;
+  if (o.ceiling) {
+    for (int batch : {1, 100}) {
+      say("ceiling: batch " + std::to_string(batch) + ", " + std::to_string(o.ceiling_connections)
+          + " connections, " + std::to_string(o.ceiling_seconds) + " s");
+      ceilings.push_back(run_ceiling(o.dsn, batch, o.ceiling_connections, o.ceiling_seconds));
+      say("  " + std::to_string(static_cast<long long>(ceilings.back().lifecycles_per_s))
+          + " lifecycles/s");
+    }
+    unbatched = &ceilings[0];
+    batched = &ceilings[1];
+  }
+  FILE* out = nullptr;
+  if (!o.out.empty()) {
+    out = std::fopen(o.out.c_str(), "w");
+    if (out == nullptr)
+      bench_die("cannot write " + o.out);
+    for (auto& c : ceilings)
+      std::fprintf(out,
+                   "{\"workload\":\"ceiling\",\"batch\":%d,\"connections\":%d,\"seconds\":%.2f,"
+                   "\"lifecycles_per_s\":%.0f}\n",
+                   c.batch, c.connections, c.seconds, c.lifecycles_per_s);
+  }
+  runner run{o};
+  std::vector<json::object> rows;
+  bool all_completed = true;
+  auto emit = [&](const workload_result& r) {
+    auto j = to_json(r, batched, unbatched);
+    auto line = json::serialize(j);
+    if (o.json)
+      std::printf("%s\n", line.c_str());
+    if (out) {
+      std::fprintf(out, "%s\n", line.c_str());
+      std::fflush(out);
+    }
+    std::fflush(stdout);
+    if (!r.completed || !r.problem.empty()) {
+      all_completed = false;
+      say(r.spec.name + ": " + (r.problem.empty() ? "did not complete" : r.problem));
+    }
+    rows.push_back(std::move(j));
+  };
+  for (const auto& name : o.workloads) {
+    workload_spec w;
+    w.name = name;
+    if (name == "W1") {
+      w.workflows = o.w1_workflows;
+    } else if (name == "W1lat") {
+      w.rate = o.w1lat_rate;
+      w.workflows = static_cast<int>(o.w1lat_rate * o.w1lat_seconds);
+    } else if (name == "W2") {
+      w.kind = shape::chain;
+      w.workflows = o.w2_workflows;
+      w.tasks_per_workflow = o.w2_tasks;
+    } else if (name == "W3") {
+      w.kind = shape::fan_out;
+      w.workflows = o.w3_workflows;
+      w.tasks_per_workflow = o.w3_fanout;
+    } else if (name == "W4") {
+      w.kind = shape::chain;
+      w.workflows = o.w4_workflows;
+      w.tasks_per_workflow = o.w2_tasks;
+    } else {
+      bench_die("unknown workload " + name + " (W1, W1lat, W2, W3, W4)");
+    }
+    if (name != "W4") {
+      say(name + ": " + std::to_string(w.workflows) + " workflows");
+      emit(run.run(w));
+      continue;
+    }
+    // W4: W2's shape on the history as it is, then grown to each size.
+    std::vector<workload_result> steps;
+    std::vector<long long> sizes{0};
+    sizes.insert(sizes.end(), o.w4_history.begin(), o.w4_history.end());
+    for (auto h : sizes) {
+      grow_history(run.db(), h, o.quick);
+      w.history = run.db().exec(sql::history_count).i64(0, 0);
+      say("W4: " + std::to_string(w.workflows) + " workflows on a history of "
+          + std::to_string(w.history));
+      steps.push_back(run.run(w));
+      auto j = to_json(steps.back(), batched, unbatched);
+      if (steps.size() > 1 && steps.front().tasks_per_s > 0) {
+        j["x_empty_tasks_per_s"] =
+          std::round(steps.back().tasks_per_s / steps.front().tasks_per_s * 1000) / 1000;
+        if (steps.front().dispatch.p99 > 0)
+          j["x_empty_dispatch_p99"] =
+            std::round(steps.back().dispatch.p99 / steps.front().dispatch.p99 * 1000) / 1000;
+      }
+      auto line = json::serialize(j);
+      if (o.json)
+        std::printf("%s\n", line.c_str());
+      if (out) {
+        std::fprintf(out, "%s\n", line.c_str());
+        std::fflush(out);
+      }
+      if (!steps.back().completed || !steps.back().problem.empty()) {
+        all_completed = false;
+        say("W4: " + steps.back().problem);
+      }
+      rows.push_back(std::move(j));
+    }
+  }
+  if (out)
+    std::fclose(out);
+  print_table(o.json ? stderr : stdout, rows, ceilings);
+  if (!o.plot_data.empty()) {
+    std::ofstream p(o.plot_data);
+    p << "label\te2e_p50\te2e_p95\te2e_p99\tdispatch_p50\tdispatch_p99\ttasks_per_s\t"
+         "workflows_per_s\n";
+    for (auto& r : rows) {
+      std::string label{r.at("workload").as_string()};
+      if (auto* h = r.if_contains("history_workflows"))
+        label += "@" + std::to_string(h->to_number<long long>());
+      p << label;
+      for (auto* k : {"e2e_p50_ms", "e2e_p95_ms", "e2e_p99_ms", "dispatch_p50_ms",
+                      "dispatch_p99_ms", "tasks_per_s", "workflows_per_s"})
+        p << "\t" << r.at(k).to_number<double>();
+      p << "\n";
+    }
+  }
+  return all_completed ? 0 : 1;
+}
+
+} // namespace nf::bench

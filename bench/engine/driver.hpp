@@ -1,0 +1,46 @@
+#pragma once
+
+#include <string>
+#include <sys/types.h>
+#include <vector>
+
+namespace nf::bench {
+
+struct run_options {
+  std::string node = "127.0.0.1:4510";
+  std::string dsn;
+  std::vector<std::string> workloads{"W1", "W1lat", "W2", "W3", "W4"};
+  std::string exe; ///< this binary, for the worker processes
+  std::string out; ///< JSON lines kept here
+  std::string plot_data;   ///< a TSV of the figures the plot shows
+  std::string statements_dir; ///< pg_stat_statements' top statements per workload
+  std::string work_dir = "/tmp";
+  bool json = false;
+  bool quick = false;
+  pid_t serve_pid = 0;
+  pid_t pg_pid = 0; ///< the postmaster; 0 = found from a backend's parent
+  int worker_procs = 2;
+  int pollers = 8;   ///< long polls in flight per worker process
+  int batch = 64;    ///< tasks one poll may take
+  int start_concurrency = 64;
+  int w1_workflows = 20000;
+  double w1lat_rate = 200;
+  double w1lat_seconds = 20;
+  int w2_workflows = 2000;
+  int w2_tasks = 10;
+  int w3_workflows = 200;
+  int w3_fanout = 50;
+  int w4_workflows = 2000;
+  std::vector<long long> w4_history{1000000, 10000000};
+  bool ceiling = true;
+  double ceiling_seconds = 5;
+  int ceiling_connections = 16;
+  double settle_seconds = 3.0; ///< idle window before and after each workload (stats flush)
+  double timeout_seconds = 600; ///< a workload not done by then fails the run
+};
+
+/// `nodeflow-bench run …`: the ceiling, then each workload; exit code 1 when a
+/// workload did not complete.
+int run_benchmark(const run_options& opts);
+
+} // namespace nf::bench

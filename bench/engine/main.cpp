@@ -1,0 +1,218 @@
+// nodeflow-bench: the engine benchmark (bench/README.md). bench/run drives it;
+// it can also run on its own against a node and its Postgres:
+//
+//   nodeflow-bench run --node HOST:PORT --dsn DSN [--workload W1|W1lat|W2|W3|W4]... [sizes]
+//   nodeflow-bench ceiling --dsn DSN [--batch N] [--connections N] [--seconds S]
+//   nodeflow-bench worker --node HOST:PORT --queue Q --out FILE [--pollers N] [--batch N]
+
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <unistd.h>
+
+#include "bench/engine/ceiling.hpp"
+#include "bench/engine/driver.hpp"
+#include "bench/engine/pg.hpp"
+#include "bench/engine/worker.hpp"
+
+using namespace nf::bench;
+
+namespace {
+
+const char* usage = R"(usage:
+  nodeflow-bench run --node HOST:PORT --dsn DSN [options]
+      --workload W1|W1lat|W2|W3|W4   (repeatable; default: all)
+      --quick                        tiny sizes (CI)
+      --json                         JSON lines on stdout (the table goes to stderr)
+      --out FILE                     keep the JSON lines (ceiling lines included)
+      --plot-data FILE               a TSV of the plotted figures
+      --statements DIR               top pg_stat_statements per workload into DIR
+      --serve-pid PID --pg-pid PID   processes whose CPU/RSS are reported
+      --w1-workflows N --w1lat-rate R --w1lat-seconds S --w2-workflows N --w2-tasks N
+      --w3-workflows N --w3-fanout N --w4-workflows N --w4-history N[,N...]
+      --worker-procs N --pollers N --batch N --start-concurrency N
+      --ceiling-seconds S --ceiling-connections N --no-ceiling --timeout S --work-dir DIR
+  nodeflow-bench ceiling --dsn DSN [--batch N] [--connections N] [--seconds S]
+  nodeflow-bench worker --node HOST:PORT --queue Q --out FILE [--pollers N] [--batch N] [--id ID]
+  nodeflow-bench createdb|dropdb|dsn --dsn DSN --name NAME   (a scratch database for bench/run)
+)";
+
+[[noreturn]] void bad(const std::string& what) {
+  std::fprintf(stderr, "nodeflow-bench: %s\n%s", what.c_str(), usage);
+  std::exit(2);
+}
+
+long long integer(const std::string& flag, const std::string& v, long long lo, long long hi) {
+  if (v.empty() || v.find_first_not_of("0123456789") != std::string::npos || v.size() > 12)
+    bad(flag + ": expected an integer " + std::to_string(lo) + " … " + std::to_string(hi)
+        + ", got \"" + v + "\"");
+  auto x = std::stoll(v);
+  if (x < lo || x > hi)
+    bad(flag + ": expected an integer " + std::to_string(lo) + " … " + std::to_string(hi)
+        + ", got " + v);
+  return x;
+}
+
+double number(const std::string& flag, const std::string& v, double lo, double hi) {
+  char* end = nullptr;
+  double x = std::strtod(v.c_str(), &end);
+  if (v.empty() || *end != '\0' || x < lo || x > hi)
+    bad(flag + ": expected a number " + std::to_string(lo) + " … " + std::to_string(hi)
+        + ", got \"" + v + "\"");
+  return x;
+}
+
+std::string self_path(const char* argv0) {
+  char buf[4096];
+  auto n = readlink("/proc/self/exe", buf, sizeof buf - 1);
+  if (n <= 0)
+    return argv0;
+  buf[n] = '\0';
+  return buf;
+}
+
+} // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2)
+    bad("missing command");
+  std::string cmd = argv[1];
+  auto value = [&](int& i) -> std::string {
+    if (i + 1 >= argc)
+      bad(std::string{argv[i]} + " needs a value");
+    return argv[++i];
+  };
+  if (cmd == "worker") {
+    worker_options w;
+    for (int i = 2; i < argc; ++i) {
+      std::string a = argv[i];
+      if (a == "--node") w.node = value(i);
+      else if (a == "--queue") w.queue = value(i);
+      else if (a == "--out") w.out = value(i);
+      else if (a == "--id") w.id = value(i);
+      else if (a == "--pollers") w.pollers = static_cast<int>(integer(a, value(i), 1, 256));
+      else if (a == "--batch") w.batch = static_cast<int>(integer(a, value(i), 1, 1000));
+      else bad("unknown flag " + a);
+    }
+    if (w.queue.empty() || w.out.empty())
+      bad("worker needs --queue and --out");
+    return run_worker(w);
+  }
+  if (cmd == "ceiling") {
+    std::string dsn;
+    int batch = 100, connections = 16;
+    double seconds = 5;
+    for (int i = 2; i < argc; ++i) {
+      std::string a = argv[i];
+      if (a == "--dsn") dsn = value(i);
+      else if (a == "--batch") batch = static_cast<int>(integer(a, value(i), 1, 10000));
+      else if (a == "--connections") connections = static_cast<int>(integer(a, value(i), 1, 256));
+      else if (a == "--seconds") seconds = number(a, value(i), 0.1, 3600);
+      else bad("unknown flag " + a);
+    }
+    if (dsn.empty())
+      bad("ceiling needs --dsn");
+    auto r = run_ceiling(dsn, batch, connections, seconds);
+    std::printf("{\"workload\":\"ceiling\",\"batch\":%d,\"connections\":%d,\"seconds\":%.2f,"
+                "\"lifecycles_per_s\":%.0f}\n",
+                r.batch, r.connections, r.seconds, r.lifecycles_per_s);
+    return 0;
+  }
+  if (cmd == "createdb" || cmd == "dropdb" || cmd == "dsn") {
+    std::string dsn, name;
+    for (int i = 2; i < argc; ++i) {
+      std::string a = argv[i];
+      if (a == "--dsn") dsn = value(i);
+      else if (a == "--name") name = value(i);
+      else bad("unknown flag " + a);
+    }
+    if (dsn.empty() || name.empty() || name.find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789_") != std::string::npos)
+      bad(cmd + " needs --dsn and --name (lower case letters, digits, _)");
+    if (cmd == "dsn") {
+      std::printf("%s\n", with_database(dsn, name).c_str());
+      return 0;
+    }
+    sql_conn admin{dsn};
+    admin.exec("SET client_min_messages = warning");
+    if (cmd == "createdb") {
+      admin.exec("DROP DATABASE IF EXISTS " + name + " WITH (FORCE)");
+      admin.exec("CREATE DATABASE " + name);
+      std::fprintf(stderr, "nodeflow-bench: created database %s\n", name.c_str());
+    } else {
+      admin.exec("DROP DATABASE IF EXISTS " + name + " WITH (FORCE)");
+    }
+    return 0;
+  }
+  if (cmd != "run")
+    bad("unknown command " + cmd);
+  run_options o;
+  o.exe = self_path(argv[0]);
+  std::vector<std::string> workloads;
+  // --quick first, so explicit sizes after it still win.
+  for (int i = 2; i < argc; ++i)
+    if (std::string{argv[i]} == "--quick") {
+      o.quick = true;
+      o.w1_workflows = 200;
+      o.w1lat_rate = 20;
+      o.w1lat_seconds = 3;
+      o.w2_workflows = 30;
+      o.w3_workflows = 4;
+      o.w4_workflows = 20;
+      o.w4_history = {2000, 10000};
+      o.ceiling_seconds = 1.5;
+      o.settle_seconds = 1.2;
+      o.timeout_seconds = 60;
+    }
+  for (int i = 2; i < argc; ++i) {
+    std::string a = argv[i];
+    if (a == "--quick") continue;
+    else if (a == "--node") o.node = value(i);
+    else if (a == "--dsn") o.dsn = value(i);
+    else if (a == "--workload") workloads.push_back(value(i));
+    else if (a == "--json") o.json = true;
+    else if (a == "--out") o.out = value(i);
+    else if (a == "--plot-data") o.plot_data = value(i);
+    else if (a == "--statements") o.statements_dir = value(i);
+    else if (a == "--work-dir") o.work_dir = value(i);
+    else if (a == "--serve-pid") o.serve_pid = static_cast<pid_t>(integer(a, value(i), 1, 1 << 30));
+    else if (a == "--pg-pid") o.pg_pid = static_cast<pid_t>(integer(a, value(i), 1, 1 << 30));
+    else if (a == "--w1-workflows") o.w1_workflows = static_cast<int>(integer(a, value(i), 1, 10000000));
+    else if (a == "--w1lat-rate") o.w1lat_rate = number(a, value(i), 1, 100000);
+    else if (a == "--w1lat-seconds") o.w1lat_seconds = number(a, value(i), 0.1, 3600);
+    else if (a == "--w2-workflows") o.w2_workflows = static_cast<int>(integer(a, value(i), 1, 10000000));
+    else if (a == "--w2-tasks") o.w2_tasks = static_cast<int>(integer(a, value(i), 1, 1000));
+    else if (a == "--w3-workflows") o.w3_workflows = static_cast<int>(integer(a, value(i), 1, 1000000));
+    else if (a == "--w3-fanout") o.w3_fanout = static_cast<int>(integer(a, value(i), 1, 1000));
+    else if (a == "--w4-workflows") o.w4_workflows = static_cast<int>(integer(a, value(i), 1, 10000000));
+    else if (a == "--w4-history") {
+      o.w4_history.clear();
+      std::string v = value(i);
+      size_t at = 0;
+      while (at <= v.size()) {
+        auto comma = v.find(',', at);
+        auto part = v.substr(at, comma == std::string::npos ? std::string::npos : comma - at);
+        o.w4_history.push_back(integer(a, part, 1, 1000000000));
+        if (comma == std::string::npos)
+          break;
+        at = comma + 1;
+      }
+    }
+    else if (a == "--worker-procs") o.worker_procs = static_cast<int>(integer(a, value(i), 1, 64));
+    else if (a == "--pollers") o.pollers = static_cast<int>(integer(a, value(i), 1, 256));
+    else if (a == "--batch") o.batch = static_cast<int>(integer(a, value(i), 1, 1000));
+    else if (a == "--start-concurrency") o.start_concurrency = static_cast<int>(integer(a, value(i), 1, 100000));
+    else if (a == "--ceiling-seconds") o.ceiling_seconds = number(a, value(i), 0.1, 3600);
+    else if (a == "--ceiling-connections") o.ceiling_connections = static_cast<int>(integer(a, value(i), 1, 256));
+    else if (a == "--no-ceiling") o.ceiling = false;
+    else if (a == "--timeout") o.timeout_seconds = number(a, value(i), 1, 86400);
+    else bad("unknown flag " + a);
+  }
+  if (!workloads.empty())
+    o.workloads = workloads;
+  for (auto& w : o.workloads)
+    if (w != "W1" && w != "W1lat" && w != "W2" && w != "W3" && w != "W4")
+      bad("--workload: expected W1, W1lat, W2, W3 or W4, got \"" + w + "\"");
+  if (o.dsn.empty())
+    bad("run needs --dsn (the node's Postgres)");
+  return run_benchmark(o);
+}

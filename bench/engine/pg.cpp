@@ -1,0 +1,92 @@
+#include "bench/engine/pg.hpp"
+
+#include <cstdio>
+#include <cstdlib>
+
+namespace nf::bench {
+
+void bench_die(const std::string& what) {
+  std::fprintf(stderr, "nodeflow-bench: %s\n", what.c_str());
+  std::exit(1);
+}
+
+sql_conn::sql_conn(const std::string& dsn) : c_(PQconnectdb(dsn.c_str()), PQfinish) {
+  if (PQstatus(c_.get()) != CONNECTION_OK)
+    bench_die("cannot connect to " + dsn + ": " + PQerrorMessage(c_.get()));
+}
+
+namespace {
+
+std::vector<const char*> values_of(const std::vector<std::string>& params) {
+  std::vector<const char*> v;
+  for (const auto& p : params)
+    v.push_back(p.c_str());
+  return v;
+}
+
+bool ok(PGresult* r) {
+  auto s = PQresultStatus(r);
+  return s == PGRES_COMMAND_OK || s == PGRES_TUPLES_OK;
+}
+
+} // namespace
+
+sql_result sql_conn::exec(const std::string& sql, const std::vector<std::string>& params) {
+  auto v = values_of(params);
+  // Without parameters the simple protocol runs scripts of several statements.
+  PGresult* r = v.empty() ? PQexec(c_.get(), sql.c_str())
+                          : PQexecParams(c_.get(), sql.c_str(), static_cast<int>(v.size()),
+                                         nullptr, v.data(), nullptr, nullptr, 0);
+  if (!ok(r)) {
+    std::string msg = PQresultErrorMessage(r);
+    PQclear(r);
+    bench_die("SQL failed: " + msg + "  in: " + sql.substr(0, 200));
+  }
+  return sql_result{r};
+}
+
+bool sql_conn::try_exec(const std::string& sql, const std::vector<std::string>& params,
+                       std::string& error) {
+  auto v = values_of(params);
+  // Without parameters the simple protocol runs scripts of several statements.
+  PGresult* r = v.empty() ? PQexec(c_.get(), sql.c_str())
+                          : PQexecParams(c_.get(), sql.c_str(), static_cast<int>(v.size()),
+                                         nullptr, v.data(), nullptr, nullptr, 0);
+  bool good = ok(r);
+  if (!good)
+    error = PQresultErrorMessage(r);
+  PQclear(r);
+  return good;
+}
+
+void sql_conn::prepare(const std::string& name, const std::string& sql) {
+  PGresult* r = PQprepare(c_.get(), name.c_str(), sql.c_str(), 0, nullptr);
+  if (!ok(r)) {
+    std::string msg = PQresultErrorMessage(r);
+    PQclear(r);
+    bench_die("prepare " + name + " failed: " + msg);
+  }
+  PQclear(r);
+}
+
+sql_result sql_conn::run(const std::string& name, const std::vector<std::string>& params) {
+  auto v = values_of(params);
+  PGresult* r = PQexecPrepared(c_.get(), name.c_str(), static_cast<int>(v.size()), v.data(),
+                               nullptr, nullptr, 0);
+  if (!ok(r)) {
+    std::string msg = PQresultErrorMessage(r);
+    PQclear(r);
+    bench_die(name + " failed: " + msg);
+  }
+  return sql_result{r};
+}
+
+std::string with_database(const std::string& dsn, const std::string& db) {
+  auto scheme = dsn.find("://");
+  auto slash = dsn.find('/', scheme == std::string::npos ? 0 : scheme + 3);
+  auto query = dsn.find('?');
+  std::string tail = query == std::string::npos ? "" : dsn.substr(query);
+  return (slash == std::string::npos ? dsn : dsn.substr(0, slash)) + "/" + db + tail;
+}
+
+} // namespace nf::bench
