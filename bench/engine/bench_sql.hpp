@@ -72,12 +72,12 @@ inline constexpr const char* statements_enable =
   "CREATE EXTENSION IF NOT EXISTS pg_stat_statements";
 inline constexpr const char* statements_reset = "SELECT pg_stat_statements_reset()";
 inline constexpr const char* statements_top = R"(
-SELECT calls, round(total_exec_time::numeric, 1)::text, rows,
+SELECT calls, round(total_exec_time::numeric, 1)::text, rows, round(total_plan_time::numeric, 1)::text,
        round((shared_blks_hit + shared_blks_read)::numeric / greatest(calls, 1), 1)::text,
        left(regexp_replace(query, '\s+', ' ', 'g'), 160)
 FROM pg_stat_statements
 WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database())
-ORDER BY total_exec_time DESC LIMIT $1::int)";
+ORDER BY total_exec_time + total_plan_time DESC LIMIT $1::int)";
 
 // ---------------------------------------------------------------- engine reads
 // How this run's executions stand, and when the last one ended (server clock).

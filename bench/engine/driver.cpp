@@ -355,13 +355,14 @@ void runner::write_statements(const std::string& name, long long tasks) {
   auto path = o_.statements_dir + "/" + name + ".txt";
   std::ofstream out(path);
   auto r = db_.exec(sql::statements_top, {"20"});
-  out << "calls\tcalls/task\ttotal_ms\tms/task\trows\tblocks/call\tquery\n";
+  out << "calls\tcalls/task\texec_ms\texec_ms/task\tplan_ms/task\trows\tblocks/call\tquery\n";
   for (int i = 0; i < r.rows(); ++i) {
-    double calls = r.f64(i, 0), ms = r.f64(i, 1);
-    char line[128];
-    std::snprintf(line, sizeof line, "%.0f\t%.3f\t%.1f\t%.4f\t%s\t%s\t", calls, calls / tasks, ms,
-                  ms / tasks, r.str(i, 2).c_str(), r.str(i, 3).c_str());
-    out << line << r.str(i, 4) << "\n";
+    double calls = r.f64(i, 0), ms = r.f64(i, 1), plan = r.f64(i, 3);
+    char line[160];
+    std::snprintf(line, sizeof line, "%.0f\t%.3f\t%.1f\t%.4f\t%.4f\t%s\t%s\t", calls,
+                  calls / tasks, ms, ms / tasks, plan / tasks, r.str(i, 2).c_str(),
+                  r.str(i, 4).c_str());
+    out << line << r.str(i, 5) << "\n";
   }
   say("top statements of " + name + ": " + path);
 }
