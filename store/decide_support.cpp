@@ -34,6 +34,10 @@ SELECT u.wf::text, e."seq", e."eventType"::text, e."payload"::text,
                         'WORKFLOW_RESTARTED')
  ORDER BY u.wf, e."seq")"};
 
+// The same rounding as the snapshot's times ("scheduledAt" and the rest, in
+// decisions.cpp), so a deadline computed from a row compares with this clock exactly.
+constexpr statement now_ms_read{"decide.now_ms", R"(SELECT (extract(epoch FROM now()) * 1000)::bigint)"};
+
 constexpr statement link_children{"decide.link_sub_workflows", R"(
 UPDATE "TaskExecutions" t
    SET "subWorkflowId" = u.child, "status" = 'IN_PROGRESS',
@@ -62,6 +66,13 @@ array_literal id_list(const std::vector<workflow_id>& ids) {
 }
 
 } // namespace
+
+caf::expected<int64_t> server_now_ms(connection& conn) {
+  auto r = conn.run1(now_ms_read);
+  if (!r)
+    return std::move(r.error());
+  return r->i64(0, 0);
+}
 
 caf::expected<std::map<std::string, std::string>>
 load_definition_stamps(connection& conn, const std::vector<namespace_id>& namespaces) {

@@ -27,6 +27,10 @@ namespace nf::store {
 caf::expected<std::map<std::string, std::string>>
 load_definition_stamps(connection& conn, const std::vector<namespace_id>& namespaces);
 
+/// The transaction's now() in milliseconds since the epoch: the clock one decider
+/// batch runs decide() with (deadlines and WAIT wake-ups are in milliseconds).
+caf::expected<int64_t> server_now_ms(connection& conn);
+
 /// One `SIGNAL_RECEIVED` event, as store/signals.hpp writes it.
 struct signal_row {
   int64_t seq = 0;

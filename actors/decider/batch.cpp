@@ -10,7 +10,6 @@
 #include "actors/folder_logger.hpp"
 #include "store/decide_support.hpp"
 #include "store/decisions.hpp"
-#include "store/partitions.hpp"
 #include "store/pg/errors.hpp"
 #include "store/sharding.hpp"
 
@@ -35,10 +34,6 @@ std::string completion_json(const store::task_result& r) {
 std::string command_json(const command_request& c, flow::workflow_status status) {
   return boost::json::serialize(boost::json::object{
     {"workflowId", c.id.str()}, {"op", c.op}, {"status", flow::to_string(status)}});
-}
-
-int64_t to_ms(std::chrono::system_clock::time_point t) {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(t.time_since_epoch()).count();
 }
 
 bool may_wait(const std::vector<flow::workflow_task>& tasks) {
@@ -218,11 +213,13 @@ caf::expected<void> decider_core::attempt(store::transaction& tx, const batch_in
                                           attempt_state& st) {
   if (auto b = tx.begin(); !b)
     return b;
-  // One clock for the whole batch: the transaction's now() on the server.
-  auto now = store::server_now(tx.conn());
+  // One clock for the whole batch: the transaction's now() on the server, in
+  // milliseconds (a clock in whole seconds leaves a WAIT that is due later in
+  // the same second pending after its timer fired, with nothing to wake it again).
+  auto now = store::server_now_ms(tx.conn());
   if (!now)
     return std::move(now.error());
-  auto now_ms = to_ms(*now);
+  auto now_ms = *now;
 
   if (!in.starts.empty()) {
     auto started = store::start_workflows(tx, in.starts, partition_count_);
