@@ -1,0 +1,151 @@
+#define CAF_SUITE e2e.bad_input
+#include "caf/test/unit_test.hpp"
+
+#include "store/ids.hpp"
+#include "tests/e2e/e2e_fixture.hpp"
+
+using namespace nf;
+using namespace std::chrono_literals;
+
+namespace {
+
+// Rows of every table a protocol call could write, as one comparable string.
+std::string all_rows(test::e2e_fixture& f) {
+  return f.scalar(R"(SELECT concat_ws(',',
+    (SELECT count(*) FROM "WorkflowExecutions"), (SELECT count(*) FROM "WorkflowEvents"),
+    (SELECT count(*) FROM "TaskExecutions"), (SELECT count(*) FROM "TaskQueues"),
+    (SELECT count(*) FROM "DecideQueues"), (SELECT count(*) FROM "Timers"),
+    (SELECT count(*) FROM "OutboxEvents"), (SELECT count(*) FROM "TaskDefinitions"),
+    (SELECT count(*) FROM "WorkflowDefinitions"), (SELECT count(*) FROM "IdempotencyKeys"),
+    (SELECT coalesce(sum("revision"), 0) FROM "TaskDefinitions"),
+    (SELECT coalesce(max("version"), 0) FROM "WorkflowExecutions"),
+    (SELECT coalesce(max("updatedAt")::text, '-') FROM "TaskExecutions"),
+    (SELECT coalesce(max("leaseExpiresAt")::text, '-') FROM "TaskQueues"),
+    (SELECT coalesce(string_agg("status"::text, ',' ORDER BY "id"), '-') FROM "WorkflowExecutions"),
+    (SELECT coalesce(string_agg("status"::text, ',' ORDER BY "id"), '-') FROM "TaskExecutions"),
+    (SELECT coalesce(max("attempts"), 0) FROM "OutboxEvents" WHERE "deadLetteredAt" IS NOT NULL)))");
+}
+
+template <class T>
+bool rejected(const caf::expected<T>& r, store::errc code, const std::string& part) {
+  if (r) {
+    CAF_MESSAGE("accepted, wanted " << store::to_string(code) << " mentioning " << part);
+    return false;
+  }
+  auto text = describe(r.error());
+  if (store::code_of(r.error()) == code && text.find(part) != std::string::npos)
+    return true;
+  CAF_MESSAGE("got `" << text << "`, wanted " << store::to_string(code) << " mentioning " << part);
+  return false;
+}
+
+} // namespace
+
+CAF_TEST(bad input on every protocol call gets a clear error and changes nothing) {
+  test::e2e_fixture f{"e2e_bad_input"};
+  f.start_node();
+  f.define(R"([{"name": "charge", "retryCount": 1, "responseTimeoutSeconds": 60},
+    {"name": "e2e_order", "version": 1, "tasks": [
+      {"name": "charge", "taskReferenceName": "charge"},
+      {"name": "approval", "taskReferenceName": "approval", "type": "WAIT",
+       "inputParameters": {"signal": "approved"}}]}])");
+  auto id = f.start("e2e_order", R"({"amount": 12})");
+  auto& c = *f.api;
+  // A leased task, so the worker calls have something real to miss.
+  msg::poll_request pr{"", "charge", "w1", 1, 5000};
+  auto leased = c.poll(pr);
+  CAF_REQUIRE(leased && leased->size() == 1);
+  auto task = leased->front();
+  // Let the node settle (lease events published, nothing else pending), then snapshot.
+  CAF_REQUIRE(f.await_count(R"(SELECT count(*) FROM "DecideQueues")", 0));
+  auto before = all_rows(f);
+  using store::errc;
+
+  // register
+  CAF_CHECK(rejected(c.register_definitions("  "), errc::invalid, "$: expected"));
+  CAF_CHECK(rejected(c.register_definitions(R"([{"name":"ok2"},
+      {"name":"w","version":1,"tasks":[{"name":"x","taskReferenceName":"x","type":"NOPE"}]}])"),
+                     errc::invalid, "[1].tasks[0].type"));
+  CAF_CHECK(rejected(c.register_definitions(R"({"name":"t","retryCount":1.5})"), errc::invalid,
+                     "retryCount"));
+  CAF_CHECK(rejected(c.register_definitions(R"({"name":"t","retryCount":-3})"), errc::invalid,
+                     "retryCount"));
+  // start
+  msg::start_request s;
+  s.workflow_name = "e2e_order";
+  s.input_json = "[]";
+  CAF_CHECK(rejected(c.start(s), errc::invalid, "input: expected a JSON object"));
+  s.input_json = "{";
+  CAF_CHECK(rejected(c.start(s), errc::invalid, "input"));
+  s.input_json = "{}";
+  s.workflow_name = "no_such_workflow";
+  CAF_CHECK(rejected(c.start(s), errc::not_found, "no_such_workflow"));
+  s.workflow_name = "";
+  CAF_CHECK(rejected(c.start(s), errc::invalid, "workflow_name"));
+  s.workflow_name = "e2e_order";
+  s.namespace_id = "not-a-uuid";
+  CAF_CHECK(rejected(c.start(s), errc::invalid, "namespace_id"));
+  // get / search
+  CAF_CHECK(rejected(c.get("x"), errc::invalid, "workflow_id: expected a UUID"));
+  CAF_CHECK(rejected(c.get(new_uuidv7()), errc::not_found, "not found"));
+  msg::search_request q;
+  q.status = "DONE";
+  CAF_CHECK(rejected(c.search(q), errc::invalid, "status:"));
+  q.status = "";
+  q.limit = -1;
+  CAF_CHECK(rejected(c.search(q), errc::invalid, "limit"));
+  // operator commands
+  CAF_CHECK(rejected(c.command(msg::workflow_command{"explode", id, "", "", 0, ""}), errc::invalid,
+                     "op"));
+  CAF_CHECK(rejected(c.rerun(id, ""), errc::invalid, "task_ref:"));
+  CAF_CHECK(rejected(c.restart(id, "[1]"), errc::invalid, "input"));
+  CAF_CHECK(rejected(c.pause("x"), errc::invalid, "workflow_id"));
+  CAF_CHECK(rejected(c.terminate(new_uuidv7()), errc::not_found, "not found"));
+  // signal
+  CAF_CHECK(rejected(c.signal(id, "", "null"), errc::invalid, "name:"));
+  CAF_CHECK(rejected(c.signal(id, "approved", "{oops"), errc::invalid, "payload"));
+  CAF_CHECK(rejected(c.signal(new_uuidv7(), "x", "1"), errc::not_found, "not found"));
+  // poll
+  CAF_CHECK(rejected(c.poll(msg::poll_request{"", "charge", "w", 0, 0}), errc::invalid,
+                     "max_tasks"));
+  CAF_CHECK(rejected(c.poll(msg::poll_request{"", "", "w", 1, 0}), errc::invalid, "queue"));
+  CAF_CHECK(rejected(c.poll(msg::poll_request{"", "charge", "w", 1, -5}), errc::invalid,
+                     "timeout_ms"));
+  // complete / fail / heartbeat
+  auto result = [&](std::string status, std::string out, std::string token) {
+    return msg::task_result{task.task_id, task.workflow_id, std::move(token), std::move(status),
+                            std::move(out), ""};
+  };
+  CAF_CHECK(rejected(c.report(result("DONE", "{}", task.lease_token)), errc::invalid, "status:"));
+  CAF_CHECK(rejected(c.report(result("COMPLETED", "[1]", task.lease_token)), errc::invalid,
+                     "output:"));
+  CAF_CHECK(rejected(c.report(result("COMPLETED", "{}", "tok")), errc::invalid, "lease_token:"));
+  CAF_CHECK(rejected(c.report(result("COMPLETED", "{}", new_uuidv7())), errc::lease_lost,
+                     "lease lost"));
+  CAF_CHECK(rejected(c.report(result("FAILED", "{}", new_uuidv7())), errc::lease_lost,
+                     "lease lost"));
+  CAF_CHECK(rejected(c.report(msg::task_result{task.task_id, "x", task.lease_token, "COMPLETED",
+                                               "{}", ""}),
+                     errc::invalid, "workflow_id"));
+  CAF_CHECK(rejected(c.heartbeat(msg::leased_task{task.task_id, task.workflow_id, "", 0, 0, "", "",
+                                                  "", "tok", 0}),
+                     errc::invalid, "lease_token:"));
+  CAF_CHECK(rejected(c.heartbeat(msg::leased_task{task.task_id, task.workflow_id, "", 0, 0, "", "",
+                                                  "", new_uuidv7(), 0}),
+                     errc::lease_lost, "lease lost"));
+  // events / dead letters
+  CAF_CHECK(rejected(c.events(msg::events_request{id, -1, 10, 0}), errc::invalid, "after_seq:"));
+  CAF_CHECK(rejected(c.events(msg::events_request{"nope", 0, 10, 0}), errc::invalid,
+                     "workflow_id"));
+  CAF_CHECK(rejected(c.deadletters(msg::deadletter_request{"drop", {}, 0, 10}), errc::invalid,
+                     "op:"));
+  CAF_CHECK(rejected(c.deadletters(msg::deadletter_request{"list", {}, 0, -1}), errc::invalid,
+                     "limit"));
+
+  CAF_CHECK_EQUAL(all_rows(f), before);
+  // The real lease still works: bad input did not disturb it.
+  CAF_CHECK(c.complete(task, R"({"ok": true})"));
+  CAF_CHECK(f.await_count(R"(SELECT count(*) FROM "TaskExecutions" WHERE "refName" = 'approval')",
+                          1));
+  CAF_CHECK(f.stop_node());
+}

@@ -1,0 +1,324 @@
+#include "tests/e2e/e2e_fixture.hpp"
+
+#include <csignal>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+namespace nf::test {
+
+namespace {
+
+using clock_type = std::chrono::steady_clock;
+using namespace std::chrono_literals;
+
+// Short poll intervals and leases so a suite sees recovery within seconds; the
+// relay's backoff is short so a failing sink is retried quickly.
+const settings_list fast_defaults{
+  {"decider.poll_interval_ms", "200"},     {"lessor.poll_interval_ms", "200"},
+  {"timer.poll_interval_ms", "200"},       {"relay.poll_interval_ms", "200"},
+  {"relay.base_backoff_ms", "50"},         {"relay.max_backoff_ms", "400"},
+  {"membership.heartbeat_ms", "250"},      {"membership.lease_ms", "2000"},
+  {"system_tasks.poll_timeout_ms", "1000"}, {"log.level", "info"},
+};
+
+bool is_terminal(const std::string& s) {
+  return s == "COMPLETED" || s == "FAILED" || s == "TERMINATED" || s == "TIMED_OUT";
+}
+
+} // namespace
+
+uint16_t free_port() {
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  a.sin_port = 0;
+  socklen_t len = sizeof(a);
+  if (fd < 0 || ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a)) != 0
+      || ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) != 0)
+    CAF_FAIL("cannot find a free port");
+  ::close(fd);
+  return ntohs(a.sin_port);
+}
+
+// -- worker_pool ---------------------------------------------------------------
+
+worker_pool::worker_pool(client_options opts, std::vector<std::string> queues, int threads,
+                         task_handler handler, int max_tasks_per_poll)
+  : client_(std::move(opts)),
+    queues_(std::move(queues)),
+    handler_(std::move(handler)),
+    max_tasks_(max_tasks_per_poll) {
+  for (int i = 0; i < threads; ++i)
+    threads_.emplace_back([this, i] { loop(static_cast<size_t>(i)); });
+}
+
+worker_pool::~worker_pool() {
+  stop();
+}
+
+void worker_pool::stop() {
+  stop_ = true;
+  for (auto& t : threads_)
+    if (t.joinable())
+      t.join();
+}
+
+void worker_pool::on_accepted(std::function<void(const msg::leased_task&, task_outcome::kind_t)> f) {
+  std::lock_guard<std::mutex> g{mx_};
+  accepted_cb_ = std::move(f);
+}
+
+void worker_pool::on_leased(std::function<void(const msg::leased_task&)> f) {
+  std::lock_guard<std::mutex> g{mx_};
+  leased_cb_ = std::move(f);
+}
+
+void worker_pool::loop(size_t first) {
+  size_t q = first % queues_.size();
+  while (!stop_) {
+    msg::poll_request req;
+    req.queue = queues_[q];
+    q = (q + 1) % queues_.size();
+    req.worker_id = "e2e-" + std::to_string(first);
+    req.max_tasks = max_tasks_;
+    req.timeout_ms = queues_.size() == 1 ? 1000 : 200;
+    auto got = client_.poll(req);
+    if (!got) {
+      std::this_thread::sleep_for(50ms); // node away (restart): poll again shortly
+      continue;
+    }
+    for (const auto& t : *got) {
+      {
+        std::lock_guard<std::mutex> g{mx_};
+        if (leased_cb_)
+          leased_cb_(t);
+      }
+      auto outcome = handler_(t);
+      if (outcome.kind == task_outcome::abandon)
+        continue;
+      msg::task_result r;
+      r.task_id = t.task_id;
+      r.workflow_id = t.workflow_id;
+      r.lease_token = t.lease_token;
+      r.status = outcome.kind == task_outcome::complete ? "COMPLETED"
+                 : outcome.kind == task_outcome::fail   ? "FAILED"
+                                                        : "FAILED_WITH_TERMINAL_ERROR";
+      r.output_json = outcome.output_json;
+      r.reason = outcome.reason;
+      // A report the node did not answer is sent again with the same token: the
+      // fence makes a duplicate harmless (I5). Gives up only when stopping.
+      for (;;) {
+        auto rep = client_.report(r);
+        if (rep) {
+          ++reported_;
+          std::lock_guard<std::mutex> g{mx_};
+          if (accepted_cb_)
+            accepted_cb_(t, outcome.kind);
+          break;
+        }
+        if (!is_unavailable(rep.error())) {
+          ++rejected_;
+          break;
+        }
+        if (stop_)
+          break;
+        std::this_thread::sleep_for(100ms);
+      }
+    }
+  }
+}
+
+task_handler echo_handler() {
+  return [](const msg::leased_task& t) {
+    return task_outcome::completed(t.input_json.empty() ? "{}" : t.input_json);
+  };
+}
+
+// -- e2e_fixture ---------------------------------------------------------------
+
+e2e_fixture::e2e_fixture(const std::string& suite, const settings_list& settings)
+  : db{suite}, conn{db.connect()}, port{free_port()}, extra_settings_{settings} {
+  auto base = std::filesystem::temp_directory_path() / ("nodeflow-" + db.name() + "-XXXXXX");
+  std::string tmpl = base.string();
+  if (::mkdtemp(tmpl.data()) == nullptr)
+    CAF_FAIL("mkdtemp failed for " << tmpl);
+  dir = tmpl;
+  config_path = dir + "/node.conf";
+  node_log = dir + "/node.log";
+  std::ofstream cfg{config_path};
+  cfg << "# scratch config of an end-to-end test\n";
+  for (const auto& [k, v] : fast_defaults)
+    cfg << k << " = \"" << v << "\"\n";
+  for (const auto& [k, v] : settings)
+    cfg << k << " = \"" << v << "\"\n";
+}
+
+e2e_fixture::~e2e_fixture() {
+  // A failed check: show what the node logged before its scratch dir goes.
+  if (auto* t = caf::test::engine::current_test(); t != nullptr && t->bad() > 0)
+    std::cerr << "---- node log (tail) ----\n" << node_log_tail() << "\n----\n";
+  api.reset();
+  for (auto& w : worker_processes)
+    w->stop(SIGKILL);
+  if (node)
+    node->stop(SIGKILL);
+  worker_processes.clear();
+  node.reset();
+  std::error_code ec;
+  std::filesystem::remove_all(dir, ec);
+}
+
+client_options e2e_fixture::client_opts(std::chrono::milliseconds timeout) const {
+  client_options o;
+  o.host = "127.0.0.1";
+  o.port = port;
+  o.timeout = timeout;
+  o.min_backoff = 20ms;
+  o.max_backoff = 500ms;
+  return o;
+}
+
+void e2e_fixture::start_node(const settings_list& flags) {
+  if (node && node->running())
+    CAF_FAIL("start_node: the node still runs");
+  std::vector<std::string> argv{NF_NODEFLOW_BIN, "serve", "--dsn", db.dsn(), "--config",
+                                config_path, "--port", std::to_string(port)};
+  for (const auto& [k, v] : flags) {
+    argv.push_back("--" + k);
+    argv.push_back(v);
+  }
+  { std::ofstream{node_log, std::ios::app} << "---- nodeflow serve starts\n"; }
+  node = std::make_unique<child_process>(argv, node_log, true);
+  auto line = node->wait_for_line("listening ", 60s);
+  if (!line)
+    CAF_FAIL("nodeflow serve did not print `listening HOST:PORT`; its log:\n" << node_log_tail());
+  CAF_MESSAGE("node pid " << node->pid() << ": " << *line);
+  if (!api)
+    api = std::make_unique<client>(client_opts());
+}
+
+void e2e_fixture::kill_node() {
+  if (!node)
+    return;
+  auto st = node->stop(SIGKILL);
+  CAF_CHECK(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL);
+  { std::ofstream{node_log, std::ios::app} << "---- nodeflow serve killed (SIGKILL)\n"; }
+}
+
+bool e2e_fixture::stop_node() {
+  if (!node)
+    return true;
+  auto st = node->stop(SIGTERM);
+  return WIFEXITED(st) && WEXITSTATUS(st) == 0;
+}
+
+child_process& e2e_fixture::start_worker_process(std::vector<std::string> args) {
+  std::vector<std::string> argv{NF_NODEFLOW_BIN, "worker"};
+  argv.insert(argv.end(), args.begin(), args.end());
+  argv.push_back("--node");
+  argv.push_back("127.0.0.1:" + std::to_string(port));
+  auto log = dir + "/worker" + std::to_string(worker_count_++) + ".log";
+  worker_processes.push_back(std::make_unique<child_process>(argv, log, false));
+  return *worker_processes.back();
+}
+
+void e2e_fixture::define(const std::string& json_text) {
+  auto r = api->register_definitions(json_text);
+  if (!r)
+    CAF_FAIL("register_definitions: " << describe(r.error()));
+}
+
+std::string e2e_fixture::start(const std::string& name, const std::string& input_json,
+                               const std::string& key) {
+  msg::start_request r;
+  r.workflow_name = name;
+  r.input_json = input_json;
+  r.idempotency_key = key;
+  auto got = api->start(r);
+  if (!got)
+    CAF_FAIL("start " << name << ": " << describe(got.error()));
+  return got->workflow_id;
+}
+
+boost::json::value e2e_fixture::get(const std::string& workflow_id) {
+  auto r = api->get(workflow_id, true);
+  if (!r)
+    return nullptr;
+  boost::json::error_code ec;
+  auto v = boost::json::parse(*r, ec);
+  return ec ? boost::json::value{} : v;
+}
+
+std::string e2e_fixture::await_end(const std::string& workflow_id,
+                                   std::chrono::milliseconds patience) {
+  std::string status;
+  await(
+    [&] {
+      status = scalar(R"(SELECT "status"::text FROM "WorkflowExecutions" WHERE "id" = $1)",
+                      store::params::of(workflow_id));
+      return is_terminal(status);
+    },
+    patience);
+  if (!is_terminal(status)) {
+    CAF_MESSAGE("workflow " << workflow_id << " still " << status << " after "
+                            << patience.count() << " ms; node log:\n"
+                            << node_log_tail());
+    return "";
+  }
+  return status;
+}
+
+bool e2e_fixture::await_count(const std::string& count_sql, int64_t want,
+                              std::chrono::milliseconds patience) {
+  int64_t last = -1;
+  bool ok = await([&] { return (last = count(count_sql)) == want; }, patience);
+  if (!ok)
+    CAF_MESSAGE("await_count: wanted " << want << ", last saw " << last << ": " << count_sql);
+  return ok;
+}
+
+bool e2e_fixture::await(const std::function<bool()>& pred, std::chrono::milliseconds patience) {
+  auto deadline = clock_type::now() + patience;
+  for (;;) {
+    if (pred())
+      return true;
+    if (clock_type::now() >= deadline)
+      return false;
+    std::this_thread::sleep_for(50ms);
+  }
+}
+
+store::result e2e_fixture::sql(const std::string& text, const store::params& p) {
+  auto r = conn.exec(text, p);
+  if (!r)
+    CAF_FAIL("sql failed: " << store::message_of(r.error()) << "\n" << text);
+  return std::move(*r);
+}
+
+std::string e2e_fixture::scalar(const std::string& text, const store::params& p) {
+  auto r = sql(text, p);
+  if (r.rows() != 1 || r.is_null(0, 0))
+    return "";
+  return r.str(0, 0);
+}
+
+int64_t e2e_fixture::count(const std::string& text, const store::params& p) {
+  auto s = scalar(text, p);
+  return s.empty() ? 0 : std::stoll(s);
+}
+
+int64_t e2e_fixture::workflows_with_history_gaps() {
+  return count(R"(SELECT count(*) FROM (
+      SELECT "workflowId" FROM "WorkflowEvents" GROUP BY "workflowId"
+      HAVING min("seq") <> 1 OR max("seq") <> count(*) OR count(DISTINCT "seq") <> count(*)) g)");
+}
+
+} // namespace nf::test

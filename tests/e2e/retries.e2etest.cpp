@@ -1,0 +1,135 @@
+#define CAF_SUITE e2e.retries
+#include "caf/test/unit_test.hpp"
+
+#include <csignal>
+#include <map>
+
+#include "tests/e2e/e2e_fixture.hpp"
+
+using namespace nf;
+using namespace std::chrono_literals;
+
+namespace {
+
+struct attempt_row {
+  std::string status;
+  int64_t scheduled_ms = 0;
+  int64_t started_ms = 0;
+  int64_t ended_ms = 0;
+};
+
+// The attempts of one task reference, by attempt number, from the history tables.
+std::map<int, attempt_row> attempts(test::e2e_fixture& f, const std::string& wf,
+                                    const std::string& ref) {
+  auto r = f.sql(R"(SELECT "attempt", "status"::text,
+                           (extract(epoch FROM "scheduledAt") * 1000)::bigint,
+                           coalesce((extract(epoch FROM "startedAt") * 1000)::bigint, 0),
+                           coalesce((extract(epoch FROM "endedAt") * 1000)::bigint, 0)
+                      FROM "TaskExecutions" WHERE "workflowId" = $1 AND "refName" = $2)",
+                 store::params::of(wf, ref));
+  std::map<int, attempt_row> out;
+  for (int i = 0; i < r.rows(); ++i)
+    out[std::stoi(r.str(i, 0))] = attempt_row{r.str(i, 1), std::stoll(r.str(i, 2)),
+                                              std::stoll(r.str(i, 3)), std::stoll(r.str(i, 4))};
+  return out;
+}
+
+} // namespace
+
+CAF_TEST(a failing task is retried with exponential backoff until it succeeds) {
+  test::e2e_fixture f{"e2e_retries_backoff"};
+  f.start_node();
+  f.define(R"([{"name": "flaky", "retryCount": 2, "retryLogic": "EXPONENTIAL_BACKOFF",
+                "retryDelaySeconds": 1, "responseTimeoutSeconds": 30},
+    {"name": "e2e_flaky", "version": 1, "tasks": [
+      {"name": "flaky", "taskReferenceName": "flaky", "inputParameters": {"v": 7}}],
+     "outputParameters": {"v": "${flaky.output.v}", "attempt": "${flaky.output.attempt}"}}])");
+  // Fails attempts 0 and 1, completes attempt 2.
+  test::worker_pool workers{f.client_opts(), {"flaky"}, 1, [](const msg::leased_task& t) {
+    if (t.attempt < 2)
+      return test::task_outcome::failed("attempt " + std::to_string(t.attempt) + " fails");
+    return test::task_outcome::completed(R"({"v": 7, "attempt": )" + std::to_string(t.attempt)
+                                         + "}");
+  }};
+  auto id = f.start("e2e_flaky");
+  CAF_REQUIRE_EQUAL(f.await_end(id), "COMPLETED");
+  auto a = attempts(f, id, "flaky");
+  CAF_REQUIRE_EQUAL(a.size(), 3u);
+  CAF_CHECK_EQUAL(a[0].status, "FAILED");
+  CAF_CHECK_EQUAL(a[1].status, "FAILED");
+  CAF_CHECK_EQUAL(a[2].status, "COMPLETED");
+  // Backoff: 1 s after the first failure, 2 s after the second (EXPONENTIAL_BACKOFF),
+  // measured from the failure to the next attempt's lease. A few ms of slack for
+  // timestamps taken at the start of different transactions.
+  CAF_CHECK_GREATER_OR_EQUAL(a[1].started_ms - a[0].ended_ms, 1000 - 20);
+  CAF_CHECK_GREATER_OR_EQUAL(a[2].started_ms - a[1].ended_ms, 2000 - 20);
+  CAF_MESSAGE("retry gaps: " << a[1].started_ms - a[0].ended_ms << " ms, "
+                             << a[2].started_ms - a[1].ended_ms << " ms");
+  auto wf = f.get(id);
+  CAF_CHECK(wf.at("output") == boost::json::parse(R"({"v": 7, "attempt": 2})"));
+  CAF_CHECK_EQUAL(f.count(R"(SELECT count(*) FROM "WorkflowEvents" WHERE "workflowId" = $1
+                             AND "eventType" = 'TASK_FAILED')", store::params::of(id)),
+                  2);
+  CAF_CHECK_EQUAL(f.workflows_with_history_gaps(), 0);
+  workers.stop();
+  CAF_CHECK(f.stop_node());
+}
+
+CAF_TEST(a worker killed mid task times out and the task is retried while its late result is fenced off) {
+  test::e2e_fixture f{"e2e_retries_killed"};
+  f.start_node();
+  f.define(R"([{"name": "slow_step", "retryCount": 1, "retryDelaySeconds": 0,
+                "timeoutSeconds": 2, "responseTimeoutSeconds": 2, "timeoutPolicy": "RETRY"},
+    {"name": "e2e_slow", "version": 1, "tasks": [
+      {"name": "slow_step", "taskReferenceName": "step", "inputParameters": {"n": 1}}],
+     "outputParameters": {"by": "${step.output.by}"}}])");
+  // A worker process that takes the task and never answers in time.
+  auto& worker = f.start_worker_process({"--queue", "slow_step", "--behavior", "sleep=600000",
+                                         "--worker-id", "doomed"});
+  auto id = f.start("e2e_slow");
+  CAF_REQUIRE(f.await_count(R"(SELECT count(*) FROM "TaskQueues" WHERE "workflowId" = ')" + id
+                              + R"(' AND "leasedBy" = 'doomed')",
+                            1, 30s));
+  auto held = f.sql(R"(SELECT "taskId", "leaseToken" FROM "TaskQueues" WHERE "workflowId" = $1)",
+                    store::params::of(id));
+  CAF_REQUIRE_EQUAL(held.rows(), 1);
+  msg::leased_task dead;
+  dead.task_id = held.str(0, 0);
+  dead.workflow_id = id;
+  dead.lease_token = held.str(0, 1);
+  worker.stop(SIGKILL);
+  // The timeout fires and attempt 1 is scheduled.
+  CAF_REQUIRE(f.await_count(R"(SELECT count(*) FROM "TaskExecutions" WHERE "workflowId" = ')" + id
+                              + R"(' AND "refName" = 'step' AND "attempt" = 1)",
+                            1, 30s));
+  auto a = attempts(f, id, "step");
+  CAF_CHECK_EQUAL(a[0].status, "TIMED_OUT");
+  CAF_CHECK_EQUAL(f.count(R"(SELECT count(*) FROM "WorkflowEvents" WHERE "workflowId" = $1
+                             AND "eventType" = 'TASK_TIMED_OUT')", store::params::of(id)),
+                  1);
+  // The dead worker's result arrives late: rejected, and nothing changes.
+  auto before = f.scalar(R"(SELECT string_agg("attempt" || ':' || "status" || ':' || coalesce("output"::text, '-'), ',' ORDER BY "attempt")
+                              FROM "TaskExecutions" WHERE "workflowId" = $1)",
+                         store::params::of(id));
+  auto late = f.api->complete(dead, R"({"by": "doomed"})");
+  CAF_REQUIRE(!late);
+  CAF_CHECK_EQUAL(describe(late.error()), "lease lost");
+  auto late_hb = f.api->heartbeat(dead);
+  CAF_REQUIRE(!late_hb);
+  CAF_CHECK_EQUAL(describe(late_hb.error()), "lease lost");
+  CAF_CHECK_EQUAL(f.scalar(R"(SELECT string_agg("attempt" || ':' || "status" || ':' || coalesce("output"::text, '-'), ',' ORDER BY "attempt")
+                              FROM "TaskExecutions" WHERE "workflowId" = $1)",
+                           store::params::of(id)),
+                  before);
+  // A live worker finishes attempt 1.
+  test::worker_pool workers{f.client_opts(), {"slow_step"}, 1, [](const msg::leased_task& t) {
+    return test::task_outcome::completed(R"({"by": "attempt )" + std::to_string(t.attempt)
+                                         + "\"}");
+  }};
+  CAF_REQUIRE_EQUAL(f.await_end(id), "COMPLETED");
+  CAF_CHECK(f.get(id).at("output") == boost::json::parse(R"({"by": "attempt 1"})"));
+  CAF_CHECK_EQUAL(attempts(f, id, "step").size(), 2u);
+  CAF_CHECK_EQUAL(f.workflows_with_history_gaps(), 0);
+  workers.stop();
+  CAF_CHECK(f.stop_node());
+}
