@@ -26,6 +26,15 @@ UPDATE "OutboxEvents" o SET "nextAttemptAt" = now() + make_interval(secs => $3::
   FROM c WHERE o."id" = c."id"
 RETURNING )" NF_OUTBOX_COLUMNS};
 
+constexpr statement publish_unrouted{"outbox.publish_unrouted", R"(
+WITH c AS (
+  SELECT "id" FROM "OutboxEvents"
+   WHERE "publishedAt" IS NULL AND "deadLetteredAt" IS NULL AND "nextAttemptAt" <= now()
+     AND ($1::smallint[] IS NULL OR "shard" = ANY($1::smallint[]))
+   ORDER BY "nextAttemptAt", "id" LIMIT $2 FOR UPDATE SKIP LOCKED)
+UPDATE "OutboxEvents" o SET "publishedAt" = now()
+  FROM c WHERE o."id" = c."id")"};
+
 constexpr statement publish{"outbox.publish", R"(
 UPDATE "OutboxEvents" SET "publishedAt" = now()
  WHERE "id" = ANY($1::bigint[]) AND "publishedAt" IS NULL)"};
@@ -122,6 +131,15 @@ caf::expected<std::vector<outbox_event>> claim_outbox(connection& conn, const ou
 
 caf::expected<int64_t> mark_published(connection& conn, const std::vector<int64_t>& ids) {
   return update_by_ids(conn, publish, ids);
+}
+
+caf::expected<int64_t> publish_undeliverable(connection& conn, const outbox_claim& c) {
+  if (c.limit < 1 || c.limit > 10000)
+    return out_of_range("outbox_claim.limit", "an integer 1 … 10000", c.limit);
+  auto r = conn.run(publish_unrouted, params::of(shard_filter(c.shards), c.limit));
+  if (!r)
+    return std::move(r.error());
+  return r->affected();
 }
 
 caf::expected<std::vector<failure_outcome>>

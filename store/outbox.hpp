@@ -45,6 +45,11 @@ caf::expected<std::vector<outbox_event>> claim_outbox(connection& conn, const ou
 /// Marks delivered events published; returns how many were still unpublished.
 caf::expected<int64_t> mark_published(connection& conn, const std::vector<int64_t>& ids);
 
+/// With no sink to deliver to, a claim would only be followed by mark_published: this
+/// marks up to `c.limit` deliverable events of `c.shards` published in one statement
+/// (one row version and one transaction per event fewer). Returns how many.
+caf::expected<int64_t> publish_undeliverable(connection& conn, const outbox_claim& c);
+
 struct delivery_failure {
   int64_t id = 0;
   std::string error;

@@ -82,6 +82,17 @@ bool round(relay_actor* self) {
   claim.shards = {shard_id{st.ctx.shard}};
   claim.limit = st.batch_size;
   claim.visibility_seconds = st.visibility_seconds;
+  if ((*targets)->empty()) {
+    // Nothing to deliver to: every event would be claimed only to be marked published.
+    auto n = store::publish_undeliverable(*conn, claim);
+    if (!n) {
+      st.db->failed("relay_publish_failed", n.error());
+      return false;
+    }
+    if (*n > 0)
+      st.db->log().debug("outbox_published_without_sinks n={} partition={}", *n, st.ctx.shard);
+    return *n == st.batch_size;
+  }
   auto events = store::claim_outbox(*conn, claim);
   if (!events) {
     st.db->failed("relay_failed", events.error());

@@ -77,6 +77,23 @@ CAF_TEST(claims hand out deliverable events once until published or visible agai
   CAF_CHECK_EQUAL(*twice, 0);
 }
 
+CAF_TEST(without sinks the shard s deliverable events are published without a claim) {
+  auto ids = insert_events(3, 1);
+  auto other = insert_events(1, 2);
+  kill(ids[2]); // dead letters stay out of the hot path
+  auto n = publish_undeliverable(conn, outbox_claim{{shard_id{1}}, 100, 30});
+  CAF_REQUIRE(n);
+  CAF_CHECK_EQUAL(*n, 2);
+  CAF_CHECK_EQUAL(count(R"(SELECT count(*) FROM "OutboxEvents"
+                           WHERE "publishedAt" IS NOT NULL AND "attempts" = 0)"), 2);
+  CAF_CHECK(claim({shard_id{1}}).empty());
+  CAF_CHECK_EQUAL(claim({shard_id{2}}).size(), 1u); // another shard's event is untouched
+  auto again = publish_undeliverable(conn, outbox_claim{{shard_id{1}}, 100, 30});
+  CAF_REQUIRE(again);
+  CAF_CHECK_EQUAL(*again, 0);
+  CAF_CHECK(!publish_undeliverable(conn, outbox_claim{{}, 0, 30})); // limit out of range
+}
+
 CAF_TEST(failed deliveries back off exponentially then dead letter) {
   auto id = insert_events(1)[0];
   backoff_policy p{1000, 3600000, 0.5, 5};
