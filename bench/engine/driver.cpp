@@ -226,13 +226,20 @@ struct worker_proc {
   std::string summary; // its stdout
 };
 
+// Worker process i polls node i mod n: with several nodes, polls and reports
+// arrive everywhere, as from a fleet of workers behind a load balancer.
+std::string node_for(const run_options& o, int i) {
+  auto n = static_cast<int>(o.more_nodes.size()) + 1;
+  return i % n == 0 ? o.node : o.more_nodes[static_cast<size_t>(i % n - 1)];
+}
+
 worker_proc spawn_worker(const run_options& o, const std::string& queue, const std::string& tag,
                          int i) {
   worker_proc w;
   w.out = o.work_dir + "/" + tag + "-worker" + std::to_string(i) + ".arrivals";
   w.summary = o.work_dir + "/" + tag + "-worker" + std::to_string(i) + ".out";
   std::vector<std::string> args{o.exe,        "worker",
-                                "--node",     o.node,
+                                "--node",     node_for(o, i),
                                 "--queue",    queue,
                                 "--pollers",  std::to_string(o.pollers),
                                 "--batch",    std::to_string(o.batch),
@@ -248,6 +255,7 @@ worker_proc spawn_worker(const run_options& o, const std::string& queue, const s
   if (posix_spawn(&w.pid, o.exe.c_str(), &fa, nullptr, argv.data(), environ) != 0)
     bench_die("cannot start a worker process (" + o.exe + ")");
   posix_spawn_file_actions_destroy(&fa);
+  adopt_child(w.pid);
   return w;
 }
 
@@ -272,6 +280,7 @@ long long stop_worker(const worker_proc& w, std::unordered_map<std::string, int6
   kill(w.pid, SIGTERM);
   int status = 0;
   waitpid(w.pid, &status, 0);
+  forget_child(w.pid);
   if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
     problem = "worker " + std::to_string(w.pid) + " failed (see " + w.summary + ")";
   std::ifstream in(w.out);
@@ -423,9 +432,20 @@ workload_result runner::run(const workload_spec& w) {
   if (statements_)
     db_.exec(sql::statements_reset);
   auto pg_cpu0 = pg_pid_ ? tree_cpu(pg_pid_) : std::map<pid_t, double>{};
-  std::optional<double> serve_cpu0 = o_.serve_pid ? cpu_seconds(o_.serve_pid) : std::nullopt;
-  bool rss_reset = o_.serve_pid && reset_peak_rss(o_.serve_pid);
+  double serve_cpu0 = 0;
+  bool serve_cpu_known = !o_.serve_pids.empty();
+  bool rss_reset = !o_.serve_pids.empty();
   double rss_sampled = 0;
+  for (auto pid : o_.serve_pids) {
+    auto c = cpu_seconds(pid);
+    serve_cpu_known = serve_cpu_known && c.has_value();
+    serve_cpu0 += c.value_or(0);
+    rss_reset = reset_peak_rss(pid) && rss_reset;
+  }
+  auto sample_rss = [&] {
+    for (auto pid : o_.serve_pids)
+      rss_sampled = std::max(rss_sampled, rss_mb(pid).value_or(0));
+  };
   std::vector<double> worker_cpu0;
   for (auto& wp : workers)
     worker_cpu0.push_back(cpu_seconds(wp.pid).value_or(0));
@@ -465,8 +485,8 @@ workload_result runner::run(const workload_spec& w) {
       --in_flight;
       cv.notify_all();
     });
-    if (o_.serve_pid && (i & 255) == 0)
-      rss_sampled = std::max(rss_sampled, rss_mb(o_.serve_pid).value_or(0));
+    if ((i & 255) == 0)
+      sample_rss();
   }
   {
     std::unique_lock<std::mutex> g{mx};
@@ -486,8 +506,7 @@ workload_result runner::run(const workload_spec& w) {
   int64_t last_end_us = 0;
   auto next_check = std::chrono::steady_clock::now();
   while (true) {
-    if (o_.serve_pid)
-      rss_sampled = std::max(rss_sampled, rss_mb(o_.serve_pid).value_or(0));
+    sample_rss();
     bool check = lis.completed() >= expected_done || std::chrono::steady_clock::now() >= next_check;
     if (check) {
       auto st = db_.exec(sql::run_status, {wf_name});
@@ -521,11 +540,21 @@ workload_result runner::run(const workload_spec& w) {
 
   for (size_t i = 0; i < workers.size(); ++i)
     res.workers_cpu_s += cpu_seconds(workers[i].pid).value_or(0) - worker_cpu0[i];
-  if (o_.serve_pid) {
-    if (auto c = cpu_seconds(o_.serve_pid); c && serve_cpu0)
-      res.nodeflow_cpu_s = *c - *serve_cpu0;
-    auto hwm = peak_rss_mb(o_.serve_pid);
-    res.nodeflow_peak_rss_mb = rss_reset && hwm ? *hwm : rss_sampled;
+  if (!o_.serve_pids.empty()) {
+    // CPU summed over the nodes; RSS the largest node's peak.
+    double cpu = 0, hwm = 0;
+    bool hwm_known = rss_reset;
+    for (auto pid : o_.serve_pids) {
+      auto c = cpu_seconds(pid);
+      serve_cpu_known = serve_cpu_known && c.has_value();
+      cpu += c.value_or(0);
+      auto h = peak_rss_mb(pid);
+      hwm_known = hwm_known && h.has_value();
+      hwm = std::max(hwm, h.value_or(0));
+    }
+    if (serve_cpu_known)
+      res.nodeflow_cpu_s = cpu - serve_cpu0;
+    res.nodeflow_peak_rss_mb = hwm_known ? hwm : rss_sampled;
   }
   if (pg_pid_)
     res.postgres_cpu_s = tree_cpu_delta(pg_cpu0, tree_cpu(pg_pid_));

@@ -8,6 +8,8 @@ namespace nf::bench {
 
 struct run_options {
   std::string node = "127.0.0.1:4510";
+  /// More nodes of the same cluster (--node repeated): worker process i uses node i mod n.
+  std::vector<std::string> more_nodes;
   std::string dsn;
   std::vector<std::string> workloads{"W1", "W1lat", "W2", "W3", "W4"};
   std::string exe; ///< this binary, for the worker processes
@@ -17,7 +19,7 @@ struct run_options {
   std::string work_dir = "/tmp";
   bool json = false;
   bool quick = false;
-  pid_t serve_pid = 0;
+  std::vector<pid_t> serve_pids; ///< the nodes' processes, for CPU and peak RSS
   pid_t pg_pid = 0; ///< the postmaster; 0 = found from a backend's parent
   int worker_procs = 2;
   int pollers = 8;   ///< long polls in flight per worker process

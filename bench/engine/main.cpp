@@ -20,14 +20,14 @@ using namespace nf::bench;
 namespace {
 
 const char* usage = R"(usage:
-  nodeflow-bench run --node HOST:PORT --dsn DSN [options]
+  nodeflow-bench run --node HOST:PORT [--node HOST:PORT]... --dsn DSN [options]
       --workload W1|W1lat|W2|W3|W4   (repeatable; default: all)
       --quick                        tiny sizes (CI)
       --json                         JSON lines on stdout (the table goes to stderr)
       --out FILE                     keep the JSON lines (ceiling lines included)
       --plot-data FILE               a TSV of the plotted figures
       --statements DIR               top pg_stat_statements per workload into DIR
-      --serve-pid PID --pg-pid PID   processes whose CPU/RSS are reported
+      --serve-pid PID (repeatable) --pg-pid PID   processes whose CPU/RSS are reported
       --w1-workflows N --w1lat-rate R --w1lat-seconds S --w2-workflows N --w2-tasks N
       --w3-workflows N --w3-fanout N --w4-workflows N --w4-history N[,N...]
       --worker-procs N --pollers N --batch N --start-concurrency N
@@ -148,6 +148,7 @@ int main(int argc, char** argv) {
   run_options o;
   o.exe = self_path(argv[0]);
   std::vector<std::string> workloads;
+  bool node_given = false;
   // --quick first, so explicit sizes after it still win.
   for (int i = 2; i < argc; ++i)
     if (std::string{argv[i]} == "--quick") {
@@ -166,7 +167,11 @@ int main(int argc, char** argv) {
   for (int i = 2; i < argc; ++i) {
     std::string a = argv[i];
     if (a == "--quick") continue;
-    else if (a == "--node") o.node = value(i);
+    else if (a == "--node") {
+      if (node_given) o.more_nodes.push_back(value(i));
+      else o.node = value(i);
+      node_given = true;
+    }
     else if (a == "--dsn") o.dsn = value(i);
     else if (a == "--workload") workloads.push_back(value(i));
     else if (a == "--json") o.json = true;
@@ -174,7 +179,7 @@ int main(int argc, char** argv) {
     else if (a == "--plot-data") o.plot_data = value(i);
     else if (a == "--statements") o.statements_dir = value(i);
     else if (a == "--work-dir") o.work_dir = value(i);
-    else if (a == "--serve-pid") o.serve_pid = static_cast<pid_t>(integer(a, value(i), 1, 1 << 30));
+    else if (a == "--serve-pid") o.serve_pids.push_back(static_cast<pid_t>(integer(a, value(i), 1, 1 << 30)));
     else if (a == "--pg-pid") o.pg_pid = static_cast<pid_t>(integer(a, value(i), 1, 1 << 30));
     else if (a == "--w1-workflows") o.w1_workflows = static_cast<int>(integer(a, value(i), 1, 10000000));
     else if (a == "--w1lat-rate") o.w1lat_rate = number(a, value(i), 1, 100000);

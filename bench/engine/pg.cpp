@@ -2,11 +2,36 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <mutex>
+#include <set>
+#include <signal.h>
 
 namespace nf::bench {
 
+namespace {
+
+std::mutex children_mx;
+std::set<pid_t> children;
+
+} // namespace
+
+void adopt_child(pid_t pid) {
+  std::lock_guard<std::mutex> g{children_mx};
+  children.insert(pid);
+}
+
+void forget_child(pid_t pid) {
+  std::lock_guard<std::mutex> g{children_mx};
+  children.erase(pid);
+}
+
 void bench_die(const std::string& what) {
   std::fprintf(stderr, "nodeflow-bench: %s\n", what.c_str());
+  {
+    std::lock_guard<std::mutex> g{children_mx};
+    for (auto pid : children)
+      kill(pid, SIGKILL);
+  }
   std::exit(1);
 }
 

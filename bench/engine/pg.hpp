@@ -10,10 +10,16 @@
 #include <vector>
 
 #include <libpq-fe.h>
+#include <sys/types.h>
 
 namespace nf::bench {
 
+/// Ends the benchmark with `what`, killing the worker processes it started.
 [[noreturn]] void bench_die(const std::string& what);
+
+/// A child process bench_die must not leave behind; forget it once it was reaped.
+void adopt_child(pid_t pid);
+void forget_child(pid_t pid);
 
 class sql_result {
 public:

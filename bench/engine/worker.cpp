@@ -132,8 +132,11 @@ int run_worker(const worker_options& opts) {
     }
     if (!again.empty())
       std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    // A poll to a node that is gone blocks while the client reconnects: check
+    // for the stop between them.
     for (int slot : again)
-      issue_poll(st, slot);
+      if (!stop_requested)
+        issue_poll(st, slot);
   }
   // Every task taken is reported before the arrivals are written.
   auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
