@@ -15,23 +15,20 @@ namespace {
 #define NF_OUTBOX_COLUMNS \
   R"(o."id", o."eventId", o."shard", o."namespaceId", o."workflowId", o."eventType", o."payload"::text, o."attempts", o."lastError")"
 
+// Up to $2 deliverable events of the shards $1 (all when NULL), oldest first.
 // §4.6: both IS NULL terms keep the claim on the partial deliverable index.
-constexpr statement claim{"outbox.claim", R"(
-WITH c AS (
-  SELECT "id" FROM "OutboxEvents"
-   WHERE "publishedAt" IS NULL AND "deadLetteredAt" IS NULL AND "nextAttemptAt" <= now()
-     AND ($1::smallint[] IS NULL OR "shard" = ANY($1::smallint[]))
-   ORDER BY "nextAttemptAt", "id" LIMIT $2 FOR UPDATE SKIP LOCKED)
+#define NF_OUTBOX_DELIVERABLE                                                                \
+  R"(WITH c AS (SELECT "id" FROM "OutboxEvents")"                                           \
+  R"( WHERE "publishedAt" IS NULL AND "deadLetteredAt" IS NULL AND "nextAttemptAt" <= now())" \
+  R"( AND ($1::smallint[] IS NULL OR "shard" = ANY($1::smallint[])))"                        \
+  R"( ORDER BY "nextAttemptAt", "id" LIMIT $2 FOR UPDATE SKIP LOCKED))"
+
+constexpr statement claim{"outbox.claim", NF_OUTBOX_DELIVERABLE R"(
 UPDATE "OutboxEvents" o SET "nextAttemptAt" = now() + make_interval(secs => $3::int)
   FROM c WHERE o."id" = c."id"
 RETURNING )" NF_OUTBOX_COLUMNS};
 
-constexpr statement publish_unrouted{"outbox.publish_unrouted", R"(
-WITH c AS (
-  SELECT "id" FROM "OutboxEvents"
-   WHERE "publishedAt" IS NULL AND "deadLetteredAt" IS NULL AND "nextAttemptAt" <= now()
-     AND ($1::smallint[] IS NULL OR "shard" = ANY($1::smallint[]))
-   ORDER BY "nextAttemptAt", "id" LIMIT $2 FOR UPDATE SKIP LOCKED)
+constexpr statement publish_unrouted{"outbox.publish_unrouted", NF_OUTBOX_DELIVERABLE R"(
 UPDATE "OutboxEvents" o SET "publishedAt" = now()
   FROM c WHERE o."id" = c."id")"};
 

@@ -106,12 +106,4 @@ sql_result sql_conn::run(const std::string& name, const std::vector<std::string>
   return sql_result{r};
 }
 
-std::string with_database(const std::string& dsn, const std::string& db) {
-  auto scheme = dsn.find("://");
-  auto slash = dsn.find('/', scheme == std::string::npos ? 0 : scheme + 3);
-  auto query = dsn.find('?');
-  std::string tail = query == std::string::npos ? "" : dsn.substr(query);
-  return (slash == std::string::npos ? dsn : dsn.substr(0, slash)) + "/" + db + tail;
-}
-
 } // namespace nf::bench

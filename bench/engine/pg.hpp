@@ -12,6 +12,8 @@
 #include <libpq-fe.h>
 #include <sys/types.h>
 
+#include "store/pg/dsn.hpp"
+
 namespace nf::bench {
 
 /// Ends the benchmark with `what`, killing the worker processes it started.
@@ -53,7 +55,6 @@ private:
   std::unique_ptr<PGconn, void (*)(PGconn*)> c_;
 };
 
-/// The DSN with its database name replaced by `db`.
-std::string with_database(const std::string& dsn, const std::string& db);
+using store::with_database;
 
 } // namespace nf::bench

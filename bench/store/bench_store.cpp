@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "flow/parse.hpp"
+#include "store/pg/dsn.hpp"
 #include "store/decisions.hpp"
 #include "store/definitions.hpp"
 #include "store/json.hpp"
@@ -43,19 +44,6 @@ T must(caf::expected<T> x, const std::string& what) {
   if (!x)
     die(what, x.error());
   return std::move(*x);
-}
-
-void must(caf::expected<void> x, const std::string& what) {
-  if (!x)
-    die(what, x.error());
-}
-
-std::string with_database(const std::string& dsn, const std::string& db) {
-  auto scheme = dsn.find("://");
-  auto slash = dsn.find('/', scheme == std::string::npos ? 0 : scheme + 3);
-  auto query = dsn.find('?');
-  std::string tail = query == std::string::npos ? "" : dsn.substr(query);
-  return (slash == std::string::npos ? dsn : dsn.substr(0, slash)) + "/" + db + tail;
 }
 
 double seconds_since(clock_type::time_point t0) {

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "store/catalog/catalog.hpp"
+#include "store/pg/dsn.hpp"
 #include "store/migrator.hpp"
 
 namespace {
@@ -24,18 +25,6 @@ void usage(std::ostream& out) {
          "  --fresh    DSN names a server: create a scratch database there, apply the\n"
          "             migrations built into this tool, read it, and drop it again\n"
          "FILE is rewritten only when its content changes.\n";
-}
-
-// postgresql://user@host:port/dbname[?params] with dbname replaced.
-std::string with_database(const std::string& dsn, const std::string& db) {
-  auto scheme = dsn.find("://");
-  if (scheme == std::string::npos)
-    return dsn + " dbname=" + db; // key=value form: a later key wins
-  auto slash = dsn.find('/', scheme + 3);
-  auto query = dsn.find('?');
-  std::string tail = query == std::string::npos ? "" : dsn.substr(query);
-  auto head = dsn.substr(0, slash == std::string::npos ? std::min(query, dsn.size()) : slash);
-  return head + "/" + db + tail;
 }
 
 int fail(const std::string& what, const caf::error& err) {
@@ -86,7 +75,7 @@ int main(int argc, char** argv) {
       (void) admin->exec("DROP DATABASE IF EXISTS \"" + scratch + "\" WITH (FORCE)");
   };
   int rc = [&] {
-    auto conn = fresh ? nf::store::connection::open(with_database(dsn, scratch))
+    auto conn = fresh ? nf::store::connection::open(nf::store::with_database(dsn, scratch))
                       : nf::store::connection::open(dsn);
     if (!conn)
       return fail("connecting", conn.error());

@@ -40,17 +40,6 @@ std::string server_dsn() {
   return dsn;
 }
 
-std::string with_database(const std::string& dsn, const std::string& db) {
-  // postgresql://user@host:port/dbname[?params]
-  auto scheme = dsn.find("://");
-  auto slash = dsn.find('/', scheme == std::string::npos ? 0 : scheme + 3);
-  auto query = dsn.find('?');
-  std::string tail = query == std::string::npos ? "" : dsn.substr(query);
-  if (slash == std::string::npos)
-    return dsn + "/" + db + tail;
-  return dsn.substr(0, slash) + "/" + db + tail;
-}
-
 test_database::test_database(const std::string& suite, bool migrated) {
   static std::atomic<int> counter{0};
   name_ = "nft_";

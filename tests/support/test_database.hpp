@@ -3,6 +3,7 @@
 #include <string>
 
 #include "store/pg/connection.hpp"
+#include "store/pg/dsn.hpp"
 
 namespace nf::test {
 
@@ -30,7 +31,6 @@ private:
   std::string dsn_;
 };
 
-/// Replaces the database name in a postgresql:// DSN.
-std::string with_database(const std::string& dsn, const std::string& db);
+using store::with_database;
 
 } // namespace nf::test
