@@ -36,7 +36,7 @@ SELECT u.wf::text, e."seq", e."eventType"::text, e."payload"::text,
 
 // The same rounding as the snapshot's times ("scheduledAt" and the rest, in
 // decisions.cpp), so a deadline computed from a row compares with this clock exactly.
-constexpr statement now_ms_read{"decide.now_ms", R"(SELECT (extract(epoch FROM now()) * 1000)::bigint)"};
+constexpr statement now_ms_read{"decide.now_ms", R"(SELECT (extract(epoch FROM clock_timestamp()) * 1000)::bigint)"};
 
 constexpr statement link_children{"decide.link_sub_workflows", R"(
 UPDATE "TaskExecutions" t

@@ -27,8 +27,9 @@ namespace nf::store {
 caf::expected<std::map<std::string, std::string>>
 load_definition_stamps(connection& conn, const std::vector<namespace_id>& namespaces);
 
-/// The transaction's now() in milliseconds since the epoch: the clock one decider
-/// batch runs decide() with (deadlines and WAIT wake-ups are in milliseconds).
+/// The server's wall clock (clock_timestamp(), not the transaction's now()) in
+/// milliseconds since the epoch: the clock decide() runs with. Read it after the
+/// claim: a timer whose wake-up the claim saw had fired, and committed, before it.
 caf::expected<int64_t> server_now_ms(connection& conn);
 
 /// One `SIGNAL_RECEIVED` event, as store/signals.hpp writes it.

@@ -213,9 +213,10 @@ caf::expected<void> decider_core::attempt(store::transaction& tx, const batch_in
                                           attempt_state& st) {
   if (auto b = tx.begin(); !b)
     return b;
-  // One clock for the whole batch: the transaction's now() on the server, in
-  // milliseconds (a clock in whole seconds leaves a WAIT that is due later in
-  // the same second pending after its timer fired, with nothing to wake it again).
+  // The server's clock in milliseconds (a clock in whole seconds leaves a WAIT
+  // that is due later in the same second pending after its timer fired, with
+  // nothing to wake it again). The claimed evaluations read it again after
+  // their claim (decide_claimed).
   auto now = store::server_now_ms(tx.conn());
   if (!now)
     return std::move(now.error());
@@ -326,6 +327,15 @@ caf::expected<void> decider_core::decide_claimed(store::transaction& tx,
   if (!claims)
     return std::move(claims.error());
   st.claimed = claims->size();
+  // Not the transaction's start: a timer that committed its wake-up after this
+  // transaction began (the claim still sees it, READ COMMITTED) fired at a time
+  // later than that start, and decide() must not see its WAIT as not yet due.
+  if (!claims->empty()) {
+    auto now = store::server_now_ms(conn);
+    if (!now)
+      return std::move(now.error());
+    now_ms = *now;
+  }
   std::vector<workflow_id> ids;
   std::vector<namespace_id> namespaces;
   for (const auto& c : *claims) {

@@ -4,6 +4,7 @@
 #include "actors/decider/batch.hpp"
 #include "store/sharding.hpp"
 #include "store/signals.hpp"
+#include "store/timers.hpp"
 
 using namespace nf;
 
@@ -256,6 +257,40 @@ CAF_TEST(a signal delivered to a waiting workflow completes its WAIT task) {
                              WHERE "refName" = 'w')"),
                   scalar(R"(SELECT "seq"::text FROM "WorkflowEvents"
                              WHERE "eventType" = 'SIGNAL_RECEIVED')"));
+}
+
+CAF_TEST(a WAIT whose timer fired after the batch began is decided with the clock after the claim) {
+  // The batch's transaction starts before the WAIT falls due and claims the timer's
+  // wake-up after it fired: decided with the transaction's start time, the WAIT
+  // would look not yet due, and its wake-up would be spent with nothing left to
+  // wake it (the poll interval here is an hour).
+  workflow_def(R"({"name": "pause", "version": 1, "tasks": [
+    {"name": "w", "taskReferenceName": "w", "type": "WAIT", "inputParameters": {"duration": "1s"}}]})");
+  auto d = decider();
+  NF_REQUIRE_OK(start(d, R"({"x": 1})"));
+  auto a = lease_one("work");
+  auto waiting = decider_fixture::start(d, "pause");
+  NF_REQUIRE_OK(waiting);
+  // Holding task a's row makes the next batch open its transaction and then wait
+  // on the completion of a.
+  auto other = db->connect();
+  CAF_REQUIRE(other.exec("BEGIN"));
+  CAF_REQUIRE(other.exec(R"(SELECT 1 FROM "TaskExecutions" WHERE "id" = $1 FOR UPDATE)",
+                         store::params::of(a.task.str())));
+  caf::anon_send(d, complete_atom_v, result(a, R"({"y": 2})"));
+  CAF_REQUIRE(test::wait_until([&] {
+    return count(R"(SELECT count(*) FROM pg_stat_activity
+                     WHERE datname = current_database() AND wait_event_type = 'Lock')")
+           == 1;
+  }));
+  // The WAIT falls due meanwhile: its timer fires and commits the wake-up.
+  CAF_REQUIRE(test::wait_until([&] {
+    auto fired = store::fire_due_timers(conn, store::fire_options{});
+    return fired && !fired->empty();
+  }));
+  CAF_REQUIRE(other.exec("COMMIT"));
+  CAF_CHECK(wait_status(waiting->workflow_id, "COMPLETED"));
+  CAF_CHECK_EQUAL(count(R"(SELECT count(*) FROM "DecideQueues")"), 0);
 }
 
 CAF_TEST(a definition registered after a decision is the one the next start uses) {
