@@ -213,15 +213,6 @@ caf::expected<void> decider_core::attempt(store::transaction& tx, const batch_in
                                           attempt_state& st) {
   if (auto b = tx.begin(); !b)
     return b;
-  // The server's clock in milliseconds (a clock in whole seconds leaves a WAIT
-  // that is due later in the same second pending after its timer fired, with
-  // nothing to wake it again). The claimed evaluations read it again after
-  // their claim (decide_claimed).
-  auto now = store::server_now_ms(tx.conn());
-  if (!now)
-    return std::move(now.error());
-  auto now_ms = *now;
-
   if (!in.starts.empty()) {
     auto started = store::start_workflows(tx, in.starts, partition_count_);
     if (!started)
@@ -252,13 +243,20 @@ caf::expected<void> decider_core::attempt(store::transaction& tx, const batch_in
     }
   }
   if (!in.commands.empty())
-    if (auto r = run_commands(tx, in, now_ms, st); !r)
+    if (auto r = run_commands(tx, in, st); !r)
       return r;
-  return decide_claimed(tx, excluded, now_ms, st);
+  return decide_claimed(tx, excluded, st);
 }
 
 caf::expected<void> decider_core::run_commands(store::transaction& tx, const batch_input& in,
-                                               int64_t now_ms, attempt_state& st) {
+                                               attempt_state& st) {
+  // decide() runs with the server's clock in milliseconds: a clock in whole
+  // seconds leaves a WAIT that is due later in the same second pending after
+  // its timer fired, with nothing to wake it again.
+  auto now = store::server_now_ms(tx.conn());
+  if (!now)
+    return std::move(now.error());
+  auto now_ms = *now;
   // One at a time: commands are rare, and two on the same workflow must see each other.
   for (const auto& c : in.commands) {
     auto snaps = store::load_snapshots(tx, {c.id});
@@ -321,21 +319,12 @@ caf::expected<void> decider_core::run_commands(store::transaction& tx, const bat
 
 caf::expected<void> decider_core::decide_claimed(store::transaction& tx,
                                                  const std::set<std::string>& excluded,
-                                                 int64_t now_ms, attempt_state& st) {
+                                                 attempt_state& st) {
   auto& conn = tx.conn();
   auto claims = store::claim_decide_batch(tx, shard_id{shard_}, batch_size_);
   if (!claims)
     return std::move(claims.error());
   st.claimed = claims->size();
-  // Not the transaction's start: a timer that committed its wake-up after this
-  // transaction began (the claim still sees it, READ COMMITTED) fired at a time
-  // later than that start, and decide() must not see its WAIT as not yet due.
-  if (!claims->empty()) {
-    auto now = store::server_now_ms(conn);
-    if (!now)
-      return std::move(now.error());
-    now_ms = *now;
-  }
   std::vector<workflow_id> ids;
   std::vector<namespace_id> namespaces;
   for (const auto& c : *claims) {
@@ -348,6 +337,14 @@ caf::expected<void> decider_core::decide_claimed(store::transaction& tx,
   }
   if (ids.empty())
     return {};
+  // The clock is read after the claim, not at the transaction's start: a timer
+  // that committed its wake-up after this transaction began (the claim still
+  // sees it, READ COMMITTED) fired later than that start, and decide() must not
+  // see its WAIT as not yet due.
+  auto now = store::server_now_ms(conn);
+  if (!now)
+    return std::move(now.error());
+  auto now_ms = *now;
   auto snaps = store::load_snapshots(tx, ids);
   if (!snaps)
     return std::move(snaps.error());

@@ -88,9 +88,9 @@ private:
   caf::expected<void> attempt(store::transaction& tx, const batch_input& in,
                               const std::set<std::string>& excluded, attempt_state& st);
   caf::expected<void> run_commands(store::transaction& tx, const batch_input& in,
-                                   int64_t now_ms, attempt_state& st);
+                                   attempt_state& st);
   caf::expected<void> decide_claimed(store::transaction& tx, const std::set<std::string>& excluded,
-                                     int64_t now_ms, attempt_state& st);
+                                     attempt_state& st);
   void recover_in_doubt(const batch_input& in, batch_output& out);
 
   int16_t shard_;
