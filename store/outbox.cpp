@@ -15,22 +15,30 @@ namespace {
 #define NF_OUTBOX_COLUMNS \
   R"(o."id", o."eventId", o."shard", o."namespaceId", o."workflowId", o."eventType", o."payload"::text, o."attempts", o."lastError")"
 
-// Up to $2 deliverable events of the shards $1 (all when NULL), oldest first.
-// §4.6: both IS NULL terms keep the claim on the partial deliverable index.
-#define NF_OUTBOX_DELIVERABLE                                                                \
+// Up to $2 deliverable events, oldest first, of one shard ($1, the relay's: a range scan of
+// the deliverable index that stops after the batch, migration 0011) or of the shards $1 (all
+// when NULL: the whole deliverable index, sorted; tools and tests only). §4.6: both IS NULL
+// terms keep the claim on the partial deliverable index.
+#define NF_OUTBOX_DELIVERABLE(shard_test)                                                    \
   R"(WITH c AS (SELECT "id" FROM "OutboxEvents")"                                           \
   R"( WHERE "publishedAt" IS NULL AND "deadLetteredAt" IS NULL AND "nextAttemptAt" <= now())" \
-  R"( AND ($1::smallint[] IS NULL OR "shard" = ANY($1::smallint[])))"                        \
+  R"( AND )" shard_test                                                                      \
   R"( ORDER BY "nextAttemptAt", "id" LIMIT $2 FOR UPDATE SKIP LOCKED))"
+#define NF_ONE_SHARD R"("shard" = $1::smallint)"
+#define NF_SOME_SHARDS R"(($1::smallint[] IS NULL OR "shard" = ANY($1::smallint[])))"
 
-constexpr statement claim{"outbox.claim", NF_OUTBOX_DELIVERABLE R"(
-UPDATE "OutboxEvents" o SET "nextAttemptAt" = now() + make_interval(secs => $3::int)
-  FROM c WHERE o."id" = c."id"
-RETURNING )" NF_OUTBOX_COLUMNS};
+#define NF_OUTBOX_CLAIM                                                                      \
+  R"( UPDATE "OutboxEvents" o SET "nextAttemptAt" = now() + make_interval(secs => $3::int))" \
+  R"( FROM c WHERE o."id" = c."id" RETURNING )" NF_OUTBOX_COLUMNS
+constexpr statement claim_one{"outbox.claim_one", NF_OUTBOX_DELIVERABLE(NF_ONE_SHARD) NF_OUTBOX_CLAIM};
+constexpr statement claim_some{"outbox.claim", NF_OUTBOX_DELIVERABLE(NF_SOME_SHARDS) NF_OUTBOX_CLAIM};
 
-constexpr statement publish_unrouted{"outbox.publish_unrouted", NF_OUTBOX_DELIVERABLE R"(
-UPDATE "OutboxEvents" o SET "publishedAt" = now()
-  FROM c WHERE o."id" = c."id")"};
+#define NF_OUTBOX_PUBLISH \
+  R"( UPDATE "OutboxEvents" o SET "publishedAt" = now() FROM c WHERE o."id" = c."id")"
+constexpr statement publish_unrouted_one{"outbox.publish_unrouted_one",
+                                         NF_OUTBOX_DELIVERABLE(NF_ONE_SHARD) NF_OUTBOX_PUBLISH};
+constexpr statement publish_unrouted_some{"outbox.publish_unrouted",
+                                          NF_OUTBOX_DELIVERABLE(NF_SOME_SHARDS) NF_OUTBOX_PUBLISH};
 
 constexpr statement publish{"outbox.publish", R"(
 UPDATE "OutboxEvents" SET "publishedAt" = now()
@@ -105,6 +113,17 @@ caf::expected<int64_t> update_by_ids(connection& conn, const statement& st,
   return r->affected();
 }
 
+/// Runs the one-shard form of a claim when the relay names one shard.
+caf::expected<result> run_for_shards(connection& conn, const statement& one, const statement& some,
+                                     const std::vector<shard_id>& shards, int limit,
+                                     std::optional<int> visibility) {
+  if (shards.size() == 1)
+    return visibility ? conn.run(one, params::of(int64_t{shards[0].value()}, limit, *visibility))
+                      : conn.run(one, params::of(int64_t{shards[0].value()}, limit));
+  return visibility ? conn.run(some, params::of(shard_filter(shards), limit, *visibility))
+                    : conn.run(some, params::of(shard_filter(shards), limit));
+}
+
 caf::error out_of_range(const std::string& field, const std::string& expected, int64_t got) {
   return make_error(errc::invalid, field + ": expected " + expected + ", got " + std::to_string(got));
 }
@@ -116,7 +135,7 @@ caf::expected<std::vector<outbox_event>> claim_outbox(connection& conn, const ou
     return out_of_range("outbox_claim.limit", "an integer 1 … 10000", c.limit);
   if (c.visibility_seconds < 1)
     return out_of_range("outbox_claim.visibility_seconds", "an integer >= 1", c.visibility_seconds);
-  auto r = conn.run(claim, params::of(shard_filter(c.shards), c.limit, c.visibility_seconds));
+  auto r = run_for_shards(conn, claim_one, claim_some, c.shards, c.limit, c.visibility_seconds);
   if (!r)
     return std::move(r.error());
   std::vector<outbox_event> out;
@@ -133,7 +152,8 @@ caf::expected<int64_t> mark_published(connection& conn, const std::vector<int64_
 caf::expected<int64_t> publish_undeliverable(connection& conn, const outbox_claim& c) {
   if (c.limit < 1 || c.limit > 10000)
     return out_of_range("outbox_claim.limit", "an integer 1 … 10000", c.limit);
-  auto r = conn.run(publish_unrouted, params::of(shard_filter(c.shards), c.limit));
+  auto r = run_for_shards(conn, publish_unrouted_one, publish_unrouted_some, c.shards, c.limit,
+                          std::nullopt);
   if (!r)
     return std::move(r.error());
   return r->affected();

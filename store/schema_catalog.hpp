@@ -260,7 +260,7 @@ inline constexpr index_info indexes[] = {
   {"OutboxEvents_deadletter_idx", "OutboxEvents",
    "CREATE INDEX \"OutboxEvents_deadletter_idx\" ON public.\"OutboxEvents\" USING btree (\"deadLetteredAt\") WHERE (\"deadLetteredAt\" IS NOT NULL)"},
   {"OutboxEvents_deliverable_idx", "OutboxEvents",
-   "CREATE INDEX \"OutboxEvents_deliverable_idx\" ON public.\"OutboxEvents\" USING btree (\"nextAttemptAt\", id) WHERE ((\"publishedAt\" IS NULL) AND (\"deadLetteredAt\" IS NULL))"},
+   "CREATE INDEX \"OutboxEvents_deliverable_idx\" ON public.\"OutboxEvents\" USING btree (shard, \"nextAttemptAt\", id) WHERE ((\"publishedAt\" IS NULL) AND (\"deadLetteredAt\" IS NULL))"},
   {"OutboxEvents_pkey", "OutboxEvents",
    "CREATE UNIQUE INDEX \"OutboxEvents_pkey\" ON public.\"OutboxEvents\" USING btree (id)"},
   {"PartitionLeases_pkey", "PartitionLeases",
