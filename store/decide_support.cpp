@@ -30,7 +30,8 @@ SELECT u.wf::text, e."seq", e."eventType"::text, e."payload"::text,
        (extract(epoch FROM e."at") * 1000)::bigint
   FROM unnest($1::uuid[]) AS u(wf)
   JOIN "WorkflowEvents" e ON e."workflowId" = u.wf AND e."at" >= uuid_extract_timestamp(u.wf)
- WHERE e."eventType" IN ('SIGNAL_RECEIVED', 'WORKFLOW_RETRIED', 'WORKFLOW_RERUN',
+ WHERE e."workflowId" = ANY($1::uuid[])
+   AND e."eventType" IN ('SIGNAL_RECEIVED', 'WORKFLOW_RETRIED', 'WORKFLOW_RERUN',
                         'WORKFLOW_RESTARTED')
  ORDER BY u.wf, e."seq")"};
 
@@ -43,7 +44,8 @@ UPDATE "TaskExecutions" t
    SET "subWorkflowId" = u.child, "status" = 'IN_PROGRESS',
        "startedAt" = COALESCE(t."startedAt", now()), "updatedAt" = now()
   FROM unnest($1::uuid[], $2::uuid[], $3::uuid[]) AS u(wf, tid, child)
- WHERE t."workflowId" = u.wf AND t."id" = u.tid AND t."status" = 'SCHEDULED')"};
+ WHERE t."workflowId" = u.wf AND t."id" = u.tid AND t."status" = 'SCHEDULED'
+   AND t."workflowId" = ANY($1::uuid[]) AND t."id" = ANY($2::uuid[]))"};
 
 // The plan's read, without locks; apply_transition re-checks the status under them.
 constexpr statement read_parent_tasks{"decide.read_parent_tasks", R"(
@@ -51,7 +53,8 @@ SELECT u.ord, t."status"::text, t."scheduledAt"::text, t."refName", t."iteration
        t."attempt", t."namespaceId", w."shard"
   FROM unnest($1::uuid[], $2::uuid[]) WITH ORDINALITY AS u(wf, tid, ord)
   JOIN "TaskExecutions" t ON t."workflowId" = u.wf AND t."id" = u.tid
-  JOIN "WorkflowExecutions" w ON w."id" = u.wf AND w."startedAt" = uuid_extract_timestamp(u.wf))"};
+  JOIN "WorkflowExecutions" w ON w."id" = u.wf AND w."startedAt" = uuid_extract_timestamp(u.wf)
+ WHERE t."workflowId" = ANY($1::uuid[]) AND t."id" = ANY($2::uuid[]) AND w."id" = ANY($1::uuid[]))"};
 
 constexpr statement drop_rows{"decide.drop_orphans", R"(
 DELETE FROM "DecideQueues" WHERE "workflowId" = ANY($1::uuid[]))"};
@@ -59,7 +62,8 @@ DELETE FROM "DecideQueues" WHERE "workflowId" = ANY($1::uuid[]))"};
 constexpr statement existing{"decide.existing_workflows", R"(
 SELECT u.wf::text
   FROM unnest($1::uuid[]) AS u(wf)
-  JOIN "WorkflowExecutions" w ON w."id" = u.wf AND w."startedAt" = uuid_extract_timestamp(u.wf))"};
+  JOIN "WorkflowExecutions" w ON w."id" = u.wf AND w."startedAt" = uuid_extract_timestamp(u.wf)
+ WHERE w."id" = ANY($1::uuid[]))"};
 
 array_literal id_list(const std::vector<workflow_id>& ids) {
   return ids_array(ids, [](const workflow_id& id) { return id; });

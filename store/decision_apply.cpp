@@ -32,6 +32,7 @@ UPDATE "WorkflowExecutions" w SET
   FROM unnest($1::uuid[], $2::bigint[], $3::text[], $4::jsonb[], $5::text[], $6::text[],
               $7::jsonb[]) AS u(id, v, status, output, reason, failed_ref, vars)
  WHERE w."id" = u.id AND w."startedAt" = uuid_extract_timestamp(u.id) AND w."version" = u.v
+   AND w."id" = ANY($1::uuid[])
 RETURNING w."id", w."namespaceId", w."shard", w."priority")"};
 
 // Lock order: queue rows before task rows. Only tasks still non-terminal.
@@ -43,7 +44,8 @@ DELETE FROM "TaskQueues" q
            SELECT "queueName", "id" FROM "TaskExecutions"
             WHERE "workflowId" = u.wf AND "refName" = u.ref AND "iteration" = u.iter
               AND "attempt" = u.att AND "queueName" IS NOT NULL
-              AND "status" IN ('SCHEDULED', 'IN_PROGRESS')) t) x
+              AND "status" IN ('SCHEDULED', 'IN_PROGRESS')
+              AND "workflowId" = ANY($1::uuid[])) t) x
  WHERE q."queueName" = x."queueName" AND q."taskId" = x."id")"};
 
 // I1: the identity is the arbiter; a re-run evaluation inserts nothing twice,
@@ -99,7 +101,8 @@ UPDATE "TaskExecutions" t SET
   FROM unnest($1::uuid[], $2::text[], $3::integer[], $4::integer[], $5::text[], $6::jsonb[],
               $7::text[]) AS u(wf, ref, iter, att, status, output, reason)
  WHERE t."workflowId" = u.wf AND t."refName" = u.ref AND t."iteration" = u.iter
-   AND t."attempt" = u.att AND t."status" IN ('SCHEDULED', 'IN_PROGRESS'))"};
+   AND t."attempt" = u.att AND t."status" IN ('SCHEDULED', 'IN_PROGRESS')
+   AND t."workflowId" = ANY($1::uuid[]))"};
 
 // docs/schema.md §4.5: no timer of a task fires before the task was scheduled,
 // which prunes every older partition.
@@ -111,7 +114,7 @@ UPDATE "Timers" tm SET "canceledAt" = now(), "claimedAt" = now()
          CROSS JOIN LATERAL (
            SELECT "id", "scheduledAt" FROM "TaskExecutions"
             WHERE "workflowId" = u.wf AND "refName" = u.ref AND "iteration" = u.iter
-              AND "attempt" = u.att) t) x
+              AND "attempt" = u.att AND "workflowId" = ANY($1::uuid[])) t) x
  WHERE tm."taskId" = x."id" AND tm."kind" = x.kind::timer_kind AND tm."claimedAt" IS NULL
    AND tm."fireAt" >= x."scheduledAt")"};
 
@@ -125,7 +128,7 @@ WITH x AS (
     LEFT JOIN LATERAL (
       SELECT "id", "scheduledAt" FROM "TaskExecutions"
        WHERE u.ref IS NOT NULL AND "workflowId" = u.wf AND "refName" = u.ref
-         AND "iteration" = u.iter AND "attempt" = u.att) t ON true)
+         AND "iteration" = u.iter AND "attempt" = u.att AND "workflowId" = ANY($1::uuid[])) t ON true)
 INSERT INTO "Timers" ("fireAt", "shard", "kind", "workflowId", "workflowStartedAt", "taskId")
 SELECT now() + GREATEST(x.delay, 0) * interval '1 millisecond', x.shard, x.kind::timer_kind, x.wf,
        uuid_extract_timestamp(x.wf), x.task
@@ -141,7 +144,8 @@ RETURNING (extract(epoch FROM "fireAt") * 1000)::bigint)"};
 const statement mark_seen{"decide.mark_seen", R"(
 UPDATE "TaskExecutions" t SET "deciderSeenAt" = now()
   FROM unnest($1::uuid[], $2::uuid[]) AS u(wf, id)
- WHERE t."workflowId" = u.wf AND t."id" = u.id AND t."deciderSeenAt" IS NULL)"};
+ WHERE t."workflowId" = u.wf AND t."id" = u.id AND t."deciderSeenAt" IS NULL
+   AND t."workflowId" = ANY($1::uuid[]) AND t."id" = ANY($2::uuid[]))"};
 
 const statement insert_outbox{"decide.outbox", R"(
 INSERT INTO "OutboxEvents" ("shard", "namespaceId", "workflowId", "eventType", "payload")

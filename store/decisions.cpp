@@ -32,7 +32,7 @@ CROSS JOIN LATERAL (
          "parentWorkflowId", "parentTaskId", "shard", "lastSeq",
          (extract(epoch FROM "endedAt") * 1000)::bigint AS "endedAtMs", "version"
     FROM "WorkflowExecutions"
-   WHERE "id" = w.id AND "startedAt" = uuid_extract_timestamp(w.id)) e)"};
+   WHERE "id" = w.id AND "startedAt" = uuid_extract_timestamp(w.id) AND "id" = ANY($1::uuid[])) e)"};
 
 #define NF_TASK_COLUMNS                                                                        \
   "\"workflowId\", \"id\", \"refName\", \"iteration\", \"attempt\", \"taskType\", "                 \
@@ -52,7 +52,7 @@ CROSS JOIN LATERAL (
 const statement select_tasks{"decide.tasks", "SELECT t.* FROM unnest($1::uuid[]) AS w(id) "
                                              "CROSS JOIN LATERAL (SELECT " NF_TASK_COLUMNS
                                              R"( FROM "TaskExecutions"
-   WHERE "workflowId" = w.id ORDER BY "id") t)"};
+   WHERE "workflowId" = w.id AND "workflowId" = ANY($1::uuid[]) ORDER BY "id") t)"};
 
 // The frontier: the predicate repeats the partial index's seven statuses
 // verbatim, or the planner cannot prove the index applies.
@@ -60,7 +60,7 @@ const statement select_frontier{
   "decide.frontier",
   "SELECT t.* FROM unnest($1::uuid[]) AS w(id) CROSS JOIN LATERAL (SELECT " NF_TASK_COLUMNS
   R"( FROM "TaskExecutions"
-   WHERE "workflowId" = w.id
+   WHERE "workflowId" = w.id AND "workflowId" = ANY($1::uuid[])
      AND "status" NOT IN ('COMPLETED', 'COMPLETED_WITH_ERRORS', 'FAILED',
                           'FAILED_WITH_TERMINAL_ERROR', 'TIMED_OUT', 'CANCELED', 'SKIPPED')) t)"};
 
@@ -73,7 +73,7 @@ SELECT e."id", e."namespaceId", e."startedAt", e."shard", $2
   FROM unnest($1::uuid[]) AS u(id)
  CROSS JOIN LATERAL (
    SELECT "id", "namespaceId", "startedAt", "shard" FROM "WorkflowExecutions"
-    WHERE "id" = u.id AND "startedAt" = uuid_extract_timestamp(u.id)) e
+    WHERE "id" = u.id AND "startedAt" = uuid_extract_timestamp(u.id) AND "id" = ANY($1::uuid[])) e
 ON CONFLICT ("workflowId") DO UPDATE SET "reason" = EXCLUDED."reason")"};
 
 std::vector<std::string> id_texts(const std::vector<workflow_id>& ids) {

@@ -19,7 +19,7 @@ const statement append{"events.append", R"(
 WITH s AS (
   UPDATE "WorkflowExecutions" w SET "lastSeq" = w."lastSeq" + u.n, "updatedAt" = now()
     FROM unnest($1::uuid[], $2::integer[]) AS u(id, n)
-   WHERE w."id" = u.id AND w."startedAt" = uuid_extract_timestamp(u.id)
+   WHERE w."id" = u.id AND w."startedAt" = uuid_extract_timestamp(u.id) AND w."id" = ANY($1::uuid[])
   RETURNING w."id", w."lastSeq", w."namespaceId", u.n),
 i AS (
   INSERT INTO "WorkflowEvents"
@@ -32,6 +32,7 @@ i AS (
     LEFT JOIN LATERAL (
       SELECT x."id" FROM "TaskExecutions" x
        WHERE e.task IS NULL AND e.iter IS NOT NULL AND x."workflowId" = e.wf
+         AND x."workflowId" = ANY($1::uuid[])
          AND x."refName" = e.ref AND x."iteration" = e.iter AND x."attempt" = e.att) t ON true)
 SELECT "id", "lastSeq" FROM s)"};
 

@@ -64,7 +64,8 @@ SELECT q."id", q."taskId", q."workflowId", q."taskType"::text, q."shard", q."lea
 // A queue row whose task is gone or no longer SCHEDULED is stale: dropped, never leased.
 constexpr statement drop_stale{"lease.drop_stale", R"(
 DELETE FROM "TaskQueues" q USING unnest($1::text[], $2::bigint[]) AS u(qn, id)
- WHERE q."queueName" = u.qn AND q."id" = u.id)"};
+ WHERE q."queueName" = u.qn AND q."id" = u.id
+   AND q."queueName" = ANY($1::text[]) AND q."id" = ANY($2::bigint[]))"};
 
 constexpr statement start_tasks{"lease.start_tasks", R"(
 UPDATE "TaskExecutions" t
@@ -72,6 +73,7 @@ UPDATE "TaskExecutions" t
        "pollCount" = t."pollCount" + 1, "updatedAt" = now()
   FROM unnest($1::uuid[], $2::uuid[], $3::text[]) AS u(wf, tid, worker)
  WHERE t."workflowId" = u.wf AND t."id" = u.tid AND t."status" = 'SCHEDULED'
+   AND t."workflowId" = ANY($1::uuid[]) AND t."id" = ANY($2::uuid[])
 RETURNING t."id")"};
 
 constexpr statement policy{"lease.load_policy", R"(
@@ -91,8 +93,10 @@ constexpr statement extend{"lease.heartbeat", R"(
 UPDATE "TaskQueues" q SET "leaseExpiresAt" = now() + make_interval(secs => u.secs)
   FROM unnest($1::uuid[], $2::uuid[], $3::uuid[], $4::int[]) WITH ORDINALITY AS u(wf, tid, tok, secs, ord)
   JOIN LATERAL (SELECT te."queueName" FROM "TaskExecutions" te
-                 WHERE te."workflowId" = u.wf AND te."id" = u.tid) t ON true
+                 WHERE te."workflowId" = u.wf AND te."id" = u.tid
+                   AND te."workflowId" = ANY($1::uuid[]) AND te."id" = ANY($2::uuid[])) t ON true
  WHERE q."queueName" = t."queueName" AND q."taskId" = u.tid AND q."leaseToken" = u.tok
+   AND q."taskId" = ANY($2::uuid[])
 RETURNING u.ord, )" NF_EPOCH_MS("q.\"leaseExpiresAt\"")};
 
 caf::error invalid(const std::string& field, const std::string& expected, int64_t got) {

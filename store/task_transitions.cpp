@@ -21,10 +21,14 @@ SELECT u.wf, u.ns, uuid_extract_timestamp(u.wf), u.shard, u.reason
 ON CONFLICT ("workflowId") DO UPDATE SET "reason" = EXCLUDED."reason")"};
 
 // I8: seqs come from "lastSeq" under the execution row's lock, never from a clock (§4.1).
-constexpr statement bump_seq{"workflow.bump_seq", R"(
-UPDATE "WorkflowExecutions" SET "lastSeq" = "lastSeq" + $2, "updatedAt" = now()
- WHERE "id" = $1 AND "startedAt" = uuid_extract_timestamp($1::uuid)
-RETURNING "lastSeq")"};
+// One statement for every workflow of the batch; the ids arrive sorted, and every plan
+// (index order, or the sorted array driving the join) locks the rows in ascending id order.
+constexpr statement bump_seqs{"workflow.bump_seqs", R"(
+UPDATE "WorkflowExecutions" w SET "lastSeq" = w."lastSeq" + u.n, "updatedAt" = now()
+  FROM unnest($1::uuid[], $2::bigint[]) AS u(id, n)
+ WHERE w."id" = u.id AND w."startedAt" = uuid_extract_timestamp(u.id)
+   AND w."id" = ANY($1::uuid[])
+RETURNING w."id", w."lastSeq")"};
 
 // I5: the token read is re-checked under the row lock; NULL token = still unleased.
 constexpr statement remove_queue_rows{"task_queue.remove", R"(
@@ -33,6 +37,7 @@ DELETE FROM "TaskQueues" q
  WHERE q."queueName" = u.qn AND q."taskId" = u.tid
    AND q."leaseToken" IS NOT DISTINCT FROM u.tok
    AND (NOT u.expired_only OR q."leaseExpiresAt" < now())
+   AND q."queueName" = ANY($1::text[]) AND q."taskId" = ANY($2::uuid[])
 RETURNING q."taskId")"};
 
 // A delayed task enters its queue only if it is still SCHEDULED (read under this
@@ -44,10 +49,12 @@ SELECT t."queueName", t."id", t."workflowId", t."taskType", COALESCE(w."priority
  CROSS JOIN LATERAL (
    SELECT te."queueName", te."id", te."workflowId", te."taskType" FROM "TaskExecutions" te
     WHERE te."workflowId" = u.wf AND te."id" = u.tid AND te."status" = 'SCHEDULED'
-      AND te."queueName" IS NOT NULL) t
+      AND te."queueName" IS NOT NULL
+      AND te."workflowId" = ANY($1::uuid[]) AND te."id" = ANY($2::uuid[])) t
   LEFT JOIN LATERAL (
    SELECT we."priority" FROM "WorkflowExecutions" we
-    WHERE we."id" = u.wf AND we."startedAt" = uuid_extract_timestamp(u.wf)) w ON true
+    WHERE we."id" = u.wf AND we."startedAt" = uuid_extract_timestamp(u.wf)
+      AND we."id" = ANY($1::uuid[])) w ON true
 ON CONFLICT ("queueName", "taskId") DO NOTHING
 RETURNING "taskId")"};
 
@@ -62,19 +69,23 @@ UPDATE "TaskExecutions" t
        AS u(wf, tid, from_st, to_st, out, reason)
  WHERE t."workflowId" = u.wf AND t."id" = u.tid
    AND t."status" = u.from_st::task_execution_status
+   AND t."workflowId" = ANY($1::uuid[]) AND t."id" = ANY($2::uuid[])
 RETURNING t."id")"};
 
 // An optimisation only (the firing re-check is the correctness, I6). SKIP LOCKED: a timer
 // being fired right now is locked by its claimer, which waits for our "DecideQueues" row;
 // waiting for it here would close that cycle. The "fireAt" bound prunes every partition
-// older than the earliest of these tasks' schedule times.
+// older than the earliest of these tasks' schedule times. The outer UPDATE repeats the task
+// filter so its side of the join is a probe of the task index too, never a scan of every hour.
 constexpr statement cancel_timers{"timer.cancel_for_tasks", R"(
 UPDATE "Timers" t SET "canceledAt" = now(), "claimedAt" = now()
   FROM (SELECT c."id", c."fireAt" FROM "Timers" c
          WHERE c."taskId" = ANY($1::uuid[]) AND c."claimedAt" IS NULL
            AND c."fireAt" >= (SELECT min(s) FROM unnest($2::timestamptz[]) s)
          FOR UPDATE SKIP LOCKED) c
- WHERE t."id" = c."id" AND t."fireAt" = c."fireAt")"};
+ WHERE t."id" = c."id" AND t."fireAt" = c."fireAt"
+   AND t."taskId" = ANY($1::uuid[]) AND t."claimedAt" IS NULL
+   AND t."fireAt" >= (SELECT min(s) FROM unnest($2::timestamptz[]) s))"};
 
 // Every history event is also published (I7), in the same statement.
 constexpr statement append_events{"workflow_event.append", R"(
@@ -167,21 +178,33 @@ std::map<std::string, int64_t> seq_counts(const std::vector<event_draft>& events
   return counts;
 }
 
-void add_seq_bumps(pipeline& p, const std::map<std::string, int64_t>& counts) {
-  for (const auto& [wf, n] : counts)
-    p.add(bump_seq, params::of(wf, n));
+/// Adds the seq allocation when there are events; true when it did.
+bool add_seq_bumps(pipeline& p, const std::map<std::string, int64_t>& counts) {
+  if (counts.empty())
+    return false;
+  std::vector<std::string> ids;
+  std::vector<int64_t> ns;
+  for (const auto& [wf, n] : counts) {
+    ids.push_back(wf);
+    ns.push_back(n);
+  }
+  p.add(bump_seqs, params::of(text_array(ids), int_array(ns)));
+  return true;
 }
 
-/// The seq of each event from the bumps' results (`rs[at …]`, one per workflow).
+/// The seq of each event from the allocation's result (one row per workflow).
 caf::expected<std::vector<int64_t>> seqs_of(const std::vector<event_draft>& events,
                                             const std::map<std::string, int64_t>& counts,
-                                            const std::vector<result>& rs, size_t at) {
+                                            const result& r) {
+  std::map<std::string, int64_t> last;
+  for (int row = 0; row < r.rows(); ++row)
+    last[r.str(row, 0)] = r.i64(row, 1);
   std::map<std::string, int64_t> next; // first seq still free per workflow
   for (const auto& [wf, n] : counts) {
-    const auto& r = rs[at++];
-    if (r.rows() != 1)
+    auto it = last.find(wf);
+    if (it == last.end())
       return make_error(errc::not_found, "workflow " + wf + ": no execution row to append events to");
-    next[wf] = r.i64(0, 0) - n + 1;
+    next[wf] = it->second - n + 1;
   }
   std::vector<int64_t> seqs(events.size());
   for (size_t k = 0; k < events.size(); ++k)
@@ -210,7 +233,7 @@ caf::expected<std::vector<int64_t>> allocate_seqs(connection& conn,
   auto rs = p.run();
   if (!rs)
     return std::move(rs.error());
-  return seqs_of(events, counts, *rs, 0);
+  return seqs_of(events, counts, (*rs)[0]);
 }
 
 void add_events(pipeline& p, const std::vector<event_draft>& events,
@@ -245,7 +268,7 @@ caf::expected<void> apply_transition(connection& conn, const transition_plan& pl
     ++at;
   }
   auto counts = seq_counts(plan.events);
-  add_seq_bumps(locks, counts);
+  const bool bumped = add_seq_bumps(locks, counts);
   if (!plan.removals.empty())
     add_removals(locks, plan.removals);
   if (!plan.inserts.empty())
@@ -255,11 +278,12 @@ caf::expected<void> apply_transition(connection& conn, const transition_plan& pl
     auto rs = locks.run();
     if (!rs)
       return std::move(rs.error());
-    auto s = seqs_of(plan.events, counts, *rs, at);
-    if (!s)
-      return std::move(s.error());
-    seqs = std::move(*s);
-    at += counts.size();
+    if (bumped) {
+      auto s = seqs_of(plan.events, counts, (*rs)[at++]);
+      if (!s)
+        return std::move(s.error());
+      seqs = std::move(*s);
+    }
     if (!plan.removals.empty() && (*rs)[at++].rows() != static_cast<int>(plan.removals.size()))
       return stale("task_queue.remove", plan.removals.size(), (*rs)[at - 1].rows());
     if (!plan.inserts.empty() && (*rs)[at].rows() != static_cast<int>(plan.inserts.size()))

@@ -22,10 +22,12 @@ SELECT t."namespaceId", t."refName", t."iteration", t."attempt", t."status"::tex
   LEFT JOIN LATERAL (
     SELECT x."namespaceId", x."refName", x."iteration", x."attempt", x."status",
            x."queueName", x."scheduledAt"
-      FROM "TaskExecutions" x WHERE x."workflowId" = u.wf AND x."id" = u.tid) t ON true
+      FROM "TaskExecutions" x WHERE x."workflowId" = u.wf AND x."id" = u.tid
+       AND x."workflowId" = ANY($1::uuid[]) AND x."id" = ANY($2::uuid[])) t ON true
   LEFT JOIN LATERAL (
     SELECT y."leaseToken", y."shard" FROM "TaskQueues" y
-     WHERE y."queueName" = t."queueName" AND y."taskId" = u.tid) q ON true
+     WHERE y."queueName" = t."queueName" AND y."taskId" = u.tid
+       AND y."taskId" = ANY($2::uuid[])) q ON true
  ORDER BY u.ord)"};
 
 const char* status_of(task_outcome o) {
