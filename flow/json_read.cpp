@@ -57,7 +57,8 @@ bool read_count(const boost::json::value& v, const std::string& path, std::int64
 object_reader::object_reader(const boost::json::object& obj, const std::string& path,
                              problems& errs)
   : obj_(obj), path_(path), errs_(errs) {
-  known_.reserve(32);  // the most getters any reader calls
+  if (obj_.size() > 64)
+    found_beyond_64_.resize(obj_.size() - 64);
 }
 
 std::string object_reader::field_path(std::string_view key) const {
@@ -65,9 +66,24 @@ std::string object_reader::field_path(std::string_view key) const {
 }
 
 const boost::json::value* object_reader::get(std::string_view key) {
-  known_.push_back(key);
-  const auto* v = obj_.if_contains(key);
-  return v == nullptr || v->is_null() ? nullptr : v;
+  // A reader asks for every field it knows, most of them absent: on the small
+  // objects of definitions a plain scan beats the library's lookup.
+  auto it = obj_.end();
+  if (obj_.size() <= 16)
+    it = std::find_if(obj_.begin(), obj_.end(), [&](const boost::json::key_value_pair& kv) {
+      return std::string_view(kv.key()) == key;
+    });
+  else
+    it = obj_.find(key);
+  if (it == obj_.end())
+    return nullptr;
+  auto i = static_cast<std::size_t>(it - obj_.begin());
+  if (i < 64)
+    found_ |= std::uint64_t{1} << i;
+  else
+    found_beyond_64_[i - 64] = true;
+  const auto* v = &it->value();
+  return v->is_null() ? nullptr : v;
 }
 
 void object_reader::missing(std::string_view key, std::string_view expected) {
@@ -86,7 +102,7 @@ void object_reader::text(std::string_view key, std::string& out, bool required) 
     errs_.push_back({field_path(key), "expected a string, got " + describe(*v)});
     return;
   }
-  out = std::string(v->get_string());
+  out.assign(v->get_string().data(), v->get_string().size());
   if (required && out.empty())
     errs_.push_back({field_path(key), "expected a non-empty string"});
 }
@@ -165,10 +181,12 @@ int object_reader::choice(std::string_view key, std::initializer_list<std::strin
 }
 
 void object_reader::finish(std::string_view what) {
-  for (const auto& kv : obj_) {
-    auto key = kv.key();
-    if (std::find(known_.begin(), known_.end(), std::string_view(key)) == known_.end())
+  for (std::size_t i = 0; i < obj_.size(); ++i) {
+    bool found = i < 64 ? (found_ >> i & 1) != 0 : found_beyond_64_[i - 64];
+    if (!found) {
+      auto key = (obj_.begin() + i)->key();
       errs_.push_back({field_path(key), "unknown field (not part of " + std::string(what) + ")"});
+    }
   }
 }
 

@@ -54,7 +54,10 @@ class object_reader {
   const boost::json::object& obj_;
   const std::string& path_;
   problems& errs_;
-  std::vector<std::string_view> known_;
+  // Which entries of obj_ a getter found, by position: the first 64 in a word
+  // (definitions' objects are small), the rest only for objects that need it.
+  std::uint64_t found_ = 0;
+  std::vector<bool> found_beyond_64_;
 };
 
 }  // namespace flow
