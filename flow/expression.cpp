@@ -10,13 +10,13 @@ namespace {
 
 // Classifies a parsed `${…}` path: sets the root, and returns the index of
 // the first segment below it (or 0 with `error`).
-std::size_t classify(const json_path& path, reference::root_t& root, std::string& error) {
+std::size_t classify(const json_path_view& path, reference::root_t& root, std::string& error) {
   if (path.size() < 2 || path[0].kind != path_segment::key || path[1].kind != path_segment::key) {
     error = "expected workflow.<field> or <taskReferenceName>.input|output";
     return 0;
   }
-  const auto& head = path[0].name;
-  const auto& field = path[1].name;
+  auto head = path[0].name;
+  auto field = path[1].name;
   if (head == "workflow") {
     if (field == "input") {
       root = reference::workflow_input;
@@ -27,7 +27,7 @@ std::size_t classify(const json_path& path, reference::root_t& root, std::string
              : field == "workflowType" ? reference::workflow_type
                                        : reference::workflow_version;
       if (path.size() > 2) {
-        error = "workflow." + field + " has no fields";
+        error = "workflow." + std::string(field) + " has no fields";
         return 0;
       }
     } else {
@@ -46,14 +46,16 @@ std::size_t classify(const json_path& path, reference::root_t& root, std::string
 }
 
 bool parse_reference(std::string_view body, reference& out, std::string& error) {
-  json_path path;
+  json_path_view path;
   if (!parse_path(body, false, path, error))
     return false;
   if (classify(path, out.root, error) == 0)
     return false;
   if (out.root == reference::task_input || out.root == reference::task_output)
     out.task_ref = path[0].name;
-  out.path.assign(path.begin() + 2, path.end());
+  out.path.reserve(path.size() - 2);
+  for (auto seg = path.begin() + 2; seg != path.end(); ++seg)
+    out.path.push_back({seg->kind, std::string(seg->name), seg->number});
   return true;
 }
 
@@ -62,19 +64,6 @@ void append_text(std::string& out, const boost::json::value& v) {
     out.append(s->data(), s->size());
   else
     out += boost::json::serialize(v);
-}
-
-void walk_strings(const boost::json::value& v, const std::string& path,
-                  const std::function<void(std::string_view, const std::string&)>& f) {
-  if (const auto* s = v.if_string()) {
-    f(*s, path);
-  } else if (const auto* arr = v.if_array()) {
-    for (std::size_t i = 0; i < arr->size(); ++i)
-      walk_strings((*arr)[i], path_index(path, i), f);
-  } else if (const auto* obj = v.if_object()) {
-    for (const auto& kv : *obj)
-      walk_strings(kv.value(), path_key(path, kv.key()), f);
-  }
 }
 
 }  // namespace
@@ -124,8 +113,8 @@ bool parse_template(std::string_view text, parsed_template& out, std::string& er
   return true;
 }
 
-bool scan_template(std::string_view text, json_path& scratch, std::string& error,
-                   const std::function<void(const reference_view&)>& f) {
+bool scan_template(std::string_view text, json_path_view& scratch,
+                   std::vector<reference_view>& refs, std::string& error) {
   for (std::size_t i = text.find("${"); i != std::string_view::npos; i = text.find("${", i)) {
     if (i > 0 && text[i - 1] == '$') {  // "$${" is a literal "${"
       i += 2;
@@ -144,15 +133,10 @@ bool scan_template(std::string_view text, json_path& scratch, std::string& error
       return false;
     }
     bool task = root == reference::task_input || root == reference::task_output;
-    f({root, task ? std::string_view(scratch[0].name) : std::string_view()});
+    refs.push_back({root, task ? scratch[0].name : std::string_view()});
     i = close + 1;
   }
   return true;
-}
-
-void for_each_string(const boost::json::value& tmpl, const std::string& path,
-                     const std::function<void(std::string_view, const std::string&)>& f) {
-  walk_strings(tmpl, path, f);
 }
 
 boost::json::value evaluate(const reference& ref, const scope& s) {

@@ -45,23 +45,19 @@ struct parsed_template {
 /// Parses one string. On failure returns false and sets `error`.
 bool parse_template(std::string_view text, parsed_template& out, std::string& error);
 
-/// What validation needs of a reference: its root and task, as views that
-/// live during the callback.
+/// What validation needs of a reference: its root and task, as a view into
+/// the scanned text.
 struct reference_view {
   reference::root_t root;
   std::string_view task_ref;  ///< empty for workflow roots
 };
 
-/// Checks the ${…} parts of one string and visits each reference, without
-/// building a parsed_template (validation runs over every string of a
-/// definition). `scratch` is reused between calls. Returns false with `error`.
-bool scan_template(std::string_view text, json_path& scratch, std::string& error,
-                   const std::function<void(const reference_view&)>& f);
-
-/// Visits every string inside a JSON template with its field path
-/// (`base.a.b[2]`), for validation.
-void for_each_string(const boost::json::value& tmpl, const std::string& path,
-                     const std::function<void(std::string_view, const std::string&)>& f);
+/// Checks the ${…} parts of one string and appends each reference to `refs`,
+/// without building a parsed_template (validation runs over every string of a
+/// definition). `scratch` is reused between calls. Returns false with `error`
+/// at the first bad part; the references before it are appended.
+bool scan_template(std::string_view text, json_path_view& scratch,
+                   std::vector<reference_view>& refs, std::string& error);
 
 /// What an expression can see while one task's input is resolved.
 struct scope {

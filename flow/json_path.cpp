@@ -14,10 +14,19 @@ bool name_char(char c) {
   return is_name_char(c) || c == '$' || c == '@';
 }
 
-}  // namespace
+path_segment segment(path_segment::kind_t kind, std::string_view name, std::size_t number) {
+  return {kind, std::string(name), number};
+}
 
-bool parse_path(std::string_view text, bool allow_wildcard, json_path& out,
-                std::string& error) {
+path_segment_view segment_view(path_segment::kind_t kind, std::string_view name,
+                               std::size_t number) {
+  return {kind, name, number};
+}
+
+// One parser for both segment types; `make` builds a segment of `Path`'s type.
+template <class Path, class Make>
+bool parse_path_into(std::string_view text, bool allow_wildcard, Path& out, std::string& error,
+                     Make make) {
   out.clear();
   out.reserve(4);
   std::size_t i = 0;
@@ -31,7 +40,7 @@ bool parse_path(std::string_view text, bool allow_wildcard, json_path& out,
       ++i;
     if (i == start)
       return fail("expected a field name");
-    out.push_back({path_segment::key, std::string(text.substr(start, i - start)), 0});
+    out.push_back(make(path_segment::key, text.substr(start, i - start), 0));
     return true;
   };
   if (!text.empty() && text[0] != '.' && text[0] != '[' && !read_name())
@@ -50,13 +59,13 @@ bool parse_path(std::string_view text, bool allow_wildcard, json_path& out,
           ++i;
         if (i >= text.size())
           return fail("unterminated quoted name");
-        out.push_back({path_segment::key, std::string(text.substr(start, i - start)), 0});
+        out.push_back(make(path_segment::key, text.substr(start, i - start), 0));
         ++i;
       } else if (i < text.size() && text[i] == '*') {
         if (!allow_wildcard)
           return fail("wildcard [*] is not allowed here");
         ++i;
-        out.push_back({path_segment::wildcard, {}, 0});
+        out.push_back(make(path_segment::wildcard, {}, 0));
       } else {
         std::size_t start = i;
         std::size_t n = 0;
@@ -68,7 +77,7 @@ bool parse_path(std::string_view text, bool allow_wildcard, json_path& out,
         }
         if (i == start)
           return fail("expected an array index, a quoted name or *");
-        out.push_back({path_segment::index, {}, n});
+        out.push_back(make(path_segment::index, {}, n));
       }
       if (i >= text.size() || text[i] != ']')
         return fail("expected ']'");
@@ -78,6 +87,18 @@ bool parse_path(std::string_view text, bool allow_wildcard, json_path& out,
     }
   }
   return true;
+}
+
+}  // namespace
+
+bool parse_path(std::string_view text, bool allow_wildcard, json_path& out,
+                std::string& error) {
+  return parse_path_into(text, allow_wildcard, out, error, segment);
+}
+
+bool parse_path(std::string_view text, bool allow_wildcard, json_path_view& out,
+                std::string& error) {
+  return parse_path_into(text, allow_wildcard, out, error, segment_view);
 }
 
 const boost::json::value* find(const boost::json::value& root, const json_path& path,

@@ -24,10 +24,23 @@ inline bool operator==(const path_segment& a, const path_segment& b) {
 
 using json_path = std::vector<path_segment>;
 
+/// A segment whose name points into the text it was parsed from, for checks
+/// that need no copies (validation reads every path of a definition).
+struct path_segment_view {
+  path_segment::kind_t kind = path_segment::key;
+  std::string_view name;
+  std::size_t number = 0;
+};
+
+using json_path_view = std::vector<path_segment_view>;
+
 /// Parses `text` (no leading `$`; it may start with `.name`, `[n]` or a bare
 /// name). On failure returns false and sets `error` to what was expected and at
 /// which offset.
 bool parse_path(std::string_view text, bool allow_wildcard, json_path& out,
+                std::string& error);
+/// The same, with names as views into `text`.
+bool parse_path(std::string_view text, bool allow_wildcard, json_path_view& out,
                 std::string& error);
 
 /// The value at `path` below `root`, or nullptr when any step is missing.

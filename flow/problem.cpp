@@ -34,6 +34,12 @@ std::string path_index(std::string_view base, std::size_t i) {
   return out;
 }
 
+std::string path_chain::str() const {
+  if (parent_ == nullptr)
+    return std::string(base_);
+  return is_index_ ? path_index(parent_->str(), index_) : path_key(parent_->str(), key_);
+}
+
 std::string quoted(std::string_view text) {
   return boost::json::serialize(boost::json::string(text));
 }

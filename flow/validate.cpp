@@ -37,40 +37,40 @@ void check_email(const std::string& email, const std::string& path, problems& ou
     out.push_back({path, "expected an email address, got " + quoted(email)});
 }
 
-bool has_expression(const boost::json::value& v) {
-  if (const auto* s = v.if_string())
-    return s->find("${") != boost::json::string::npos;
-  if (const auto* arr = v.if_array())
-    return std::any_of(arr->begin(), arr->end(), has_expression);
-  if (const auto* obj = v.if_object())
+// Reused by every template check of one validation, so scanning allocates
+// only while its vectors grow.
+struct template_scan {
+  json_path_view scratch;
+  std::vector<reference_view> refs;
+  std::string error;
+};
+
+template <class OnRef>
+void check_strings(const boost::json::value& v, const path_chain& at, template_scan& scan,
+                   problems& out, OnRef& on_ref) {
+  if (const auto* s = v.if_string()) {
+    scan.refs.clear();
+    bool ok = scan_template(*s, scan.scratch, scan.refs, scan.error);
+    for (const auto& r : scan.refs)
+      on_ref(r, at);
+    if (!ok)
+      out.push_back({at.str(), scan.error});
+  } else if (const auto* arr = v.if_array()) {
+    for (std::size_t i = 0; i < arr->size(); ++i)
+      check_strings((*arr)[i], path_chain(at, i), scan, out, on_ref);
+  } else if (const auto* obj = v.if_object()) {
     for (const auto& kv : *obj)
-      if (has_expression(kv.value()))
-        return true;
-  return false;
+      check_strings(kv.value(), path_chain(at, kv.key()), scan, out, on_ref);
+  }
 }
 
-// `path` is built only for templates that hold an expression: most don't.
-template <class Path>
-void check_template_syntax(const boost::json::object& params, const Path& make_path,
-                           problems& out,
-                           const std::function<void(const reference_view&, const std::string&)>& f) {
-  std::string path;
-  json_path scratch;
-  for (const auto& kv : params) {
-    if (!has_expression(kv.value()))
-      continue;
-    if (path.empty())
-      path = make_path();
-    for_each_string(kv.value(), path_key(path, kv.key()),
-                    [&](std::string_view s, const std::string& p) {
-                      std::string error;
-                      if (!scan_template(s, scratch, error, [&](const reference_view& r) {
-                            if (f)
-                              f(r, p);
-                          }))
-                        out.push_back({p, error});
-                    });
-  }
+// Checks the ${…} syntax of every string in `params` (at `at`) once, and hands
+// each reference to on_ref(reference_view, path_chain of its string).
+template <class OnRef>
+void check_template_syntax(const boost::json::object& params, const path_chain& at,
+                           template_scan& scan, problems& out, OnRef on_ref) {
+  for (const auto& kv : params)
+    check_strings(kv.value(), path_chain(at, kv.key()), scan, out, on_ref);
 }
 
 const boost::json::value* param(const workflow_task& t, std::string_view key) {
@@ -292,11 +292,12 @@ class validator {
     collect(def_.tasks, tasks_path);
     block(def_.tasks, tasks_path);
     // Workflow output may read any task: by the end, every task has had its chance.
-    check_template_syntax(def_.output_parameters,
-                          [&] { return path_key(root_, "outputParameters"); }, out_,
-                          [&](const reference_view& r, const std::string& p) {
+    path_chain root(root_);
+    check_template_syntax(def_.output_parameters, path_chain(root, "outputParameters"), scan_,
+                          out_, [&](const reference_view& r, const path_chain& at) {
                             if (!r.task_ref.empty() && known_.count(r.task_ref) == 0)
-                              out_.push_back({p, "unknown task reference " + quoted(r.task_ref)});
+                              out_.push_back({at.str(),
+                                              "unknown task reference " + quoted(r.task_ref)});
                           });
     if (!def_.failure_workflow.empty() && def_.failure_workflow == def_.name)
       out_.push_back({path_key(root_, "failureWorkflow"),
@@ -314,6 +315,7 @@ class validator {
   std::vector<std::string_view> visible_;  // in order, so scopes can be unwound
   std::unordered_map<std::string_view, int> visible_count_;
   int loop_depth_ = 0;
+  template_scan scan_;
 
   void show(std::string_view ref) {
     visible_.push_back(ref);
@@ -390,15 +392,17 @@ class validator {
   void task(const workflow_task& t, const std::string& p, const workflow_task* prev,
             const workflow_task* next) {
     check_rules(t, p, out_);
-    check_template_syntax(t.input_parameters, [&] { return path_key(p, "inputParameters"); }, out_,
-                          [&](const reference_view& r, const std::string& fp) {
+    path_chain task_at(p);
+    check_template_syntax(t.input_parameters, path_chain(task_at, "inputParameters"), scan_, out_,
+                          [&](const reference_view& r, const path_chain& at) {
                             if (r.task_ref.empty())
                               return;
                             if (known_.count(r.task_ref) == 0)
-                              out_.push_back({fp, "unknown task reference " + quoted(r.task_ref)});
+                              out_.push_back({at.str(),
+                                              "unknown task reference " + quoted(r.task_ref)});
                             else if (!visible(r.task_ref))
-                              out_.push_back({fp, "task reference " + quoted(r.task_ref)
-                                                    + " does not run before this task"});
+                              out_.push_back({at.str(), "task reference " + quoted(r.task_ref)
+                                                          + " does not run before this task"});
                           });
     bool forks = t.type == task_type::fork_join || t.type == task_type::fork_join_dynamic;
     if (forks && (next == nullptr || next->type != task_type::join))
@@ -540,8 +544,10 @@ problems validate_dynamic_task(const workflow_task& t, const std::string& path) 
     return out;
   }
   check_rules(t, path, out);
-  check_template_syntax(t.input_parameters, [&] { return path_key(path, "inputParameters"); }, out,
-                        nullptr);
+  path_chain task_at(path);
+  template_scan scan;
+  check_template_syntax(t.input_parameters, path_chain(task_at, "inputParameters"), scan, out,
+                        [](const reference_view&, const path_chain&) {});
   return out;
 }
 
