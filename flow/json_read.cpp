@@ -57,6 +57,8 @@ bool read_count(const boost::json::value& v, const std::string& path, std::int64
 object_reader::object_reader(const boost::json::object& obj, const std::string& path,
                              problems& errs)
   : obj_(obj), path_(path), errs_(errs) {
+  for (const auto& kv : obj_)
+    key_lengths_ |= std::uint64_t{1} << std::min<std::size_t>(kv.key().size(), 63);
   if (obj_.size() > 64)
     found_beyond_64_.resize(obj_.size() - 64);
 }
@@ -66,8 +68,14 @@ std::string object_reader::field_path(std::string_view key) const {
 }
 
 const boost::json::value* object_reader::get(std::string_view key) {
-  // A reader asks for every field it knows, most of them absent: on the small
-  // objects of definitions a plain scan beats the library's lookup.
+  // A reader asks for every field it knows, most of them absent.
+  if ((key_lengths_ >> std::min<std::size_t>(key.size(), 63) & 1) == 0)
+    return nullptr;
+  return find(key);
+}
+
+const boost::json::value* object_reader::find(std::string_view key) {
+  // On the small objects of definitions a plain scan beats the library's lookup.
   auto it = obj_.end();
   if (obj_.size() <= 16)
     it = std::find_if(obj_.begin(), obj_.end(), [&](const boost::json::key_value_pair& kv) {

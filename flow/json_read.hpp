@@ -51,9 +51,14 @@ class object_reader {
   void finish(std::string_view what);
 
  private:
+  const boost::json::value* find(std::string_view key);
+
   const boost::json::object& obj_;
   const std::string& path_;
   problems& errs_;
+  // Bit n is set when a key of length n is present (63: 63 or longer), so
+  // most absent fields are known absent without comparing a key.
+  std::uint64_t key_lengths_ = 0;
   // Which entries of obj_ a getter found, by position: the first 64 in a word
   // (definitions' objects are small), the rest only for objects that need it.
   std::uint64_t found_ = 0;
