@@ -10,18 +10,35 @@ namespace flow {
 
 namespace {
 
+// A table, not comparisons: names are read a character at a time, and
+// validation reads every ${…} path of a definition.
+struct name_chars {
+  bool allowed[256] = {};
+  constexpr name_chars() {
+    for (int c = 0; c < 256; ++c)
+      allowed[c] = is_name_char(static_cast<char>(c)) || c == '$' || c == '@';
+  }
+};
+constexpr name_chars name_char_table;
+
 bool name_char(char c) {
-  return is_name_char(c) || c == '$' || c == '@';
+  return name_char_table.allowed[static_cast<unsigned char>(c)];
 }
 
-path_segment segment(path_segment::kind_t kind, std::string_view name, std::size_t number) {
-  return {kind, std::string(name), number};
-}
+// Function objects rather than functions, so that each parser inlines its own.
+struct make_segment {
+  path_segment operator()(path_segment::kind_t kind, std::string_view name,
+                          std::size_t number) const {
+    return {kind, std::string(name), number};
+  }
+};
 
-path_segment_view segment_view(path_segment::kind_t kind, std::string_view name,
-                               std::size_t number) {
-  return {kind, name, number};
-}
+struct make_segment_view {
+  path_segment_view operator()(path_segment::kind_t kind, std::string_view name,
+                               std::size_t number) const {
+    return {kind, name, number};
+  }
+};
 
 // One parser for both segment types; `make` builds a segment of `Path`'s type.
 template <class Path, class Make>
@@ -93,12 +110,12 @@ bool parse_path_into(std::string_view text, bool allow_wildcard, Path& out, std:
 
 bool parse_path(std::string_view text, bool allow_wildcard, json_path& out,
                 std::string& error) {
-  return parse_path_into(text, allow_wildcard, out, error, segment);
+  return parse_path_into(text, allow_wildcard, out, error, make_segment{});
 }
 
 bool parse_path(std::string_view text, bool allow_wildcard, json_path_view& out,
                 std::string& error) {
-  return parse_path_into(text, allow_wildcard, out, error, segment_view);
+  return parse_path_into(text, allow_wildcard, out, error, make_segment_view{});
 }
 
 const boost::json::value* find(const boost::json::value& root, const json_path& path,

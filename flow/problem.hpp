@@ -22,7 +22,7 @@ inline bool operator==(const problem& a, const problem& b) {
 using problems = std::vector<problem>;
 
 /// Letters, digits, '_' and '-' (ASCII): names that need no quoting.
-inline bool is_name_char(char c) {
+constexpr bool is_name_char(char c) {
   return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_'
          || c == '-';
 }
