@@ -7,7 +7,6 @@
 #include <map>
 #include <set>
 #include <unordered_map>
-#include <unordered_set>
 
 #include "flow/def_index.hpp"
 #include "flow/expression.hpp"
@@ -295,7 +294,7 @@ class validator {
     path_chain root(root_);
     check_template_syntax(def_.output_parameters, path_chain(root, "outputParameters"), scan_,
                           out_, [&](const reference_view& r, const path_chain& at) {
-                            if (!r.task_ref.empty() && known_.count(r.task_ref) == 0)
+                            if (!r.task_ref.empty() && !known(r.task_ref))
                               out_.push_back({at.str(),
                                               "unknown task reference " + quoted(r.task_ref)});
                           });
@@ -310,21 +309,27 @@ class validator {
   const workflow_def& def_;
   const std::string& root_;
   problems& out_;
-  std::unordered_set<std::string_view> known_;
+  // Every reference name in the definition (known), with how many tasks of
+  // that name the task being checked can see: one lookup answers both.
+  std::unordered_map<std::string_view, int> visible_count_;
   std::map<std::string_view, std::string, std::less<>> first_path_;
   std::vector<std::string_view> visible_;  // in order, so scopes can be unwound
-  std::unordered_map<std::string_view, int> visible_count_;
   int loop_depth_ = 0;
   template_scan scan_;
 
+  bool known(std::string_view ref) const { return visible_count_.count(ref) != 0; }
+
+  // An empty name is in no reference and not counted.
   void show(std::string_view ref) {
     visible_.push_back(ref);
-    ++visible_count_[ref];
+    if (auto it = visible_count_.find(ref); it != visible_count_.end())
+      ++it->second;
   }
 
   void unwind(std::size_t mark) {
     for (std::size_t i = mark; i < visible_.size(); ++i)
-      --visible_count_[visible_[i]];
+      if (auto it = visible_count_.find(visible_[i]); it != visible_count_.end())
+        --it->second;
     visible_.resize(mark);
   }
 
@@ -332,12 +337,11 @@ class validator {
   void collect(const std::vector<workflow_task>& ts, const std::string& path) {
     std::vector<const workflow_task*> all;
     def_index::subtree(ts, all);
-    known_.reserve(all.size());
     visible_count_.reserve(all.size());
     bool repeated = false;
     for (const auto* t : all)
       if (!t->task_reference_name.empty())
-        repeated |= !known_.insert(t->task_reference_name).second;
+        repeated |= !visible_count_.emplace(t->task_reference_name, 0).second;
     if (repeated)
       report_duplicates(ts, path);
   }
@@ -384,11 +388,6 @@ class validator {
     }
   }
 
-  bool visible(std::string_view ref) const {
-    auto it = visible_count_.find(ref);
-    return it != visible_count_.end() && it->second > 0;
-  }
-
   void task(const workflow_task& t, const std::string& p, const workflow_task* prev,
             const workflow_task* next) {
     check_rules(t, p, out_);
@@ -397,10 +396,11 @@ class validator {
                           [&](const reference_view& r, const path_chain& at) {
                             if (r.task_ref.empty())
                               return;
-                            if (known_.count(r.task_ref) == 0)
+                            auto it = visible_count_.find(r.task_ref);
+                            if (it == visible_count_.end())
                               out_.push_back({at.str(),
                                               "unknown task reference " + quoted(r.task_ref)});
-                            else if (!visible(r.task_ref))
+                            else if (it->second <= 0)
                               out_.push_back({at.str(), "task reference " + quoted(r.task_ref)
                                                           + " does not run before this task"});
                           });
