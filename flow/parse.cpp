@@ -21,6 +21,9 @@ const boost::json::object* expect_object(const boost::json::value& v, const std:
   return nullptr;
 }
 
+void read_task_into(const boost::json::value& v, const std::string& path, problems& errs,
+                    workflow_task& t);
+
 std::vector<workflow_task> read_task_list(const boost::json::value* v, const std::string& path,
                                           problems& errs) {
   std::vector<workflow_task> out;
@@ -35,7 +38,7 @@ std::vector<workflow_task> read_task_list(const boost::json::value* v, const std
   std::string item;
   for (std::size_t i = 0; i < arr->size(); ++i) {
     item = path_index(path, i);
-    out.push_back(read_workflow_task((*arr)[i], item, errs));
+    read_task_into((*arr)[i], item, errs, out.emplace_back());  // in place: a task is large
   }
   return out;
 }
@@ -56,6 +59,58 @@ void read_sub_workflow_param(object_reader& r, workflow_task& t, problems& errs)
     t.sub_workflow_version = version;
   }
   sub.finish("subWorkflowParam");
+}
+
+void read_task_into(const boost::json::value& v, const std::string& path, problems& errs,
+                    workflow_task& t) {
+  const auto* obj = expect_object(v, path, "a task", errs);
+  if (obj == nullptr)
+    return;
+  object_reader r(*obj, path, errs);
+  r.text("name", t.name, true);
+  r.text("taskReferenceName", t.task_reference_name, true);
+  r.text("description", t.description);
+  if (const auto* type = r.get("type")) {
+    auto parsed = type->is_string() ? parse_task_type(type->get_string()) : std::nullopt;
+    if (parsed)
+      t.type = *parsed;
+    else
+      errs.push_back({r.field_path("type"), "unknown task type " + describe(*type)
+                                              + " (expected one of "
+                                              + std::string(task_type_labels()) + ")"});
+  }
+  r.flag("optional", t.optional);
+  r.count("startDelay", t.start_delay);
+  r.object("inputParameters", t.input_parameters);
+  r.text("evaluatorType", t.evaluator_type);
+  r.text("expression", t.expression);
+  if (const auto* cases = r.get("decisionCases")) {
+    auto cases_path = r.field_path("decisionCases");
+    if (const auto* cobj = expect_object(*cases, cases_path, "decisionCases", errs))
+      for (const auto& kv : *cobj)
+        t.decision_cases.push_back(
+          {std::string(kv.key()),
+           read_task_list(&kv.value(), path_key(cases_path, kv.key()), errs)});
+  }
+  if (const auto* v = r.get("defaultCase"))
+    t.default_case = read_task_list(v, r.field_path("defaultCase"), errs);
+  if (const auto* fork = r.get("forkTasks")) {
+    auto fork_path = r.field_path("forkTasks");
+    if (const auto* arr = fork->if_array()) {
+      for (std::size_t i = 0; i < arr->size(); ++i)
+        t.fork_tasks.push_back(read_task_list(&(*arr)[i], path_index(fork_path, i), errs));
+    } else {
+      errs.push_back({fork_path, "expected an array of task arrays, got " + describe(*fork)});
+    }
+  }
+  r.string_list("joinOn", t.join_on);
+  r.text("dynamicForkTasksParam", t.dynamic_fork_tasks_param);
+  r.text("dynamicForkTasksInputParamName", t.dynamic_fork_tasks_input_param_name);
+  r.text("loopCondition", t.loop_condition);
+  if (const auto* v = r.get("loopOver"))
+    t.loop_over = read_task_list(v, r.field_path("loopOver"), errs);
+  read_sub_workflow_param(r, t, errs);
+  r.finish("a workflow task");
 }
 
 }  // namespace
@@ -112,54 +167,7 @@ task_def read_task_def(const boost::json::value& v, const std::string& path, pro
 workflow_task read_workflow_task(const boost::json::value& v, const std::string& path,
                                  problems& errs) {
   workflow_task t;
-  const auto* obj = expect_object(v, path, "a task", errs);
-  if (obj == nullptr)
-    return t;
-  object_reader r(*obj, path, errs);
-  r.text("name", t.name, true);
-  r.text("taskReferenceName", t.task_reference_name, true);
-  r.text("description", t.description);
-  if (const auto* type = r.get("type")) {
-    auto parsed = type->is_string() ? parse_task_type(type->get_string()) : std::nullopt;
-    if (parsed)
-      t.type = *parsed;
-    else
-      errs.push_back({r.field_path("type"), "unknown task type " + describe(*type)
-                                              + " (expected one of "
-                                              + std::string(task_type_labels()) + ")"});
-  }
-  r.flag("optional", t.optional);
-  r.count("startDelay", t.start_delay);
-  r.object("inputParameters", t.input_parameters);
-  r.text("evaluatorType", t.evaluator_type);
-  r.text("expression", t.expression);
-  if (const auto* cases = r.get("decisionCases")) {
-    auto cases_path = r.field_path("decisionCases");
-    if (const auto* cobj = expect_object(*cases, cases_path, "decisionCases", errs))
-      for (const auto& kv : *cobj)
-        t.decision_cases.push_back(
-          {std::string(kv.key()),
-           read_task_list(&kv.value(), path_key(cases_path, kv.key()), errs)});
-  }
-  if (const auto* v = r.get("defaultCase"))
-    t.default_case = read_task_list(v, r.field_path("defaultCase"), errs);
-  if (const auto* fork = r.get("forkTasks")) {
-    auto fork_path = r.field_path("forkTasks");
-    if (const auto* arr = fork->if_array()) {
-      for (std::size_t i = 0; i < arr->size(); ++i)
-        t.fork_tasks.push_back(read_task_list(&(*arr)[i], path_index(fork_path, i), errs));
-    } else {
-      errs.push_back({fork_path, "expected an array of task arrays, got " + describe(*fork)});
-    }
-  }
-  r.string_list("joinOn", t.join_on);
-  r.text("dynamicForkTasksParam", t.dynamic_fork_tasks_param);
-  r.text("dynamicForkTasksInputParamName", t.dynamic_fork_tasks_input_param_name);
-  r.text("loopCondition", t.loop_condition);
-  if (const auto* v = r.get("loopOver"))
-    t.loop_over = read_task_list(v, r.field_path("loopOver"), errs);
-  read_sub_workflow_param(r, t, errs);
-  r.finish("a workflow task");
+  read_task_into(v, path, errs, t);
   return t;
 }
 
