@@ -25,6 +25,15 @@ bool name_char(char c) {
   return name_char_table.allowed[static_cast<unsigned char>(c)];
 }
 
+// Where the name starting at `i` ends; locals the compiler keeps in registers.
+std::size_t name_end(std::string_view text, std::size_t i) {
+  const char* p = text.data() + i;
+  const char* end = text.data() + text.size();
+  while (p != end && name_char(*p))
+    ++p;
+  return static_cast<std::size_t>(p - text.data());
+}
+
 // Function objects rather than functions, so that each parser inlines its own.
 struct make_segment {
   path_segment operator()(path_segment::kind_t kind, std::string_view name,
@@ -53,8 +62,7 @@ bool parse_path_into(std::string_view text, bool allow_wildcard, Path& out, std:
   };
   auto read_name = [&]() -> bool {
     std::size_t start = i;
-    while (i < text.size() && name_char(text[i]))
-      ++i;
+    i = name_end(text, i);
     if (i == start)
       return fail("expected a field name");
     out.push_back(make(path_segment::key, text.substr(start, i - start), 0));
