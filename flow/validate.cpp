@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cctype>
 #include <map>
+#include <memory_resource>
 #include <set>
 #include <unordered_map>
 
@@ -281,7 +282,8 @@ void check_rules(const workflow_task& t, const std::string& path, problems& out)
 class validator {
  public:
   validator(const workflow_def& def, const std::string& root, problems& out)
-    : def_(def), root_(root), out_(out) {
+    : def_(def), root_(root), out_(out), nodes_(node_buffer_, sizeof node_buffer_),
+      visible_count_(&nodes_) {
   }
 
   void run() {
@@ -309,9 +311,13 @@ class validator {
   const workflow_def& def_;
   const std::string& root_;
   problems& out_;
+  // The map's nodes live as long as one validation: a bump allocator, not a
+  // malloc and a free per reference name.
+  alignas(std::max_align_t) unsigned char node_buffer_[8192];
+  std::pmr::monotonic_buffer_resource nodes_;
   // Every reference name in the definition (known), with how many tasks of
   // that name the task being checked can see: one lookup answers both.
-  std::unordered_map<std::string_view, int> visible_count_;
+  std::pmr::unordered_map<std::string_view, int> visible_count_;
   std::map<std::string_view, std::string, std::less<>> first_path_;
   std::vector<std::string_view> visible_;  // in order, so scopes can be unwound
   int loop_depth_ = 0;
@@ -338,6 +344,7 @@ class validator {
     std::vector<const workflow_task*> all;
     def_index::subtree(ts, all);
     visible_count_.reserve(all.size());
+    visible_.reserve(all.size());  // each task is shown at least once
     bool repeated = false;
     for (const auto* t : all)
       if (!t->task_reference_name.empty())
