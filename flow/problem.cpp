@@ -1,5 +1,8 @@
 #include "flow/problem.hpp"
 
+#include <algorithm>
+#include <charconv>
+
 #include <boost/json/serialize.hpp>
 #include <boost/json/string.hpp>
 
@@ -27,10 +30,13 @@ std::string path_key(std::string_view base, std::string_view key) {
 }
 
 std::string path_index(std::string_view base, std::size_t i) {
-  std::string out(base);
-  out += '[';
-  out += std::to_string(i);
-  out += ']';
+  // Sized once and filled in: a path is made for every task read and validated.
+  char digits[20];
+  auto n = static_cast<std::size_t>(std::to_chars(digits, digits + sizeof digits, i).ptr - digits);
+  std::string out(base.size() + 1 + n + 1, '[');
+  base.copy(out.data(), base.size());
+  std::copy(digits, digits + n, out.data() + base.size() + 1);
+  out.back() = ']';
   return out;
 }
 
