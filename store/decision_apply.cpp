@@ -16,10 +16,13 @@ namespace nf::store {
 namespace {
 
 // I4: the compare-and-set. Zero rows for a workflow = another evaluation
-// committed first (or the row is gone): the whole write is stale.
+// committed first (or the row is gone): the whole write is stale. It also allocates the
+// seqs of the decision's $8 events (I8): the row lock is the one the compare-and-set
+// takes anyway, so the history costs no second update of the execution row.
 const statement cas{"decide.cas", R"(
 UPDATE "WorkflowExecutions" w SET
   "version" = w."version" + 1,
+  "lastSeq" = w."lastSeq" + u.n,
   "status" = COALESCE(u.status::workflow_execution_status, w."status"),
   "output" = COALESCE(u.output, w."output"),
   "reasonForIncompletion" = COALESCE(u.reason, w."reasonForIncompletion"),
@@ -30,10 +33,10 @@ UPDATE "WorkflowExecutions" w SET
                    ELSE COALESCE(w."endedAt", now()) END,
   "updatedAt" = now()
   FROM unnest($1::uuid[], $2::bigint[], $3::text[], $4::jsonb[], $5::text[], $6::text[],
-              $7::jsonb[]) AS u(id, v, status, output, reason, failed_ref, vars)
+              $7::jsonb[], $8::integer[]) AS u(id, v, status, output, reason, failed_ref, vars, n)
  WHERE w."id" = u.id AND w."startedAt" = uuid_extract_timestamp(u.id) AND w."version" = u.v
    AND w."id" = ANY($1::uuid[])
-RETURNING w."id", w."namespaceId", w."shard", w."priority")"};
+RETURNING w."id", w."namespaceId", w."shard", w."priority", w."lastSeq")"};
 
 // Lock order: queue rows before task rows. Only tasks still non-terminal.
 const statement unqueue{"decide.unqueue", R"(
@@ -160,6 +163,7 @@ struct row_facts {
   std::string ns;
   int64_t shard = 0;
   int64_t priority = 0;
+  int64_t last_seq = 0;  ///< after this decision's events
 };
 
 std::optional<std::string> opt(const std::optional<json_text>& x) {
@@ -188,11 +192,12 @@ struct identity_columns {
 caf::expected<std::map<std::string, row_facts>>
 compare_and_set(connection& conn, const std::vector<decision_write>& writes) {
   std::vector<std::string> ids;
-  std::vector<int64_t> versions;
+  std::vector<int64_t> versions, event_counts;
   std::vector<std::optional<std::string>> statuses, outputs, reasons, failed_refs, vars;
   for (const auto& w : writes) {
     ids.push_back(w.id.str());
     versions.push_back(w.expected_version);
+    event_counts.push_back(static_cast<int64_t>(w.events.size()));
     statuses.push_back(w.status ? std::optional<std::string>{std::string{to_string(*w.status)}}
                                 : std::nullopt);
     outputs.push_back(opt(w.output));
@@ -202,12 +207,13 @@ compare_and_set(connection& conn, const std::vector<decision_write>& writes) {
   }
   auto r = conn.run(cas, params::of(text_array(ids), int_array(versions), text_array(statuses),
                                     text_array(outputs), text_array(reasons),
-                                    text_array(failed_refs), text_array(vars)));
+                                    text_array(failed_refs), text_array(vars),
+                                    int_array(event_counts)));
   if (!r)
     return std::move(r.error());
   std::map<std::string, row_facts> facts;
   for (int row = 0; row < r->rows(); ++row)
-    facts[r->str(row, 0)] = {r->str(row, 1), r->i64(row, 2), r->i64(row, 3)};
+    facts[r->str(row, 0)] = {r->str(row, 1), r->i64(row, 2), r->i64(row, 3), r->i64(row, 4)};
   std::string missed;
   for (const auto& w : writes)
     if (facts.count(w.id.str()) == 0)
@@ -370,11 +376,14 @@ caf::expected<apply_result> apply_decisions(transaction& tx,
   }
 
   {
-    std::vector<workflow_events> batch;
+    std::vector<numbered_events> batch;
     for (const auto& w : writes)
-      if (!w.events.empty())
-        batch.push_back({w.id, w.events});
-    if (append_events(p, batch))
+      if (!w.events.empty()) {
+        const auto& f = (*facts)[w.id.str()];
+        batch.push_back({w.id, namespace_id{f.ns},
+                         f.last_seq - static_cast<int64_t>(w.events.size()) + 1, w.events});
+      }
+    if (insert_numbered_events(p, batch))
       ++n;
   }
 

@@ -12,6 +12,19 @@ namespace nf::store {
 
 namespace {
 
+// The insert of events whose seqs are known, and the task id of an event named by identity
+// (looked up when the event is written, so a task inserted earlier in the transaction is found).
+#define NF_EVENTS_INSERT(seq, ns)                                                             \
+  R"(INSERT INTO "WorkflowEvents")"                                                           \
+  R"( ("workflowId", "seq", "namespaceId", "eventType", "taskId", "refName", "payload"))"     \
+  R"( SELECT e.wf, )" seq ", " ns R"(, e.type::workflow_event_type, COALESCE(e.task, t."id"),)" \
+  R"( e.ref, e.payload)"
+#define NF_EVENTS_TASK_LOOKUP(ids)                                                            \
+  R"( LEFT JOIN LATERAL (SELECT x."id" FROM "TaskExecutions" x)"                              \
+  R"( WHERE e.task IS NULL AND e.iter IS NOT NULL AND x."workflowId" = e.wf)"                 \
+  R"( AND x."refName" = e.ref AND x."iteration" = e.iter AND x."attempt" = e.att)"            \
+  R"( AND x."workflowId" = ANY()" ids R"()) t ON true)"
+
 // docs/schema.md §4.1: the seq allocation and the inserts are one statement;
 // the UPDATE's row lock serialises every writer of the workflow until commit,
 // so seqs are gap-free and unique (I8) and no clock is read.
@@ -21,20 +34,23 @@ WITH s AS (
     FROM unnest($1::uuid[], $2::integer[]) AS u(id, n)
    WHERE w."id" = u.id AND w."startedAt" = uuid_extract_timestamp(u.id) AND w."id" = ANY($1::uuid[])
   RETURNING w."id", w."lastSeq", w."namespaceId", u.n),
-i AS (
-  INSERT INTO "WorkflowEvents"
-    ("workflowId", "seq", "namespaceId", "eventType", "taskId", "refName", "payload")
-  SELECT e.wf, s."lastSeq" - s.n + e.k, s."namespaceId", e.type::workflow_event_type,
-         COALESCE(e.task, t."id"), e.ref, e.payload
+i AS ()" NF_EVENTS_INSERT(R"(s."lastSeq" - s.n + e.k)", R"(s."namespaceId")") R"(
     FROM unnest($3::uuid[], $4::integer[], $5::text[], $6::uuid[], $7::text[], $8::integer[],
                 $9::integer[], $10::jsonb[]) AS e(wf, k, type, task, ref, iter, att, payload)
-    JOIN s ON s."id" = e.wf
-    LEFT JOIN LATERAL (
-      SELECT x."id" FROM "TaskExecutions" x
-       WHERE e.task IS NULL AND e.iter IS NOT NULL AND x."workflowId" = e.wf
-         AND x."workflowId" = ANY($1::uuid[])
-         AND x."refName" = e.ref AND x."iteration" = e.iter AND x."attempt" = e.att) t ON true)
+    JOIN s ON s."id" = e.wf)" NF_EVENTS_TASK_LOOKUP("$1::uuid[]") R"()
 SELECT "id", "lastSeq" FROM s)"};
+
+// The same insert when the caller allocated the seqs under the row lock already (the
+// decision's compare-and-set does, in the UPDATE it makes anyway).
+const statement insert_numbered{"events.insert_numbered",
+  NF_EVENTS_INSERT("e.k", "e.ns") R"(
+    FROM unnest($1::uuid[], $2::bigint[], $3::uuid[], $4::text[], $5::uuid[], $6::text[],
+                $7::integer[], $8::integer[], $9::jsonb[]) AS e(wf, k, ns, type, task, ref, iter,
+                                                               att, payload))"
+  NF_EVENTS_TASK_LOOKUP("$1::uuid[]")};
+
+#undef NF_EVENTS_TASK_LOOKUP
+#undef NF_EVENTS_INSERT
 
 // docs/schema.md §4.7: the "at" bound prunes months before the workflow began
 // (with a margin: the start event's "at" is its transaction's start).
@@ -45,6 +61,28 @@ SELECT "seq", (extract(epoch FROM "at") * 1000)::bigint, "eventType", "taskId", 
  WHERE "workflowId" = $1 AND "seq" > $2
    AND "at" >= uuid_extract_timestamp($1) - interval '1 day'
  ORDER BY "seq" LIMIT $3)"};
+
+/// The per-event columns of both inserts.
+struct event_columns {
+  std::vector<std::string> wf, types;
+  std::vector<int64_t> ks;
+  std::vector<std::optional<std::string>> tasks, refs, iters, attempts;
+  std::vector<json_text> payloads;
+
+  void add(const std::string& workflow, int64_t k, const event_write& e) {
+    static const auto empty = json(boost::json::object{});
+    wf.push_back(workflow);
+    ks.push_back(k);
+    types.push_back(e.type);
+    tasks.push_back(e.task ? std::optional<std::string>{e.task->str()} : std::nullopt);
+    refs.push_back(e.identity ? std::optional<std::string>{e.identity->ref} : std::nullopt);
+    iters.push_back(e.identity ? std::optional<std::string>{std::to_string(e.identity->iteration)}
+                               : std::nullopt);
+    attempts.push_back(e.identity ? std::optional<std::string>{std::to_string(e.identity->attempt)}
+                                  : std::nullopt);
+    payloads.push_back(e.payload ? *e.payload : empty);
+  }
+};
 
 /// Events grouped per workflow (a workflow named twice is merged, keeping
 /// order, so one UPDATE allocates all its seqs).
@@ -66,30 +104,15 @@ grouped group(const std::vector<workflow_events>& batch) {
     }
     g.slot_of_input.push_back(it->second);
   }
-  std::vector<std::string> wf, types;
-  std::vector<int64_t> ks;
-  std::vector<std::optional<std::string>> tasks, refs, iters, attempts;
-  std::vector<json_text> payloads;
-  const auto empty = json(boost::json::object{});
+  event_columns c;
   for (size_t i = 0; i < batch.size(); ++i) {
     auto s = g.slot_of_input[i];
-    for (const auto& e : batch[i].events) {
-      wf.push_back(g.ids[s]);
-      ks.push_back(++g.counts[s]);
-      types.push_back(e.type);
-      tasks.push_back(e.task ? std::optional<std::string>{e.task->str()} : std::nullopt);
-      refs.push_back(e.identity ? std::optional<std::string>{e.identity->ref} : std::nullopt);
-      iters.push_back(e.identity ? std::optional<std::string>{std::to_string(e.identity->iteration)}
-                                 : std::nullopt);
-      attempts.push_back(e.identity
-                           ? std::optional<std::string>{std::to_string(e.identity->attempt)}
-                           : std::nullopt);
-      payloads.push_back(e.payload ? *e.payload : empty);
-    }
+    for (const auto& e : batch[i].events)
+      c.add(g.ids[s], ++g.counts[s], e);
   }
-  g.p = params::of(text_array(g.ids), int_array(g.counts), text_array(wf), int_array(ks),
-                   text_array(types), text_array(tasks), text_array(refs), text_array(iters),
-                   text_array(attempts), json_array(payloads));
+  g.p = params::of(text_array(g.ids), int_array(g.counts), text_array(c.wf), int_array(c.ks),
+                   text_array(c.types), text_array(c.tasks), text_array(c.refs),
+                   text_array(c.iters), text_array(c.attempts), json_array(c.payloads));
   return g;
 }
 
@@ -125,6 +148,25 @@ bool append_events(pipeline& p, const std::vector<workflow_events>& batch) {
   if (!has_events(batch))
     return false;
   p.add(append, group(batch).p);
+  return true;
+}
+
+bool insert_numbered_events(pipeline& p, const std::vector<numbered_events>& batch) {
+  event_columns c;
+  std::vector<std::string> nss;
+  for (const auto& w : batch) {
+    int64_t seq = w.first_seq;
+    for (const auto& e : w.events) {
+      c.add(w.id.str(), seq++, e);
+      nss.push_back(w.ns.str());
+    }
+  }
+  if (c.wf.empty())
+    return false;
+  p.add(insert_numbered, params::of(text_array(c.wf), int_array(c.ks), text_array(nss),
+                                    text_array(c.types), text_array(c.tasks), text_array(c.refs),
+                                    text_array(c.iters), text_array(c.attempts),
+                                    json_array(c.payloads)));
   return true;
 }
 
