@@ -12,18 +12,18 @@ namespace nf::store {
 
 namespace {
 
-// The insert of events whose seqs are known, and the task id of an event named by identity
-// (looked up when the event is written, so a task inserted earlier in the transaction is found).
+// The insert of events whose seqs are known. The task id of an event named by identity is
+// looked up when the event is written (so a task inserted earlier in the transaction is
+// found), by a scalar subquery: it runs per event as an index probe of one partition, where a
+// join could be planned as a hash of scanned partitions while the tables are small, a plan
+// that stays cached as they grow.
 #define NF_EVENTS_INSERT(seq, ns)                                                             \
   R"(INSERT INTO "WorkflowEvents")"                                                           \
   R"( ("workflowId", "seq", "namespaceId", "eventType", "taskId", "refName", "payload"))"     \
-  R"( SELECT e.wf, )" seq ", " ns R"(, e.type::workflow_event_type, COALESCE(e.task, t."id"),)" \
-  R"( e.ref, e.payload)"
-#define NF_EVENTS_TASK_LOOKUP(ids)                                                            \
-  R"( LEFT JOIN LATERAL (SELECT x."id" FROM "TaskExecutions" x)"                              \
-  R"( WHERE e.task IS NULL AND e.iter IS NOT NULL AND x."workflowId" = e.wf)"                 \
-  R"( AND x."refName" = e.ref AND x."iteration" = e.iter AND x."attempt" = e.att)"            \
-  R"( AND x."workflowId" = ANY()" ids R"()) t ON true)"
+  R"( SELECT e.wf, )" seq ", " ns R"(, e.type::workflow_event_type,)"                          \
+  R"( COALESCE(e.task, (SELECT x."id" FROM "TaskExecutions" x)"                               \
+  R"( WHERE e.iter IS NOT NULL AND x."workflowId" = e.wf AND x."refName" = e.ref)"            \
+  R"( AND x."iteration" = e.iter AND x."attempt" = e.att)), e.ref, e.payload)"
 
 // docs/schema.md §4.1: the seq allocation and the inserts are one statement;
 // the UPDATE's row lock serialises every writer of the workflow until commit,
@@ -37,7 +37,7 @@ WITH s AS (
 i AS ()" NF_EVENTS_INSERT(R"(s."lastSeq" - s.n + e.k)", R"(s."namespaceId")") R"(
     FROM unnest($3::uuid[], $4::integer[], $5::text[], $6::uuid[], $7::text[], $8::integer[],
                 $9::integer[], $10::jsonb[]) AS e(wf, k, type, task, ref, iter, att, payload)
-    JOIN s ON s."id" = e.wf)" NF_EVENTS_TASK_LOOKUP("$1::uuid[]") R"()
+    JOIN s ON s."id" = e.wf)
 SELECT "id", "lastSeq" FROM s)"};
 
 // The same insert when the caller allocated the seqs under the row lock already (the
@@ -46,10 +46,8 @@ const statement insert_numbered{"events.insert_numbered",
   NF_EVENTS_INSERT("e.k", "e.ns") R"(
     FROM unnest($1::uuid[], $2::bigint[], $3::uuid[], $4::text[], $5::uuid[], $6::text[],
                 $7::integer[], $8::integer[], $9::jsonb[]) AS e(wf, k, ns, type, task, ref, iter,
-                                                               att, payload))"
-  NF_EVENTS_TASK_LOOKUP("$1::uuid[]")};
+                                                               att, payload))"};
 
-#undef NF_EVENTS_TASK_LOOKUP
 #undef NF_EVENTS_INSERT
 
 // docs/schema.md §4.7: the "at" bound prunes months before the workflow began
