@@ -134,7 +134,8 @@ struct claimed_row {
 caf::expected<void> claim_queue(connection& conn, const lease_request& req, size_t index,
                                 std::vector<claimed_row>& out) {
   int limit = req.max_tasks;
-  std::optional<int> count_in_claim = req.concurrency_limit;
+  // The claim counts leased rows against the limit itself unless the rate path did already.
+  bool count_in_claim = req.concurrency_limit.has_value();
   if (req.concurrency_limit) {
     if (auto r = conn.run(lock_queue, params::of(req.queue)); !r)
       return std::move(r.error());
@@ -146,7 +147,7 @@ caf::expected<void> claim_queue(connection& conn, const lease_request& req, size
       if (!n)
         return std::move(n.error());
       limit = std::max<int>(0, std::min<int64_t>(limit, *req.concurrency_limit - n->i64(0, 0)));
-      count_in_claim.reset(); // already applied
+      count_in_claim = false; // already applied
     }
     auto g = take_rate_grant(conn, *req.rate, limit);
     if (!g)
@@ -156,7 +157,7 @@ caf::expected<void> claim_queue(connection& conn, const lease_request& req, size
   if (limit == 0)
     return {};
   auto rows = conn.run(claim, params::of(req.queue, limit, req.lease_seconds, req.worker_id,
-                                         count_in_claim));
+                                         count_in_claim ? req.concurrency_limit : std::nullopt));
   if (!rows)
     return std::move(rows.error());
   if (req.rate) {
