@@ -3,28 +3,12 @@
 
 #include "store/ids.hpp"
 #include "tests/e2e/e2e_fixture.hpp"
+#include "tests/support/all_rows.hpp"
 
 using namespace nf;
 using namespace std::chrono_literals;
 
 namespace {
-
-// Rows of every table a protocol call could write, as one comparable string.
-std::string all_rows(test::e2e_fixture& f) {
-  return f.scalar(R"(SELECT concat_ws(',',
-    (SELECT count(*) FROM "WorkflowExecutions"), (SELECT count(*) FROM "WorkflowEvents"),
-    (SELECT count(*) FROM "TaskExecutions"), (SELECT count(*) FROM "TaskQueues"),
-    (SELECT count(*) FROM "DecideQueues"), (SELECT count(*) FROM "Timers"),
-    (SELECT count(*) FROM "OutboxEvents"), (SELECT count(*) FROM "TaskDefinitions"),
-    (SELECT count(*) FROM "WorkflowDefinitions"), (SELECT count(*) FROM "IdempotencyKeys"),
-    (SELECT coalesce(sum("revision"), 0) FROM "TaskDefinitions"),
-    (SELECT coalesce(max("version"), 0) FROM "WorkflowExecutions"),
-    (SELECT coalesce(max("updatedAt")::text, '-') FROM "TaskExecutions"),
-    (SELECT coalesce(max("leaseExpiresAt")::text, '-') FROM "TaskQueues"),
-    (SELECT coalesce(string_agg("status"::text, ',' ORDER BY "id"), '-') FROM "WorkflowExecutions"),
-    (SELECT coalesce(string_agg("status"::text, ',' ORDER BY "id"), '-') FROM "TaskExecutions"),
-    (SELECT coalesce(max("attempts"), 0) FROM "OutboxEvents" WHERE "deadLetteredAt" IS NOT NULL)))");
-}
 
 template <class T>
 bool rejected(const caf::expected<T>& r, store::errc code, const std::string& part) {
@@ -58,7 +42,7 @@ CAF_TEST(bad input on every protocol call gets a clear error and changes nothing
   auto task = leased->front();
   // Let the node settle (lease events published, nothing else pending), then snapshot.
   CAF_REQUIRE(f.await_count(R"(SELECT count(*) FROM "DecideQueues")", 0));
-  auto before = all_rows(f);
+  auto before = f.scalar(test::all_rows_sql);
   using store::errc;
 
   // register
@@ -142,7 +126,7 @@ CAF_TEST(bad input on every protocol call gets a clear error and changes nothing
   CAF_CHECK(rejected(c.deadletters(msg::deadletter_request{"list", {}, 0, -1}), errc::invalid,
                      "limit"));
 
-  CAF_CHECK_EQUAL(all_rows(f), before);
+  CAF_CHECK_EQUAL(f.scalar(test::all_rows_sql), before);
   // The real lease still works: bad input did not disturb it.
   CAF_CHECK(c.complete(task, R"({"ok": true})"));
   CAF_CHECK(f.await_count(R"(SELECT count(*) FROM "TaskExecutions" WHERE "refName" = 'approval')",

@@ -15,6 +15,7 @@
 #include "net/api/api.hpp"
 #include "store/workflows.hpp"
 #include "tests/store/worker_fixture.hpp"
+#include "tests/support/all_rows.hpp"
 
 using namespace nf;
 using namespace std::chrono_literals;
@@ -66,19 +67,6 @@ struct fixture : test::worker_fixture {
     return out;
   }
 
-  // Rows of every table a request could write, as one comparable string.
-  std::string all_rows() {
-    return scalar(R"(SELECT concat_ws(',',
-      (SELECT count(*) FROM "WorkflowExecutions"), (SELECT count(*) FROM "WorkflowEvents"),
-      (SELECT count(*) FROM "TaskExecutions"), (SELECT count(*) FROM "TaskQueues"),
-      (SELECT count(*) FROM "DecideQueues"), (SELECT count(*) FROM "Timers"),
-      (SELECT count(*) FROM "OutboxEvents"), (SELECT count(*) FROM "TaskDefinitions"),
-      (SELECT count(*) FROM "WorkflowDefinitions"), (SELECT count(*) FROM "IdempotencyKeys"),
-      (SELECT coalesce(sum("revision"), 0) FROM "TaskDefinitions"),
-      (SELECT coalesce(max("updatedAt")::text, '-') FROM "TaskExecutions"),
-      (SELECT coalesce(max("leaseExpiresAt")::text, '-') FROM "TaskQueues")))");
-  }
-
   workflow_id start(const std::string& name = "order") {
     store::start_request r;
     r.name = name;
@@ -115,7 +103,7 @@ CAF_TEST(bad input on every call is rejected clearly and changes nothing) {
   auto wf = start();
   auto t = insert_task(wf, "charge", "charge");
   auto leased = lease_one("charge");
-  auto before = all_rows();
+  auto before = scalar(test::all_rows_sql);
   const std::string id = wf.str();
   auto expect_invalid = [&](const caf::error& e, const std::string& part) {
     CAF_CHECK(is(e, store::errc::invalid, part));
@@ -170,7 +158,7 @@ CAF_TEST(bad input on every call is rejected clearly and changes nothing) {
                store::errc::lease_lost, "lease"));
   CAF_CHECK(is(ask<std::string>(signal_atom_v, msg::signal_request{new_uuidv7(), "x", "1"}).error(),
                store::errc::not_found, "not found"));
-  CAF_CHECK_EQUAL(all_rows(), before);
+  CAF_CHECK_EQUAL(scalar(test::all_rows_sql), before);
   CAF_CHECK_EQUAL(node_seen->load(), 0);
 }
 
