@@ -1,6 +1,7 @@
 #define CAF_SUITE e2e.relay
 #include "caf/test/unit_test.hpp"
 
+#include <functional>
 #include <map>
 #include <random>
 #include <set>
@@ -33,6 +34,25 @@ std::string event_id_of(const test::seen_request& r) {
   return std::string{v.at("eventId").as_string()};
 }
 
+// A webhook sink that answers `status` to the requests `fails` picks and notes their
+// numbers (the handler runs under the server's lock; read `failed` once the run is over).
+struct failing_sink {
+  std::set<size_t> failed;
+  test::http_test_server server; // after what its handler uses: destroyed first
+
+  failing_sink(int status, std::function<bool(const test::seen_request&)> fails) {
+    server.on_request([this, status, fails = std::move(fails)](const test::seen_request& r,
+                                                               size_t n) {
+      test::canned_reply c;
+      if (fails(r)) {
+        c.status = status;
+        failed.insert(n);
+      }
+      return c;
+    });
+  }
+};
+
 // Event ids the sink accepted (answered 2xx), given which request numbers it failed.
 std::set<std::string> accepted_ids(const std::vector<test::seen_request>& seen,
                                    const std::set<size_t>& failed) {
@@ -58,17 +78,8 @@ CAF_TEST(a sink failing 30 percent of the time still receives every event) {
   auto seed = std::random_device{}();
   CAF_MESSAGE("sink failure seed " << seed);
   std::mt19937 rng{seed};
-  std::set<size_t> failed; // request numbers answered 503 (the handler runs under the server's lock)
-  test::http_test_server sink; // after what its handler uses: destroyed first
-  sink.on_request([&](const test::seen_request&, size_t n) {
-    test::canned_reply c;
-    if (rng() % 10 < 3) {
-      c.status = 503;
-      failed.insert(n);
-    }
-    return c;
-  });
-  add_sink(f, sink.url("/events"), 40);
+  failing_sink sink{503, [&](const test::seen_request&) { return rng() % 10 < 3; }};
+  add_sink(f, sink.server.url("/events"), 40);
   f.start_node();
   f.define(definitions);
   test::worker_pool workers{f.client_opts(), {"step"}, 2, test::echo_handler(), 4};
@@ -80,16 +91,16 @@ CAF_TEST(a sink failing 30 percent of the time still receives every event) {
   CAF_REQUIRE(f.await_count(R"(SELECT count(*) FROM "OutboxEvents" WHERE "publishedAt" IS NULL)",
                             0, 90s));
   workers.stop();
-  auto seen = sink.requests();
+  auto seen = sink.server.requests();
   auto all = outbox_ids(f);
-  CAF_MESSAGE(all.size() << " events, " << seen.size() << " deliveries, " << failed.size()
+  CAF_MESSAGE(all.size() << " events, " << seen.size() << " deliveries, " << sink.failed.size()
                          << " failed");
   CAF_CHECK_GREATER(all.size(), 20u * 3);
-  CAF_CHECK_GREATER(failed.size(), 0u);
+  CAF_CHECK_GREATER(sink.failed.size(), 0u);
   CAF_CHECK_EQUAL(f.count(R"(SELECT count(*) FROM "OutboxEvents" WHERE "deadLetteredAt" IS NOT NULL)"),
                   0);
   // Deduped by event id, the sink got exactly the outbox.
-  CAF_CHECK(accepted_ids(seen, failed) == all);
+  CAF_CHECK(accepted_ids(seen, sink.failed) == all);
   // Every delivery names its event in the Idempotency-Key header.
   for (const auto& r : seen) {
     CAF_CHECK_EQUAL(r.method, "POST");
@@ -101,17 +112,10 @@ CAF_TEST(a sink failing 30 percent of the time still receives every event) {
 CAF_TEST(poison events dead letter and can be replayed) {
   test::e2e_fixture f{"e2e_relay_poison"};
   std::atomic<bool> healed{false};
-  std::set<size_t> failed;
-  test::http_test_server sink;
-  sink.on_request([&](const test::seen_request& r, size_t n) {
-    test::canned_reply c;
-    if (!healed && r.body.find("poison_pill") != std::string::npos) {
-      c.status = 500;
-      failed.insert(n);
-    }
-    return c;
-  });
-  add_sink(f, sink.url("/events"), 3);
+  failing_sink sink{500, [&](const test::seen_request& r) {
+    return !healed && r.body.find("poison_pill") != std::string::npos;
+  }};
+  add_sink(f, sink.server.url("/events"), 3);
   f.start_node();
   f.define(definitions);
   test::worker_pool workers{f.client_opts(), {"step"}, 2, test::echo_handler()};
@@ -151,8 +155,8 @@ CAF_TEST(poison events dead letter and can be replayed) {
                             0, 60s));
   CAF_CHECK_EQUAL(f.count(R"(SELECT count(*) FROM "OutboxEvents" WHERE "deadLetteredAt" IS NOT NULL)"),
                   0);
-  auto seen = sink.requests();
-  CAF_CHECK(accepted_ids(seen, failed) == outbox_ids(f));
+  auto seen = sink.server.requests();
+  CAF_CHECK(accepted_ids(seen, sink.failed) == outbox_ids(f));
   listed = f.api->deadletters(msg::deadletter_request{"list", {}, 0, 100});
   CAF_REQUIRE(listed);
   CAF_CHECK(boost::json::parse(*listed).at("deadLetters").as_array().empty());
