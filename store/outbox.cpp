@@ -113,15 +113,17 @@ caf::expected<int64_t> update_by_ids(connection& conn, const statement& st,
   return r->affected();
 }
 
-/// Runs the one-shard form of a claim when the relay names one shard.
+/// Runs the one-shard form of a claim when the relay names one shard ($1 the shard or
+/// shards, $2 the limit, then `more`).
 caf::expected<result> run_for_shards(connection& conn, const statement& one, const statement& some,
                                      const std::vector<shard_id>& shards, int limit,
-                                     std::optional<int> visibility) {
-  if (shards.size() == 1)
-    return visibility ? conn.run(one, params::of(int64_t{shards[0].value()}, limit, *visibility))
-                      : conn.run(one, params::of(int64_t{shards[0].value()}, limit));
-  return visibility ? conn.run(some, params::of(shard_filter(shards), limit, *visibility))
-                    : conn.run(some, params::of(shard_filter(shards), limit));
+                                     std::optional<int> more) {
+  const bool single = shards.size() == 1;
+  auto p = single ? params::of(int64_t{shards[0].value()}, limit)
+                  : params::of(shard_filter(shards), limit);
+  if (more)
+    p.add(*more);
+  return conn.run(single ? one : some, p);
 }
 
 caf::error out_of_range(const std::string& field, const std::string& expected, int64_t got) {
