@@ -33,8 +33,8 @@ caf::expected<std::vector<result>> pipeline::run() {
   PGconn* c = conn_.native();
   if (PQenterPipelineMode(c) != 1)
     return make_error(errc::conn_broken, "cannot enter pipeline mode: " + conn_.last_error());
-  // What the server will answer, in order: a prepare (false) or a statement (true).
-  std::vector<bool> expects_rows;
+  // What the server will answer, in order: a prepare (its name) or a statement (nullptr).
+  std::vector<const char*> answers;
   std::vector<const char*> newly_prepared;
   bool send_failed = false;
   for (auto& it : items_) {
@@ -46,7 +46,7 @@ caf::expected<std::vector<result>> pipeline::run() {
         break;
       }
       newly_prepared.push_back(it.st->name);
-      expects_rows.push_back(false);
+      answers.push_back(it.st->name);
     }
     std::vector<const char*> values;
     values.reserve(it.p.size());
@@ -58,7 +58,7 @@ caf::expected<std::vector<result>> pipeline::run() {
       send_failed = true;
       break;
     }
-    expects_rows.push_back(true);
+    answers.push_back(nullptr);
   }
   if (send_failed || PQpipelineSync(c) != 1) {
     auto err = make_error(errc::conn_broken, "pipeline send failed: " + conn_.last_error());
@@ -68,7 +68,7 @@ caf::expected<std::vector<result>> pipeline::run() {
   std::vector<result> out;
   out.reserve(items_.size());
   caf::error first_error;
-  for (size_t i = 0; i < expects_rows.size(); ++i) {
+  for (const char* prepared_name : answers) {
     PGresult* r = read_one(c);
     auto status = r ? PQresultStatus(r) : PGRES_FATAL_ERROR;
     if (status == PGRES_PIPELINE_ABORTED) {
@@ -76,15 +76,24 @@ caf::expected<std::vector<result>> pipeline::run() {
       continue;
     }
     if (status != PGRES_COMMAND_OK && status != PGRES_TUPLES_OK) {
+      auto err = error_from(c, r, "pipeline");
+      // 42P05: the server has it from an earlier batch whose answer never reached us.
+      if (prepared_name && sqlstate_of(err) == "42P05")
+        conn_.mark_prepared(prepared_name);
       if (!first_error)
-        first_error = error_from(c, r, "pipeline");
+        first_error = std::move(err);
       PQclear(r);
       continue;
     }
-    if (expects_rows[i])
-      out.emplace_back(r);
-    else
+    // A prepared statement outlives the batch's transaction: once the server
+    // parsed it, it exists even when a later statement aborts the batch, and a
+    // rerun of the batch must not prepare it again.
+    if (prepared_name) {
+      conn_.mark_prepared(prepared_name);
       PQclear(r);
+    } else {
+      out.emplace_back(r);
+    }
   }
   // The sync's own result closes the batch.
   if (PGresult* s = PQgetResult(c)) {
@@ -95,8 +104,6 @@ caf::expected<std::vector<result>> pipeline::run() {
   PQexitPipelineMode(c);
   if (first_error)
     return first_error;
-  for (auto* name : newly_prepared)
-    conn_.mark_prepared(name);
   return out;
 }
 

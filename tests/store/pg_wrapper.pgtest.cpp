@@ -128,6 +128,22 @@ CAF_TEST(a failing pipeline is one implicit transaction and reports the error) {
   CAF_CHECK(conn.run(insert_kv, params::of("p3", "v")));
 }
 
+CAF_TEST(a pipeline rerun after its batch failed finds its statements prepared) {
+  // What perform() does after a deadlock: the first batch parsed the statement,
+  // then aborted; the rerun must not send a second prepare under the same name.
+  pipeline first{conn};
+  first.add(insert_kv, params::of("r1", "v"));
+  first.add(insert_kv, params::of("r1", "again"));
+  CAF_REQUIRE(!first.run());
+  CAF_CHECK(conn.is_prepared("test.insert_kv"));
+  pipeline rerun{conn};
+  rerun.add(insert_kv, params::of("r1", "v"));
+  rerun.add(count_kv, {});
+  auto rs = rerun.run();
+  CAF_REQUIRE(rs);
+  CAF_CHECK_EQUAL((*rs)[1].i64(0, 0), 1);
+}
+
 CAF_TEST(arrays round-trip through unnest with quoting and NULLs) {
   auto r = conn.exec(R"(SELECT x FROM unnest($1::text[]) AS x)",
                      params::of(text_array(std::vector<std::optional<std::string>>{
