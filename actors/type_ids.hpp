@@ -57,5 +57,6 @@ CAF_BEGIN_TYPE_ID_BLOCK(nodeflow, caf::first_custom_type_id)
   CAF_ADD_ATOM(nodeflow, nf, partitions_atom, "nf_parts")
   CAF_ADD_ATOM(nodeflow, nf, flush_atom, "nf_flush")
   CAF_ADD_ATOM(nodeflow, nf, tick_atom, "nf_tick")
+  CAF_ADD_ATOM(nodeflow, nf, join_atom, "nf_join")
 
 CAF_END_TYPE_ID_BLOCK(nodeflow)

@@ -11,12 +11,12 @@ namespace nf::store {
 
 namespace {
 
-// docs/schema.md §4.3: an index range scan on "DecideQueues_shard_idx"; the
-// rows stay locked until the caller's transaction ends.
+// docs/schema.md §4.3: one index range scan on "DecideQueues_shard_idx" per
+// shard the caller serves; the rows stay locked until its transaction ends.
 const statement claim{"decide.claim_batch", R"(
 WITH c AS (
   SELECT "workflowId", "workflowStartedAt", "namespaceId" FROM "DecideQueues"
-   WHERE "shard" = $1
+   WHERE "shard" = ANY($1::smallint[])
    ORDER BY "enqueuedAt" LIMIT $2
    FOR UPDATE SKIP LOCKED)
 SELECT "workflowId", (extract(epoch FROM "workflowStartedAt") * 1000)::bigint, "namespaceId"
@@ -173,9 +173,13 @@ std::vector<task_id> workflow_snapshot::unprocessed() const {
   return out;
 }
 
-caf::expected<std::vector<decide_claim>> claim_decide_batch(transaction& tx, shard_id shard,
-                                                            int limit) {
-  auto r = tx.conn().run(claim, params::of(shard.value(), int64_t{limit}));
+caf::expected<std::vector<decide_claim>>
+claim_decide_batch(transaction& tx, const std::vector<shard_id>& shards, int limit) {
+  std::vector<int64_t> values;
+  values.reserve(shards.size());
+  for (auto s : shards)
+    values.push_back(s.value());
+  auto r = tx.conn().run(claim, params::of(int_array(values), int64_t{limit}));
   if (!r)
     return std::move(r.error());
   std::vector<decide_claim> out;

@@ -29,10 +29,11 @@ struct decide_claim {
   namespace_id ns;
 };
 
-/// Claims up to `limit` pending evaluations of one shard, oldest first, with
-/// `FOR UPDATE SKIP LOCKED` (one shard per statement: the index range scan).
-caf::expected<std::vector<decide_claim>> claim_decide_batch(transaction& tx, shard_id shard,
-                                                            int limit);
+/// Claims up to `limit` pending evaluations of the given shards, oldest first, with
+/// `FOR UPDATE SKIP LOCKED`: one statement for every shard a node's decider serves,
+/// an index range scan per shard.
+caf::expected<std::vector<decide_claim>>
+claim_decide_batch(transaction& tx, const std::vector<shard_id>& shards, int limit);
 
 /// One "TaskExecutions" row. JSON columns are the stored text.
 struct task_row {

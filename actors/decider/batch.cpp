@@ -62,7 +62,8 @@ bool needs_history(const flow::workflow_def& def) {
 /// transaction, down the tree (Conductor's behaviour). Each child's end finds its
 /// parent task already CANCELED and leaves it alone.
 caf::expected<void> terminate_children(store::transaction& tx, const store::workflow_snapshot& s,
-                                       int16_t shard, int partition_count, plan_effects& fx,
+                                       const std::set<int16_t>& served, int partition_count,
+                                       plan_effects& fx,
                                        int depth = 0) {
   constexpr int max_depth = 32;
   std::vector<workflow_id> children;
@@ -83,9 +84,9 @@ caf::expected<void> terminate_children(store::transaction& tx, const store::work
     auto plan = plan_state_command(c, child);
     if (!plan || !*plan)
       continue; // already ended
-    if (auto r = apply_plans(tx, {**plan}, shard, partition_count, fx); !r)
+    if (auto r = apply_plans(tx, {**plan}, served, partition_count, fx); !r)
       return r;
-    if (auto r = terminate_children(tx, child, shard, partition_count, fx, depth + 1); !r)
+    if (auto r = terminate_children(tx, child, served, partition_count, fx, depth + 1); !r)
       return r;
   }
   return {};
@@ -110,9 +111,17 @@ struct decider_core::attempt_state {
   bool decide_again = false;
 };
 
-decider_core::decider_core(int16_t shard, int partition_count, std::string dsn, int batch_size)
-  : shard_(shard), partition_count_(partition_count), dsn_(std::move(dsn)),
-    batch_size_(batch_size) {
+void batch_hints::merge(const batch_hints& o) {
+  queues.insert(o.queues.begin(), o.queues.end());
+  if (o.earliest_timer_ms && (!earliest_timer_ms || *o.earliest_timer_ms < *earliest_timer_ms))
+    earliest_timer_ms = o.earliest_timer_ms;
+  timer_shards.insert(o.timer_shards.begin(), o.timer_shards.end());
+  outbox_shards.insert(o.outbox_shards.begin(), o.outbox_shards.end());
+  shards.insert(o.shards.begin(), o.shards.end());
+}
+
+decider_core::decider_core(int partition_count, std::string dsn, int batch_size)
+  : partition_count_(partition_count), dsn_(std::move(dsn)), batch_size_(batch_size) {
 }
 
 decider_core::~decider_core() = default;
@@ -189,7 +198,7 @@ batch_output decider_core::run(const batch_input& in) {
           for (const auto& id : st.fx.stale)
             excluded.insert(id.str());
           if (auto q = store::requeue(*conn_, st.fx.stale, "stale"); !q)
-            folder_logger("decider")->warn("requeue_failed partition={} reason=\"{}\"", shard_,
+            folder_logger("decider")->warn("requeue_failed reason=\"{}\"",
                                            store::message_of(q.error()));
         }
         continue;
@@ -202,8 +211,7 @@ batch_output decider_core::run(const batch_input& in) {
       default: fail_all(err); return finish();
     }
   }
-  fail_all(unavailable("decider of partition " + std::to_string(shard_) + " gave up after "
-                       + std::to_string(max_attempts)
+  fail_all(unavailable("decider gave up after " + std::to_string(max_attempts)
                        + " attempts: " + store::message_of(last)));
   return finish();
 }
@@ -218,7 +226,9 @@ caf::expected<void> decider_core::attempt(store::transaction& tx, const batch_in
     if (!started)
       return std::move(started.error());
     st.starts = std::move(*started);
-    st.fx.hints.outbox = true;
+    for (const auto& r : st.starts)
+      if (r)
+        st.fx.hints.outbox_shards.insert(r->shard.value());
   }
   if (!in.completions.empty()) {
     auto done = store::complete_tasks(tx, in.completions);
@@ -229,7 +239,7 @@ caf::expected<void> decider_core::attempt(store::transaction& tx, const batch_in
       switch ((*done)[i]) {
         case store::completion::done:
           st.completions.emplace_back(completion_json(r));
-          st.fx.hints.outbox = true;
+          st.fx.hints.outbox_shards.insert(shard_of(r.workflow.str(), partition_count_));
           break;
         case store::completion::lease_lost:
           st.completions.emplace_back(store::make_error(store::errc::lease_lost, "lease lost"));
@@ -306,10 +316,10 @@ caf::expected<void> decider_core::run_commands(store::transaction& tx, const bat
         status = p.edit->status;
       if (p.write.status)
         status = *p.write.status;
-      if (auto r = apply_plans(tx, {p}, shard_, partition_count_, st.fx); !r)
+      if (auto r = apply_plans(tx, {p}, shards_, partition_count_, st.fx); !r)
         return r;
       if (c.op == "terminate")
-        if (auto r = terminate_children(tx, s, shard_, partition_count_, st.fx); !r)
+        if (auto r = terminate_children(tx, s, shards_, partition_count_, st.fx); !r)
           return r;
     }
     st.commands.emplace_back(command_json(c, status));
@@ -321,7 +331,12 @@ caf::expected<void> decider_core::decide_claimed(store::transaction& tx,
                                                  const std::set<std::string>& excluded,
                                                  attempt_state& st) {
   auto& conn = tx.conn();
-  auto claims = store::claim_decide_batch(tx, shard_id{shard_}, batch_size_);
+  if (shards_.empty())
+    return {};
+  std::vector<shard_id> shards;
+  for (auto s : shards_)
+    shards.push_back(shard_id{s});
+  auto claims = store::claim_decide_batch(tx, shards, batch_size_);
   if (!claims)
     return std::move(claims.error());
   st.claimed = claims->size();
@@ -401,7 +416,7 @@ caf::expected<void> decider_core::decide_claimed(store::transaction& tx,
                                     f == facts->end() ? nullptr : &f->second, now_ms));
     st.decide_again = st.decide_again || plans.back().decide_again;
   }
-  return apply_plans(tx, plans, shard_, partition_count_, st.fx);
+  return apply_plans(tx, plans, shards_, partition_count_, st.fx);
 }
 
 void decider_core::recover_in_doubt(const batch_input& in, batch_output& out) {
@@ -441,7 +456,7 @@ void decider_core::recover_in_doubt(const batch_input& in, batch_output& out) {
   auto retried = run(again);
   for (size_t j = 0; j < where.size(); ++j)
     out.starts[where[j]] = std::move(retried.starts[j]);
-  out.hints.outbox = out.hints.outbox || retried.hints.outbox;
+  out.hints.merge(retried.hints);
   out.more = true;
 }
 

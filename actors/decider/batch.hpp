@@ -1,8 +1,9 @@
 #pragma once
 
 // The decider's transaction (docs/engine.md §3): everything that arrived since the
-// last flush — starts, completions, operator commands — plus a claim of the shard's
-// pending evaluations, decided with flow::decide() and written in ONE commit. No CAF
+// last flush — starts, completions, operator commands — for every partition a node
+// serves, plus a claim of those shards' pending evaluations, decided with
+// flow::decide() and written in ONE commit. No CAF
 // here: the actor (decider.cpp) owns the mailbox and the promises; this class owns the
 // connection, the definition cache and the retry rules.
 
@@ -35,17 +36,21 @@ struct command_request {
 };
 
 struct batch_input {
-  std::vector<store::start_request> starts;  ///< each with its id (in this shard)
+  std::vector<store::start_request> starts;  ///< each with its id (in a served shard)
   std::vector<store::task_result> completions;  ///< at most one per task
   std::vector<command_request> commands;
 };
 
 /// What to nudge after the commit (hints, I9: a lost one costs a poll interval).
+/// Timers, relays and deciders are per shard, so each hint names its shards.
 struct batch_hints {
   std::set<std::string> queues;             ///< queues that received rows
   std::optional<int64_t> earliest_timer_ms; ///< earliest timer armed (server clock)
-  bool outbox = false;                      ///< outbox rows were written
-  std::set<int16_t> shards;                 ///< other shards whose deciders got work
+  std::set<int16_t> timer_shards;           ///< shards whose timers were armed
+  std::set<int16_t> outbox_shards;          ///< shards whose outbox got rows
+  std::set<int16_t> shards;                 ///< shards served elsewhere whose deciders got work
+
+  void merge(const batch_hints& o);
 };
 
 struct batch_stats {
@@ -66,20 +71,22 @@ struct batch_output {
   std::vector<caf::expected<std::string>> commands;
   batch_hints hints;
   batch_stats stats;
-  /// Work is left in this shard (a full claim, decide_again, a child started here):
+  /// Work is left in a served shard (a full claim, decide_again, a child started there):
   /// flush again without waiting.
   bool more = false;
 };
 
 class decider_core {
 public:
-  decider_core(int16_t shard, int partition_count, std::string dsn, int batch_size);
+  decider_core(int partition_count, std::string dsn, int batch_size);
   ~decider_core();
 
   /// Runs one batch. Never throws; every request gets an answer.
   batch_output run(const batch_input& in);
 
-  int16_t shard() const { return shard_; }
+  /// The shards whose pending evaluations the next batches claim.
+  void serve(std::set<int16_t> shards) { shards_ = std::move(shards); }
+  const std::set<int16_t>& shards() const { return shards_; }
 
 private:
   struct attempt_state;
@@ -93,7 +100,7 @@ private:
                                      attempt_state& st);
   void recover_in_doubt(const batch_input& in, batch_output& out);
 
-  int16_t shard_;
+  std::set<int16_t> shards_;
   int partition_count_;
   std::string dsn_;
   int batch_size_;

@@ -1,224 +1,41 @@
 #include "actors/decider/decider.hpp"
 
-#include <chrono>
-#include <set>
-
 #include <caf/actor_system.hpp>
 #include <caf/event_based_actor.hpp>
-#include <caf/stateful_actor.hpp>
-#include <spdlog/logger.h>
 
-#include "actors/decider/batch.hpp"
-#include "actors/decider/requests.hpp"
-#include "actors/folder_logger.hpp"
 #include "actors/type_ids.hpp"
-#include "store/pg/errors.hpp"
 
 namespace nf::actors {
 
 namespace {
 
-using namespace decider;
-
-/// A request waiting for the next flush, and who to answer.
-template <class T>
-struct pending {
-  T req;
-  caf::response_promise rp;
-};
-using pending_start = pending<store::start_request>;
-using pending_completion = pending<store::task_result>;
-using pending_command = pending<command_request>;
-
-struct decider_state {
-  partition_context ctx;
-  std::unique_ptr<decider_core> core;
-  std::shared_ptr<spdlog::logger> log;
-  std::vector<pending_start> starts;
-  std::vector<pending_completion> completions;
-  std::vector<pending_command> commands;
-  bool flush_queued = false;
-  /// The last batch carried more than one request: load is up, so a short wait
-  /// (decider.group_commit_us) lets the next one carry more.
-  bool busy = false;
-  std::chrono::microseconds group_commit{0};
-  std::chrono::milliseconds poll_interval{1000};
-  warn_limiter errors;
-
-  static inline const char* name = "nf.decider";
-
-  ~decider_state() {
-    // A requester must not wait for its own timeout when the partition moves away.
-    auto gone = store::make_error(store::errc::unavailable,
-                                  "decider stopped (partition moved or node stopping): retry");
-    auto fail = [&](auto& xs) {
-      for (auto& p : xs)
-        if (p.rp.pending())
-          p.rp.deliver(gone);
-    };
-    fail(starts);
-    fail(completions);
-    fail(commands);
-  }
-};
-
-using decider_actor = caf::stateful_actor<decider_state>;
-
-void schedule_flush(decider_actor* self) {
-  auto& st = self->state;
-  if (st.flush_queued)
-    return;
-  st.flush_queued = true;
-  // Behind everything already in the mailbox: what arrived before it shares one
-  // transaction (group commit by draining, docs/engine.md §3).
-  if (st.busy && st.group_commit.count() > 0)
-    self->delayed_send(self, st.group_commit, flush_atom_v);
-  else
-    self->send(self, flush_atom_v);
-}
-
-void send_hints(decider_actor* self, const batch_hints& h) {
-  auto& node = self->state.ctx.node;
-  if (!node)
-    return;
-  auto shard = self->state.ctx.shard;
-  for (const auto& q : h.queues)
-    self->send(node, work_atom_v, q);
-  if (h.earliest_timer_ms)
-    self->send(node, armed_atom_v, shard, *h.earliest_timer_ms);
-  if (h.outbox)
-    self->send(node, outbox_atom_v, shard);
-  for (auto s : h.shards)
-    self->send(node, decide_atom_v, s);
-}
-
-void flush(decider_actor* self) {
-  auto& st = self->state;
-  st.flush_queued = false;
-  batch_input in;
-  std::vector<pending_start> starts;
-  std::vector<pending_completion> completions;
-  std::vector<pending_command> commands;
-  starts.swap(st.starts);
-  commands.swap(st.commands);
-  {
-    // The store takes a task once per batch: a second report of the same task
-    // waits for the next flush (where the first one's outcome decides it).
-    std::set<std::string> tasks;
-    std::vector<pending_completion> later;
-    for (auto& c : st.completions) {
-      if (tasks.insert(c.req.task.str()).second)
-        completions.push_back(std::move(c));
-      else
-        later.push_back(std::move(c));
-    }
-    st.completions = std::move(later);
-  }
-  for (const auto& s : starts)
-    in.starts.push_back(s.req);
-  for (const auto& c : completions)
-    in.completions.push_back(c.req);
-  for (const auto& c : commands)
-    in.commands.push_back(c.req);
-
-  auto out = st.core->run(in);
-
-  auto answer = [](auto& waiting, auto& results, auto reply) {
-    for (size_t i = 0; i < waiting.size(); ++i) {
-      auto& r = results[i];
-      if (r)
-        waiting[i].rp.deliver(reply(*r));
-      else
-        waiting[i].rp.deliver(r.error());
-    }
-  };
-  answer(starts, out.starts,
-         [](const store::start_result& r) { return msg::start_reply{r.id.str(), r.created}; });
-  answer(completions, out.completions, [](std::string& json) { return std::move(json); });
-  answer(commands, out.commands, [](std::string& json) { return std::move(json); });
-  send_hints(self, out.hints);
-
-  auto requests = starts.size() + completions.size() + commands.size();
-  st.busy = requests > 1;
-  const auto& s = out.stats;
-  if (s.workflows > 0 || requests > 0)
-    st.log->debug("decide_batch partition={} starts={} completions={} commands={} workflows={} "
-                  "tasks_scheduled={} stale={} attempts={} ms={:.2f}",
-                  st.ctx.shard, s.starts, s.completions, s.commands, s.workflows,
-                  s.tasks_scheduled, s.stale, s.attempts, s.ms);
-  auto failed = [](const auto& xs) {
-    for (const auto& x : xs)
-      if (!x && store::code_of(x.error()) == store::errc::unavailable)
-        return &x.error();
-    return static_cast<const caf::error*>(nullptr);
-  };
-  const caf::error* err = failed(out.starts);
-  if (err == nullptr)
-    err = failed(out.completions);
-  if (err == nullptr)
-    err = failed(out.commands);
-  if (err != nullptr && st.errors.allow())
-    st.log->warn("decide_failed partition={} error=\"{}\" suppressed={}", st.ctx.shard,
-                 store::message_of(*err), st.errors.suppressed());
-  if (out.more || !st.completions.empty())
-    schedule_flush(self);
-}
-
-/// Queues a checked request for the next flush; a rejected one is answered at once.
-template <class T>
-caf::response_promise enqueue(decider_actor* self, std::vector<pending<T>>& into,
-                              caf::expected<T> req) {
-  auto rp = self->make_response_promise();
-  if (!req) {
-    rp.deliver(req.error());
-    return rp;
-  }
-  into.push_back({std::move(*req), rp});
-  schedule_flush(self);
-  return rp;
-}
-
-caf::behavior decider_behavior(decider_actor* self, partition_context ctx) {
-  auto& st = self->state;
-  st.log = folder_logger("decider");
-  st.group_commit = std::chrono::microseconds{ctx.settings.integer("decider.group_commit_us")};
-  st.poll_interval = std::chrono::milliseconds{ctx.settings.integer("decider.poll_interval_ms")};
-  st.core = std::make_unique<decider_core>(
-    ctx.shard, ctx.partition_count, ctx.dsn,
-    static_cast<int>(ctx.settings.integer("decider.batch_size")));
-  st.ctx = std::move(ctx);
-  // The first flush claims whatever waited while nobody owned this partition.
-  schedule_flush(self);
-  self->delayed_send(self, st.poll_interval, tick_atom_v);
+/// Holds no state and never blocks: the node's decide committer owns the
+/// connection, the batch and the answers (delegated promises reply straight to
+/// the requester).
+caf::behavior decider_behavior(caf::event_based_actor* self, partition_context ctx) {
+  auto committer = ctx.committer;
+  auto shard = ctx.shard;
+  // The committer serves this shard while this actor lives (it monitors us), and
+  // claims at once whatever waited while nobody owned the partition.
+  self->send(committer, join_atom_v, shard);
   return {
     [=](start_atom, const msg::start_request& m) {
-      auto req = to_start(m);
-      if (req) {
-        const auto& c = self->state.ctx;
-        req->id = new_workflow_id_in(c.shard, c.partition_count);
-      }
-      return enqueue(self, self->state.starts, std::move(req));
+      return self->delegate(committer, start_atom_v, shard, m);
     },
     [=](complete_atom, const msg::task_result& m) {
-      return enqueue(self, self->state.completions, to_completion(m));
+      return self->delegate(committer, complete_atom_v, m);
     },
     [=](command_atom, const msg::workflow_command& m) {
-      return enqueue(self, self->state.commands, to_command(m));
+      return self->delegate(committer, command_atom_v, m);
     },
-    [=](decide_atom) { schedule_flush(self); },
-    [=](tick_atom) {
-      // The poll that keeps the engine going when every hint is lost (I9).
-      schedule_flush(self);
-      self->delayed_send(self, self->state.poll_interval, tick_atom_v);
-    },
-    [=](flush_atom) { flush(self); },
+    [=](decide_atom) { self->send(committer, decide_atom_v); },
   };
 }
 
 } // namespace
 
 caf::actor spawn_decider(caf::actor_system& sys, const partition_context& ctx) {
-  return sys.spawn<caf::detached>(decider_behavior, ctx);
+  return sys.spawn(decider_behavior, ctx);
 }
 
 } // namespace nf::actors

@@ -1,7 +1,10 @@
 #pragma once
 
-// The decider of one partition (docs/engine.md §1–§3): the only actor that runs
-// flow::decide(). Protocol (dynamically typed, docs/engine.md §2):
+// The decider of one partition (docs/engine.md §1–§3): the entry point for
+// everything decided in its shard. It gives a start an id in its shard and hands
+// starts, completions, commands and hints to the node's decide committer
+// (committer.hpp), which runs flow::decide() and commits the work of every
+// partition of the node together. Protocol (dynamically typed, docs/engine.md §2):
 //   (start_atom, msg::start_request)       -> msg::start_reply
 //       starts a workflow whose id it makes in its own shard, and decides its
 //       first step in the same transaction (fast path a);
@@ -11,10 +14,7 @@
 //       pause, resume, terminate, retry, rerun, restart;
 //   (decide_atom)
 //       hint: "DecideQueues" rows of this shard may be waiting.
-// Everything that arrived before a flush shares one transaction (group commit by
-// mailbox draining); after the commit it answers, then sends the node the hints
-// (work_atom queue, armed_atom shard ms, outbox_atom shard, decide_atom shard).
-// It also polls its "DecideQueues" rows every decider.poll_interval_ms (I9).
+// While it lives, the committer claims and polls this shard's "DecideQueues" rows.
 
 #include <caf/fwd.hpp>
 
@@ -22,7 +22,7 @@
 
 namespace nf::actors {
 
-/// Spawns the decider of `ctx.shard` (detached: it owns a database connection).
+/// Spawns the decider of `ctx.shard`, which hands its work to `ctx.committer`.
 caf::actor spawn_decider(caf::actor_system& sys, const partition_context& ctx);
 
 } // namespace nf::actors

@@ -200,7 +200,8 @@ caf::expected<workflow_plan> plan_edit_command(const command_request& c,
 }
 
 caf::expected<void> apply_plans(store::transaction& tx, const std::vector<workflow_plan>& plans,
-                                int16_t own_shard, int partition_count, plan_effects& fx) {
+                                const std::set<int16_t>& served, int partition_count,
+                                plan_effects& fx) {
   if (plans.empty())
     return {};
   // Requeues first: "DecideQueues" comes before "WorkflowExecutions" in the lock order.
@@ -236,9 +237,13 @@ caf::expected<void> apply_plans(store::transaction& tx, const std::vector<workfl
   if (applied->earliest_timer_ms
       && (!fx.hints.earliest_timer_ms || *applied->earliest_timer_ms < *fx.hints.earliest_timer_ms))
     fx.hints.earliest_timer_ms = applied->earliest_timer_ms;
-  for (const auto& w : writes)
+  for (const auto& w : writes) {
+    auto shard = shard_of(w.id.str(), partition_count);
     if (!w.events.empty() || !w.outbox.empty())
-      fx.hints.outbox = true;
+      fx.hints.outbox_shards.insert(shard);
+    if (!w.arm.empty())
+      fx.hints.timer_shards.insert(shard);
+  }
 
   // Children start only for SUB_WORKFLOW rows this write inserted: an identity the
   // insert absorbed (I1) already has its child.
@@ -287,11 +292,11 @@ caf::expected<void> apply_plans(store::transaction& tx, const std::vector<workfl
       const auto& r = (*started)[i];
       if (r) {
         auto shard = r->shard.value();
-        if (shard == own_shard)
+        if (served.count(shard) != 0)
           fx.more_here = true;
         else
           fx.hints.shards.insert(shard);
-        fx.hints.outbox = true;
+        fx.hints.outbox_shards.insert(shard);
         if (parents[i])
           links.push_back({parents[i]->workflow, parents[i]->task, r->id});
       } else if (parents[i]) {
@@ -317,12 +322,12 @@ caf::expected<void> apply_plans(store::transaction& tx, const std::vector<workfl
       return r;
     for (const auto& e : ends) {
       auto shard = shard_of(e.parent.str(), partition_count);
-      if (shard == own_shard)
+      if (served.count(shard) != 0)
         fx.more_here = true;
       else
         fx.hints.shards.insert(shard);
+      fx.hints.outbox_shards.insert(shard);
     }
-    fx.hints.outbox = true;
   }
   return {};
 }

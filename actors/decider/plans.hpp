@@ -40,7 +40,7 @@ struct plan_effects {
   size_t workflows = 0;
   size_t tasks_scheduled = 0;
   std::vector<workflow_id> stale;  ///< set when apply failed `stale` (I4)
-  bool more_here = false;          ///< new work in the caller's own shard
+  bool more_here = false;          ///< new work in a shard the caller serves
 };
 
 /// The plan of one evaluation. `def` null = the execution's definition is missing
@@ -63,6 +63,7 @@ caf::expected<workflow_plan> plan_edit_command(const command_request& c,
 /// Writes `plans` in the caller's transaction. On `stale`, `fx.stale` names the
 /// workflows another evaluation got to first.
 caf::expected<void> apply_plans(store::transaction& tx, const std::vector<workflow_plan>& plans,
-                                int16_t own_shard, int partition_count, plan_effects& fx);
+                                const std::set<int16_t>& served, int partition_count,
+                                plan_effects& fx);
 
 } // namespace nf::actors::decider

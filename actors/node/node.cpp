@@ -14,6 +14,7 @@
 #include <caf/stateful_actor.hpp>
 #include <spdlog/logger.h>
 
+#include "actors/decider/committer.hpp"
 #include "actors/folder_logger.hpp"
 #include "actors/maintenance/maintenance.hpp"
 #include "actors/membership/membership.hpp"
@@ -39,6 +40,7 @@ struct node_state {
   caf::actor membership;
   caf::actor maintenance;
   caf::actor runner;
+  caf::actor committer;  ///< decides for every partition of this node
   std::vector<int16_t> owned;  ///< what membership last said
   std::map<int16_t, partition_handles> parts;
   size_t next_start = 0;
@@ -122,6 +124,7 @@ void sync_partitions(node_actor* self) {
     ctx.partition_count = st.partitions;
     ctx.dsn = st.opt.dsn;
     ctx.node = caf::actor_cast<caf::actor>(self);
+    ctx.committer = st.committer;
     ctx.settings = st.opt.settings;
     auto h = spawn_partition(self->system(), ctx);
     self->monitor(h.supervisor);
@@ -140,7 +143,7 @@ void stop_everything(node_actor* self, const caf::error& reason) {
   for (auto& [shard, h] : st.parts)
     self->send_exit(h.supervisor, reason);
   st.parts.clear();
-  for (const auto& a : {st.runner, st.maintenance, st.membership})
+  for (const auto& a : {st.committer, st.runner, st.maintenance, st.membership})
     if (a)
       self->send_exit(a, reason);
   self->quit(reason);
@@ -191,10 +194,16 @@ caf::behavior node_behavior(node_actor* self, node_options opt) {
   r.node = me;
   r.settings = st.opt.settings;
   st.runner = spawn_system_task_runner(self->system(), r);
+  committer_context d;
+  d.partition_count = st.partitions;
+  d.dsn = st.opt.dsn;
+  d.node = me;
+  d.settings = st.opt.settings;
+  st.committer = spawn_decide_committer(self->system(), d);
   // Linked both ways: our exit stops them (membership then releases its leases), and
   // one of them failing (e.g. membership refusing a partition count that disagrees
   // with the database) stops the node with its reason.
-  for (const auto& a : {st.membership, st.maintenance, st.runner})
+  for (const auto& a : {st.membership, st.maintenance, st.runner, st.committer})
     self->link_to(a);
   self->set_exit_handler([self](caf::exit_msg& msg) { stop_everything(self, msg.reason); });
   self->set_down_handler([self](caf::down_msg& dm) {

@@ -15,6 +15,7 @@ struct partition_context {
   int partition_count = 16;       ///< P, equal to ClusterSettings.partitionCount
   std::string dsn;                ///< for the actor's own connection (detached actors)
   caf::actor node;                ///< the node supervisor: routes hints and requests
+  caf::actor committer;           ///< the node's decide committer (decider/committer.hpp)
   config::values settings = config::values::defaults();
 };
 

@@ -76,7 +76,7 @@ const statement baseline_insert{
 int decide_round(connection& conn, int16_t shard, int want) {
   auto n = perform(conn, [&](transaction& tx) -> caf::expected<int> {
     std::vector<workflow_id> ids;
-    auto claims = claim_decide_batch(tx, shard_id{shard}, want);
+    auto claims = claim_decide_batch(tx, {shard_id{shard}}, want);
     if (!claims)
       return std::move(claims.error());
     for (auto& c : *claims)

@@ -1,12 +1,13 @@
 #pragma once
 
-// Shared by the decider suites: one decider per test owning partition 0 of a
-// database whose partition count is 1, so every workflow (children and failure
+// Shared by the decider suites: one decider (with a decide committer of its own,
+// as a node has) per test owning partition 0 of a database whose partition count is 1, so every workflow (children and failure
 // workflows too) is decided by the deciders the test spawned; and the worker side
 // (lease, report) done through the store.
 
 #include <boost/json/object.hpp>
 
+#include "actors/decider/committer.hpp"
 #include "actors/decider/decider.hpp"
 #include "actors/partition/context.hpp"
 #include "store/json.hpp"
@@ -28,14 +29,23 @@ struct decider_fixture : actor_fixture {
       caf::anon_send_exit(a, caf::exit_reason::user_shutdown);
   }
 
-  /// A decider of partition 0 (P = 1) whose hints go to the probe.
+  /// A decider of partition 0 (P = 1) whose hints go to the probe. Each call
+  /// also spawns its own committer: two calls are two nodes.
   caf::actor decider(int64_t poll_ms = 3600000) {
+    actors::committer_context c;
+    c.partition_count = 1;
+    c.dsn = db->dsn();
+    c.node = probe_actor;
+    CAF_REQUIRE(!c.settings.set("decider.poll_interval_ms", std::to_string(poll_ms), "test"));
+    auto committer = actors::spawn_decide_committer(sys, c);
+    spawned.push_back(committer);
     actors::partition_context ctx;
     ctx.shard = 0;
     ctx.partition_count = 1;
     ctx.dsn = db->dsn();
     ctx.node = probe_actor;
-    CAF_REQUIRE(!ctx.settings.set("decider.poll_interval_ms", std::to_string(poll_ms), "test"));
+    ctx.committer = committer;
+    ctx.settings = c.settings;
     auto d = actors::spawn_decider(sys, ctx);
     spawned.push_back(d);
     return d;

@@ -31,7 +31,7 @@ struct fixture : test::decide_fixture {
     if (!tx.active()) {
       CAF_REQUIRE(tx.begin());
     }
-    auto claimed = claim_decide_batch(tx, shard, 10);
+    auto claimed = claim_decide_batch(tx, {shard}, 10);
     NF_REQUIRE_OK(claimed);
     return std::move(*claimed);
   }

@@ -1,0 +1,44 @@
+#pragma once
+
+// The decide committer of a node (docs/engine.md §1–§3): runs the decider
+// transaction for every partition the node serves. A partition's decider stamps
+// its starts with ids in its shard and hands its requests here; whatever arrived
+// from any partition before a flush shares ONE transaction, which also claims the
+// pending "DecideQueues" rows of every served shard. On a 2-core machine sixteen
+// partitions committing apart made sixteen small transactions where one larger
+// one does the same work for a fraction of the statements (bench/README.md).
+// Protocol (dynamically typed):
+//   (join_atom, int16_t shard)
+//       from a partition's decider: serve `shard` until that decider goes down;
+//   (start_atom, int16_t shard, msg::start_request) -> msg::start_reply
+//       starts a workflow with an id in `shard`, deciding its first step in the
+//       same transaction (fast path a);
+//   (complete_atom, msg::task_result)      -> std::string (JSON) | error `lease lost`
+//   (command_atom, msg::workflow_command)  -> std::string (JSON)
+//   (decide_atom)
+//       hint: "DecideQueues" rows of a served shard may be waiting.
+// After each commit it answers, then sends the node the hints (work_atom queue,
+// armed_atom shard ms, outbox_atom shard, decide_atom shard for shards served
+// elsewhere). It polls the served shards' "DecideQueues" rows every
+// decider.poll_interval_ms (I9).
+
+#include <string>
+
+#include <caf/actor.hpp>
+#include <caf/fwd.hpp>
+
+#include "config/settings.hpp"
+
+namespace nf::actors {
+
+struct committer_context {
+  int partition_count = 16;  ///< P, equal to ClusterSettings.partitionCount
+  std::string dsn;           ///< for the committer's own connection
+  caf::actor node;           ///< receives the hints
+  config::values settings = config::values::defaults();
+};
+
+/// Spawns a node's decide committer (detached: it owns a database connection).
+caf::actor spawn_decide_committer(caf::actor_system& sys, const committer_context& ctx);
+
+} // namespace nf::actors
