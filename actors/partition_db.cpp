@@ -21,9 +21,13 @@ store::connection* partition_db::get(const char* what) {
 
 void partition_db::failed(const char* what, const caf::error& err) {
   session_.on_error(err);
-  if (warn_.allow())
+  if (!warn_.allow())
+    return;
+  if (shard_ >= 0)
     log_->warn("{} partition={} error=\"{}\" suppressed={}", what, shard_, store::message_of(err),
                warn_.suppressed());
+  else
+    log_->warn("{} error=\"{}\" suppressed={}", what, store::message_of(err), warn_.suppressed());
 }
 
 } // namespace nf::actors

@@ -1,6 +1,6 @@
 #pragma once
 
-// What every detached partition actor (lessor, timer, relay) does with its
+// What every detached partition actor (lessor, timer) and the node's outbox relay does with its
 // database: one connection of its own, reopened after the link broke (a database
 // restart costs one failed round, not the actor), and failures logged as
 // rate-limited warnings (they repeat on every round while the database is away).
@@ -20,7 +20,8 @@ namespace nf::actors {
 
 class partition_db {
 public:
-  partition_db(std::string dsn, const std::string& folder, int16_t shard);
+  /// `shard` names the partition in log lines; a node-wide actor passes none (-1).
+  partition_db(std::string dsn, const std::string& folder, int16_t shard = -1);
 
   /// The open connection, (re)connecting when needed; nullptr after logging why not.
   store::connection* get(const char* what);

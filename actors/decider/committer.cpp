@@ -1,7 +1,6 @@
 #include "actors/decider/committer.hpp"
 
 #include <chrono>
-#include <map>
 #include <set>
 
 #include <caf/actor_system.hpp>
@@ -12,6 +11,7 @@
 #include "actors/decider/batch.hpp"
 #include "actors/decider/requests.hpp"
 #include "actors/folder_logger.hpp"
+#include "actors/served_shards.hpp"
 #include "actors/type_ids.hpp"
 #include "store/pg/errors.hpp"
 
@@ -38,8 +38,7 @@ struct committer_state {
   std::vector<pending_start> starts;
   std::vector<pending_completion> completions;
   std::vector<pending_command> commands;
-  /// The partition deciders that joined, by the shard they serve.
-  std::map<caf::actor_addr, int16_t> partitions;
+  served_shards served;  ///< the shards of the partition deciders that joined
   bool flush_queued = false;
   /// The last batch carried more than one request: load is up, so a short wait
   /// (decider.group_commit_us) lets the next one carry more.
@@ -95,13 +94,6 @@ void send_hints(committer_actor* self, const batch_hints& h) {
     self->send(node, decide_atom_v, s);
 }
 
-/// The shards of the partition deciders that joined.
-std::set<int16_t> served(const committer_state& st) {
-  std::set<int16_t> out;
-  for (const auto& [addr, shard] : st.partitions)
-    out.insert(shard);
-  return out;
-}
 
 void flush(committer_actor* self) {
   auto& st = self->state;
@@ -132,7 +124,7 @@ void flush(committer_actor* self) {
   for (const auto& c : commands)
     in.commands.push_back(c.req);
 
-  st.core->serve(served(st));
+  st.core->serve(st.served.shards());
   auto out = st.core->run(in);
 
   auto answer = [](auto& waiting, auto& results, auto reply) {
@@ -156,7 +148,7 @@ void flush(committer_actor* self) {
   if (s.workflows > 0 || requests > 0)
     st.log->debug("decide_batch partitions={} starts={} completions={} commands={} workflows={} "
                   "tasks_scheduled={} stale={} attempts={} ms={:.2f}",
-                  st.partitions.size(), s.starts, s.completions, s.commands, s.workflows,
+                  st.core->shards().size(), s.starts, s.completions, s.commands, s.workflows,
                   s.tasks_scheduled, s.stale, s.attempts, s.ms);
   auto failed = [](const auto& xs) {
     for (const auto& x : xs)
@@ -199,7 +191,7 @@ caf::behavior committer_behavior(committer_actor* self, committer_context ctx) {
     ctx.partition_count, ctx.dsn, static_cast<int>(ctx.settings.integer("decider.batch_size")));
   st.ctx = std::move(ctx);
   // A partition that moved away takes its shard with it; the others go on.
-  self->set_down_handler([self](caf::down_msg& dm) { self->state.partitions.erase(dm.source); });
+  self->set_down_handler([self](caf::down_msg& dm) { self->state.served.leave(dm.source); });
   self->delayed_send(self, st.poll_interval, tick_atom_v);
   return {
     [=](join_atom, int16_t shard) {
@@ -207,7 +199,7 @@ caf::behavior committer_behavior(committer_actor* self, committer_context ctx) {
       if (!who)
         return;
       self->monitor(who);
-      self->state.partitions[who.address()] = shard;
+      self->state.served.join(who.address(), shard);
       // The first flush claims whatever waited while nobody served this shard.
       schedule_flush(self);
     },

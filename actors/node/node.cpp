@@ -19,6 +19,7 @@
 #include "actors/maintenance/maintenance.hpp"
 #include "actors/membership/membership.hpp"
 #include "actors/partition/partition.hpp"
+#include "actors/relay/outbox_relay.hpp"
 #include "actors/system_tasks/runner.hpp"
 #include "actors/type_ids.hpp"
 #include "store/ids.hpp"
@@ -40,7 +41,8 @@ struct node_state {
   caf::actor membership;
   caf::actor maintenance;
   caf::actor runner;
-  caf::actor committer;  ///< decides for every partition of this node
+  caf::actor committer;     ///< decides for every partition of this node
+  caf::actor outbox_relay;  ///< delivers the outbox of every partition of this node
   std::vector<int16_t> owned;  ///< what membership last said
   std::map<int16_t, partition_handles> parts;
   size_t next_start = 0;
@@ -125,6 +127,7 @@ void sync_partitions(node_actor* self) {
     ctx.dsn = st.opt.dsn;
     ctx.node = caf::actor_cast<caf::actor>(self);
     ctx.committer = st.committer;
+    ctx.outbox_relay = st.outbox_relay;
     ctx.settings = st.opt.settings;
     auto h = spawn_partition(self->system(), ctx);
     self->monitor(h.supervisor);
@@ -143,7 +146,7 @@ void stop_everything(node_actor* self, const caf::error& reason) {
   for (auto& [shard, h] : st.parts)
     self->send_exit(h.supervisor, reason);
   st.parts.clear();
-  for (const auto& a : {st.committer, st.runner, st.maintenance, st.membership})
+  for (const auto& a : {st.committer, st.outbox_relay, st.runner, st.maintenance, st.membership})
     if (a)
       self->send_exit(a, reason);
   self->quit(reason);
@@ -200,10 +203,14 @@ caf::behavior node_behavior(node_actor* self, node_options opt) {
   d.node = me;
   d.settings = st.opt.settings;
   st.committer = spawn_decide_committer(self->system(), d);
+  outbox_relay_context o;
+  o.dsn = st.opt.dsn;
+  o.settings = st.opt.settings;
+  st.outbox_relay = spawn_outbox_relay(self->system(), o);
   // Linked both ways: our exit stops them (membership then releases its leases), and
   // one of them failing (e.g. membership refusing a partition count that disagrees
   // with the database) stops the node with its reason.
-  for (const auto& a : {st.membership, st.maintenance, st.runner, st.committer})
+  for (const auto& a : {st.membership, st.maintenance, st.runner, st.committer, st.outbox_relay})
     self->link_to(a);
   self->set_exit_handler([self](caf::exit_msg& msg) { stop_everything(self, msg.reason); });
   self->set_down_handler([self](caf::down_msg& dm) {

@@ -16,6 +16,7 @@ struct partition_context {
   std::string dsn;                ///< for the actor's own connection (detached actors)
   caf::actor node;                ///< the node supervisor: routes hints and requests
   caf::actor committer;           ///< the node's decide committer (decider/committer.hpp)
+  caf::actor outbox_relay;        ///< the node's outbox relay (relay/outbox_relay.hpp)
   config::values settings = config::values::defaults();
 };
 

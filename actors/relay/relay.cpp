@@ -1,174 +1,27 @@
 #include "actors/relay/relay.hpp"
 
-#include <algorithm>
-#include <chrono>
-#include <optional>
-
 #include <caf/actor_system.hpp>
 #include <caf/event_based_actor.hpp>
-#include <caf/stateful_actor.hpp>
-#include <spdlog/spdlog.h>
 
-#include "actors/partition_db.hpp"
-#include "actors/relay/delivery.hpp"
 #include "actors/type_ids.hpp"
-#include "store/outbox.hpp"
-#include "store/pg/errors.hpp"
 
 namespace nf::actors {
 
 namespace {
 
-using clock_type = std::chrono::steady_clock;
-using std::chrono::milliseconds;
-
-// Sinks change rarely; a new or disabled sink takes effect within this long.
-constexpr auto sinks_ttl = std::chrono::seconds(5);
-// Deliveries in flight at once per relay.
-constexpr size_t max_in_flight = 32;
-
-struct relay_state {
-  partition_context ctx;
-  std::optional<partition_db> db;
-  int batch_size = 128;
-  milliseconds poll_interval{1000};
-  delivery_limits limits;
-  store::backoff_policy backoff;
-  int visibility_seconds = 30;
-  std::vector<store::webhook_sink> sinks;
-  std::optional<clock_type::time_point> sinks_loaded;
-  bool round_queued = false;
-  warn_limiter delivery_warn;
-
-  static inline const char* name = "nf.relay";
-};
-
-using relay_actor = caf::stateful_actor<relay_state>;
-
-void queue_round(relay_actor* self) {
-  auto& st = self->state;
-  if (st.round_queued)
-    return;
-  st.round_queued = true;
-  self->send(self, flush_atom_v); // coalesces every hint already in the mailbox
-}
-
-caf::expected<const std::vector<store::webhook_sink>*> sinks(relay_actor* self,
-                                                             store::connection& conn) {
-  auto& st = self->state;
-  auto now = self->clock().now();
-  if (!st.sinks_loaded || now - *st.sinks_loaded >= sinks_ttl) {
-    auto got = store::load_webhook_sinks(conn);
-    if (!got)
-      return std::move(got.error());
-    st.sinks = std::move(*got);
-    st.sinks_loaded = now;
-  }
-  return &st.sinks;
-}
-
-/// Claims one batch, delivers it and records the outcome; true when the batch was full.
-bool round(relay_actor* self) {
-  auto& st = self->state;
-  auto* conn = st.db->get("relay_failed");
-  if (conn == nullptr)
-    return false;
-  auto targets = sinks(self, *conn);
-  if (!targets) {
-    st.db->failed("relay_failed", targets.error());
-    return false;
-  }
-  store::outbox_claim claim;
-  claim.shards = {shard_id{st.ctx.shard}};
-  claim.limit = st.batch_size;
-  claim.visibility_seconds = st.visibility_seconds;
-  if ((*targets)->empty()) {
-    // Nothing to deliver to: every event would be claimed only to be marked published.
-    auto n = store::publish_undeliverable(*conn, claim);
-    if (!n) {
-      st.db->failed("relay_publish_failed", n.error());
-      return false;
-    }
-    if (*n > 0)
-      st.db->log().debug("outbox_published_without_sinks n={} partition={}", *n, st.ctx.shard);
-    return *n == st.batch_size;
-  }
-  auto events = store::claim_outbox(*conn, claim);
-  if (!events) {
-    st.db->failed("relay_failed", events.error());
-    return false;
-  }
-  if (events->empty())
-    return false;
-  // No transaction is open while delivering: the claim hid the events for
-  // visibility_seconds, and a relay that dies here only delays them.
-  auto plan = plan_deliveries(*events, **targets, st.limits);
-  auto outcomes = http::perform_all(plan.requests, max_in_flight);
-  auto verdict = judge_deliveries(*events, plan, outcomes, st.limits);
-  size_t dead = 0;
-  for (const auto& [max_attempts, failures] : verdict.failed) {
-    auto policy = st.backoff;
-    policy.max_attempts = max_attempts;
-    auto recorded = store::record_failures(*conn, failures, policy);
-    if (!recorded) {
-      // The claim's visibility timeout brings them back; the attempt just is not counted.
-      st.db->failed("relay_record_failed", recorded.error());
-      continue;
-    }
-    for (const auto& f : *recorded)
-      dead += f.dead_lettered ? 1 : 0;
-    if (st.delivery_warn.allow())
-      st.db->log().warn("outbox_delivery_failed partition={} n={} first_error=\"{}\" suppressed={}",
-                   st.ctx.shard, failures.size(), failures.front().error,
-                   st.delivery_warn.suppressed());
-  }
-  if (!verdict.published.empty()) {
-    if (auto p = store::mark_published(*conn, verdict.published); !p)
-      st.db->failed("relay_publish_failed", p.error()); // redelivered later: consumers dedupe
-  }
-  size_t failed = events->size() - verdict.published.size();
-  if (failed > 0 || dead > 0)
-    st.db->log().info("outbox_delivered n={} failed={} dead={} partition={}", verdict.published.size(),
-                 failed, dead, st.ctx.shard);
-  else
-    st.db->log().debug("outbox_delivered n={} failed=0 dead=0 partition={}", verdict.published.size(),
-                  st.ctx.shard);
-  return static_cast<int>(events->size()) == st.batch_size;
-}
-
-caf::behavior relay(relay_actor* self, partition_context ctx) {
-  auto& st = self->state;
-  st.ctx = std::move(ctx);
-  st.db.emplace(st.ctx.dsn, "relay", st.ctx.shard);
-  const auto& s = st.ctx.settings;
-  st.batch_size = static_cast<int>(s.integer("relay.batch_size"));
-  st.poll_interval = milliseconds{s.integer("relay.poll_interval_ms")};
-  st.limits.request_timeout_ms = s.integer("relay.request_timeout_ms");
-  st.limits.max_attempts = static_cast<int>(s.integer("relay.max_attempts"));
-  st.backoff.base_ms = s.integer("relay.base_backoff_ms");
-  st.backoff.max_ms = std::max(st.backoff.base_ms, s.integer("relay.max_backoff_ms"));
-  // A claim must outlive its deliveries (connect + read, each bounded by the timeout).
-  st.visibility_seconds = static_cast<int>(
-    std::max<int64_t>(30, 2 * st.limits.request_timeout_ms / 1000 + 10));
-  self->send(self, tick_atom_v);
+caf::behavior relay(caf::event_based_actor* self, partition_context ctx) {
+  auto outbox_relay = ctx.outbox_relay;
+  // The outbox relay serves this shard while this actor lives (it monitors us).
+  self->send(outbox_relay, join_atom_v, ctx.shard);
   return {
-    [=](outbox_atom) { queue_round(self); },
-    [=](flush_atom) {
-      self->state.round_queued = false;
-      if (round(self))
-        queue_round(self); // more waiting: next batch after the mailbox had its turn
-    },
-    [=](tick_atom) {
-      queue_round(self); // the poll that needs no hint (I9)
-      self->delayed_send(self, self->state.poll_interval, tick_atom_v);
-    },
+    [=](outbox_atom) { self->send(outbox_relay, outbox_atom_v); },
   };
 }
 
 } // namespace
 
 caf::actor spawn_relay(caf::actor_system& sys, const partition_context& ctx) {
-  return sys.spawn<caf::detached>(relay, ctx);
+  return sys.spawn(relay, ctx);
 }
 
 } // namespace nf::actors

@@ -7,6 +7,7 @@
 
 #include <boost/json/parse.hpp>
 
+#include "actors/relay/outbox_relay.hpp"
 #include "actors/relay/relay.hpp"
 #include "store/outbox.hpp"
 #include "tests/actors/http_test_server.hpp"
@@ -29,7 +30,13 @@ struct fixture : test::partition_actors_fixture {
   caf::actor relay(std::vector<std::pair<std::string, std::string>> overrides = {}) {
     overrides.emplace_back("relay.base_backoff_ms", "10");
     overrides.emplace_back("relay.max_backoff_ms", "40");
-    return keep(actors::spawn_relay(sys, context(shard, std::move(overrides))));
+    // As a node does: the partition's relay joins an outbox relay that delivers.
+    auto ctx = context(shard, std::move(overrides));
+    actors::outbox_relay_context o;
+    o.dsn = ctx.dsn;
+    o.settings = ctx.settings;
+    ctx.outbox_relay = keep(actors::spawn_outbox_relay(sys, o));
+    return keep(actors::spawn_relay(sys, ctx));
   }
 
   void add_sink(const std::string& url, int max_attempts = 10, const std::string& types = "NULL") {

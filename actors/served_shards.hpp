@@ -1,0 +1,32 @@
+#pragma once
+
+// The shards a node-wide actor (the decide committer, the outbox relay) serves:
+// one per partition actor that joined, for as long as that actor lives. The
+// owner monitors each joiner and calls leave() from its down handler, so a
+// partition that moved to another node stops being claimed here.
+
+#include <cstdint>
+#include <map>
+#include <set>
+
+#include <caf/actor_addr.hpp>
+
+namespace nf::actors {
+
+class served_shards {
+public:
+  void join(const caf::actor_addr& who, int16_t shard) { by_actor_[who] = shard; }
+  void leave(const caf::actor_addr& who) { by_actor_.erase(who); }
+
+  std::set<int16_t> shards() const {
+    std::set<int16_t> out;
+    for (const auto& [who, shard] : by_actor_)
+      out.insert(shard);
+    return out;
+  }
+
+private:
+  std::map<caf::actor_addr, int16_t> by_actor_;
+};
+
+} // namespace nf::actors
