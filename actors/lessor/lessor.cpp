@@ -42,6 +42,10 @@ struct lessor_state {
   std::optional<partition_db> db;
   poll_book polls;
   std::map<std::pair<std::string, std::string>, cached_policy> policies; ///< (ns, queue)
+  /// Queues whose last claim came up short and had no limit to blame: a new poll
+  /// for one parks without a transaction until a work hint for the queue or the
+  /// next tick (a lost hint costs a poll interval, I9).
+  std::set<std::string> dry;
   bool flush_queued = false;
   int max_batch = 256;
   int lease_seconds = 300;
@@ -211,6 +215,13 @@ void flush(lessor_actor* self) {
     return;
   }
   now = self->clock().now();
+  for (size_t i = 0; i < batch.size(); ++i) {
+    const auto& r = reqs[i];
+    if (static_cast<int>((*leased)[i].size()) == r.max_tasks)
+      st.polls.wake(r.queue, 1); // a full batch: the queue may hold more for the next poll
+    else if (!r.concurrency_limit && !r.rate)
+      st.dry.insert(r.queue);
+  }
   std::map<std::string, size_t> per_queue;
   std::set<int16_t> outbox_shards;
   for (size_t i = 0; i < batch.size(); ++i) {
@@ -276,12 +287,22 @@ caf::behavior lessor(lessor_actor* self, partition_context ctx) {
         return std::move(*err);
       auto wait = std::min(milliseconds{req.timeout_ms}, st.max_poll_timeout);
       auto rp = self->make_response_promise();
-      st.polls.add(std::move(req), rp, self->clock().now() + wait);
+      auto now = self->clock().now();
+      if (st.dry.count(req.queue) != 0) {
+        // Nothing to lease until the queue gets work: wait for its hint.
+        park_or_answer(self, st.polls.add_unqueued(std::move(req), rp, now + wait), now);
+        return rp;
+      }
+      st.polls.add(std::move(req), rp, now + wait);
       schedule_flush(self);
       return rp;
     },
     [=](work_atom, const std::string& queue) {
-      if (self->state.polls.wake(queue) > 0)
+      // One poll at a time: a hint does not say how much work arrived, and waking
+      // every parked poll made one claim statement per poll, most finding nothing.
+      // A poll that fills its batch wakes the next one (flush).
+      self->state.dry.erase(queue);
+      if (self->state.polls.wake(queue, 1) > 0)
         schedule_flush(self);
     },
     [=](flush_atom) { flush(self); },
@@ -307,6 +328,7 @@ caf::behavior lessor(lessor_actor* self, partition_context ctx) {
       auto now = self->clock().now();
       for (auto* p : st.polls.expired(now))
         answer(self, *p, {});
+      st.dry.clear();
       if (st.polls.wake_all() > 0)
         schedule_flush(self);
       sweep(self);

@@ -4,15 +4,21 @@
 
 namespace nf::actors {
 
-int64_t poll_book::add(msg::poll_request req, caf::response_promise promise, time_point deadline) {
+open_poll& poll_book::add_unqueued(msg::poll_request req, caf::response_promise promise,
+                                   time_point deadline) {
   auto id = next_id_++;
   auto& p = polls_[id];
   p.id = id;
   p.req = std::move(req);
   p.promise = std::move(promise);
   p.deadline = deadline;
-  pending_.push_back(id);
-  return id;
+  return p;
+}
+
+int64_t poll_book::add(msg::poll_request req, caf::response_promise promise, time_point deadline) {
+  auto& p = add_unqueued(std::move(req), std::move(promise), deadline);
+  pending_.push_back(p.id);
+  return p.id;
 }
 
 std::vector<open_poll*> poll_book::take_pending(int budget) {
@@ -41,19 +47,23 @@ bool poll_book::park(open_poll& p) {
   return true;
 }
 
-size_t poll_book::wake(const std::string& queue) {
+size_t poll_book::wake(const std::string& queue, size_t limit) {
   auto it = parked_.find(queue);
   if (it == parked_.end())
     return 0;
+  auto& ids = it->second;
   size_t n = 0;
-  for (auto id : it->second) {
-    if (auto* p = find(id); p != nullptr && p->parked) {
+  size_t used = 0;
+  for (; used < ids.size() && n < limit; ++used) {
+    if (auto* p = find(ids[used]); p != nullptr && p->parked) {
       p->parked = false;
-      pending_.push_back(id);
+      pending_.push_back(ids[used]);
       ++n;
     }
   }
-  parked_.erase(it);
+  ids.erase(ids.begin(), ids.begin() + static_cast<std::ptrdiff_t>(used));
+  if (ids.empty())
+    parked_.erase(it);
   return n;
 }
 

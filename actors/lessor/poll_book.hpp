@@ -34,6 +34,11 @@ public:
   /// Adds a poll to the next transaction; returns its id.
   int64_t add(msg::poll_request req, caf::response_promise promise, time_point deadline);
 
+  /// Adds a poll that is not queued for a transaction (its queue is known to be
+  /// empty): the caller parks it or answers it.
+  open_poll& add_unqueued(msg::poll_request req, caf::response_promise promise,
+                          time_point deadline);
+
   bool has_pending() const { return !pending_.empty(); }
 
   /// Takes pending polls, oldest first, while their max_tasks fit in `budget`
@@ -43,8 +48,9 @@ public:
   /// Parks a poll that found no work; true when it needs an expiry message.
   bool park(open_poll& p);
 
-  /// Moves the parked polls of `queue` back to pending; returns how many.
-  size_t wake(const std::string& queue);
+  /// Moves the parked polls of `queue` back to pending, oldest first, at most
+  /// `limit` of them; returns how many.
+  size_t wake(const std::string& queue, size_t limit = SIZE_MAX);
 
   /// Moves every parked poll back to pending (the periodic retry).
   size_t wake_all();
