@@ -12,7 +12,6 @@ namespace nf::store {
 
 namespace {
 
-constexpr size_t max_batch = 1000;
 
 // The plan's read, without locks; apply_transition re-checks it under them.
 constexpr statement read_leases{"task.read_leases", R"(
@@ -90,9 +89,10 @@ caf::expected<std::vector<completion>> complete_in(transaction& tx,
 
 caf::expected<std::vector<completion>> complete_tasks(transaction& tx,
                                                       const std::vector<task_result>& rs) {
-  if (rs.size() > max_batch)
-    return make_error(errc::invalid, "results: expected at most 1000 tasks per batch, got "
-                                       + std::to_string(rs.size()));
+  if (rs.size() > max_completions_per_batch)
+    return make_error(errc::invalid, "results: expected at most "
+                                       + std::to_string(max_completions_per_batch)
+                                       + " tasks per batch, got " + std::to_string(rs.size()));
   std::set<std::string> seen;
   for (size_t i = 0; i < rs.size(); ++i)
     if (!seen.insert(rs[i].task.str()).second)

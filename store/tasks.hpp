@@ -41,8 +41,12 @@ enum class completion { done, lease_lost, not_found };
 /// changes nothing; an unknown task is `errc::not_found`.
 caf::expected<void> complete_task(connection& conn, const task_result& r);
 
+/// The most tasks complete_tasks takes in one call.
+constexpr size_t max_completions_per_batch = 1000;
+
 /// The same for many tasks (of many workflows) in one transaction. A lost lease only
-/// drops its own task: entry i answers r[i]. The same task twice is `invalid`.
+/// drops its own task: entry i answers r[i]. The same task twice, or more than
+/// max_completions_per_batch tasks, is `invalid`.
 caf::expected<std::vector<completion>> complete_tasks(connection& conn,
                                                       const std::vector<task_result>& rs);
 

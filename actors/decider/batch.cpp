@@ -107,7 +107,7 @@ struct decider_core::attempt_state {
   std::vector<caf::expected<std::string>> completions;
   std::vector<caf::expected<std::string>> commands;
   plan_effects fx;
-  size_t claimed = 0;
+  bool claim_full = false;  ///< the claim hit its limit: more rows may be waiting
   bool decide_again = false;
 };
 
@@ -180,7 +180,7 @@ batch_output decider_core::run(const batch_input& in) {
           out.stats.workflows = st.fx.workflows;
           out.stats.tasks_scheduled = st.fx.tasks_scheduled;
           out.more = st.fx.more_here || st.decide_again
-                     || st.claimed >= static_cast<size_t>(batch_size_);
+                     || st.claim_full;
           return finish();
         }
         err = c.error();
@@ -255,7 +255,11 @@ caf::expected<void> decider_core::attempt(store::transaction& tx, const batch_in
   if (!in.commands.empty())
     if (auto r = run_commands(tx, in, st); !r)
       return r;
-  return decide_claimed(tx, excluded, st);
+  // The claim makes room for every workflow this batch enqueued itself, so each
+  // start and completion is decided in its own commit (fast path a), whatever
+  // older rows decider.batch_size lets in first.
+  auto limit = batch_size_ + static_cast<int>(in.starts.size() + in.completions.size());
+  return decide_claimed(tx, excluded, limit, st);
 }
 
 caf::expected<void> decider_core::run_commands(store::transaction& tx, const batch_input& in,
@@ -329,17 +333,17 @@ caf::expected<void> decider_core::run_commands(store::transaction& tx, const bat
 
 caf::expected<void> decider_core::decide_claimed(store::transaction& tx,
                                                  const std::set<std::string>& excluded,
-                                                 attempt_state& st) {
+                                                 int limit, attempt_state& st) {
   auto& conn = tx.conn();
   if (shards_.empty())
     return {};
   std::vector<shard_id> shards;
   for (auto s : shards_)
     shards.push_back(shard_id{s});
-  auto claims = store::claim_decide_batch(tx, shards, batch_size_);
+  auto claims = store::claim_decide_batch(tx, shards, limit);
   if (!claims)
     return std::move(claims.error());
-  st.claimed = claims->size();
+  st.claim_full = static_cast<int>(claims->size()) >= limit;
   std::vector<workflow_id> ids;
   std::vector<namespace_id> namespaces;
   for (const auto& c : *claims) {

@@ -97,7 +97,7 @@ private:
   caf::expected<void> run_commands(store::transaction& tx, const batch_input& in,
                                    attempt_state& st);
   caf::expected<void> decide_claimed(store::transaction& tx, const std::set<std::string>& excluded,
-                                     attempt_state& st);
+                                     int limit, attempt_state& st);
   void recover_in_doubt(const batch_input& in, batch_output& out);
 
   std::set<int16_t> shards_;

@@ -1,6 +1,8 @@
 #include "actors/decider/committer.hpp"
 
+#include <algorithm>
 #include <chrono>
+#include <iterator>
 #include <set>
 
 #include <caf/actor_system.hpp>
@@ -66,6 +68,18 @@ struct committer_state {
 
 using committer_actor = caf::stateful_actor<committer_state>;
 
+// Bounds on one transaction's requests (completions: store::max_completions_per_batch).
+constexpr size_t max_starts_per_flush = 1000;
+constexpr size_t max_commands_per_flush = 100;
+
+/// Moves the oldest `n` of `from` (at most) to `to`.
+template <class T>
+void take_first(std::vector<T>& from, std::vector<T>& to, size_t n) {
+  auto k = static_cast<std::ptrdiff_t>(std::min(n, from.size()));
+  to.assign(std::make_move_iterator(from.begin()), std::make_move_iterator(from.begin() + k));
+  from.erase(from.begin(), from.begin() + k);
+}
+
 void schedule_flush(committer_actor* self) {
   auto& st = self->state;
   if (st.flush_queued)
@@ -102,15 +116,19 @@ void flush(committer_actor* self) {
   std::vector<pending_start> starts;
   std::vector<pending_completion> completions;
   std::vector<pending_command> commands;
-  starts.swap(st.starts);
-  commands.swap(st.commands);
+  // Every partition of the node shares this transaction, so a burst (a wide fork's
+  // tasks reported together) is cut into bounded batches; the rest waits for the
+  // next flush, which follows at once.
+  take_first(st.starts, starts, max_starts_per_flush);
+  take_first(st.commands, commands, max_commands_per_flush);
   {
     // The store takes a task once per batch: a second report of the same task
     // waits for the next flush (where the first one's outcome decides it).
     std::set<std::string> tasks;
     std::vector<pending_completion> later;
     for (auto& c : st.completions) {
-      if (tasks.insert(c.req.task.str()).second)
+      if (completions.size() < store::max_completions_per_batch
+          && tasks.insert(c.req.task.str()).second)
         completions.push_back(std::move(c));
       else
         later.push_back(std::move(c));
@@ -164,7 +182,7 @@ void flush(committer_actor* self) {
   if (err != nullptr && st.errors.allow())
     st.log->warn("decide_failed error=\"{}\" suppressed={}", store::message_of(*err),
                  st.errors.suppressed());
-  if (out.more || !st.completions.empty())
+  if (out.more || !st.completions.empty() || !st.starts.empty() || !st.commands.empty())
     schedule_flush(self);
 }
 

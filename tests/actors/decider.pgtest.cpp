@@ -158,6 +158,48 @@ CAF_TEST(I4 a stale evaluation is rolled back requeued and decided again) {
                   1);
 }
 
+CAF_TEST(a burst larger than one transaction takes is cut into batches and all is answered) {
+  // After a busy batch the committer waits 100 ms, so the rest of each burst is
+  // pending at once: more starts and completions than one transaction takes.
+  auto d = decider(3600000, {{"decider.group_commit_us", "100000"}});
+  constexpr int n = 1300;
+  caf::scoped_actor client{sys};
+  auto burst = [&](auto make) {
+    for (int i = 0; i < n; ++i)
+      client->send(d, make(i));
+    int ok = 0;
+    std::string first_error;
+    client->receive_for(ok, n)(
+      [&](const msg::start_reply&) {}, [&](const std::string&) {},
+      [&](caf::error& err) {
+        if (first_error.empty())
+          first_error = store::message_of(err);
+      });
+    return first_error;
+  };
+  CAF_CHECK_EQUAL(burst([](int i) {
+                    msg::start_request r;
+                    r.workflow_name = "two";
+                    r.input_json = R"({"x": )" + std::to_string(i) + "}";
+                    return caf::make_message(start_atom_v, std::move(r));
+                  }),
+                  "");
+  CAF_CHECK_EQUAL(count(R"(SELECT count(*) FROM "WorkflowExecutions")"), n);
+  CAF_REQUIRE_EQUAL(count(R"(SELECT count(*) FROM "TaskQueues" WHERE "queueName" = 'work')"), n);
+  auto leased = lease("work", 1000);
+  auto more = lease("work", 1000);
+  leased.insert(leased.end(), more.begin(), more.end());
+  CAF_REQUIRE_EQUAL(leased.size(), static_cast<size_t>(n));
+  CAF_CHECK_EQUAL(burst([&](int i) {
+                    return caf::make_message(complete_atom_v, result(leased[i], R"({"y": 1})"));
+                  }),
+                  "");
+  CAF_CHECK_EQUAL(count(R"(SELECT count(*) FROM "TaskExecutions" WHERE "refName" = 'a'
+                             AND "status" = 'COMPLETED')"),
+                  n);
+  CAF_CHECK_EQUAL(count(R"(SELECT count(*) FROM "TaskQueues" WHERE "queueName" = 'next')"), n);
+}
+
 CAF_TEST(I9 with no hint at all the periodic poll alone finishes a workflow) {
   // Starts and completions go through the store (the worker path), never the
   // decider, and nothing nudges it: only its poll sees the "DecideQueues" rows.

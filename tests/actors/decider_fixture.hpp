@@ -31,12 +31,15 @@ struct decider_fixture : actor_fixture {
 
   /// A decider of partition 0 (P = 1) whose hints go to the probe. Each call
   /// also spawns its own committer: two calls are two nodes.
-  caf::actor decider(int64_t poll_ms = 3600000) {
+  caf::actor decider(int64_t poll_ms = 3600000,
+                     std::vector<std::pair<std::string, std::string>> overrides = {}) {
     actors::committer_context c;
     c.partition_count = 1;
     c.dsn = db->dsn();
     c.node = probe_actor;
     CAF_REQUIRE(!c.settings.set("decider.poll_interval_ms", std::to_string(poll_ms), "test"));
+    for (const auto& [k, v] : overrides)
+      CAF_REQUIRE(!c.settings.set(k, v, "test"));
     auto committer = actors::spawn_decide_committer(sys, c);
     spawned.push_back(committer);
     actors::partition_context ctx;
