@@ -9,13 +9,27 @@
 #include <map>
 #include <set>
 
+#include <caf/actor.hpp>
 #include <caf/actor_addr.hpp>
+#include <caf/actor_cast.hpp>
 
 namespace nf::actors {
 
 class served_shards {
 public:
   void join(const caf::actor_addr& who, int16_t shard) { by_actor_[who] = shard; }
+
+  /// Serves `shard` for the sender of `self`'s current message until that sender
+  /// goes down (`self` monitors it); false when the sender is unknown.
+  template <class Actor>
+  bool join_sender(Actor* self, int16_t shard) {
+    auto who = caf::actor_cast<caf::actor>(self->current_sender());
+    if (!who)
+      return false;
+    self->monitor(who);
+    join(who.address(), shard);
+    return true;
+  }
   void leave(const caf::actor_addr& who) { by_actor_.erase(who); }
 
   std::set<int16_t> shards() const {

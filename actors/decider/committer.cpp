@@ -213,13 +213,9 @@ caf::behavior committer_behavior(committer_actor* self, committer_context ctx) {
   self->delayed_send(self, st.poll_interval, tick_atom_v);
   return {
     [=](join_atom, int16_t shard) {
-      auto who = caf::actor_cast<caf::actor>(self->current_sender());
-      if (!who)
-        return;
-      self->monitor(who);
-      self->state.served.join(who.address(), shard);
       // The first flush claims whatever waited while nobody served this shard.
-      schedule_flush(self);
+      if (self->state.served.join_sender(self, shard))
+        schedule_flush(self);
     },
     [=](start_atom, int16_t shard, const msg::start_request& m) {
       auto req = to_start(m);

@@ -160,12 +160,9 @@ caf::behavior relay(relay_actor* self, outbox_relay_context ctx) {
   self->send(self, tick_atom_v);
   return {
     [=](join_atom, int16_t shard) {
-      auto who = caf::actor_cast<caf::actor>(self->current_sender());
-      if (!who)
-        return;
-      self->monitor(who);
-      self->state.served.join(who.address(), shard);
-      queue_round(self); // what waited while nobody served this shard
+      // The first round delivers what waited while nobody served this shard.
+      if (self->state.served.join_sender(self, shard))
+        queue_round(self);
     },
     [=](outbox_atom) { queue_round(self); },
     [=](flush_atom) {
