@@ -27,11 +27,23 @@ namespace {
 #define NF_ONE_SHARD R"("shard" = $1::smallint)"
 #define NF_SOME_SHARDS R"(($1::smallint[] IS NULL OR "shard" = ANY($1::smallint[])))"
 
+// Up to $2 deliverable events of the shards $1, taken shard by shard in the array's order:
+// per shard the same bounded range scan as above, and the outer LIMIT stops at the first
+// shards that fill the batch, so a backlog costs a batch, never a sort of all of it. A
+// node's outbox relay serves all its shards this way and rotates the order each round.
+#define NF_OUTBOX_DELIVERABLE_EACH                                                             \
+  R"(WITH c AS (SELECT e."id" FROM unnest($1::smallint[]) AS s(shard) CROSS JOIN LATERAL ()"  \
+  R"(SELECT "id" FROM "OutboxEvents")"                                                        \
+  R"( WHERE "publishedAt" IS NULL AND "deadLetteredAt" IS NULL AND "nextAttemptAt" <= now())" \
+  R"( AND "shard" = s.shard)"                                                                 \
+  R"( ORDER BY "nextAttemptAt", "id" LIMIT $2 FOR UPDATE SKIP LOCKED) e LIMIT $2))"
+
 #define NF_OUTBOX_CLAIM                                                                      \
   R"( UPDATE "OutboxEvents" o SET "nextAttemptAt" = now() + make_interval(secs => $3::int))" \
   R"( FROM c WHERE o."id" = c."id" RETURNING )" NF_OUTBOX_COLUMNS
 constexpr statement claim_one{"outbox.claim_one", NF_OUTBOX_DELIVERABLE(NF_ONE_SHARD) NF_OUTBOX_CLAIM};
 constexpr statement claim_some{"outbox.claim", NF_OUTBOX_DELIVERABLE(NF_SOME_SHARDS) NF_OUTBOX_CLAIM};
+constexpr statement claim_each{"outbox.claim_each", NF_OUTBOX_DELIVERABLE_EACH NF_OUTBOX_CLAIM};
 
 #define NF_OUTBOX_PUBLISH \
   R"( UPDATE "OutboxEvents" o SET "publishedAt" = now() FROM c WHERE o."id" = c."id")"
@@ -39,6 +51,8 @@ constexpr statement publish_unrouted_one{"outbox.publish_unrouted_one",
                                          NF_OUTBOX_DELIVERABLE(NF_ONE_SHARD) NF_OUTBOX_PUBLISH};
 constexpr statement publish_unrouted_some{"outbox.publish_unrouted",
                                           NF_OUTBOX_DELIVERABLE(NF_SOME_SHARDS) NF_OUTBOX_PUBLISH};
+constexpr statement publish_unrouted_each{"outbox.publish_unrouted_each",
+                                          NF_OUTBOX_DELIVERABLE_EACH NF_OUTBOX_PUBLISH};
 
 constexpr statement publish{"outbox.publish", R"(
 UPDATE "OutboxEvents" SET "publishedAt" = now()
@@ -113,17 +127,28 @@ caf::expected<int64_t> update_by_ids(connection& conn, const statement& st,
   return r->affected();
 }
 
-/// Runs the one-shard form of a claim when the relay names one shard ($1 the shard or
-/// shards, $2 the limit, then `more`).
-caf::expected<result> run_for_shards(connection& conn, const statement& one, const statement& some,
+/// The forms of one claim: one shard, several shards in order, every shard.
+struct claim_forms {
+  const statement& one;
+  const statement& each;
+  const statement& all;
+};
+
+/// Runs the form of a claim that fits the shards named ($1 the shard or shards, $2 the
+/// limit, then `more`).
+caf::expected<result> run_for_shards(connection& conn, const claim_forms& forms,
                                      const std::vector<shard_id>& shards, int limit,
                                      std::optional<int> more) {
-  const bool single = shards.size() == 1;
-  auto p = single ? params::of(int64_t{shards[0].value()}, limit)
-                  : params::of(shard_filter(shards), limit);
+  std::vector<int64_t> values;
+  for (auto s : shards)
+    values.push_back(s.value());
+  auto p = shards.size() == 1 ? params::of(values.front(), limit)
+           : shards.empty()   ? params::of(shard_filter(shards), limit)
+                              : params::of(int_array(values), limit);
   if (more)
     p.add(*more);
-  return conn.run(single ? one : some, p);
+  const auto& st = shards.size() == 1 ? forms.one : shards.empty() ? forms.all : forms.each;
+  return conn.run(st, p);
 }
 
 caf::error out_of_range(const std::string& field, const std::string& expected, int64_t got) {
@@ -137,7 +162,8 @@ caf::expected<std::vector<outbox_event>> claim_outbox(connection& conn, const ou
     return out_of_range("outbox_claim.limit", "an integer 1 … 10000", c.limit);
   if (c.visibility_seconds < 1)
     return out_of_range("outbox_claim.visibility_seconds", "an integer >= 1", c.visibility_seconds);
-  auto r = run_for_shards(conn, claim_one, claim_some, c.shards, c.limit, c.visibility_seconds);
+  auto r = run_for_shards(conn, {claim_one, claim_each, claim_some}, c.shards, c.limit,
+                          c.visibility_seconds);
   if (!r)
     return std::move(r.error());
   std::vector<outbox_event> out;
@@ -154,8 +180,9 @@ caf::expected<int64_t> mark_published(connection& conn, const std::vector<int64_
 caf::expected<int64_t> publish_undeliverable(connection& conn, const outbox_claim& c) {
   if (c.limit < 1 || c.limit > 10000)
     return out_of_range("outbox_claim.limit", "an integer 1 … 10000", c.limit);
-  auto r = run_for_shards(conn, publish_unrouted_one, publish_unrouted_some, c.shards, c.limit,
-                          std::nullopt);
+  auto r = run_for_shards(conn, {publish_unrouted_one, publish_unrouted_each,
+                                 publish_unrouted_some},
+                          c.shards, c.limit, std::nullopt);
   if (!r)
     return std::move(r.error());
   return r->affected();

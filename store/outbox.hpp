@@ -31,7 +31,9 @@ struct outbox_event {
 };
 
 struct outbox_claim {
-  std::vector<shard_id> shards; ///< the relay's partitions; empty = every shard
+  /// The relay's partitions, taken in this order when the batch cannot hold all their
+  /// due events (rotate it for fairness); empty = every shard, oldest first.
+  std::vector<shard_id> shards;
   int limit = 100;              ///< 1 … 10000
   int visibility_seconds = 30;  ///< > 0: how long the claim hides the events from other relays
 };

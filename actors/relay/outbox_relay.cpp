@@ -40,6 +40,7 @@ struct relay_state {
   std::vector<store::webhook_sink> sinks;
   std::optional<clock_type::time_point> sinks_loaded;
   bool round_queued = false;
+  size_t rounds = 0;
   warn_limiter delivery_warn;
 
   static inline const char* name = "nf.outbox_relay";
@@ -85,6 +86,10 @@ bool round(relay_actor* self) {
     claim.shards.push_back(shard_id{s});
   if (claim.shards.empty())
     return false;
+  // A full batch takes the first shards' events: each round starts one shard later.
+  std::rotate(claim.shards.begin(),
+              claim.shards.begin() + static_cast<std::ptrdiff_t>(st.rounds++ % claim.shards.size()),
+              claim.shards.end());
   claim.limit = st.batch_size;
   claim.visibility_seconds = st.visibility_seconds;
   if ((*targets)->empty()) {

@@ -215,6 +215,31 @@ CAF_TEST(the relay's claim reads only its own shard's range of the deliverable i
             || text.find(R"("Index Cond":"((shard = $1) AND)") != std::string::npos);
 }
 
+CAF_TEST(a claim over several shards of a node takes them in order and sorts nothing) {
+  // The same 20,000 due events: the node's outbox relay claims for all its shards at once.
+  // A "shard" = ANY(...) claim would read every due event of those shards and sort them all.
+  sql(R"(INSERT INTO "OutboxEvents" ("shard", "namespaceId", "workflowId", "eventType", "payload",
+                                      "nextAttemptAt")
+         SELECT g % 16, uuidv7(), uuidv7(), 'TASK_COMPLETED', '{}', now() - g * interval '1 ms'
+           FROM generate_series(1, 20000) g)");
+  sql(R"(ANALYZE "OutboxEvents")");
+  auto got = claim_outbox(conn, outbox_claim{{shard_id{5}, shard_id{3}}, 10, 30});
+  CAF_REQUIRE(got);
+  CAF_REQUIRE_EQUAL(got->size(), 10u);
+  for (const auto& e : *got)
+    CAF_CHECK_EQUAL(e.shard, 5); // the first shard fills the batch
+  auto plan = explain(R"(EXECUTE "outbox.claim_each"('{3,4,5}', 10, 30))");
+  auto claim = claim_scans(plan, true);
+  CAF_CHECK((claim.by_relation == std::map<std::string, std::set<std::string>>{
+               {"OutboxEvents", {"OutboxEvents_deliverable_idx"}}}));
+  std::multiset<std::string> types;
+  node_types(*find_subplan(plan, "CTE c"), types);
+  CAF_CHECK_EQUAL(types.count("Sort"), 0u);
+  auto text = boost::json::serialize(*find_subplan(plan, "CTE c"));
+  CAF_CHECK(text.find(R"("Index Cond":"((shard = s.shard))") != std::string::npos
+            || text.find(R"("Index Cond":"((shard = s.shard) AND)") != std::string::npos);
+}
+
 CAF_TEST(a batched read of tasks by id probes indexes and never scans a partition) {
   // 20,000 tasks: a generic plan that joined the id arrays by hashing would scan all 16
   // task partitions (and the queue partitions) for a batch of one.
