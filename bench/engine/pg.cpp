@@ -6,6 +6,8 @@
 #include <set>
 #include <signal.h>
 
+#include "store/pg/connection.hpp"
+
 namespace nf::bench {
 
 namespace {
@@ -35,7 +37,7 @@ void bench_die(const std::string& what) {
   std::exit(1);
 }
 
-sql_conn::sql_conn(const std::string& dsn) : c_(PQconnectdb(dsn.c_str()), PQfinish) {
+sql_conn::sql_conn(const std::string& dsn) : c_(store::connect_libpq(dsn), PQfinish) {
   if (PQstatus(c_.get()) != CONNECTION_OK)
     bench_die("cannot connect to " + dsn + ": " + PQerrorMessage(c_.get()));
 }

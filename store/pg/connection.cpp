@@ -19,8 +19,15 @@ connection::connection(connection&&) noexcept = default;
 connection& connection::operator=(connection&&) noexcept = default;
 connection::~connection() = default;
 
+pg_conn* connect_libpq(const std::string& dsn) {
+  // The DSN is expanded after the default, so a gssencmode it names wins.
+  const char* keys[] = {"gssencmode", "dbname", nullptr};
+  const char* values[] = {"disable", dsn.c_str(), nullptr};
+  return PQconnectdbParams(keys, values, 1);
+}
+
 caf::expected<connection> connection::open(const std::string& dsn) {
-  pg_conn* c = PQconnectdb(dsn.c_str());
+  pg_conn* c = connect_libpq(dsn);
   if (c == nullptr)
     return make_error(errc::conn_broken, "cannot allocate a libpq connection");
   if (PQstatus(c) != CONNECTION_OK) {

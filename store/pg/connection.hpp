@@ -17,6 +17,12 @@ namespace nf::store {
 
 /// One libpq connection. Not thread-safe: one owner (a detached store worker,
 /// a test, a CLI command) at a time. Statements are prepared on first use.
+/// PQconnectdb(dsn), except that GSS encryption is not tried unless the DSN asks for it
+/// (`gssencmode`): libpq's default `prefer` probes the Kerberos credential cache on every
+/// connect, which costs time and leaves Kerberos state that a process exiting while a
+/// connection closes can trip over (an abort in k5_mutex_unlock). The caller owns the result.
+pg_conn* connect_libpq(const std::string& dsn);
+
 class connection {
 public:
   static caf::expected<connection> open(const std::string& dsn);
