@@ -111,10 +111,14 @@ struct decider_core::attempt_state {
   bool decide_again = false;
 };
 
+void batch_hints::note_timer(std::optional<int64_t> ms) {
+  if (ms && (!earliest_timer_ms || *ms < *earliest_timer_ms))
+    earliest_timer_ms = ms;
+}
+
 void batch_hints::merge(const batch_hints& o) {
   queues.insert(o.queues.begin(), o.queues.end());
-  if (o.earliest_timer_ms && (!earliest_timer_ms || *o.earliest_timer_ms < *earliest_timer_ms))
-    earliest_timer_ms = o.earliest_timer_ms;
+  note_timer(o.earliest_timer_ms);
   timer_shards.insert(o.timer_shards.begin(), o.timer_shards.end());
   outbox_shards.insert(o.outbox_shards.begin(), o.outbox_shards.end());
   shards.insert(o.shards.begin(), o.shards.end());

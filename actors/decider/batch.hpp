@@ -50,6 +50,8 @@ struct batch_hints {
   std::set<int16_t> outbox_shards;          ///< shards whose outbox got rows
   std::set<int16_t> shards;                 ///< shards served elsewhere whose deciders got work
 
+  /// Keeps the earlier of the current earliest timer and `ms`.
+  void note_timer(std::optional<int64_t> ms);
   void merge(const batch_hints& o);
 };
 

@@ -234,9 +234,7 @@ caf::expected<void> apply_plans(store::transaction& tx, const std::vector<workfl
   fx.workflows += plans.size();
   fx.tasks_scheduled += applied->inserted.size();
   fx.hints.queues.insert(applied->queues.begin(), applied->queues.end());
-  if (applied->earliest_timer_ms
-      && (!fx.hints.earliest_timer_ms || *applied->earliest_timer_ms < *fx.hints.earliest_timer_ms))
-    fx.hints.earliest_timer_ms = applied->earliest_timer_ms;
+  fx.hints.note_timer(applied->earliest_timer_ms);
   for (const auto& w : writes) {
     auto shard = shard_of(w.id.str(), partition_count);
     if (!w.events.empty() || !w.outbox.empty())
