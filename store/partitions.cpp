@@ -16,13 +16,15 @@ struct managed_table {
   const char* parent;
   const char* key; ///< the range partition key column
   bool hourly;
+  const char* storage; ///< a new partition's storage parameters ("" = defaults)
 };
 
 // docs/schema.md §3. Order matters for drop_expired: executions before events.
 constexpr managed_table managed_tables[] = {
-  {"WorkflowExecutions", "startedAt", false},
-  {"WorkflowEvents", "at", false},
-  {"Timers", "fireAt", true},
+  // Room for HOT updates of the execution rows (migration 0012).
+  {"WorkflowExecutions", "startedAt", false, " WITH (fillfactor = 70)"},
+  {"WorkflowEvents", "at", false, ""},
+  {"Timers", "fireAt", true, ""},
 };
 
 // A partition transaction waits at most this long for a lock (e.g. ATTACH's
@@ -200,7 +202,7 @@ std::string create_sql(const managed_table& t, const range_partition& p) {
          + "LOCK TABLE ONLY " + parent + " IN SHARE UPDATE EXCLUSIVE MODE;\n"
          // No IF NOT EXISTS: the loser of a race must fail, not claim the creation.
          + "CREATE TABLE " + name + " (LIKE " + parent
-         + " INCLUDING DEFAULTS INCLUDING CONSTRAINTS);\n"
+         + " INCLUDING DEFAULTS INCLUDING CONSTRAINTS)" + t.storage + ";\n"
          + "WITH moved AS (DELETE FROM " + quoted(std::string{t.parent} + "_default")
          + " WHERE " + key + " >= " + lo + " AND " + key + " < " + hi + " RETURNING *)\n"
          + "INSERT INTO " + name + " SELECT * FROM moved;\n"

@@ -312,6 +312,14 @@ CAF_TEST(four concurrent callers create and report each partition once and adopt
                               AND indexname = $1 || '_due_idx')",
                           params::of(last.name)),
                     1);
+    // Every execution partition, old or new, keeps room for HOT updates (migration 0012).
+    CAF_CHECK_EQUAL(count(R"(SELECT count(*) FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
+                              WHERE i.inhparent = '"WorkflowExecutions"'::regclass
+                                AND NOT coalesce(c.reloptions @> '{fillfactor=70}', false))"),
+                    0);
+    CAF_CHECK_GREATER(count(R"(SELECT count(*) FROM pg_inherits
+                                WHERE inhparent = '"WorkflowExecutions"'::regclass)"),
+                      4);
   }
 }
 
