@@ -101,9 +101,10 @@ fired_timer plan_one(const result& r, int i, std::set<std::string>& touched,
   f.workflow = workflow_id{r.str(i, 2)};
   if (!r.is_null(i, 3))
     f.task = task_id{r.str(i, 3)};
+  f.shard = static_cast<int16_t>(r.i64(i, 5));
   if (!open_workflow(r, i))
     return f;
-  auto shard = static_cast<int16_t>(r.i64(i, 5));
+  auto shard = f.shard;
   namespace_id ns{r.str(i, 7)};
   std::string task_status = r.is_null(i, 8) ? "" : r.str(i, 8);
   bool has_queue_row = r.boolean(i, 12);

@@ -45,6 +45,7 @@ struct fired_timer {
   timer_kind kind = timer_kind::delay;
   workflow_id workflow;
   std::optional<task_id> task;
+  int16_t shard = 0;   ///< the workflow's partition
   bool acted = false;  ///< false: the deadline no longer applied (a no-op, I6)
   std::string queue;   ///< delay that enqueued: the queue to nudge (else empty)
 };

@@ -20,6 +20,7 @@
 #include "actors/membership/membership.hpp"
 #include "actors/partition/partition.hpp"
 #include "actors/relay/outbox_relay.hpp"
+#include "actors/timer/node_timer.hpp"
 #include "actors/system_tasks/runner.hpp"
 #include "actors/type_ids.hpp"
 #include "store/ids.hpp"
@@ -43,6 +44,7 @@ struct node_state {
   caf::actor runner;
   caf::actor committer;     ///< decides for every partition of this node
   caf::actor outbox_relay;  ///< delivers the outbox of every partition of this node
+  caf::actor node_timer;    ///< fires the timers of every partition of this node
   std::vector<int16_t> owned;  ///< what membership last said
   std::map<int16_t, partition_handles> parts;
   size_t next_start = 0;
@@ -128,6 +130,7 @@ void sync_partitions(node_actor* self) {
     ctx.node = caf::actor_cast<caf::actor>(self);
     ctx.committer = st.committer;
     ctx.outbox_relay = st.outbox_relay;
+    ctx.node_timer = st.node_timer;
     ctx.settings = st.opt.settings;
     auto h = spawn_partition(self->system(), ctx);
     self->monitor(h.supervisor);
@@ -146,7 +149,8 @@ void stop_everything(node_actor* self, const caf::error& reason) {
   for (auto& [shard, h] : st.parts)
     self->send_exit(h.supervisor, reason);
   st.parts.clear();
-  for (const auto& a : {st.committer, st.outbox_relay, st.runner, st.maintenance, st.membership})
+  for (const auto& a : {st.committer, st.outbox_relay, st.node_timer, st.runner, st.maintenance,
+                        st.membership})
     if (a)
       self->send_exit(a, reason);
   self->quit(reason);
@@ -207,10 +211,16 @@ caf::behavior node_behavior(node_actor* self, node_options opt) {
   o.dsn = st.opt.dsn;
   o.settings = st.opt.settings;
   st.outbox_relay = spawn_outbox_relay(self->system(), o);
+  node_timer_context t;
+  t.dsn = st.opt.dsn;
+  t.node = me;
+  t.settings = st.opt.settings;
+  st.node_timer = spawn_node_timer(self->system(), t);
   // Linked both ways: our exit stops them (membership then releases its leases), and
   // one of them failing (e.g. membership refusing a partition count that disagrees
   // with the database) stops the node with its reason.
-  for (const auto& a : {st.membership, st.maintenance, st.runner, st.committer, st.outbox_relay})
+  for (const auto& a : {st.membership, st.maintenance, st.runner, st.committer, st.outbox_relay,
+                        st.node_timer})
     self->link_to(a);
   self->set_exit_handler([self](caf::exit_msg& msg) { stop_everything(self, msg.reason); });
   self->set_down_handler([self](caf::down_msg& dm) {

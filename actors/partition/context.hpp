@@ -17,6 +17,7 @@ struct partition_context {
   caf::actor node;                ///< the node supervisor: routes hints and requests
   caf::actor committer;           ///< the node's decide committer (decider/committer.hpp)
   caf::actor outbox_relay;        ///< the node's outbox relay (relay/outbox_relay.hpp)
+  caf::actor node_timer;          ///< the node's timer (timer/node_timer.hpp)
   config::values settings = config::values::defaults();
 };
 

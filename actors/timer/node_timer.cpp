@@ -1,4 +1,4 @@
-#include "actors/timer/timer.hpp"
+#include "actors/timer/node_timer.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -12,6 +12,7 @@
 #include <spdlog/spdlog.h>
 
 #include "actors/partition_db.hpp"
+#include "actors/served_shards.hpp"
 #include "actors/type_ids.hpp"
 #include "store/pg/errors.hpp"
 #include "store/timers.hpp"
@@ -28,14 +29,15 @@ using std::chrono::milliseconds;
 constexpr milliseconds locked_retry{10};
 
 struct timer_state {
-  partition_context ctx;
+  node_timer_context ctx;
+  served_shards served;  ///< the shards of the partition timers that joined
   std::optional<partition_db> db;
   int batch_size = 256;
   milliseconds poll_interval{1000};
   std::optional<clock_type::time_point> alarm_at; ///< the pending wake-up, if any
   int64_t alarm_gen = 0;                          ///< older alarms are stale
 
-  static inline const char* name = "nf.timer";
+  static inline const char* name = "nf.node_timer";
 };
 
 using timer_actor = caf::stateful_actor<timer_state>;
@@ -58,26 +60,26 @@ void arm(timer_actor* self, milliseconds delay) {
 /// Tells the node what the fired timers changed.
 void send_hints(timer_actor* self, const std::vector<store::fired_timer>& fired) {
   auto& st = self->state;
-  bool decide = false;
-  bool events = false;
+  std::set<int16_t> decide;
+  std::set<int16_t> events;
   std::set<std::string> queues;
   for (const auto& f : fired) {
     if (!f.acted)
       continue;
-    events = true;
+    events.insert(f.shard);
     if (f.kind == store::timer_kind::delay && !f.queue.empty())
       queues.insert(f.queue);
     else
-      decide = true;
+      decide.insert(f.shard);
   }
   if (!st.ctx.node)
     return;
-  if (decide)
-    self->send(st.ctx.node, decide_atom_v, st.ctx.shard);
+  for (auto s : decide)
+    self->send(st.ctx.node, decide_atom_v, s);
   for (const auto& q : queues)
     self->send(st.ctx.node, work_atom_v, q);
-  if (events)
-    self->send(st.ctx.node, outbox_atom_v, st.ctx.shard);
+  for (auto s : events)
+    self->send(st.ctx.node, outbox_atom_v, s);
 }
 
 void log_fired(timer_actor* self, const std::vector<store::fired_timer>& fired) {
@@ -85,8 +87,9 @@ void log_fired(timer_actor* self, const std::vector<store::fired_timer>& fired) 
   for (const auto& f : fired)
     (f.acted ? by_kind[f.kind].first : by_kind[f.kind].second) += 1;
   for (const auto& [kind, n] : by_kind)
-    self->state.db->log().debug("timer_fired kind={} n={} noop={} partition={}", store::to_sql(kind),
-                           n.first, n.second, self->state.ctx.shard);
+    self->state.db->log().debug("timer_fired kind={} n={} noop={} partitions={}",
+                                store::to_sql(kind), n.first, n.second,
+                                self->state.served.shards().size());
 }
 
 /// Fires what is due, then sleeps until the next pending timer.
@@ -96,7 +99,10 @@ void check(timer_actor* self) {
   if (conn == nullptr)
     return; // the periodic tick tries again
   store::fire_options opt;
-  opt.shards = {shard_id{st.ctx.shard}};
+  for (auto s : st.served.shards())
+    opt.shards.push_back(shard_id{s});
+  if (opt.shards.empty())
+    return; // an empty list would mean every shard
   opt.limit = st.batch_size;
   auto fired = store::fire_due_timers(*conn, opt);
   if (!fired) {
@@ -122,14 +128,21 @@ void check(timer_actor* self) {
   arm(self, **next == 0 ? locked_retry : milliseconds{**next + 1});
 }
 
-caf::behavior timer(timer_actor* self, partition_context ctx) {
+caf::behavior timer(timer_actor* self, node_timer_context ctx) {
   auto& st = self->state;
   st.ctx = std::move(ctx);
-  st.db.emplace(st.ctx.dsn, "timer", st.ctx.shard);
+  st.db.emplace(st.ctx.dsn, "timer");
   st.batch_size = static_cast<int>(st.ctx.settings.integer("timer.batch_size"));
   st.poll_interval = milliseconds{st.ctx.settings.integer("timer.poll_interval_ms")};
+  // A partition that moved away takes its shard with it; the others go on.
+  self->set_down_handler([self](caf::down_msg& dm) { self->state.served.leave(dm.source); });
   self->send(self, tick_atom_v);
   return {
+    [=](join_atom, int16_t shard) {
+      // The first check fires whatever fell due while nobody served this shard.
+      if (self->state.served.join_sender(self, shard))
+        arm(self, milliseconds{0});
+    },
     [=](armed_atom, int64_t fire_at_ms) {
       // The hint carries wall-clock time; the wait is measured on the actor clock.
       auto now_ms = std::chrono::duration_cast<milliseconds>(
@@ -153,7 +166,7 @@ caf::behavior timer(timer_actor* self, partition_context ctx) {
 
 } // namespace
 
-caf::actor spawn_timer(caf::actor_system& sys, const partition_context& ctx) {
+caf::actor spawn_node_timer(caf::actor_system& sys, const node_timer_context& ctx) {
   return sys.spawn<caf::detached>(timer, ctx);
 }
 

@@ -4,6 +4,7 @@
 #include <chrono>
 #include <thread>
 
+#include "actors/timer/node_timer.hpp"
 #include "actors/timer/timer.hpp"
 #include "store/tasks.hpp"
 #include "store/timers.hpp"
@@ -17,8 +18,15 @@ namespace {
 struct fixture : test::partition_actors_fixture {
   fixture() : partition_actors_fixture("actors_timer") {}
 
+  /// As a node does: the partition's timer joins a node timer, which fires.
   caf::actor timer(int16_t shard, const std::string& poll_interval_ms) {
-    return keep(actors::spawn_timer(sys, context(shard, {{"timer.poll_interval_ms", poll_interval_ms}})));
+    auto ctx = context(shard, {{"timer.poll_interval_ms", poll_interval_ms}});
+    actors::node_timer_context t;
+    t.dsn = ctx.dsn;
+    t.node = ctx.node;
+    t.settings = ctx.settings;
+    ctx.node_timer = keep(actors::spawn_node_timer(sys, t));
+    return keep(actors::spawn_timer(sys, ctx));
   }
 
   void arm(store::timer_kind kind, const workflow_id& wf, const task_id& task,
@@ -114,6 +122,22 @@ CAF_TEST(the timer only fires its own partition) {
   auto shard = shard_of(wf);
   arm(store::timer_kind::start_to_close, wf, task, leased.token, 0);
   timer(static_cast<int16_t>((shard + 1) % 16), "20");
+  await_hints([] { return false; }, 300ms);
+  CAF_CHECK_EQUAL(pending_timers(), 1);
+  CAF_CHECK_EQUAL(task_status(task), "IN_PROGRESS");
+}
+
+CAF_TEST(a partition whose timer stopped is no longer fired by the node timer) {
+  auto wf = insert_workflow();
+  auto task = insert_task(wf, "a", "jobs");
+  auto leased = lease_one("jobs");
+  auto shard = shard_of(wf);
+  auto t = timer(shard, "20");
+  // The node timer learns of the partition's end from its monitor, as when the
+  // partition moves to another node.
+  self->send_exit(t, caf::exit_reason::user_shutdown);
+  await_hints([] { return false; }, 300ms);
+  arm(store::timer_kind::start_to_close, wf, task, leased.token, 0);
   await_hints([] { return false; }, 300ms);
   CAF_CHECK_EQUAL(pending_timers(), 1);
   CAF_CHECK_EQUAL(task_status(task), "IN_PROGRESS");
