@@ -36,7 +36,8 @@ caf::expected<std::vector<swept_lease>> sweep_expired_leases(connection& conn, i
     transition_plan plan;
     std::vector<swept_lease> out;
     for (int i = 0; i < rows->rows(); ++i) {
-      swept_lease s{rows->str(i, 0), workflow_id{rows->str(i, 2)}, task_id{rows->str(i, 1)}};
+      swept_lease s{rows->str(i, 0), workflow_id{rows->str(i, 2)}, task_id{rows->str(i, 1)},
+                    static_cast<int16_t>(rows->i64(i, 4))};
       lease_token token{rows->str(i, 3)};
       plan.removals.push_back(queue_removal{s.queue, s.task, token, true});
       if (!rows->is_null(i, 6) && rows->text(i, 6) == "IN_PROGRESS") {

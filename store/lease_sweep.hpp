@@ -18,6 +18,7 @@ struct swept_lease {
   std::string queue;
   workflow_id workflow;
   task_id task;
+  int16_t shard = 0;  ///< the workflow's partition
 };
 
 /// Times out up to `limit` (1 … 10000) expired leases in one transaction. Conditional on

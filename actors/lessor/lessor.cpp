@@ -15,7 +15,6 @@
 #include "actors/lessor/poll_book.hpp"
 #include "actors/partition_db.hpp"
 #include "actors/type_ids.hpp"
-#include "store/lease_sweep.hpp"
 #include "store/pg/errors.hpp"
 #include "store/queues.hpp"
 #include "store/sharding.hpp"
@@ -247,30 +246,6 @@ void flush(lessor_actor* self) {
   schedule_flush(self); // polls left over by the batch budget
 }
 
-/// Times out expired leases (any queue's: the sweep is cheap and overlap is harmless, I9)
-/// and wakes the deciders of their workflows.
-void sweep(lessor_actor* self) {
-  auto& st = self->state;
-  auto* conn = st.db->get("sweep_failed");
-  if (conn == nullptr)
-    return;
-  auto swept = store::sweep_expired_leases(*conn, std::min(st.max_batch, 10000));
-  if (!swept) {
-    st.db->failed("sweep_failed", swept.error());
-    return;
-  }
-  if (swept->empty())
-    return;
-  std::set<int16_t> shards;
-  for (const auto& s : *swept)
-    shards.insert(shard_of(s.workflow.str(), st.ctx.partition_count));
-  st.db->log().info("lease_expired n={} partition={}", swept->size(), st.ctx.shard);
-  if (st.ctx.node)
-    for (auto s : shards)
-      self->send(st.ctx.node, decide_atom_v, s);
-  notify_outbox(self, shards);
-}
-
 caf::behavior lessor(lessor_actor* self, partition_context ctx) {
   auto& st = self->state;
   st.ctx = std::move(ctx);
@@ -323,7 +298,8 @@ caf::behavior lessor(lessor_actor* self, partition_context ctx) {
       }
     },
     [=](tick_atom) {
-      // The slow path that needs no hint (I9): retry parked polls, sweep expired leases.
+      // The slow path that needs no hint (I9): retry parked polls. (Expired leases are
+      // the node timer's.)
       auto& st = self->state;
       auto now = self->clock().now();
       for (auto* p : st.polls.expired(now))
@@ -331,7 +307,6 @@ caf::behavior lessor(lessor_actor* self, partition_context ctx) {
       st.dry.clear();
       if (st.polls.wake_all() > 0)
         schedule_flush(self);
-      sweep(self);
       self->delayed_send(self, st.poll_interval, tick_atom_v);
     },
   };

@@ -8,10 +8,10 @@
 //       its timeout (at most lessor.max_poll_timeout_ms), then answered empty.
 //   (work_atom, std::string queue)
 //       hint: the queue got work; its parked polls are retried at once.
-// It also retries parked polls and sweeps expired leases every
-// lessor.poll_interval_ms, so no hint is needed for progress (I9). It sends the
-// node (decide_atom, int16_t shard) for workflows whose lease it timed out and
-// (outbox_atom, int16_t shard) for the events its transactions wrote.
+// It also retries parked polls every lessor.poll_interval_ms, so no hint is
+// needed for progress (I9). It sends the node (outbox_atom, int16_t shard) for
+// the events its transactions wrote. Expired leases are swept by the node's
+// timer (timer/node_timer.hpp).
 
 #include <caf/fwd.hpp>
 

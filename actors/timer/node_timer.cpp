@@ -14,6 +14,7 @@
 #include "actors/partition_db.hpp"
 #include "actors/served_shards.hpp"
 #include "actors/type_ids.hpp"
+#include "store/lease_sweep.hpp"
 #include "store/pg/errors.hpp"
 #include "store/timers.hpp"
 
@@ -128,6 +129,35 @@ void check(timer_actor* self) {
   arm(self, **next == 0 ? locked_retry : milliseconds{**next + 1});
 }
 
+/// Times out expired leases (any queue's: overlap with another node is harmless, I9) and
+/// wakes the deciders of their workflows. A lease expiry is a deadline like the timers';
+/// one sweep per node keeps its statement on one connection (see the header).
+void sweep(timer_actor* self) {
+  auto& st = self->state;
+  if (st.served.shards().empty())
+    return; // a node that owns no partition leaves leases to the nodes that do
+  auto* conn = st.db->get("sweep_failed");
+  if (conn == nullptr)
+    return;
+  auto swept = store::sweep_expired_leases(*conn, st.batch_size);
+  if (!swept) {
+    st.db->failed("sweep_failed", swept.error());
+    return;
+  }
+  if (swept->empty())
+    return;
+  std::set<int16_t> shards;
+  for (const auto& s : *swept)
+    shards.insert(s.shard);
+  st.db->log().info("lease_expired n={}", swept->size());
+  if (!st.ctx.node)
+    return;
+  for (auto s : shards) {
+    self->send(st.ctx.node, decide_atom_v, s);
+    self->send(st.ctx.node, outbox_atom_v, s);
+  }
+}
+
 caf::behavior timer(timer_actor* self, node_timer_context ctx) {
   auto& st = self->state;
   st.ctx = std::move(ctx);
@@ -159,6 +189,7 @@ caf::behavior timer(timer_actor* self, node_timer_context ctx) {
     },
     [=](tick_atom) {
       check(self); // the poll that needs no hint (I9)
+      sweep(self);
       self->delayed_send(self, self->state.poll_interval, tick_atom_v);
     },
   };

@@ -11,7 +11,9 @@
 //   (join_atom, int16_t shard)        from a partition's timer: serve `shard` while it lives;
 //   (armed_atom, int64_t fire_at_ms)  hint: a served shard's timer fires at fire_at_ms
 //                                     (ms since the epoch).
-// It also polls every timer.poll_interval_ms (I9). After firing it sends the node
+// It also polls every timer.poll_interval_ms (I9), and then times out expired
+// leases of any queue (the lease sweep: a lease is a deadline too, and one sweep
+// per node keeps its plan on one connection). After firing it sends the node
 // (decide_atom, int16_t shard) for woken workflows, (work_atom, queue) for queues
 // a delay timer filled, and (outbox_atom, int16_t shard).
 

@@ -229,21 +229,6 @@ CAF_TEST(the rate limit of a queue is never exceeded) {
   }
 }
 
-CAF_TEST(expired leases are swept and the decider is woken) {
-  task_def("brief", R"("responseTimeoutSeconds")", "1");
-  auto tasks = enqueue("brief", 1);
-  auto l = lessor({{"lessor.poll_interval_ms", "100"}});
-  auto got = poll(l, poll_of("brief", 1, 0));
-  CAF_REQUIRE_EQUAL(got.size(), 1u);
-  auto wf = workflow_id{got[0].workflow_id};
-  auto shard = nf::shard_of(wf.str(), 16);
-  CAF_CHECK(await_hints([&] { return decided(shard); }));
-  CAF_CHECK_EQUAL(task_status(tasks[0]), "TIMED_OUT");
-  CAF_CHECK_EQUAL(count(R"(SELECT count(*) FROM "DecideQueues" WHERE "workflowId" = $1)",
-                        store::params::of(wf)),
-                  1);
-}
-
 CAF_TEST(bad polls are rejected naming the field) {
   auto l = lessor();
   CAF_CHECK_EQUAL(store::message_of(poll_error(l, poll_of("", 1, 0))),

@@ -127,6 +127,27 @@ CAF_TEST(the timer only fires its own partition) {
   CAF_CHECK_EQUAL(task_status(task), "IN_PROGRESS");
 }
 
+CAF_TEST(expired leases are swept on the poll and the decider is woken) {
+  auto wf = insert_workflow();
+  auto task = insert_task(wf, "a", "jobs");
+  lease_one("jobs");
+  auto shard = shard_of(wf);
+  // Only the sweep can time it out: no deadline timer, and a lease already past.
+  sql(R"(DELETE FROM "Timers")");
+  sql(R"(UPDATE "TaskQueues" SET "leaseExpiresAt" = now() - interval '1 second'
+          WHERE "taskId" = $1)",
+      store::params::of(task));
+  timer(shard, "50");
+  CAF_REQUIRE(await_hints([&] { return decided(shard); }));
+  CAF_CHECK_EQUAL(task_status(task), "TIMED_OUT");
+  CAF_CHECK_EQUAL(count(R"(SELECT count(*) FROM "DecideQueues" WHERE "workflowId" = $1)",
+                        store::params::of(wf)),
+                  1);
+  CAF_CHECK_EQUAL(count(R"(SELECT count(*) FROM "TaskQueues" WHERE "taskId" = $1)",
+                        store::params::of(task)),
+                  0);
+}
+
 CAF_TEST(a partition whose timer stopped is no longer fired by the node timer) {
   auto wf = insert_workflow();
   auto task = insert_task(wf, "a", "jobs");
