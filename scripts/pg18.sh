@@ -97,6 +97,10 @@ max_wal_size = 4GB
 checkpoint_timeout = 15min
 autovacuum_naptime = 10s
 autovacuum_vacuum_cost_limit = 2000
+# The queue tables need a vacuum every few seconds under load; with the default three
+# workers busy on a large history table, TaskQueues went unvacuumed and each lease claim
+# walked ~17,000 dead index entries (bench/README.md, W4).
+autovacuum_max_workers = 6
 shared_preload_libraries = 'pg_stat_statements'
 track_io_timing = on
 jit = off
