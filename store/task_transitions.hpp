@@ -71,6 +71,9 @@ struct task_finish {
   std::optional<json_text> output;
   std::optional<std::string> reason;
   std::string scheduled_at; ///< the task's "scheduledAt": bounds the timer cancel's partitions
+  /// No timer of the task fires later than this many seconds after now(): bounds the
+  /// cancel's partitions from above (unknown: every partition ahead is probed).
+  std::optional<int64_t> timers_within_s;
 };
 
 struct transition_plan {

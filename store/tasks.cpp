@@ -14,19 +14,30 @@ namespace {
 
 
 // The plan's read, without locks; apply_transition re-checks it under them.
+// "within": the latest a timer of the task can fire, in seconds after now(). Every timer a
+// worker task has was armed at or before its lease, which is before now(): its
+// scheduleToStart at most pollTimeoutSeconds after the task became due, its taskTimeout
+// totalTimeoutSeconds after the first attempt was scheduled, its startToClose
+// timeoutSeconds after the lease (flow/decide.cpp, store/queues.cpp). A definition
+// changed since then can only leave a timer uncancelled, to fire as a no-op (I6).
 constexpr statement read_leases{"task.read_leases", R"(
 SELECT t."namespaceId", t."refName", t."iteration", t."attempt", t."status"::text,
-       t."queueName", t."scheduledAt", q."leaseToken", q."shard"
+       t."queueName", t."scheduledAt", q."leaseToken", q."shard", d.within
   FROM unnest($1::uuid[], $2::uuid[]) WITH ORDINALITY AS u(wf, tid, ord)
   LEFT JOIN LATERAL (
     SELECT x."namespaceId", x."refName", x."iteration", x."attempt", x."status",
-           x."queueName", x."scheduledAt"
+           x."queueName", x."scheduledAt", x."taskDefName"
       FROM "TaskExecutions" x WHERE x."workflowId" = u.wf AND x."id" = u.tid
        AND x."workflowId" = ANY($1::uuid[]) AND x."id" = ANY($2::uuid[])) t ON true
   LEFT JOIN LATERAL (
     SELECT y."leaseToken", y."shard" FROM "TaskQueues" y
      WHERE y."queueName" = t."queueName" AND y."taskId" = u.tid
        AND y."taskId" = ANY($2::uuid[])) q ON true
+  LEFT JOIN LATERAL (
+    SELECT GREATEST(dd."timeoutSeconds", COALESCE(dd."pollTimeoutSeconds", 0),
+                    COALESCE(dd."totalTimeoutSeconds", 0)) + 1 AS within
+      FROM "TaskDefinitions" dd
+     WHERE dd."namespaceId" = t."namespaceId" AND dd."name" = t."taskDefName") d ON true
  ORDER BY u.ord)"};
 
 const char* status_of(task_outcome o) {
@@ -74,7 +85,7 @@ caf::expected<std::vector<completion>> complete_in(transaction& tx,
                                                                            : "taskFailed"});
     plan.removals.push_back(queue_removal{rows->str(i, 5), r.task, r.token, false});
     plan.finishes.push_back(task_finish{r.workflow, r.task, "IN_PROGRESS", status, r.output,
-                                        r.reason, rows->str(i, 6)});
+                                        r.reason, rows->str(i, 6), rows->opt_i64(i, 9)});
     plan.events.push_back(event_draft{r.workflow, ns, shard,
                                       r.outcome == task_outcome::completed ? "TASK_COMPLETED"
                                                                            : "TASK_FAILED",

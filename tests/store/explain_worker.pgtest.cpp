@@ -192,6 +192,40 @@ CAF_TEST(the timer claim scans only the due timer partitions) {
       CAF_CHECK_EQUAL(allowed.count(rel), 1u);
 }
 
+CAF_TEST(a completion s timer cancel sets up only the partitions up to the task s deadline) {
+  // A definition whose latest timer is its startToClose, 60 s after the lease.
+  sql(R"(INSERT INTO "TaskDefinitions" ("namespaceId", "name", "timeoutSeconds")
+         VALUES ('00000000-0000-0000-0000-000000000001', 'brief', 60))");
+  auto wf = insert_workflow();
+  auto task = insert_task(wf, "a", "brief");
+  auto leased = lease_one("brief", "w1", 60);
+  task_result done;
+  done.workflow = wf;
+  done.task = task;
+  done.token = leased.token;
+  CAF_REQUIRE(complete_task(conn, done)); // prepares the cancel on this connection
+  CAF_CHECK_EQUAL(count(R"(SELECT count(*) FROM "Timers" WHERE "taskId" = $1
+                            AND "kind" = 'startToClose' AND "canceledAt" IS NOT NULL)",
+                        params::of(task)),
+                  1);
+  auto partitions = [&](int64_t within_s) {
+    auto plan = explain(R"(EXECUTE "timer.cancel_for_tasks"(ARRAY[')" + task.str()
+                        + R"(']::uuid[], ARRAY[now()]::timestamptz[], )"
+                        + std::to_string(within_s) + ")");
+    scans all;
+    collect(plan, false, all);
+    size_t n = 0;
+    for (const auto& [rel, _] : all.by_relation)
+      n += rel.rfind("Timers_", 0) == 0 ? 1 : 0;
+    return n;
+  };
+  // The hour a minute ago, this hour and the next at most, though the claim test made 60
+  // hours of partitions behind; a task with no known deadline sets up every hourly
+  // partition ahead (the migration makes 48).
+  CAF_CHECK_LESS_OR_EQUAL(partitions(61), 3u);
+  CAF_CHECK_GREATER_OR_EQUAL(partitions(10LL * 366 * 24 * 3600), 48u);
+}
+
 namespace {
 
 /// 20,000 due events over 16 shards: a claim that walked the index in "nextAttemptAt"
