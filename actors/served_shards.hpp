@@ -8,10 +8,13 @@
 #include <cstdint>
 #include <map>
 #include <set>
+#include <vector>
 
 #include <caf/actor.hpp>
 #include <caf/actor_addr.hpp>
 #include <caf/actor_cast.hpp>
+
+#include "store/ids.hpp"
 
 namespace nf::actors {
 
@@ -38,6 +41,16 @@ public:
       out.insert(shard);
     return out;
   }
+
+  /// The served shards in ascending order, as the store's claims take them.
+  std::vector<shard_id> ids() const {
+    std::vector<shard_id> out;
+    for (auto s : shards())
+      out.push_back(shard_id{s});
+    return out;
+  }
+
+  bool empty() const { return by_actor_.empty(); }
 
 private:
   std::map<caf::actor_addr, int16_t> by_actor_;

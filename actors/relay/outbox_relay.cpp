@@ -82,8 +82,7 @@ bool round(relay_actor* self) {
     return false;
   }
   store::outbox_claim claim;
-  for (auto s : st.served.shards())
-    claim.shards.push_back(shard_id{s});
+  claim.shards = st.served.ids();
   if (claim.shards.empty())
     return false;
   // A full batch takes the first shards' events: each round starts one shard later.

@@ -83,14 +83,14 @@ void send_hints(timer_actor* self, const std::vector<store::fired_timer>& fired)
     self->send(st.ctx.node, outbox_atom_v, s);
 }
 
-void log_fired(timer_actor* self, const std::vector<store::fired_timer>& fired) {
+void log_fired(timer_actor* self, const std::vector<store::fired_timer>& fired,
+               size_t partitions) {
   std::map<store::timer_kind, std::pair<int, int>> by_kind; // acted, no-op
   for (const auto& f : fired)
     (f.acted ? by_kind[f.kind].first : by_kind[f.kind].second) += 1;
   for (const auto& [kind, n] : by_kind)
     self->state.db->log().debug("timer_fired kind={} n={} noop={} partitions={}",
-                                store::to_sql(kind), n.first, n.second,
-                                self->state.served.shards().size());
+                                store::to_sql(kind), n.first, n.second, partitions);
 }
 
 /// Fires what is due, then sleeps until the next pending timer.
@@ -100,8 +100,7 @@ void check(timer_actor* self) {
   if (conn == nullptr)
     return; // the periodic tick tries again
   store::fire_options opt;
-  for (auto s : st.served.shards())
-    opt.shards.push_back(shard_id{s});
+  opt.shards = st.served.ids();
   if (opt.shards.empty())
     return; // an empty list would mean every shard
   opt.limit = st.batch_size;
@@ -111,7 +110,7 @@ void check(timer_actor* self) {
     return;
   }
   if (!fired->empty()) {
-    log_fired(self, *fired);
+    log_fired(self, *fired, opt.shards.size());
     send_hints(self, *fired);
   }
   if (static_cast<int>(fired->size()) == st.batch_size) {
@@ -134,7 +133,7 @@ void check(timer_actor* self) {
 /// one sweep per node keeps its statement on one connection (see the header).
 void sweep(timer_actor* self) {
   auto& st = self->state;
-  if (st.served.shards().empty())
+  if (st.served.empty())
     return; // a node that owns no partition leaves leases to the nodes that do
   auto* conn = st.db->get("sweep_failed");
   if (conn == nullptr)
