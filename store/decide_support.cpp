@@ -45,7 +45,7 @@ UPDATE "TaskExecutions" t
        "startedAt" = COALESCE(t."startedAt", now()), "updatedAt" = now()
   FROM unnest($1::uuid[], $2::uuid[], $3::uuid[]) AS u(wf, tid, child)
  WHERE t."workflowId" = u.wf AND t."id" = u.tid AND t."status" = 'SCHEDULED'
-   AND t."workflowId" = ANY($1::uuid[]) AND t."id" = ANY($2::uuid[]))"};
+   AND t."workflowId" = ANY($1::uuid[]) AND t."id" = ANY($2::uuid[]))", 1};
 
 // The plan's read, without locks; apply_transition re-checks the status under them.
 constexpr statement read_parent_tasks{"decide.read_parent_tasks", R"(
@@ -54,7 +54,7 @@ SELECT u.ord, t."status"::text, t."scheduledAt"::text, t."refName", t."iteration
   FROM unnest($1::uuid[], $2::uuid[]) WITH ORDINALITY AS u(wf, tid, ord)
   JOIN "TaskExecutions" t ON t."workflowId" = u.wf AND t."id" = u.tid
   JOIN "WorkflowExecutions" w ON w."id" = u.wf AND w."startedAt" = uuid_extract_timestamp(u.wf)
- WHERE t."workflowId" = ANY($1::uuid[]) AND t."id" = ANY($2::uuid[]) AND w."id" = ANY($1::uuid[]))"};
+ WHERE t."workflowId" = ANY($1::uuid[]) AND t."id" = ANY($2::uuid[]) AND w."id" = ANY($1::uuid[]))", 1};
 
 constexpr statement drop_rows{"decide.drop_orphans", R"(
 DELETE FROM "DecideQueues" WHERE "workflowId" = ANY($1::uuid[]))"};

@@ -49,7 +49,7 @@ DELETE FROM "TaskQueues" q
               AND "attempt" = u.att AND "queueName" IS NOT NULL
               AND "status" IN ('SCHEDULED', 'IN_PROGRESS')
               AND "workflowId" = ANY($1::uuid[])) t) x
- WHERE q."queueName" = x."queueName" AND q."taskId" = x."id")"};
+ WHERE q."queueName" = x."queueName" AND q."taskId" = x."id")", 1};
 
 // I1: the identity is the arbiter; a re-run evaluation inserts nothing twice,
 // and a retry (attempt + 1) is a different identity. Only rows actually
@@ -105,7 +105,7 @@ UPDATE "TaskExecutions" t SET
               $7::text[]) AS u(wf, ref, iter, att, status, output, reason)
  WHERE t."workflowId" = u.wf AND t."refName" = u.ref AND t."iteration" = u.iter
    AND t."attempt" = u.att AND t."status" IN ('SCHEDULED', 'IN_PROGRESS')
-   AND t."workflowId" = ANY($1::uuid[]))"};
+   AND t."workflowId" = ANY($1::uuid[]))", 1};
 
 // docs/schema.md §4.5: no timer of a task fires before the task was scheduled,
 // which prunes every older partition.
@@ -119,7 +119,7 @@ UPDATE "Timers" tm SET "canceledAt" = now(), "claimedAt" = now()
             WHERE "workflowId" = u.wf AND "refName" = u.ref AND "iteration" = u.iter
               AND "attempt" = u.att AND "workflowId" = ANY($1::uuid[])) t) x
  WHERE tm."taskId" = x."id" AND tm."kind" = x.kind::timer_kind AND tm."claimedAt" IS NULL
-   AND tm."fireAt" >= x."scheduledAt")"};
+   AND tm."fireAt" >= x."scheduledAt")", 1};
 
 // Deadlines from the server's clock. A pending timer of the same kind for the
 // same task absorbs the arm (a re-run evaluation arms nothing twice).
@@ -141,14 +141,14 @@ SELECT now() + GREATEST(x.delay, 0) * interval '1 millisecond', x.shard, x.kind:
      SELECT 1 FROM "Timers" p
       WHERE x.task IS NOT NULL AND p."taskId" = x.task AND p."kind" = x.kind::timer_kind
         AND p."claimedAt" IS NULL AND p."fireAt" >= x."scheduledAt")
-RETURNING (extract(epoch FROM "fireAt") * 1000)::bigint)"};
+RETURNING (extract(epoch FROM "fireAt") * 1000)::bigint)", 1};
 
 // I3: exactly the ids the evaluation read as unprocessed, never `"endedAt" <= t`.
 const statement mark_seen{"decide.mark_seen", R"(
 UPDATE "TaskExecutions" t SET "deciderSeenAt" = now()
   FROM unnest($1::uuid[], $2::uuid[]) AS u(wf, id)
  WHERE t."workflowId" = u.wf AND t."id" = u.id AND t."deciderSeenAt" IS NULL
-   AND t."workflowId" = ANY($1::uuid[]) AND t."id" = ANY($2::uuid[]))"};
+   AND t."workflowId" = ANY($1::uuid[]) AND t."id" = ANY($2::uuid[]))", 1};
 
 const statement insert_outbox{"decide.outbox", R"(
 INSERT INTO "OutboxEvents" ("shard", "namespaceId", "workflowId", "eventType", "payload")

@@ -52,7 +52,7 @@ CROSS JOIN LATERAL (
 const statement select_tasks{"decide.tasks", "SELECT t.* FROM unnest($1::uuid[]) AS w(id) "
                                              "CROSS JOIN LATERAL (SELECT " NF_TASK_COLUMNS
                                              R"( FROM "TaskExecutions"
-   WHERE "workflowId" = w.id AND "workflowId" = ANY($1::uuid[]) ORDER BY "id") t)"};
+   WHERE "workflowId" = w.id AND "workflowId" = ANY($1::uuid[]) ORDER BY "id") t)", 1};
 
 // The frontier: the predicate repeats the partial index's seven statuses
 // verbatim, or the planner cannot prove the index applies.
@@ -62,7 +62,7 @@ const statement select_frontier{
   R"( FROM "TaskExecutions"
    WHERE "workflowId" = w.id AND "workflowId" = ANY($1::uuid[])
      AND "status" NOT IN ('COMPLETED', 'COMPLETED_WITH_ERRORS', 'FAILED',
-                          'FAILED_WITH_TERMINAL_ERROR', 'TIMED_OUT', 'CANCELED', 'SKIPPED')) t)"};
+                          'FAILED_WITH_TERMINAL_ERROR', 'TIMED_OUT', 'CANCELED', 'SKIPPED')) t)", 1};
 
 #undef NF_TASK_COLUMNS
 

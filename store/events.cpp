@@ -16,14 +16,16 @@ namespace {
 // looked up when the event is written (so a task inserted earlier in the transaction is
 // found), by a scalar subquery: it runs per event as an index probe of one partition, where a
 // join could be planned as a hash of scanned partitions while the tables are small, a plan
-// that stays cached as they grow.
-#define NF_EVENTS_INSERT(seq, ns)                                                             \
+// that stays cached as they grow. Its `= ANY(...)` on the events' workflow ids lets a small
+// batch prune the partitions the subquery sets up (store/pg/pruning.hpp).
+#define NF_EVENTS_INSERT(seq, ns, wfs)                                                        \
   R"(INSERT INTO "WorkflowEvents")"                                                           \
   R"( ("workflowId", "seq", "namespaceId", "eventType", "taskId", "refName", "payload"))"     \
   R"( SELECT e.wf, )" seq ", " ns R"(, e.type::workflow_event_type,)"                          \
   R"( COALESCE(e.task, (SELECT x."id" FROM "TaskExecutions" x)"                               \
   R"( WHERE e.iter IS NOT NULL AND x."workflowId" = e.wf AND x."refName" = e.ref)"            \
-  R"( AND x."iteration" = e.iter AND x."attempt" = e.att)), e.ref, e.payload)"
+  R"( AND x."iteration" = e.iter AND x."attempt" = e.att AND x."workflowId" = ANY()" wfs  \
+  R"(::uuid[]))), e.ref, e.payload)"
 
 // docs/schema.md §4.1: the seq allocation and the inserts are one statement;
 // the UPDATE's row lock serialises every writer of the workflow until commit,
@@ -34,19 +36,19 @@ WITH s AS (
     FROM unnest($1::uuid[], $2::integer[]) AS u(id, n)
    WHERE w."id" = u.id AND w."startedAt" = uuid_extract_timestamp(u.id) AND w."id" = ANY($1::uuid[])
   RETURNING w."id", w."lastSeq", w."namespaceId", u.n),
-i AS ()" NF_EVENTS_INSERT(R"(s."lastSeq" - s.n + e.k)", R"(s."namespaceId")") R"(
+i AS ()" NF_EVENTS_INSERT(R"(s."lastSeq" - s.n + e.k)", R"(s."namespaceId")", "$3") R"(
     FROM unnest($3::uuid[], $4::integer[], $5::text[], $6::uuid[], $7::text[], $8::integer[],
                 $9::integer[], $10::jsonb[]) AS e(wf, k, type, task, ref, iter, att, payload)
     JOIN s ON s."id" = e.wf)
-SELECT "id", "lastSeq" FROM s)"};
+SELECT "id", "lastSeq" FROM s)", 3};
 
 // The same insert when the caller allocated the seqs under the row lock already (the
 // decision's compare-and-set does, in the UPDATE it makes anyway).
 const statement insert_numbered{"events.insert_numbered",
-  NF_EVENTS_INSERT("e.k", "e.ns") R"(
+  NF_EVENTS_INSERT("e.k", "e.ns", "$1") R"(
     FROM unnest($1::uuid[], $2::bigint[], $3::uuid[], $4::text[], $5::uuid[], $6::text[],
                 $7::integer[], $8::integer[], $9::jsonb[]) AS e(wf, k, ns, type, task, ref, iter,
-                                                               att, payload))"};
+                                                               att, payload))", 1};
 
 #undef NF_EVENTS_INSERT
 

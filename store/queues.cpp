@@ -74,7 +74,7 @@ UPDATE "TaskExecutions" t
   FROM unnest($1::uuid[], $2::uuid[], $3::text[]) AS u(wf, tid, worker)
  WHERE t."workflowId" = u.wf AND t."id" = u.tid AND t."status" = 'SCHEDULED'
    AND t."workflowId" = ANY($1::uuid[]) AND t."id" = ANY($2::uuid[])
-RETURNING t."id")"};
+RETURNING t."id")", 1};
 
 constexpr statement policy{"lease.load_policy", R"(
 SELECT "responseTimeoutSeconds", "timeoutSeconds", "concurrentExecLimit",
@@ -97,7 +97,7 @@ UPDATE "TaskQueues" q SET "leaseExpiresAt" = now() + make_interval(secs => u.sec
                    AND te."workflowId" = ANY($1::uuid[]) AND te."id" = ANY($2::uuid[])) t ON true
  WHERE q."queueName" = t."queueName" AND q."taskId" = u.tid AND q."leaseToken" = u.tok
    AND q."taskId" = ANY($2::uuid[])
-RETURNING u.ord, )" NF_EPOCH_MS("q.\"leaseExpiresAt\"")};
+RETURNING u.ord, )" NF_EPOCH_MS("q.\"leaseExpiresAt\""), 1};
 
 caf::error invalid(const std::string& field, const std::string& expected, int64_t got) {
   return make_error(errc::invalid, field + ": expected " + expected + ", got " + std::to_string(got));

@@ -186,8 +186,12 @@ constexpr bool sql_identifiers_known(const char* sql) {
 struct statement {
   const char* name;
   const char* sql;
+  /// K when the statement finds its rows by `= ANY($K::uuid[])` on a partition key: its
+  /// small batches then run a variant that prunes partitions (store/pg/pruning.hpp).
+  int prune_on = 0;
 
-  constexpr statement(const char* name_, const char* sql_) : name(name_), sql(sql_) {
+  constexpr statement(const char* name_, const char* sql_, int prune_on_ = 0)
+    : name(name_), sql(sql_), prune_on(prune_on_) {
     // Only while the compiler evaluates it: a statement built at run time (or
     // a non-constexpr one) is not checked, and nothing here ever throws.
     if (__builtin_is_constant_evaluated()) {

@@ -56,7 +56,7 @@ SELECT t."queueName", t."id", t."workflowId", t."taskType", COALESCE(w."priority
     WHERE we."id" = u.wf AND we."startedAt" = uuid_extract_timestamp(u.wf)
       AND we."id" = ANY($1::uuid[])) w ON true
 ON CONFLICT ("queueName", "taskId") DO NOTHING
-RETURNING "taskId")"};
+RETURNING "taskId")", 1};
 
 // The status re-check (t."status" = u.from_st) runs on the latest row version.
 constexpr statement finish_tasks{"task.finish", R"(
@@ -70,7 +70,7 @@ UPDATE "TaskExecutions" t
  WHERE t."workflowId" = u.wf AND t."id" = u.tid
    AND t."status" = u.from_st::task_execution_status
    AND t."workflowId" = ANY($1::uuid[]) AND t."id" = ANY($2::uuid[])
-RETURNING t."id")"};
+RETURNING t."id")", 1};
 
 // An optimisation only (the firing re-check is the correctness, I6). SKIP LOCKED: a timer
 // being fired right now is locked by its claimer, which waits for our "DecideQueues" row;

@@ -38,7 +38,7 @@ SELECT t."namespaceId", t."refName", t."iteration", t."attempt", t."status"::tex
                     COALESCE(dd."totalTimeoutSeconds", 0)) + 1 AS within
       FROM "TaskDefinitions" dd
      WHERE dd."namespaceId" = t."namespaceId" AND dd."name" = t."taskDefName") d ON true
- ORDER BY u.ord)"};
+ ORDER BY u.ord)", 1};
 
 const char* status_of(task_outcome o) {
   switch (o) {

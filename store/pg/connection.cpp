@@ -5,6 +5,7 @@
 #include <libpq-fe.h>
 
 #include "store/pg/errors.hpp"
+#include "store/pg/pruning.hpp"
 
 namespace nf::store {
 
@@ -118,6 +119,15 @@ caf::expected<void> connection::prepare(const statement& st) {
 }
 
 caf::expected<result> connection::run(const statement& st, const params& p) {
+  if (st.prune_on > 0) {
+    params keyed = p;
+    if (const statement& v = with_pruning_keys(st, keyed); &v != &st)
+      return run_prepared(v, keyed);
+  }
+  return run_prepared(st, p);
+}
+
+caf::expected<result> connection::run_prepared(const statement& st, const params& p) {
   if (auto prep = prepare(st); !prep)
     return prep.error();
   auto values = raw_values(p);

@@ -68,6 +68,7 @@ private:
   };
   explicit connection(pg_conn* c);
   caf::expected<result> check(pg_result* res, const char* what);
+  caf::expected<result> run_prepared(const statement& st, const params& p);
 
   std::unique_ptr<pg_conn, deleter> conn_;
   std::unordered_set<std::string> prepared_;

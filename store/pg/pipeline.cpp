@@ -5,10 +5,12 @@
 #include <libpq-fe.h>
 
 #include "store/pg/errors.hpp"
+#include "store/pg/pruning.hpp"
 
 namespace nf::store {
 
-pipeline& pipeline::add(const statement& st, params p) {
+pipeline& pipeline::add(const statement& base, params p) {
+  const statement& st = with_pruning_keys(base, p);
   items_.push_back(item{&st, std::move(p)});
   return *this;
 }

@@ -1,0 +1,26 @@
+#pragma once
+
+#include "store/pg/params.hpp"
+#include "store/sql_check.hpp"
+
+namespace nf::store {
+
+/// At most this many distinct keys are spelled out one parameter each; a batch with more
+/// keys runs the statement as written. Sixteen hash partitions: a batch of more keys
+/// than this touches most of them anyway.
+inline constexpr size_t max_pruning_keys = 8;
+
+/// The statement to run for `p`, and `p` completed for it.
+///
+/// A generic plan prunes partitions when the executor starts only on keys it sees one
+/// by one: `"workflowId" = ANY($1::uuid[])` sets up a scan of all sixteen
+/// `"TaskExecutions"` partitions (and locks them, and probes each index), while
+/// `"workflowId" = ANY(ARRAY[$5::uuid, $6::uuid])` sets up the two the keys hash to.
+/// For a statement declared with `statement::prune_on = K`, every `= ANY($K::uuid[])` in
+/// its text is rewritten that way for a batch of 1..max_pruning_keys distinct keys: the
+/// keys are appended to `p` (padded to 1, 2, 4 or 8) and a variant prepared under the name
+/// `<name>/<slots>` is returned. Otherwise (no `prune_on`, no keys, too many) it returns `st` and leaves `p`.
+/// Thread-safe; a variant lives as long as the process.
+const statement& with_pruning_keys(const statement& st, params& p);
+
+} // namespace nf::store

@@ -1,0 +1,132 @@
+#define CAF_SUITE store.pruning
+#include "caf/test/unit_test.hpp"
+
+#include <string>
+#include <vector>
+
+#include <boost/json.hpp>
+
+#include "store/decisions.hpp"
+#include "store/pg/pruning.hpp"
+#include "tests/store/decide_fixture.hpp"
+
+using namespace nf;
+using namespace nf::store;
+
+namespace {
+
+constexpr statement keyed{"test.keyed", R"(
+SELECT count(*) FROM "TaskExecutions" t
+  JOIN unnest($1::uuid[], $2::uuid[]) AS u(wf, id) ON t."workflowId" = u.wf AND t."id" = u.id
+ WHERE t."workflowId" = ANY($1::uuid[]) AND t."id" = ANY($2::uuid[]))", 1};
+
+constexpr statement plain{"test.plain", R"(SELECT $1::uuid[])"};
+
+const std::string a = "01a22eeb-c172-752e-b773-745043330a69";
+const std::string b = "01a22eeb-c3ff-74d6-bf56-8ab6d88b6d27";
+const std::string c = "01a22eeb-c3ff-740c-848a-03d5c4c66d0c";
+
+std::string uuid_n(int i) {
+  auto s = std::to_string(100000000000 + i);
+  return "01a22eeb-c172-752e-b773-" + s.substr(s.size() - 12);
+}
+
+/// Names of the "TaskExecutions" partitions a plan still holds (one set up at executor
+/// start shows up; one pruned then does not).
+void partitions_in(const boost::json::object& plan, std::set<std::string>& out) {
+  if (auto it = plan.find("Relation Name"); it != plan.end()) {
+    std::string rel{it->value().get_string()};
+    if (rel.rfind("TaskExecutions_p", 0) == 0)
+      out.insert(rel);
+  }
+  if (auto it = plan.find("Plans"); it != plan.end())
+    for (const auto& child : it->value().as_array())
+      partitions_in(child.as_object(), out);
+}
+
+struct fixture : test::decide_fixture {
+  fixture() : decide_fixture("pruning") {
+    sql("SET plan_cache_mode = force_generic_plan");
+  }
+
+  std::set<std::string> partitions_of(const std::string& execute) {
+    auto r = sql("EXPLAIN (ANALYZE, FORMAT JSON) " + execute);
+    auto doc = boost::json::parse(r.str(0, 0));
+    std::set<std::string> out;
+    partitions_in(doc.as_array().at(0).as_object().at("Plan").as_object(), out);
+    return out;
+  }
+};
+
+} // namespace
+
+CAF_TEST_FIXTURE_SCOPE(pruning_tests, fixture)
+
+CAF_TEST(a small batch gets a variant with its distinct keys one parameter each) {
+  auto p = params::of(array_literal{"{\"" + a + "\",\"" + b + "\",NULL,\"" + a + "\",\"" + c + "\"}"},
+                      array_literal{"{}"});
+  const auto& v = with_pruning_keys(keyed, p);
+  CAF_CHECK_EQUAL(std::string{v.name}, "test.keyed/4"); // three keys, padded to four
+  std::string sql_text = v.sql;
+  CAF_CHECK(sql_text.find("= ANY($1::uuid[])") == std::string::npos);
+  CAF_CHECK(sql_text.find(R"(t."workflowId" = ANY(ARRAY[$3::uuid, $4::uuid, $5::uuid, $6::uuid]))")
+            != std::string::npos);
+  CAF_CHECK(sql_text.find("unnest($1::uuid[], $2::uuid[])") != std::string::npos);
+  CAF_CHECK(sql_text.find("= ANY($2::uuid[])") != std::string::npos);
+  CAF_REQUIRE_EQUAL(p.size(), 6u);
+  CAF_CHECK_EQUAL(*p.values()[2], a);
+  CAF_CHECK_EQUAL(*p.values()[3], b);
+  CAF_CHECK_EQUAL(*p.values()[4], c);
+  CAF_CHECK_EQUAL(*p.values()[5], a);
+  // The same statement and slot count is one variant, at one address.
+  auto q = params::of(array_literal{"{\"" + c + "\",\"" + b + "\",\"" + a + "\"}"},
+                      array_literal{"{}"});
+  CAF_CHECK_EQUAL(&with_pruning_keys(keyed, q), &v);
+}
+
+CAF_TEST(large or empty batches and undeclared statements run as written) {
+  std::string many = "{";
+  for (size_t i = 0; i <= max_pruning_keys; ++i)
+    many += (i ? "," : "") + uuid_n(static_cast<int>(i));
+  many += "}";
+  auto p = params::of(array_literal{many}, array_literal{"{}"});
+  CAF_CHECK_EQUAL(&with_pruning_keys(keyed, p), &keyed);
+  CAF_CHECK_EQUAL(p.size(), 2u);
+  auto empty = params::of(array_literal{"{}"}, array_literal{"{}"});
+  CAF_CHECK_EQUAL(&with_pruning_keys(keyed, empty), &keyed);
+  auto q = params::of(array_literal{"{" + a + "}"});
+  CAF_CHECK_EQUAL(&with_pruning_keys(plain, q), &plain);
+  CAF_CHECK_EQUAL(q.size(), 1u);
+}
+
+CAF_TEST(the engine s statements set up only the partitions their keys hash to) {
+  // Workflows in three different partitions, each with a task.
+  sql(R"(
+    INSERT INTO "TaskExecutions" ("workflowId", "namespaceId", "refName", "attempt", "taskType",
+                                  "taskDefName", "status")
+    SELECT uuidv7(), '00000000-0000-0000-0000-000000000001', 't', 0, 'SIMPLE', 'work',
+           'SCHEDULED' FROM generate_series(1, 64))");
+  auto ids = sql(R"(SELECT DISTINCT ON (c.relname) t."workflowId"::text, c.relname
+                      FROM "TaskExecutions" t JOIN pg_class c ON c.oid = t.tableoid
+                     ORDER BY c.relname LIMIT 3)");
+  CAF_REQUIRE_EQUAL(ids.rows(), 3);
+  std::vector<std::string> wfs;
+  std::set<std::string> owners;
+  for (int i = 0; i < ids.rows(); ++i) {
+    wfs.push_back(ids.str(i, 0));
+    owners.insert(ids.str(i, 1));
+  }
+  // Run through the connection, as the engine does: prepares the variant for four slots.
+  auto r = conn.run(frontier_statement(), params::of(text_array(wfs)));
+  NF_REQUIRE_OK(r);
+  CAF_CHECK_EQUAL(r->rows(), 3);
+  auto list = "'{" + wfs[0] + "," + wfs[1] + "," + wfs[2] + "}'";
+  auto keys = "'" + wfs[0] + "', '" + wfs[1] + "', '" + wfs[2] + "', '" + wfs[0] + "'";
+  CAF_CHECK_EQUAL(partitions_of("EXECUTE \"decide.frontier/4\"(" + list + ", " + keys + ")"),
+                  owners);
+  // The statement as written, with the same generic plan mode, sets up all sixteen.
+  NF_REQUIRE_OK(conn.prepare(frontier_statement()));
+  CAF_CHECK_EQUAL(partitions_of("EXECUTE \"decide.frontier\"(" + list + ")").size(), 16u);
+}
+
+CAF_TEST_FIXTURE_SCOPE_END()
