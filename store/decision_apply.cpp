@@ -54,7 +54,8 @@ DELETE FROM "TaskQueues" q
 // I1: the identity is the arbiter; a re-run evaluation inserts nothing twice,
 // and a retry (attempt + 1) is a different identity. Only rows actually
 // inserted get a queue row. A task inserted terminal was executed by this
-// evaluation, so it is already seen.
+// evaluation, so it is already seen. The retried task's lookup repeats the workflow ids as
+// `= ANY($1)`, so a small batch sets up only their partitions (store/pg/pruning.hpp).
 const statement insert_tasks{"decide.insert_tasks", R"(
 WITH u AS (
   SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::text[], $4::integer[], $5::integer[],
@@ -71,7 +72,7 @@ i AS (
          u.status::task_execution_status, u.input, u.output, u.reason,
          (SELECT p."id" FROM "TaskExecutions" p
            WHERE p."workflowId" = u.wf AND p."refName" = u.ref AND p."iteration" = u.iter
-             AND p."attempt" = u.att - 1),
+             AND p."attempt" = u.att - 1 AND p."workflowId" = ANY($1::uuid[])),
          CASE WHEN u.status <> 'SCHEDULED' THEN now() END,
          CASE WHEN u.status NOT IN ('SCHEDULED', 'IN_PROGRESS') THEN now() END,
          CASE WHEN u.status NOT IN ('SCHEDULED', 'IN_PROGRESS') THEN now() END
@@ -88,7 +89,7 @@ q AS (
 SELECT i."workflowId", i."id", i."refName", i."iteration", i."attempt", i."taskType",
        CASE WHEN u.enqueue THEN i."queueName" END
   FROM i JOIN u ON u.wf = i."workflowId" AND u.ref = i."refName" AND u.iter = i."iteration"
-               AND u.att = i."attempt")"};
+               AND u.att = i."attempt")", 1};
 
 const statement change_tasks{"decide.change_tasks", R"(
 UPDATE "TaskExecutions" t SET
