@@ -54,8 +54,9 @@ DELETE FROM "TaskQueues" q
 // I1: the identity is the arbiter; a re-run evaluation inserts nothing twice,
 // and a retry (attempt + 1) is a different identity. Only rows actually
 // inserted get a queue row. A task inserted terminal was executed by this
-// evaluation, so it is already seen. The retried task's lookup repeats the workflow ids as
-// `= ANY($1)`, so a small batch sets up only their partitions (store/pg/pruning.hpp).
+// evaluation, so it is already seen. In a small batch's variant the retried task's lookup
+// is also bounded by the workflow ids, so it sets up only their partitions (the `prune:`
+// comment, store/pg/pruning.hpp).
 const statement insert_tasks{"decide.insert_tasks", R"(
 WITH u AS (
   SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::text[], $4::integer[], $5::integer[],
@@ -72,7 +73,7 @@ i AS (
          u.status::task_execution_status, u.input, u.output, u.reason,
          (SELECT p."id" FROM "TaskExecutions" p
            WHERE p."workflowId" = u.wf AND p."refName" = u.ref AND p."iteration" = u.iter
-             AND p."attempt" = u.att - 1 AND p."workflowId" = ANY($1::uuid[])),
+             AND p."attempt" = u.att - 1 /*prune: AND p."workflowId" = ANY($1::uuid[]) */),
          CASE WHEN u.status <> 'SCHEDULED' THEN now() END,
          CASE WHEN u.status NOT IN ('SCHEDULED', 'IN_PROGRESS') THEN now() END,
          CASE WHEN u.status NOT IN ('SCHEDULED', 'IN_PROGRESS') THEN now() END

@@ -16,16 +16,18 @@ namespace {
 // looked up when the event is written (so a task inserted earlier in the transaction is
 // found), by a scalar subquery: it runs per event as an index probe of one partition, where a
 // join could be planned as a hash of scanned partitions while the tables are small, a plan
-// that stays cached as they grow. Its `= ANY(...)` on the events' workflow ids lets a small
-// batch prune the partitions the subquery sets up (store/pg/pruning.hpp).
+// that stays cached as they grow. A small batch's variant also bounds it by the events'
+// workflow ids, so it sets up only their partitions (the `prune:` comment,
+// store/pg/pruning.hpp); the statement as written must not: a probe would search the index
+// once per id of the whole batch.
 #define NF_EVENTS_INSERT(seq, ns, wfs)                                                        \
   R"(INSERT INTO "WorkflowEvents")"                                                           \
   R"( ("workflowId", "seq", "namespaceId", "eventType", "taskId", "refName", "payload"))"     \
   R"( SELECT e.wf, )" seq ", " ns R"(, e.type::workflow_event_type,)"                          \
   R"( COALESCE(e.task, (SELECT x."id" FROM "TaskExecutions" x)"                               \
   R"( WHERE e.iter IS NOT NULL AND x."workflowId" = e.wf AND x."refName" = e.ref)"            \
-  R"( AND x."iteration" = e.iter AND x."attempt" = e.att AND x."workflowId" = ANY()" wfs  \
-  R"(::uuid[]))), e.ref, e.payload)"
+  R"( AND x."iteration" = e.iter AND x."attempt" = e.att /*prune: AND x."workflowId" = ANY()" \
+  wfs R"(::uuid[]) */)), e.ref, e.payload)"
 
 // docs/schema.md §4.1: the seq allocation and the inserts are one statement;
 // the UPDATE's row lock serialises every writer of the workflow until commit,

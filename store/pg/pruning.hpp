@@ -19,7 +19,11 @@ inline constexpr size_t max_pruning_keys = 8;
 /// For a statement declared with `statement::prune_on = K`, every `= ANY($K::uuid[])` in
 /// its text is rewritten that way for a batch of 1..max_pruning_keys distinct keys: the
 /// keys are appended to `p` (padded to 1, 2, 4 or 8) and a variant prepared under the name
-/// `<name>/<slots>` is returned. Otherwise (no `prune_on`, no keys, too many) it returns `st` and leaves `p`.
+/// `<name>/<slots>` is returned. A clause written as a comment,
+/// `/*prune: AND x."workflowId" = ANY($K::uuid[]) */`, is live in the variants only: where a
+/// batch-wide array would become an index condition of a per-row probe, the statement as
+/// written would search the index once per key of the whole batch. Otherwise (no
+/// `prune_on`, no keys, too many keys) it returns `st` and leaves `p` as it is.
 /// Thread-safe; a variant lives as long as the process.
 const statement& with_pruning_keys(const statement& st, params& p);
 

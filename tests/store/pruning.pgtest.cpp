@@ -20,6 +20,11 @@ SELECT count(*) FROM "TaskExecutions" t
   JOIN unnest($1::uuid[], $2::uuid[]) AS u(wf, id) ON t."workflowId" = u.wf AND t."id" = u.id
  WHERE t."workflowId" = ANY($1::uuid[]) AND t."id" = ANY($2::uuid[]))", 1};
 
+constexpr statement commented{"test.commented", R"(
+SELECT (SELECT x."id" FROM "TaskExecutions" x
+         WHERE x."workflowId" = u.wf /*prune: AND x."workflowId" = ANY($1::uuid[]) */)
+  FROM unnest($1::uuid[]) AS u(wf))", 1};
+
 constexpr statement plain{"test.plain", R"(SELECT $1::uuid[])"};
 
 const std::string a = "01a22eeb-c172-752e-b773-745043330a69";
@@ -82,6 +87,22 @@ CAF_TEST(a small batch gets a variant with its distinct keys one parameter each)
   auto q = params::of(array_literal{"{\"" + c + "\",\"" + b + "\",\"" + a + "\"}"},
                       array_literal{"{}"});
   CAF_CHECK_EQUAL(&with_pruning_keys(keyed, q), &v);
+}
+
+CAF_TEST(a prune comment is a clause of the variants only) {
+  auto p = params::of(array_literal{"{\"" + a + "\"}"});
+  const auto& v = with_pruning_keys(commented, p);
+  std::string sql_text = v.sql;
+  CAF_CHECK(sql_text.find("prune:") == std::string::npos);
+  CAF_CHECK(sql_text.find(R"(x."workflowId" = u.wf  AND x."workflowId" = ANY(ARRAY[$2::uuid]) )")
+            != std::string::npos);
+  CAF_CHECK(sql_text.find("unnest($1::uuid[])") != std::string::npos);
+  // As written, the comment is a comment: it runs, with no bound but the probe's own.
+  auto r = conn.run(commented, params::of(text_array(std::vector<std::string>(
+                                 max_pruning_keys + 1, a))));
+  NF_REQUIRE_OK(r);
+  auto v2 = conn.run(commented, params::of(text_array(std::vector<std::string>{a})));
+  NF_REQUIRE_OK(v2);
 }
 
 CAF_TEST(large or empty batches and undeclared statements run as written) {
