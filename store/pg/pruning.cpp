@@ -12,8 +12,16 @@ namespace nf::store {
 
 namespace {
 
+bool plain_uuid_text(const std::string& s) {
+  return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) {
+    return c == '-' || (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
+  });
+}
+
 /// The distinct non-NULL elements of a one-dimensional array literal of uuids
-/// (`{"a","b",NULL}` as `text_array` writes it); stops counting past `limit`.
+/// (`{"a","b",NULL}` as `text_array` writes it); stops counting past `limit`. Nothing
+/// when an element is not plain uuid text: the statement as written then reports it,
+/// with the same error as ever.
 std::vector<std::string> distinct_keys(const std::string& literal, size_t limit) {
   std::vector<std::string> keys;
   if (literal.size() < 2 || literal.front() != '{' || literal.back() != '}')
@@ -28,8 +36,10 @@ std::vector<std::string> distinct_keys(const std::string& literal, size_t limit)
     at = comma + 1;
     if (item.size() >= 2 && item.front() == '"' && item.back() == '"')
       item = item.substr(1, item.size() - 2);
-    else if (item == "NULL" || item.empty())
+    else if (item == "NULL")
       continue;
+    if (!plain_uuid_text(item))
+      return {};
     if (std::find(keys.begin(), keys.end(), item) != keys.end())
       continue;
     keys.push_back(std::move(item));

@@ -115,6 +115,9 @@ CAF_TEST(large or empty batches and undeclared statements run as written) {
   CAF_CHECK_EQUAL(p.size(), 2u);
   auto empty = params::of(array_literal{"{}"}, array_literal{"{}"});
   CAF_CHECK_EQUAL(&with_pruning_keys(keyed, empty), &keyed);
+  // Text that is no uuid is left to the statement as written and its usual error.
+  auto odd = params::of(text_array(std::vector<std::string>{a, "x\",y"}), array_literal{"{}"});
+  CAF_CHECK_EQUAL(&with_pruning_keys(keyed, odd), &keyed);
   auto q = params::of(array_literal{"{" + a + "}"});
   CAF_CHECK_EQUAL(&with_pruning_keys(plain, q), &plain);
   CAF_CHECK_EQUAL(q.size(), 1u);
