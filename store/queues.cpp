@@ -239,20 +239,22 @@ lease_in(transaction& tx, const std::vector<lease_request>& reqs) {
                                   t.token, int64_t{req.start_to_close_seconds} * 1000});
     workers.push_back(req.worker_id);
   }
-  auto seqs = allocate_seqs(conn, events);
-  if (!seqs)
-    return std::move(seqs.error());
+  // The execution rows (seqs and events, I8) before the task rows, as everywhere.
   pipeline p{conn};
+  const bool appended = add_events(p, events);
+  const size_t started_at = p.size();
   p.add(start_tasks,
         params::of(ids_array(good, [](const auto* c) { return c->task.workflow; }),
                    ids_array(good, [](const auto* c) { return c->task.task; }),
                    text_array(workers)));
-  add_events(p, events, *seqs);
   add_arm_timers(p, timers);
   auto rs = p.run();
   if (!rs)
     return std::move(rs.error());
-  if ((*rs)[0].rows() != static_cast<int>(good.size()))
+  if (appended)
+    if (auto w = events_written(events, (*rs)[0]); !w)
+      return std::move(w.error());
+  if ((*rs)[started_at].rows() != static_cast<int>(good.size()))
     return make_error(errc::internal, "lease.start_tasks: a claimed task left SCHEDULED under "
                                       "its locked queue row");
   for (const auto* c : good)

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 
 #include "store/pg/pipeline.hpp"
 
@@ -19,16 +20,6 @@ SELECT u.wf, u.ns, uuid_extract_timestamp(u.wf), u.shard, u.reason
   FROM unnest($1::uuid[], $2::uuid[], $3::smallint[], $4::text[]) AS u(wf, ns, shard, reason)
  ORDER BY u.wf
 ON CONFLICT ("workflowId") DO UPDATE SET "reason" = EXCLUDED."reason")"};
-
-// I8: seqs come from "lastSeq" under the execution row's lock, never from a clock (§4.1).
-// One statement for every workflow of the batch; the ids arrive sorted, and every plan
-// (index order, or the sorted array driving the join) locks the rows in ascending id order.
-constexpr statement bump_seqs{"workflow.bump_seqs", R"(
-UPDATE "WorkflowExecutions" w SET "lastSeq" = w."lastSeq" + u.n, "updatedAt" = now()
-  FROM unnest($1::uuid[], $2::bigint[]) AS u(id, n)
- WHERE w."id" = u.id AND w."startedAt" = uuid_extract_timestamp(u.id)
-   AND w."id" = ANY($1::uuid[])
-RETURNING w."id", w."lastSeq")"};
 
 // I5: the token read is re-checked under the row lock; NULL token = still unleased.
 constexpr statement remove_queue_rows{"task_queue.remove", R"(
@@ -100,22 +91,37 @@ UPDATE "Timers" t SET "canceledAt" = now(), "claimedAt" = now()
 // A finish whose tasks' deadlines are unknown probes every partition ahead (ten years).
 constexpr int64_t unknown_timers_within_s = 10LL * 366 * 24 * 3600;
 
-// Every history event is also published (I7), in the same statement.
+// I8 and I7 in one statement. The seqs come from "lastSeq" under the execution row's lock,
+// never from a clock (§4.1): one UPDATE for every workflow of the batch, whose ids arrive
+// sorted, and every plan (index order, or the sorted array driving the join) locks the rows
+// in ascending id order. Each event takes the seq `k` places after the workflow's old
+// "lastSeq" and is published in the same statement. It returns the ids of the execution rows
+// it found: a workflow missing from them has no row to append to. One statement rather than
+// an UPDATE whose result numbers the inserts saves the caller a round trip per transaction.
 constexpr statement append_events{"workflow_event.append", R"(
-WITH u AS (
-  SELECT * FROM unnest($1::uuid[], $2::bigint[], $3::uuid[], $4::text[], $5::uuid[], $6::text[],
-                       $7::jsonb[], $8::smallint[])
-           AS u(wf, seq, ns, et, tid, ref, payload, shard)),
+WITH s AS (
+  UPDATE "WorkflowExecutions" w SET "lastSeq" = w."lastSeq" + c.n, "updatedAt" = now()
+    FROM unnest($1::uuid[], $2::bigint[]) AS c(id, n)
+   WHERE w."id" = c.id AND w."startedAt" = uuid_extract_timestamp(c.id)
+     AND w."id" = ANY($1::uuid[])
+  RETURNING w."id", w."lastSeq" - c.n AS base),
+u AS (
+  SELECT u.wf, s.base + u.k AS seq, u.ns, u.et, u.tid, u.ref, u.payload, u.shard
+    FROM unnest($3::uuid[], $4::bigint[], $5::uuid[], $6::text[], $7::uuid[], $8::text[],
+                $9::jsonb[], $10::smallint[]) AS u(wf, k, ns, et, tid, ref, payload, shard)
+    JOIN s ON s."id" = u.wf),
 e AS (
   INSERT INTO "WorkflowEvents" ("workflowId", "seq", "namespaceId", "eventType", "taskId",
                                 "refName", "payload")
   SELECT wf, seq, ns, et::workflow_event_type, tid, ref, payload FROM u
-  RETURNING "workflowId", "seq", "at", "namespaceId", "eventType", "taskId", "refName", "payload")
-INSERT INTO "OutboxEvents" ("shard", "namespaceId", "workflowId", "eventType", "payload")
-SELECT u.shard, e."namespaceId", e."workflowId", e."eventType"::text,
-       jsonb_build_object('workflowId', e."workflowId", 'seq', e."seq", 'at', e."at",
-                          'taskId', e."taskId", 'refName', e."refName", 'data', e."payload")
-  FROM e JOIN u ON u.wf = e."workflowId" AND u.seq = e."seq")"};
+  RETURNING "workflowId", "seq", "at", "namespaceId", "eventType", "taskId", "refName", "payload"),
+o AS (
+  INSERT INTO "OutboxEvents" ("shard", "namespaceId", "workflowId", "eventType", "payload")
+  SELECT u.shard, e."namespaceId", e."workflowId", e."eventType"::text,
+         jsonb_build_object('workflowId', e."workflowId", 'seq', e."seq", 'at', e."at",
+                            'taskId', e."taskId", 'refName', e."refName", 'data', e."payload")
+    FROM e JOIN u ON u.wf = e."workflowId" AND u.seq = e."seq")
+SELECT "id" FROM s)"};
 
 caf::error stale(const char* what, size_t want, int64_t got) {
   return make_error(errc::stale, std::string{what} + ": plan expected " + std::to_string(want)
@@ -193,40 +199,6 @@ std::map<std::string, int64_t> seq_counts(const std::vector<event_draft>& events
   return counts;
 }
 
-/// Adds the seq allocation when there are events; true when it did.
-bool add_seq_bumps(pipeline& p, const std::map<std::string, int64_t>& counts) {
-  if (counts.empty())
-    return false;
-  std::vector<std::string> ids;
-  std::vector<int64_t> ns;
-  for (const auto& [wf, n] : counts) {
-    ids.push_back(wf);
-    ns.push_back(n);
-  }
-  p.add(bump_seqs, params::of(text_array(ids), int_array(ns)));
-  return true;
-}
-
-/// The seq of each event from the allocation's result (one row per workflow).
-caf::expected<std::vector<int64_t>> seqs_of(const std::vector<event_draft>& events,
-                                            const std::map<std::string, int64_t>& counts,
-                                            const result& r) {
-  std::map<std::string, int64_t> last;
-  for (int row = 0; row < r.rows(); ++row)
-    last[r.str(row, 0)] = r.i64(row, 1);
-  std::map<std::string, int64_t> next; // first seq still free per workflow
-  for (const auto& [wf, n] : counts) {
-    auto it = last.find(wf);
-    if (it == last.end())
-      return make_error(errc::not_found, "workflow " + wf + ": no execution row to append events to");
-    next[wf] = it->second - n + 1;
-  }
-  std::vector<int64_t> seqs(events.size());
-  for (size_t k = 0; k < events.size(); ++k)
-    seqs[k] = next[events[k].workflow.str()]++;
-  return seqs;
-}
-
 } // namespace
 
 std::optional<array_literal> shard_filter(const std::vector<shard_id>& shards) {
@@ -238,29 +210,24 @@ std::optional<array_literal> shard_filter(const std::vector<shard_id>& shards) {
   return int_array(xs);
 }
 
-caf::expected<std::vector<int64_t>> allocate_seqs(connection& conn,
-                                                  const std::vector<event_draft>& events) {
-  auto counts = seq_counts(events);
-  if (counts.empty())
-    return std::vector<int64_t>{};
-  pipeline p{conn};
-  add_seq_bumps(p, counts);
-  auto rs = p.run();
-  if (!rs)
-    return std::move(rs.error());
-  return seqs_of(events, counts, (*rs)[0]);
-}
-
-void add_events(pipeline& p, const std::vector<event_draft>& events,
-                const std::vector<int64_t>& seqs) {
+bool add_events(pipeline& p, const std::vector<event_draft>& events) {
   if (events.empty())
-    return;
+    return false;
+  auto counts = seq_counts(events);
+  std::vector<std::string> ids;
+  std::vector<int64_t> ns;
+  for (const auto& [wf, n] : counts) {
+    ids.push_back(wf);
+    ns.push_back(n);
+  }
+  std::map<std::string, int64_t> taken; // events numbered so far per workflow
   std::vector<std::string> wfs, nss, types;
   std::vector<std::optional<std::string>> tids, refs;
-  std::vector<int64_t> shards;
+  std::vector<int64_t> ks, shards;
   std::vector<json_text> payloads;
   for (const auto& e : events) {
     wfs.push_back(e.workflow.str());
+    ks.push_back(++taken[e.workflow.str()]);
     nss.push_back(e.ns.str());
     types.emplace_back(e.type);
     tids.push_back(e.task ? std::optional<std::string>{e.task->str()} : std::nullopt);
@@ -268,55 +235,60 @@ void add_events(pipeline& p, const std::vector<event_draft>& events,
     payloads.push_back(e.payload);
     shards.push_back(e.shard);
   }
-  p.add(append_events, params::of(text_array(wfs), int_array(seqs), text_array(nss),
-                                  text_array(types), text_array(tids), text_array(refs),
-                                  json_array(payloads), int_array(shards)));
+  p.add(append_events, params::of(text_array(ids), int_array(ns), text_array(wfs), int_array(ks),
+                                  text_array(nss), text_array(types), text_array(tids),
+                                  text_array(refs), json_array(payloads), int_array(shards)));
+  return true;
+}
+
+caf::expected<void> events_written(const std::vector<event_draft>& events, const result& r) {
+  std::set<std::string> found;
+  for (int row = 0; row < r.rows(); ++row)
+    found.insert(r.str(row, 0));
+  for (const auto& e : events)
+    if (found.count(e.workflow.str()) == 0)
+      return make_error(errc::not_found, "workflow " + e.workflow.str()
+                                           + ": no execution row to append events to");
+  return {};
 }
 
 caf::expected<void> apply_transition(connection& conn, const transition_plan& plan) {
-  // Round trip 1, in lock order: "DecideQueues" (I2), the execution rows (seq allocation,
-  // I8), then the queue rows (the lease re-check, I5, and delayed enqueues).
-  pipeline locks{conn};
-  size_t at = 0;
-  if (!plan.wakes.empty()) {
-    add_wakes(locks, plan.wakes);
-    ++at;
-  }
-  auto counts = seq_counts(plan.events);
-  const bool bumped = add_seq_bumps(locks, counts);
+  // One round trip, in lock order: "DecideQueues" (I2), the execution rows (seq allocation
+  // and events, I8), the queue rows (the lease re-check, I5, and delayed enqueues), then the
+  // task rows and their timers. The re-checks are read after it: a stale plan has written
+  // more than it should, but the caller rolls all of it back.
+  pipeline p{conn};
+  if (!plan.wakes.empty())
+    add_wakes(p, plan.wakes);
+  const size_t events_at = p.size();
+  const bool appended = add_events(p, plan.events);
+  const size_t removals_at = p.size();
   if (!plan.removals.empty())
-    add_removals(locks, plan.removals);
+    add_removals(p, plan.removals);
+  const size_t inserts_at = p.size();
   if (!plan.inserts.empty())
-    add_inserts(locks, plan.inserts);
-  std::vector<int64_t> seqs;
-  if (locks.size() > 0) {
-    auto rs = locks.run();
-    if (!rs)
-      return std::move(rs.error());
-    if (bumped) {
-      auto s = seqs_of(plan.events, counts, (*rs)[at++]);
-      if (!s)
-        return std::move(s.error());
-      seqs = std::move(*s);
-    }
-    if (!plan.removals.empty() && (*rs)[at++].rows() != static_cast<int>(plan.removals.size()))
-      return stale("task_queue.remove", plan.removals.size(), (*rs)[at - 1].rows());
-    if (!plan.inserts.empty() && (*rs)[at].rows() != static_cast<int>(plan.inserts.size()))
-      return stale("task_queue.enqueue_delayed", plan.inserts.size(), (*rs)[at].rows());
-  }
-  // Round trip 2: the task rows, their timers, the events.
-  pipeline rest{conn};
+    add_inserts(p, plan.inserts);
+  const size_t finishes_at = p.size();
   if (!plan.finishes.empty())
-    add_finishes(rest, plan.finishes);
-  add_events(rest, plan.events, seqs);
-  if (rest.size() == 0)
+    add_finishes(p, plan.finishes);
+  if (p.size() == 0)
     return {};
-  auto rs = rest.run();
+  auto rs = p.run();
   if (!rs)
     return std::move(rs.error());
-  if (!plan.finishes.empty() && (*rs)[0].rows() != static_cast<int>(plan.finishes.size()))
-    return stale("task.finish", plan.finishes.size(), (*rs)[0].rows());
-  return {};
+  if (appended)
+    if (auto w = events_written(plan.events, (*rs)[events_at]); !w)
+      return w;
+  auto check = [&](size_t want, size_t at, const char* what) -> caf::expected<void> {
+    if (want == 0 || (*rs)[at].rows() == static_cast<int>(want))
+      return {};
+    return stale(what, want, (*rs)[at].rows());
+  };
+  if (auto c = check(plan.removals.size(), removals_at, "task_queue.remove"); !c)
+    return c;
+  if (auto c = check(plan.inserts.size(), inserts_at, "task_queue.enqueue_delayed"); !c)
+    return c;
+  return check(plan.finishes.size(), finishes_at, "task.finish");
 }
 
 } // namespace nf::store

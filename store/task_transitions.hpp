@@ -93,14 +93,14 @@ struct transition_plan {
 /// re-check under the locks fails (the caller must roll back).
 caf::expected<void> apply_transition(connection& conn, const transition_plan& plan);
 
-/// Locks and bumps "lastSeq" of every workflow named in `events` (ascending id, one
-/// pipelined UPDATE each, §4.1) and returns the seq of each draft, in order.
-caf::expected<std::vector<int64_t>> allocate_seqs(connection& conn,
-                                                  const std::vector<event_draft>& events);
+/// Queues, as one statement, the seq allocation of `events` ("lastSeq" bumped under each
+/// execution row's lock, ascending id, §4.1, I8), their insert and their outbox rows (I7).
+/// Returns false, adding nothing, when there are none; read its result with events_written().
+bool add_events(pipeline& p, const std::vector<event_draft>& events);
 
-/// Queues the insert of `events` (with their allocated `seqs`) and their outbox rows.
-void add_events(pipeline& p, const std::vector<event_draft>& events,
-                const std::vector<int64_t>& seqs);
+/// `errc::not_found` naming the first workflow of `events` that had no execution row, given
+/// the result of the statement add_events() queued.
+caf::expected<void> events_written(const std::vector<event_draft>& events, const result& r);
 
 /// `perform`, re-planned from scratch while the plan turns out `stale` under the locks.
 template <class F>
