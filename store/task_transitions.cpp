@@ -95,9 +95,13 @@ constexpr int64_t unknown_timers_within_s = 10LL * 366 * 24 * 3600;
 // never from a clock (§4.1): one UPDATE for every workflow of the batch, whose ids arrive
 // sorted, and every plan (index order, or the sorted array driving the join) locks the rows
 // in ascending id order. Each event takes the seq `k` places after the workflow's old
-// "lastSeq" and is published in the same statement. It returns the ids of the execution rows
-// it found: a workflow missing from them has no row to append to. One statement rather than
-// an UPDATE whose result numbers the inserts saves the caller a round trip per transaction.
+// "lastSeq" and is published in the same statement, built from the same row as the event
+// rather than joined back to the insert's RETURNING: the CTEs' row estimates are guesses, and
+// that join was planned as a nested loop, quadratic in the batch (W2: 0.14 → 0.29 ms per
+// task). "at" is now() in both, the transaction's start. The statement returns the ids of the
+// execution rows it found: a workflow missing from them has no row to append to. One
+// statement, rather than an UPDATE whose result numbers the inserts, saves the caller a
+// round trip.
 constexpr statement append_events{"workflow_event.append", R"(
 WITH s AS (
   UPDATE "WorkflowExecutions" w SET "lastSeq" = w."lastSeq" + c.n, "updatedAt" = now()
@@ -111,16 +115,15 @@ u AS (
                 $9::jsonb[], $10::smallint[]) AS u(wf, k, ns, et, tid, ref, payload, shard)
     JOIN s ON s."id" = u.wf),
 e AS (
-  INSERT INTO "WorkflowEvents" ("workflowId", "seq", "namespaceId", "eventType", "taskId",
+  INSERT INTO "WorkflowEvents" ("workflowId", "seq", "at", "namespaceId", "eventType", "taskId",
                                 "refName", "payload")
-  SELECT wf, seq, ns, et::workflow_event_type, tid, ref, payload FROM u
-  RETURNING "workflowId", "seq", "at", "namespaceId", "eventType", "taskId", "refName", "payload"),
+  SELECT wf, seq, now(), ns, et::workflow_event_type, tid, ref, payload FROM u),
 o AS (
   INSERT INTO "OutboxEvents" ("shard", "namespaceId", "workflowId", "eventType", "payload")
-  SELECT u.shard, e."namespaceId", e."workflowId", e."eventType"::text,
-         jsonb_build_object('workflowId', e."workflowId", 'seq', e."seq", 'at', e."at",
-                            'taskId', e."taskId", 'refName', e."refName", 'data', e."payload")
-    FROM e JOIN u ON u.wf = e."workflowId" AND u.seq = e."seq")
+  SELECT shard, ns, wf, et,
+         jsonb_build_object('workflowId', wf, 'seq', seq, 'at', now(), 'taskId', tid,
+                            'refName', ref, 'data', payload)
+    FROM u)
 SELECT "id" FROM s)"};
 
 caf::error stale(const char* what, size_t want, int64_t got) {
