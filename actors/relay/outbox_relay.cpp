@@ -23,7 +23,8 @@ namespace {
 using clock_type = std::chrono::steady_clock;
 using std::chrono::milliseconds;
 
-// Sinks change rarely; a new or disabled sink takes effect within this long.
+// Sinks change rarely; a new or disabled sink takes effect within this long (plus a poll
+// interval while there was none: see `hints_wanted`).
 constexpr auto sinks_ttl = std::chrono::seconds(5);
 // Deliveries in flight at once per relay.
 constexpr size_t max_in_flight = 32;
@@ -68,6 +69,17 @@ caf::expected<const std::vector<store::webhook_sink>*> sinks(relay_actor* self,
     st.sinks_loaded = now;
   }
   return &st.sinks;
+}
+
+/// With no sink, an event only needs marking published, which nobody waits for (a live
+/// watcher LISTENs to the history's NOTIFY, not to the outbox): the poll does it in full
+/// batches, and hints start no round. A round per hint cost a claim per decider commit, each
+/// walking the deliverable index of every shard for a handful of rows (W1lat: 143 claims/s of
+/// 7 rows, 12% of Postgres' statement time in every workload).
+bool hints_wanted(relay_actor* self) {
+  const auto& st = self->state;
+  return !st.sinks_loaded || !st.sinks.empty()
+         || self->clock().now() - *st.sinks_loaded >= sinks_ttl;
 }
 
 /// Claims one batch, delivers it and records the outcome; true when the batch was full.
@@ -168,7 +180,10 @@ caf::behavior relay(relay_actor* self, outbox_relay_context ctx) {
       if (self->state.served.join_sender(self, shard))
         queue_round(self);
     },
-    [=](outbox_atom) { queue_round(self); },
+    [=](outbox_atom) {
+      if (hints_wanted(self))
+        queue_round(self);
+    },
     [=](flush_atom) {
       self->state.round_queued = false;
       if (round(self))

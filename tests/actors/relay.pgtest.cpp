@@ -141,6 +141,19 @@ CAF_TEST(an outbox hint delivers at once long before the next poll) {
   CAF_CHECK_EQUAL(sink.requests().size(), 2u);
 }
 
+CAF_TEST(without a sink a hint starts no round and the poll publishes) {
+  auto before = backends();
+  auto r = relay({{"relay.poll_interval_ms", "60000"}});
+  await_round(before, R"("nextAttemptAt" <= now())"); // the first poll: no sink
+  insert_events(2);
+  for (int i = 0; i < 3; ++i)
+    self->send(r, outbox_atom_v);
+  std::this_thread::sleep_for(300ms); // a round per hint would publish within milliseconds
+  CAF_CHECK_EQUAL(count(published), 0);
+  relay({{"relay.poll_interval_ms", "50"}});
+  CAF_CHECK(await_count(published, 2));
+}
+
 CAF_TEST(only matching sinks of the event s namespace get it) {
   test::http_test_server other;
   add_sink(sink.url(), 10, "ARRAY['TASK_COMPLETED']");
