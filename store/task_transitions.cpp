@@ -194,14 +194,6 @@ void add_finishes(pipeline& p, const std::vector<task_finish>& finishes) {
   p.add(cancel_timers, params::of(tids, text_array(sched), within_s));
 }
 
-/// Events per workflow, in ascending workflow id: the order the execution rows are locked.
-std::map<std::string, int64_t> seq_counts(const std::vector<event_draft>& events) {
-  std::map<std::string, int64_t> counts;
-  for (const auto& e : events)
-    ++counts[e.workflow.str()];
-  return counts;
-}
-
 } // namespace
 
 std::optional<array_literal> shard_filter(const std::vector<shard_id>& shards) {
@@ -216,27 +208,28 @@ std::optional<array_literal> shard_filter(const std::vector<shard_id>& shards) {
 bool add_events(pipeline& p, const std::vector<event_draft>& events) {
   if (events.empty())
     return false;
-  auto counts = seq_counts(events);
-  std::vector<std::string> ids;
-  std::vector<int64_t> ns;
-  for (const auto& [wf, n] : counts) {
-    ids.push_back(wf);
-    ns.push_back(n);
-  }
-  std::map<std::string, int64_t> taken; // events numbered so far per workflow
+  // Events per workflow, numbered as they come; the map's order (ascending id) is the order
+  // the execution rows are locked in.
+  std::map<std::string, int64_t> counts;
   std::vector<std::string> wfs, nss, types;
   std::vector<std::optional<std::string>> tids, refs;
   std::vector<int64_t> ks, shards;
   std::vector<json_text> payloads;
   for (const auto& e : events) {
     wfs.push_back(e.workflow.str());
-    ks.push_back(++taken[e.workflow.str()]);
+    ks.push_back(++counts[e.workflow.str()]);
     nss.push_back(e.ns.str());
     types.emplace_back(e.type);
     tids.push_back(e.task ? std::optional<std::string>{e.task->str()} : std::nullopt);
     refs.push_back(e.ref);
     payloads.push_back(e.payload);
     shards.push_back(e.shard);
+  }
+  std::vector<std::string> ids;
+  std::vector<int64_t> ns;
+  for (const auto& [wf, n] : counts) {
+    ids.push_back(wf);
+    ns.push_back(n);
   }
   p.add(append_events, params::of(text_array(ids), int_array(ns), text_array(wfs), int_array(ks),
                                   text_array(nss), text_array(types), text_array(tids),
