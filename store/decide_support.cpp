@@ -172,7 +172,8 @@ caf::expected<void> finish_sub_workflow_tasks(transaction& tx,
     if (e.reason)
       payload["reason"] = *e.reason;
     plan.wakes.push_back({e.parent, ns, shard, "subWorkflowEnded"});
-    plan.finishes.push_back({e.parent, e.task, from, to, e.output, e.reason, rows->str(row, 2)});
+    plan.finishes.push_back({e.parent, e.task, from, to, e.output, e.reason, rows->str(row, 2),
+                             std::nullopt});
     plan.events.push_back({e.parent, ns, shard,
                            e.status == flow::task_status::completed ? "TASK_COMPLETED"
                                                                     : "TASK_FAILED",

@@ -50,7 +50,7 @@ caf::expected<std::vector<swept_lease>> sweep_expired_leases(connection& conn, i
                                             std::nullopt,
                                             "lease expired: no completion or heartbeat within "
                                             "the response timeout",
-                                            rows->str(i, 8)});
+                                            rows->str(i, 8), std::nullopt});
         plan.events.push_back(event_draft{s.workflow, ns, shard, "TASK_TIMED_OUT", s.task,
                                           rows->str(i, 7), json(payload)});
       } // else: a queue row whose task is not running is stale; it only goes away

@@ -118,7 +118,8 @@ fired_timer plan_one(const result& r, int i, std::set<std::string>& touched,
     if (has_queue_row)
       plan.removals.push_back(queue_removal{r.str(i, 9), *f.task, std::move(token), false});
     plan.finishes.push_back(task_finish{f.workflow, *f.task, from, "TIMED_OUT", std::nullopt,
-                                        std::string{to_sql(f.kind)} + " timeout", r.str(i, 11)});
+                                        std::string{to_sql(f.kind)} + " timeout", r.str(i, 11),
+                                        std::nullopt});
     plan.events.push_back(event_draft{f.workflow, ns, shard, "TASK_TIMED_OUT", f.task,
                                       r.str(i, 10), json(payload)});
   };
