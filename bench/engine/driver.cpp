@@ -10,7 +10,10 @@
 //   commit; "workflowId:seq");
 // - e2e = start call made → the commit holding WORKFLOW_COMPLETED is seen;
 // - dispatch = the commit holding TASK_SCHEDULED is seen → a worker's long poll
-//   answered with the task.
+//   answered with the task;
+// - for one-task workflows, e2e in the parts between: start call → the start's
+//   commit (TASK_SCHEDULED) seen, dispatch, and a worker has the task → the
+//   completion's commit (WORKFLOW_COMPLETED) seen.
 // The history (which seq is which event) is read after the run.
 
 #include "bench/engine/driver.hpp"
@@ -65,6 +68,12 @@ int64_t real_us() {
 
 void say(const std::string& s) {
   std::fprintf(stderr, "bench: %s\n", s.c_str());
+}
+
+std::string fixed2(double x) {
+  char b[32];
+  std::snprintf(b, sizeof b, "%.2f", x);
+  return b;
 }
 
 void sleep_s(double s) {
@@ -311,6 +320,9 @@ struct workload_result {
   double tasks_per_s = 0;
   double start_calls_per_s = 0;
   percentiles e2e, dispatch;
+  /// One-task workflows only: e2e in its three commits' parts (dispatch between them).
+  percentiles to_scheduled; ///< start call made → the start's commit (TASK_SCHEDULED) seen
+  percentiles to_completed; ///< a worker has the task → WORKFLOW_COMPLETED's commit seen
   double xacts_per_task = 0;
   double rows_per_task = 0;
   double wal_kb_per_task = 0;
@@ -594,6 +606,10 @@ workload_result runner::run(const workload_spec& w) {
   // completed the workflow.
   auto& commits = lis.arrivals();
   std::vector<double> e2e, dispatch;
+  struct one_task_times {
+    int64_t scheduled = 0, received = 0, completed = 0;
+  };
+  std::unordered_map<std::string, one_task_times> one_task;
   std::unordered_map<std::string, const started*> by_id;
   for (auto& s : starts)
     if (!s.id.empty())
@@ -615,15 +631,36 @@ workload_result runner::run(const workload_spec& w) {
         continue;
       if (r.str(i, 2) == "WORKFLOW_COMPLETED") {
         e2e.push_back(static_cast<double>(commit->second - by_id[wf]->call_ns) / 1e6);
+        one_task[wf].completed = commit->second;
       } else {
         auto got = task_arrivals.find(wf + "/" + r.str(i, 3));
-        if (got != task_arrivals.end())
+        if (got != task_arrivals.end()) {
           dispatch.push_back(static_cast<double>(got->second - commit->second) / 1e6);
+          one_task[wf].scheduled = commit->second;
+          one_task[wf].received = got->second;
+        }
       }
     }
   }
   res.e2e = percentiles_of(std::move(e2e));
   res.dispatch = percentiles_of(std::move(dispatch));
+  if (w.kind == shape::one_task && w.tasks_per_workflow == 1) {
+    std::vector<double> to_scheduled, to_completed;
+    for (const auto& [wf, t] : one_task) {
+      if (t.scheduled == 0 || t.completed == 0)
+        continue;
+      to_scheduled.push_back(static_cast<double>(t.scheduled - by_id[wf]->call_ns) / 1e6);
+      to_completed.push_back(static_cast<double>(t.completed - t.received) / 1e6);
+    }
+    res.to_scheduled = percentiles_of(std::move(to_scheduled));
+    res.to_completed = percentiles_of(std::move(to_completed));
+    if (res.to_scheduled.n > 0)
+      say(w.name + ": e2e in parts, p50 / p99 ms: start call → task scheduled "
+           + fixed2(res.to_scheduled.p50) + " / " + fixed2(res.to_scheduled.p99)
+           + ", scheduled → a worker has it " + fixed2(res.dispatch.p50) + " / "
+           + fixed2(res.dispatch.p99) + ", worker has it → workflow completed "
+           + fixed2(res.to_completed.p50) + " / " + fixed2(res.to_completed.p99));
+  }
   return res;
 }
 
@@ -660,6 +697,12 @@ json::object to_json(const workload_result& r, const ceiling_result* batched,
   o["dispatch_p99_ms"] = r2(r.dispatch.p99);
   o["dispatch_max_ms"] = r2(r.dispatch.max);
   o["dispatch_samples"] = r.dispatch.n;
+  if (r.to_scheduled.n > 0) {
+    o["scheduled_p50_ms"] = r2(r.to_scheduled.p50);
+    o["scheduled_p99_ms"] = r2(r.to_scheduled.p99);
+    o["completed_after_receipt_p50_ms"] = r2(r.to_completed.p50);
+    o["completed_after_receipt_p99_ms"] = r2(r.to_completed.p99);
+  }
   o["ceiling_lifecycles_per_s"] = batched ? r2(batched->lifecycles_per_s) : 0.0;
   o["ceiling_unbatched_lifecycles_per_s"] = unbatched ? r2(unbatched->lifecycles_per_s) : 0.0;
   if (batched && batched->lifecycles_per_s > 0) {
