@@ -34,6 +34,7 @@ CAF_BEGIN_TYPE_ID_BLOCK(nodeflow, caf::first_custom_type_id)
   CAF_ADD_TYPE_ID(nodeflow, (std::vector<nf::msg::event_view>))
   CAF_ADD_TYPE_ID(nodeflow, (nf::msg::deadletter_request))
   CAF_ADD_TYPE_ID(nodeflow, (std::vector<int16_t>))
+  CAF_ADD_TYPE_ID(nodeflow, (std::vector<std::string>))
 
   // Client protocol (net/client_api.hpp).
   CAF_ADD_ATOM(nodeflow, nf, register_atom, "nf_reg")
@@ -58,5 +59,10 @@ CAF_BEGIN_TYPE_ID_BLOCK(nodeflow, caf::first_custom_type_id)
   CAF_ADD_ATOM(nodeflow, nf, flush_atom, "nf_flush")
   CAF_ADD_ATOM(nodeflow, nf, tick_atom, "nf_tick")
   CAF_ADD_ATOM(nodeflow, nf, join_atom, "nf_join")
+
+  // Between nodes (docs/engine.md §2): who owns which partition, and a request or hint
+  // one node forwards to the owner of its partition (never forwarded again).
+  CAF_ADD_ATOM(nodeflow, nf, owners_atom, "nf_owners")
+  CAF_ADD_ATOM(nodeflow, nf, forward_atom, "nf_fwd")
 
 CAF_END_TYPE_ID_BLOCK(nodeflow)

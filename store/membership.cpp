@@ -56,6 +56,14 @@ UPDATE "PartitionLeases" SET "expiresAt" = now()
 constexpr statement release_all{"membership.release_all", R"(
 UPDATE "PartitionLeases" SET "expiresAt" = now() WHERE "nodeId" = $1 AND "expiresAt" > now())"};
 
+// Who serves each partition now: the address of the node holding its live lease.
+constexpr statement owners{"membership.owners", R"(
+SELECT l."partition", n."address"
+  FROM "PartitionLeases" l
+  JOIN "Nodes" n ON n."id" = l."nodeId"
+ WHERE l."expiresAt" > now() AND n."stoppedAt" IS NULL AND l."partition" < $1
+ ORDER BY l."partition")"};
+
 array_literal shard_list(const std::vector<int16_t>& xs) {
   return int_array(std::vector<int64_t>(xs.begin(), xs.end()));
 }
@@ -140,6 +148,16 @@ caf::expected<void> release_leases(connection& conn, const node_id& id,
   if (!r)
     return std::move(r.error());
   return {};
+}
+
+caf::expected<std::vector<std::string>> partition_owners(connection& conn, int partition_count) {
+  auto r = conn.run(owners, params::of(int64_t{partition_count}));
+  if (!r)
+    return std::move(r.error());
+  std::vector<std::string> out(static_cast<size_t>(partition_count));
+  for (int row = 0; row < r->rows(); ++row)
+    out[static_cast<size_t>(r->i64(row, 0))] = r->str(row, 1);
+  return out;
 }
 
 } // namespace nf::store

@@ -53,4 +53,8 @@ acquire_leases(connection& conn, const node_id& id, const std::vector<int16_t>& 
 caf::expected<void> release_leases(connection& conn, const node_id& id,
                                    const std::vector<int16_t>& partitions);
 
+/// The address ("Nodes"."address") of the node holding each partition's live lease,
+/// indexed by partition; "" where nobody does. What a node forwards requests by.
+caf::expected<std::vector<std::string>> partition_owners(connection& conn, int partition_count);
+
 } // namespace nf::store

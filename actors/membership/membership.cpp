@@ -42,6 +42,7 @@ struct membership_state {
   int live = 1;
   std::map<int16_t, held_lease> held;
   std::vector<int16_t> told;  ///< the owned set the node last heard
+  std::vector<std::string> owners_told;  ///< the owner map the node last heard
   std::shared_ptr<spdlog::logger> log;
   warn_limiter db_warn;
 
@@ -62,6 +63,25 @@ void tell_node(membership_actor* self) {
   st.told = owned;
   if (st.opt.node)
     self->send(st.opt.node, partitions_atom_v, std::move(owned));
+}
+
+/// Tells the node who owns each partition when that changed. A failed read changes
+/// nothing: the node forwards by the map it has (a wrong guess is answered
+/// `unavailable`, and the client retries).
+void tell_owners(membership_actor* self, store::connection& c) {
+  auto& st = self->state;
+  auto owners = store::partition_owners(c, st.opt.partition_count);
+  if (!owners) {
+    if (st.db_warn.allow())
+      st.log->warn("owners_read_failed error=\"{}\" suppressed={}", store::message_of(owners.error()),
+                   st.db_warn.suppressed());
+    return;
+  }
+  if (*owners == st.owners_told)
+    return;
+  st.owners_told = *owners;
+  if (st.opt.node)
+    self->send(st.opt.node, owners_atom_v, std::move(*owners));
 }
 
 /// The database is unreachable: serve on until each lease would have expired.
@@ -165,6 +185,7 @@ void tick(membership_actor* self) {
       st.held.erase(part);
   }
   tell_node(self);
+  tell_owners(self, c);
 }
 
 std::string status_json(const membership_state& st) {

@@ -4,7 +4,9 @@
 // membership.heartbeat_ms, and holds "PartitionLeases": alone a node owns all P;
 // with several live nodes it keeps its fair share ceil(P / live nodes), releases
 // the rest, and takes over partitions whose lease expired (a dead node's). It tells
-// the node every change of the owned set: (partitions_atom, std::vector<int16_t>).
+// the node every change of the owned set: (partitions_atom, std::vector<int16_t>), and
+// of who owns every partition: (owners_atom, std::vector<std::string>), the owner's
+// address by partition ("" for none), which the node forwards requests by.
 // When renewing fails (database down) it keeps the partitions until their leases
 // would expire, then drops them: ownership is an optimisation (I9).
 // Protocol: (status_atom) -> std::string, JSON {"nodeId", "address", "liveNodes",
@@ -25,7 +27,7 @@ struct membership_options {
   int partition_count = 16;  ///< P (checked against ClusterSettings.partitionCount)
   int64_t heartbeat_ms = 1000;
   int64_t lease_ms = 10000;
-  caf::actor node;           ///< receives (partitions_atom, owned set)
+  caf::actor node;           ///< receives (partitions_atom, owned set), (owners_atom, map)
 };
 
 /// Spawns membership detached (it owns a connection). Link it to the node so the

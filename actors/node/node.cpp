@@ -18,6 +18,7 @@
 #include "actors/folder_logger.hpp"
 #include "actors/maintenance/maintenance.hpp"
 #include "actors/membership/membership.hpp"
+#include "actors/node/peers.hpp"
 #include "actors/partition/partition.hpp"
 #include "actors/relay/outbox_relay.hpp"
 #include "actors/timer/node_timer.hpp"
@@ -46,6 +47,8 @@ struct node_state {
   caf::actor outbox_relay;  ///< delivers the outbox of every partition of this node
   caf::actor node_timer;    ///< fires the timers of every partition of this node
   std::vector<int16_t> owned;  ///< what membership last said
+  std::vector<std::string> owners;  ///< every partition's owner address ("" = none), ditto
+  peer_links peers;                 ///< links to the nodes requests are forwarded to
   std::map<int16_t, partition_handles> parts;
   size_t next_start = 0;
   bool stopping = false;
@@ -62,40 +65,84 @@ const partition_handles* owner(node_actor* self, int16_t shard) {
 }
 
 caf::error not_owned(int16_t shard) {
-  // The seam for several nodes: a request for a partition another node owns would be
-  // forwarded to that node ("PartitionLeases" → "Nodes"."address") once cluster links
-  // exist. Until then the caller retries or asks the owner itself.
   return store::make_error(store::errc::unavailable,
                            "partition " + std::to_string(shard) + " is not owned by this node");
 }
 
+/// The address of the node that owns `shard` by membership's last word, or "" when
+/// that is nobody, unknown or this node itself.
+std::string owner_elsewhere(node_actor* self, int16_t shard) {
+  const auto& st = self->state;
+  auto i = static_cast<size_t>(shard);
+  if (i >= st.owners.size() || st.owners[i] == st.address)
+    return {};
+  return st.owners[i];
+}
+
+/// Forwards a request to the node that owns `shard`, as `(forward_atom, m)` (which
+/// that node never forwards again, so two nodes that disagree about an owner cannot
+/// pass a request back and forth); its answer goes straight to the requester.
+template <class Msg>
+void forward(node_actor* self, int16_t shard, caf::response_promise rp, const Msg& m) {
+  auto address = owner_elsewhere(self, shard);
+  if (address.empty()) {
+    rp.deliver(not_owned(shard));
+    return;
+  }
+  self->state.peers.with(self, address, [rp, m, shard, address](const caf::actor* peer) mutable {
+    if (peer)
+      rp.delegate(*peer, forward_atom_v, m);
+    else
+      rp.deliver(store::make_error(store::errc::unavailable,
+                                   "partition " + std::to_string(shard) + " is owned by the node at "
+                                     + address + ", which this node cannot reach: retry"));
+  });
+}
+
 /// Delegates a request to the owner of `shard` (its answer goes straight to the
-/// requester), or answers `unavailable`.
-template <class... Ts>
+/// requester): the partition's actor here, or the node that owns it when `forwarded`
+/// is false; else answers `unavailable`.
+template <class Atom, class Msg>
 caf::response_promise route(node_actor* self, int16_t shard,
-                            caf::actor partition_handles::*role, Ts&&... xs) {
+                            caf::actor partition_handles::*role, bool forwarded, Atom atom,
+                            const Msg& m) {
   auto rp = self->make_response_promise();
   if (const auto* h = owner(self, shard))
-    rp.delegate(h->*role, std::forward<Ts>(xs)...);
-  else
+    rp.delegate(h->*role, atom, m);
+  else if (forwarded)
     rp.deliver(not_owned(shard));
+  else
+    forward(self, shard, rp, m);
   return rp;
 }
 
 /// Forwards a hint to the owning actor of `shard`; dropped when nudges are off or the
-/// partition is not owned here (the owner's poll finds the work, I9).
+/// partition is not owned here (the owner's poll finds the work, I9). False when dropped.
 template <class... Ts>
-void hint(node_actor* self, int16_t shard, caf::actor partition_handles::*role, Ts&&... xs) {
+bool hint(node_actor* self, int16_t shard, caf::actor partition_handles::*role, Ts&&... xs) {
+  if (!self->state.nudges)
+    return false;
+  const auto* h = owner(self, shard);
+  if (h)
+    self->send(h->*role, std::forward<Ts>(xs)...);
+  return h != nullptr;
+}
+
+/// Sends `(forward_atom, xs...)` to the node that owns `shard` when a link to it is
+/// open; else the link starts opening and this hint is lost (I9).
+template <class... Ts>
+void hint_elsewhere(node_actor* self, int16_t shard, Ts&&... xs) {
   if (!self->state.nudges)
     return;
-  if (const auto* h = owner(self, shard))
-    self->send(h->*role, std::forward<Ts>(xs)...);
+  if (auto address = owner_elsewhere(self, shard); !address.empty())
+    if (const auto* peer = self->state.peers.open_or_start(self, address))
+      self->send(*peer, forward_atom_v, std::forward<Ts>(xs)...);
 }
 
 /// Routes a request about one workflow to the decider of its shard.
 template <class Atom, class Msg>
-caf::response_promise to_decider(node_actor* self, const std::string& workflow, Atom atom,
-                                 const Msg& m) {
+caf::response_promise to_decider(node_actor* self, const std::string& workflow, bool forwarded,
+                                 Atom atom, const Msg& m) {
   if (!is_uuid_text(workflow)) {
     auto rp = self->make_response_promise();
     rp.deliver(store::make_error(store::errc::invalid,
@@ -103,7 +150,7 @@ caf::response_promise to_decider(node_actor* self, const std::string& workflow, 
     return rp;
   }
   return route(self, shard_of(workflow, self->state.partitions), &partition_handles::decider,
-               atom, m);
+               forwarded, atom, m);
 }
 
 /// Brings the running partitions in line with `st.owned`.
@@ -225,6 +272,8 @@ caf::behavior node_behavior(node_actor* self, node_options opt) {
   self->set_exit_handler([self](caf::exit_msg& msg) { stop_everything(self, msg.reason); });
   self->set_down_handler([self](caf::down_msg& dm) {
     auto& st = self->state;
+    if (st.peers.forget(dm.source))
+      return;
     for (auto it = st.parts.begin(); it != st.parts.end(); ++it) {
       if (it->second.supervisor.address() != dm.source)
         continue;
@@ -259,21 +308,44 @@ caf::behavior node_behavior(node_actor* self, node_options opt) {
       return rp;
     },
     [=](complete_atom, const msg::task_result& m) {
-      return to_decider(self, m.workflow_id, complete_atom_v, m);
+      return to_decider(self, m.workflow_id, false, complete_atom_v, m);
     },
     [=](command_atom, const msg::workflow_command& m) {
-      return to_decider(self, m.workflow_id, command_atom_v, m);
+      return to_decider(self, m.workflow_id, false, command_atom_v, m);
     },
     [=](poll_atom, const msg::poll_request& m) {
       return route(self, queue_shard(m.queue, self->state.partitions), &partition_handles::lessor,
-                   poll_atom_v, m);
+                   false, poll_atom_v, m);
     },
-    [=](work_atom, const std::string& queue) {
+    [=](owners_atom, std::vector<std::string> owners) {
+      self->state.owners = std::move(owners);
+    },
+    // Forwarded by another node: served here or answered `unavailable`, never passed on.
+    [=](forward_atom, const msg::task_result& m) {
+      return to_decider(self, m.workflow_id, true, complete_atom_v, m);
+    },
+    [=](forward_atom, const msg::workflow_command& m) {
+      return to_decider(self, m.workflow_id, true, command_atom_v, m);
+    },
+    [=](forward_atom, const msg::poll_request& m) {
+      return route(self, queue_shard(m.queue, self->state.partitions), &partition_handles::lessor,
+                   true, poll_atom_v, m);
+    },
+    [=](forward_atom, work_atom, const std::string& queue) {
       hint(self, queue_shard(queue, self->state.partitions), &partition_handles::lessor,
            work_atom_v, queue);
     },
-    [=](decide_atom, int16_t shard) {
+    [=](forward_atom, decide_atom, int16_t shard) {
       hint(self, shard, &partition_handles::decider, decide_atom_v);
+    },
+    [=](work_atom, const std::string& queue) {
+      auto shard = queue_shard(queue, self->state.partitions);
+      if (!hint(self, shard, &partition_handles::lessor, work_atom_v, queue))
+        hint_elsewhere(self, shard, work_atom_v, queue);
+    },
+    [=](decide_atom, int16_t shard) {
+      if (!hint(self, shard, &partition_handles::decider, decide_atom_v))
+        hint_elsewhere(self, shard, decide_atom_v, shard);
     },
     [=](armed_atom, int16_t shard, int64_t fire_at_ms) {
       hint(self, shard, &partition_handles::timer, armed_atom_v, fire_at_ms);

@@ -11,11 +11,15 @@
 //   (poll_atom, msg::poll_request)        -> vector<leased_task> to the lessor of queue_shard(queue)
 //   (status_atom)                         -> std::string        JSON: node, owned partitions, epochs
 // Requests are delegated (the owner answers the requester directly). A request for a
-// partition this node does not own is answered `unavailable: partition N is not owned
-// by this node`. Hints — (work_atom, queue), (decide_atom, int16_t shard),
-// (armed_atom, int16_t shard, int64_t fire_at_ms), (outbox_atom, int16_t shard) — go
-// to the owning actor, or are dropped when engine.nudges = false or the partition is
-// not owned here (the owner's poll finds the work, I9).
+// partition another node owns (membership's (owners_atom, std::vector<std::string>))
+// is forwarded to that node's api as (forward_atom, msg), which the node there serves
+// or answers `unavailable: partition N is not owned by this node`, never forwarding it
+// again; so is a request nobody is known to own. Hints — (work_atom, queue),
+// (decide_atom, int16_t shard), (armed_atom, int16_t shard, int64_t fire_at_ms),
+// (outbox_atom, int16_t shard) — go to the owning actor; work and decide hints for
+// another node's partition go to that node while a link to it is open. Hints are
+// dropped when engine.nudges = false or nobody here or linked can take them (the
+// owner's poll finds the work, I9).
 // Stopping it (exit_reason::user_shutdown from `nodeflow serve` on SIGTERM) stops the
 // partitions, and membership releases the leases and marks the node stopped.
 

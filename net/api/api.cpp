@@ -19,10 +19,18 @@ namespace nf::net {
 namespace {
 
 // The published interface plus the api's own messages: its timer (re-reading
-// the history for events requests that wait) and the node arriving after the
-// api was published. Only `client_api` is published.
-using api_actor =
-  client_api::extend<caf::reacts_to<tick_atom, uint64_t>, caf::reacts_to<caf::actor>>;
+// the history for events requests that wait), the node arriving after the api
+// was published, and what another node forwards to this one (docs/engine.md §2:
+// a completion, command or poll for a partition this node owns, and the hints it
+// routes here; served here, never forwarded again). Only `client_api` is
+// published; a peer node sends through an untyped handle.
+using api_actor = client_api::extend<
+  caf::reacts_to<tick_atom, uint64_t>, caf::reacts_to<caf::actor>,
+  caf::replies_to<forward_atom, msg::task_result>::with<std::string>,
+  caf::replies_to<forward_atom, msg::workflow_command>::with<std::string>,
+  caf::replies_to<forward_atom, msg::poll_request>::with<std::vector<msg::leased_task>>,
+  caf::reacts_to<forward_atom, work_atom, std::string>,
+  caf::reacts_to<forward_atom, decide_atom, int16_t>>;
 
 // An events request waiting for its first new event.
 struct pending_events {
@@ -233,6 +241,27 @@ api_actor::behavior_type api(api_pointer self, api_options opts) {
     [self](status_atom) -> caf::result<std::string> { return status(self); },
     [self](deadletter_atom, msg::deadletter_request& r) -> caf::result<std::string> {
       return to_store<std::string>(self, check(r), deadletter_atom_v, std::move(r));
+    },
+    // From another node: checked there, and again here (a peer is a client too).
+    [self, timeout](forward_atom, msg::task_result& r) -> caf::result<std::string> {
+      return to_node<std::string>(self, check(r), timeout, forward_atom_v, std::move(r));
+    },
+    [self, timeout](forward_atom, msg::workflow_command& c) -> caf::result<std::string> {
+      return to_node<std::string>(self, check(c), timeout, forward_atom_v, std::move(c));
+    },
+    [self, timeout, limits](forward_atom,
+                            msg::poll_request& r) -> caf::result<std::vector<msg::leased_task>> {
+      auto wait = timeout + std::chrono::milliseconds{r.timeout_ms};
+      return to_node<std::vector<msg::leased_task>>(self, check(r, limits), wait, forward_atom_v,
+                                                    std::move(r));
+    },
+    [self](forward_atom, work_atom, std::string& queue) {
+      if (self->state.opts.node)
+        caf::anon_send(self->state.opts.node, forward_atom_v, work_atom_v, std::move(queue));
+    },
+    [self](forward_atom, decide_atom, int16_t shard) {
+      if (self->state.opts.node)
+        caf::anon_send(self->state.opts.node, forward_atom_v, decide_atom_v, shard);
     },
   };
 }

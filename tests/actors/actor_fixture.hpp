@@ -32,6 +32,7 @@ struct probe_log {
   std::map<std::string, int> counts;
   std::vector<std::string> queues;
   std::vector<int16_t> owned;  ///< the last owned set membership reported
+  std::vector<std::string> owners;  ///< the last owner map membership reported
 
   void add(const std::string& what) {
     std::lock_guard<std::mutex> g{mtx};
@@ -44,6 +45,10 @@ struct probe_log {
   size_t owned_now() {
     std::lock_guard<std::mutex> g{mtx};
     return owned.size();
+  }
+  std::vector<std::string> owners_now() {
+    std::lock_guard<std::mutex> g{mtx};
+    return owners;
   }
 };
 
@@ -61,6 +66,11 @@ inline caf::behavior probe(caf::event_based_actor*, std::shared_ptr<probe_log> l
       log->add("partitions");
       std::lock_guard<std::mutex> g{log->mtx};
       log->owned = owned;
+    },
+    [=](owners_atom, const std::vector<std::string>& owners) {
+      log->add("owners");
+      std::lock_guard<std::mutex> g{log->mtx};
+      log->owners = owners;
     },
   };
 }

@@ -1,6 +1,8 @@
 #define CAF_SUITE actors.membership
 #include "tests/actors/actor_fixture.hpp"
 
+#include <algorithm>
+
 #include <caf/exit_reason.hpp>
 
 #include "actors/membership/membership.hpp"
@@ -73,6 +75,12 @@ CAF_TEST(a joining node receives its fair share and epochs only grow) {
   // The two moved partitions changed hands with a bumped epoch.
   CAF_CHECK_EQUAL(count(R"(SELECT count(*) FROM "PartitionLeases" WHERE "epoch" = 2)"), 2);
   CAF_CHECK_EQUAL(count(R"(SELECT count(*) FROM "PartitionLeases" WHERE "epoch" = 1)"), 2);
+  // The node hears who owns each partition (what it forwards requests by).
+  CAF_CHECK(test::wait_until([&] {
+    auto o = hints->owners_now();
+    return o.size() == 4 && std::count(o.begin(), o.end(), "a:1") == 2
+           && std::count(o.begin(), o.end(), "b:1") == 2;
+  }));
   caf::anon_send_exit(a, caf::exit_reason::user_shutdown);
   caf::anon_send_exit(b, caf::exit_reason::user_shutdown);
 }
