@@ -153,6 +153,12 @@ caf::response_promise to_decider(node_actor* self, const std::string& workflow, 
                forwarded, atom, m);
 }
 
+/// Routes a poll to the lessor of its queue's shard.
+caf::response_promise to_lessor(node_actor* self, bool forwarded, const msg::poll_request& m) {
+  return route(self, queue_shard(m.queue, self->state.partitions), &partition_handles::lessor,
+               forwarded, poll_atom_v, m);
+}
+
 /// Brings the running partitions in line with `st.owned`.
 void sync_partitions(node_actor* self) {
   auto& st = self->state;
@@ -313,10 +319,7 @@ caf::behavior node_behavior(node_actor* self, node_options opt) {
     [=](command_atom, const msg::workflow_command& m) {
       return to_decider(self, m.workflow_id, false, command_atom_v, m);
     },
-    [=](poll_atom, const msg::poll_request& m) {
-      return route(self, queue_shard(m.queue, self->state.partitions), &partition_handles::lessor,
-                   false, poll_atom_v, m);
-    },
+    [=](poll_atom, const msg::poll_request& m) { return to_lessor(self, false, m); },
     [=](owners_atom, std::vector<std::string> owners) {
       self->state.owners = std::move(owners);
     },
@@ -327,10 +330,7 @@ caf::behavior node_behavior(node_actor* self, node_options opt) {
     [=](forward_atom, const msg::workflow_command& m) {
       return to_decider(self, m.workflow_id, true, command_atom_v, m);
     },
-    [=](forward_atom, const msg::poll_request& m) {
-      return route(self, queue_shard(m.queue, self->state.partitions), &partition_handles::lessor,
-                   true, poll_atom_v, m);
-    },
+    [=](forward_atom, const msg::poll_request& m) { return to_lessor(self, true, m); },
     [=](forward_atom, work_atom, const std::string& queue) {
       hint(self, queue_shard(queue, self->state.partitions), &partition_handles::lessor,
            work_atom_v, queue);
