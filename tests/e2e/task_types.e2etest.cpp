@@ -136,3 +136,26 @@ CAF_TEST(every task type completes end to end and nested) {
   workers.stop();
   CAF_CHECK(f.stop_node());
 }
+
+// One evaluation runs at most flow::max_inline_steps_per_decide inline steps and then
+// asks to be evaluated again (decide_again). A loop of inline tasks longer than that
+// must go on in the next evaluation: with the workflow's DecideQueues row deleted
+// after the first, nothing woke it and it stayed RUNNING after 500 iterations.
+CAF_TEST(a loop of inline tasks longer than one evaluation runs to its end) {
+  test::e2e_fixture f{"e2e_long_inline_loop"};
+  f.start_node();
+  f.define(R"([{"name": "e2e_long_loop", "version": 1, "tasks": [
+    {"name": "loop", "taskReferenceName": "loop", "type": "DO_WHILE",
+     "loopCondition": "$.loop['iteration'] < 1500",
+     "loopOver": [{"name": "count", "taskReferenceName": "count", "type": "SET_VARIABLE",
+                   "inputParameters": {"last": "${loop.output.iteration}"}}]}]}])");
+  auto id = f.start("e2e_long_loop");
+  CAF_REQUIRE_EQUAL(f.await_end(id, 30s), "COMPLETED");
+  CAF_CHECK(f.get(id).at("variables").at("last") == 1500);
+  CAF_CHECK_EQUAL(f.count(R"(SELECT count(*) FROM "TaskExecutions"
+                             WHERE "workflowId" = $1 AND "refName" = 'count')",
+                          store::params::of(id)),
+                  1500);
+  CAF_CHECK_EQUAL(f.workflows_with_history_gaps(), 0);
+  CAF_CHECK(f.stop_node());
+}
