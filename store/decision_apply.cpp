@@ -152,9 +152,14 @@ UPDATE "TaskExecutions" t SET "deciderSeenAt" = now()
  WHERE t."workflowId" = u.wf AND t."id" = u.id AND t."deciderSeenAt" IS NULL
    AND t."workflowId" = ANY($1::uuid[]) AND t."id" = ANY($2::uuid[]))", 1};
 
+// "publishedAt": now() while no sink is enabled (migration 0013), evaluated once per
+// statement here rather than once per row by the column default.
 const statement insert_outbox{"decide.outbox", R"(
-INSERT INTO "OutboxEvents" ("shard", "namespaceId", "workflowId", "eventType", "payload")
-SELECT * FROM unnest($1::smallint[], $2::uuid[], $3::uuid[], $4::text[], $5::jsonb[]))"};
+INSERT INTO "OutboxEvents" ("shard", "namespaceId", "workflowId", "eventType", "payload",
+                            "publishedAt")
+SELECT u.*, (SELECT "outbox_published_at"())
+  FROM unnest($1::smallint[], $2::uuid[], $3::uuid[], $4::text[], $5::jsonb[])
+    AS u(shard, ns, wf, et, payload))"};
 
 // Only rows this transaction claimed (and so holds locked): see decision_write::dequeue.
 const statement dequeue{"decide.dequeue", R"(

@@ -119,10 +119,12 @@ e AS (
                                 "refName", "payload")
   SELECT wf, seq, now(), ns, et::workflow_event_type, tid, ref, payload FROM u),
 o AS (
-  INSERT INTO "OutboxEvents" ("shard", "namespaceId", "workflowId", "eventType", "payload")
+  INSERT INTO "OutboxEvents" ("shard", "namespaceId", "workflowId", "eventType", "payload",
+                              "publishedAt")
   SELECT shard, ns, wf, et,
          jsonb_build_object('workflowId', wf, 'seq', seq, 'at', now(), 'taskId', tid,
-                            'refName', ref, 'data', payload)
+                            'refName', ref, 'data', payload),
+         (SELECT "outbox_published_at"())
     FROM u)
 SELECT "id" FROM s)"};
 

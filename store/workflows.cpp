@@ -71,8 +71,10 @@ t AS (
   SELECT now() + make_interval(secs => "timeoutSeconds"), shard, 'workflowTimeout', id, started
     FROM s WHERE "timeoutSeconds" > 0),
 o AS (
-  INSERT INTO "OutboxEvents" ("shard", "namespaceId", "workflowId", "eventType", "payload")
-  SELECT shard, ns, id, 'workflow.started', payload || jsonb_build_object('workflowId', id)
+  INSERT INTO "OutboxEvents" ("shard", "namespaceId", "workflowId", "eventType", "payload",
+                              "publishedAt")
+  SELECT shard, ns, id, 'workflow.started', payload || jsonb_build_object('workflowId', id),
+         (SELECT "outbox_published_at"())
     FROM s)
 SELECT ord, id, shard FROM s)"};
 

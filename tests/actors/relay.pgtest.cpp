@@ -45,13 +45,15 @@ struct fixture : test::partition_actors_fixture {
         store::params::of(url, max_attempts));
   }
 
-  /// `n` events of `type` on the relay's partition; returns their eventIds.
+  /// `n` deliverable events of `type` on the relay's partition (as written while a sink
+  /// was enabled, migration 0013); returns their eventIds.
   std::vector<std::string> insert_events(int n, const std::string& type = "TASK_COMPLETED") {
     std::vector<std::string> ids;
     for (int i = 0; i < n; ++i)
-      ids.push_back(scalar(R"(INSERT INTO "OutboxEvents" ("shard", "namespaceId", "eventType", "payload")
+      ids.push_back(scalar(R"(INSERT INTO "OutboxEvents" ("shard", "namespaceId", "eventType", "payload",
+                                                         "publishedAt")
                               VALUES ($1, '00000000-0000-0000-0000-000000000001', $2,
-                                      jsonb_build_object('n', $3::int))
+                                      jsonb_build_object('n', $3::int), NULL)
                               RETURNING "eventId")",
                            store::params::of(shard, type, i)));
     return ids;
@@ -145,7 +147,7 @@ CAF_TEST(without a sink a hint starts no round and the poll publishes) {
   auto before = backends();
   auto r = relay({{"relay.poll_interval_ms", "60000"}});
   await_round(before, R"("nextAttemptAt" <= now())"); // the first poll: no sink
-  insert_events(2);
+  insert_events(2); // written while a sink existed, since disabled
   for (int i = 0; i < 3; ++i)
     self->send(r, outbox_atom_v);
   std::this_thread::sleep_for(300ms); // a round per hint would publish within milliseconds

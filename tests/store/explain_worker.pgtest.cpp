@@ -232,9 +232,11 @@ namespace {
 /// 20,000 due events over 16 shards: a claim that walked the index in "nextAttemptAt"
 /// order and filtered shards would sort or scan past the other fifteen.
 void insert_due_events(fixture& f) {
+  // Deliverable, as when a sink is enabled ("publishedAt" NULL).
   f.sql(R"(INSERT INTO "OutboxEvents" ("shard", "namespaceId", "workflowId", "eventType", "payload",
-                                        "nextAttemptAt")
-           SELECT g % 16, uuidv7(), uuidv7(), 'TASK_COMPLETED', '{}', now() - g * interval '1 ms'
+                                        "nextAttemptAt", "publishedAt")
+           SELECT g % 16, uuidv7(), uuidv7(), 'TASK_COMPLETED', '{}', now() - g * interval '1 ms',
+                  NULL
              FROM generate_series(1, 20000) g)");
   f.sql(R"(ANALYZE "OutboxEvents")");
 }

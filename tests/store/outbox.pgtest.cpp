@@ -14,16 +14,34 @@ namespace {
 struct fixture : test::worker_fixture {
   fixture() : worker_fixture("outbox") {}
 
-  /// `n` events on `shard`; returns their ids in insert order.
+  /// `n` deliverable events on `shard` (as written while a sink is enabled); returns
+  /// their ids in insert order.
   std::vector<int64_t> insert_events(int n, int shard = 0) {
     std::vector<int64_t> ids;
     for (int i = 0; i < n; ++i)
-      ids.push_back(count(R"(INSERT INTO "OutboxEvents" ("shard", "namespaceId", "eventType", "payload")
+      ids.push_back(count(R"(INSERT INTO "OutboxEvents" ("shard", "namespaceId", "eventType", "payload",
+                                                        "publishedAt")
                              VALUES ($1, '00000000-0000-0000-0000-000000000001', 'TASK_COMPLETED',
-                                     jsonb_build_object('n', $2::int))
+                                     jsonb_build_object('n', $2::int), NULL)
                              RETURNING "id")",
                           params::of(shard, i)));
     return ids;
+  }
+
+  void enable_sink() {
+    sql(R"(INSERT INTO "WebhookSinks" ("namespaceId", "url")
+           VALUES ('00000000-0000-0000-0000-000000000001', 'http://127.0.0.1:9/'))");
+  }
+
+  /// An event written with "publishedAt" left to its default, migration 0013's rule (the
+  /// engine's inserts apply the same function). True when it was stored deliverable.
+  bool written_deliverable() {
+    auto id = count(R"(INSERT INTO "OutboxEvents" ("shard", "namespaceId", "eventType")
+                       VALUES (5, '00000000-0000-0000-0000-000000000001', 'TASK_COMPLETED')
+                       RETURNING "id")");
+    return count(R"(SELECT count(*) FROM "OutboxEvents" WHERE "id" = $1 AND "publishedAt" IS NULL)",
+                 params::of(id))
+           == 1;
   }
 
   std::vector<outbox_event> claim(std::vector<shard_id> shards = {}, int limit = 100) {
@@ -92,6 +110,18 @@ CAF_TEST(without sinks the shard s deliverable events are published without a cl
   CAF_REQUIRE(again);
   CAF_CHECK_EQUAL(*again, 0);
   CAF_CHECK(!publish_undeliverable(conn, outbox_claim{{}, 0, 30})); // limit out of range
+}
+
+// Migration 0013: with no enabled sink an event has nowhere to go and is stored
+// published, so the relay has nothing to do for it; with one it is deliverable.
+CAF_TEST(an event written while no sink is enabled is stored published) {
+  CAF_CHECK(!written_deliverable());
+  enable_sink();
+  CAF_CHECK(written_deliverable());
+  CAF_CHECK_EQUAL(claim({shard_id{5}}).size(), 1u);
+  sql(R"(UPDATE "WebhookSinks" SET "enabled" = false)");
+  CAF_CHECK(!written_deliverable());
+  CAF_CHECK(claim({shard_id{5}}).empty());
 }
 
 CAF_TEST(failed deliveries back off exponentially then dead letter) {
@@ -176,6 +206,15 @@ CAF_TEST(dead letters page by keyset and replay with the same event id) {
 }
 
 CAF_TEST(events written by the worker path reach the outbox with their history seq) {
+  // No sink yet: the lease's TASK_STARTED is stored published (migration 0013).
+  auto before = insert_workflow();
+  insert_task(before, "a", "qo");
+  lease_one("qo");
+  CAF_CHECK_EQUAL(count(R"(SELECT count(*) FROM "OutboxEvents"
+                           WHERE "workflowId" = $1 AND "publishedAt" IS NOT NULL)",
+                        params::of(before)),
+                  1);
+  enable_sink();
   auto wf = insert_workflow();
   insert_task(wf, "a", "qo");
   auto t = lease_one("qo");
