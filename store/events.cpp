@@ -12,7 +12,10 @@ namespace nf::store {
 
 namespace {
 
-// The insert of events whose seqs are known. The task id of an event named by identity is
+// The insert of events whose seqs are known. "at" is the clock when the row is made, after
+// the workflow's row lock was taken (not now(), the transaction's start): so "at" grows
+// with "seq", and an event caused by another transaction's commit is later than the events
+// of that transaction (a lease that took the slot a completion freed starts after it). The task id of an event named by identity is
 // looked up when the event is written (so a task inserted earlier in the transaction is
 // found), by a scalar subquery: it runs per event as an index probe of one partition, where a
 // join could be planned as a hash of scanned partitions while the tables are small, a plan
@@ -22,8 +25,8 @@ namespace {
 // once per id of the whole batch.
 #define NF_EVENTS_INSERT(seq, ns, wfs)                                                        \
   R"(INSERT INTO "WorkflowEvents")"                                                           \
-  R"( ("workflowId", "seq", "namespaceId", "eventType", "taskId", "refName", "payload"))"     \
-  R"( SELECT e.wf, )" seq ", " ns R"(, e.type::workflow_event_type,)"                          \
+  R"( ("workflowId", "seq", "at", "namespaceId", "eventType", "taskId", "refName", "payload"))" \
+  R"( SELECT e.wf, )" seq R"(, clock_timestamp(), )" ns R"(, e.type::workflow_event_type,)"    \
   R"( COALESCE(e.task, (SELECT x."id" FROM "TaskExecutions" x)"                               \
   R"( WHERE e.iter IS NOT NULL AND x."workflowId" = e.wf AND x."refName" = e.ref)"            \
   R"( AND x."iteration" = e.iter AND x."attempt" = e.att /*prune: AND x."workflowId" = ANY()" \

@@ -98,10 +98,11 @@ constexpr int64_t unknown_timers_within_s = 10LL * 366 * 24 * 3600;
 // "lastSeq" and is published in the same statement, built from the same row as the event
 // rather than joined back to the insert's RETURNING: the CTEs' row estimates are guesses, and
 // that join was planned as a nested loop, quadratic in the batch (W2: 0.14 → 0.29 ms per
-// task). "at" is now() in both, the transaction's start. The statement returns the ids of the
-// execution rows it found: a workflow missing from them has no row to append to. One
-// statement, rather than an UPDATE whose result numbers the inserts, saves the caller a
-// round trip.
+// task). "at" is the clock when the row is made, after the row lock, the same in both (as in
+// store/events.cpp: it grows with "seq", and follows the commits that caused it). The
+// statement returns the ids of the execution rows it found: a workflow missing from them has
+// no row to append to. One statement, rather than an UPDATE whose result numbers the inserts,
+// saves the caller a round trip.
 constexpr statement append_events{"workflow_event.append", R"(
 WITH s AS (
   UPDATE "WorkflowExecutions" w SET "lastSeq" = w."lastSeq" + c.n, "updatedAt" = now()
@@ -110,19 +111,20 @@ WITH s AS (
      AND w."id" = ANY($1::uuid[])
   RETURNING w."id", w."lastSeq" - c.n AS base),
 u AS (
-  SELECT u.wf, s.base + u.k AS seq, u.ns, u.et, u.tid, u.ref, u.payload, u.shard
+  SELECT u.wf, s.base + u.k AS seq, u.ns, u.et, u.tid, u.ref, u.payload, u.shard,
+         clock_timestamp() AS at
     FROM unnest($3::uuid[], $4::bigint[], $5::uuid[], $6::text[], $7::uuid[], $8::text[],
                 $9::jsonb[], $10::smallint[]) AS u(wf, k, ns, et, tid, ref, payload, shard)
     JOIN s ON s."id" = u.wf),
 e AS (
   INSERT INTO "WorkflowEvents" ("workflowId", "seq", "at", "namespaceId", "eventType", "taskId",
                                 "refName", "payload")
-  SELECT wf, seq, now(), ns, et::workflow_event_type, tid, ref, payload FROM u),
+  SELECT wf, seq, at, ns, et::workflow_event_type, tid, ref, payload FROM u),
 o AS (
   INSERT INTO "OutboxEvents" ("shard", "namespaceId", "workflowId", "eventType", "payload",
                               "publishedAt")
   SELECT shard, ns, wf, et,
-         jsonb_build_object('workflowId', wf, 'seq', seq, 'at', now(), 'taskId', tid,
+         jsonb_build_object('workflowId', wf, 'seq', seq, 'at', at, 'taskId', tid,
                             'refName', ref, 'data', payload),
          (SELECT "outbox_published_at"())
     FROM u)
