@@ -64,10 +64,12 @@ CAF_TEST(a rate limit and a concurrency limit are never exceeded) {
   // Rate: the limit's windows as the engine opens them: a window starts at the
   // first lease at least rate_seconds after the current window's start. No window
   // may hold more than rate_limit leases.
+  // Read on the clock the windows are kept on: the lease transaction's now(), which is the
+  // task's "startedAt" (an event's "at" is read later, when its row is made).
   auto starts = f.sql(R"(
-    SELECT (extract(epoch FROM e."at") * 1000000)::bigint AS us
-      FROM "WorkflowEvents" e JOIN "WorkflowExecutions" w ON w."id" = e."workflowId"
-     WHERE w."workflowName" = 'e2e_rate' AND e."eventType" = 'TASK_STARTED' ORDER BY 1)");
+    SELECT (extract(epoch FROM t."startedAt") * 1000000)::bigint AS us
+      FROM "TaskExecutions" t JOIN "WorkflowExecutions" w ON w."id" = t."workflowId"
+     WHERE w."workflowName" = 'e2e_rate' AND t."refName" = 'r' ORDER BY 1)");
   CAF_REQUIRE_EQUAL(starts.rows(), rate_workflows);
   int64_t window_start = 0;
   int in_window = 0;
