@@ -15,14 +15,14 @@ namespace {
 // The insert of events whose seqs are known. "at" is the clock when the row is made, after
 // the workflow's row lock was taken (not now(), the transaction's start): so "at" grows
 // with "seq", and an event caused by another transaction's commit is later than the events
-// of that transaction (a lease that took the slot a completion freed starts after it). The task id of an event named by identity is
-// looked up when the event is written (so a task inserted earlier in the transaction is
-// found), by a scalar subquery: it runs per event as an index probe of one partition, where a
-// join could be planned as a hash of scanned partitions while the tables are small, a plan
-// that stays cached as they grow. A small batch's variant also bounds it by the events'
-// workflow ids, so it sets up only their partitions (the `prune:` comment,
-// store/pg/pruning.hpp); the statement as written must not: a probe would search the index
-// once per id of the whole batch.
+// of that transaction (a lease that took the slot a completion freed starts after it).
+// The task id of an event named by identity is looked up when the event is written (so a
+// task inserted earlier in the transaction is found), by a scalar subquery: it runs per event
+// as an index probe of one partition, where a join could be planned as a hash of scanned
+// partitions while the tables are small, a plan that stays cached as they grow. A small
+// batch's variant also bounds it by the events' workflow ids, so it sets up only their
+// partitions (the `prune:` comment, store/pg/pruning.hpp); the statement as written must
+// not: a probe would search the index once per id of the whole batch.
 #define NF_EVENTS_INSERT(seq, ns, wfs)                                                        \
   R"(INSERT INTO "WorkflowEvents")"                                                           \
   R"( ("workflowId", "seq", "at", "namespaceId", "eventType", "taskId", "refName", "payload"))" \

@@ -227,7 +227,10 @@ store::decision_write to_write(const store::workflow_snapshot& s, const flow::de
   w.seen = s.unprocessed();
   for (const auto& e : d.events)
     add_event(w, e, s.id.str());
-  w.dequeue = true;
+  // decide() stopped early (max_inline_steps_per_decide): the claimed row stays, so the
+  // next flush claims and evaluates the workflow again. Deleted, nothing would: the
+  // tasks this evaluation ran are already seen (I3) and no one else wakes it.
+  w.dequeue = !d.decide_again;
   return w;
 }
 

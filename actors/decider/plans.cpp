@@ -134,11 +134,6 @@ workflow_plan plan_evaluation(const store::workflow_snapshot& s, const flow::wor
   p.children = std::move(d.sub_workflows);
   p.failure = std::move(d.failure_workflow);
   p.decide_again = d.decide_again;
-  // decide() stopped early (max_inline_steps_per_decide): the claimed row stays, so the
-  // next flush claims and evaluates the workflow again. Deleted, nothing would: the
-  // tasks this evaluation ran are already seen (I3) and no one else wakes it.
-  if (d.decide_again)
-    p.write.dequeue = false;
   if (d.status && flow::is_terminal(*d.status))
     p.parent_end = parent_end_of(s, *d.status, d.output, d.reason_for_incompletion);
   return p;
