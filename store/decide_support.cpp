@@ -6,6 +6,7 @@
 
 #include "store/json.hpp"
 #include "store/pg/errors.hpp"
+#include "store/pg/pipeline.hpp"
 #include "store/task_transitions.hpp"
 
 namespace nf::store {
@@ -71,45 +72,61 @@ array_literal id_list(const std::vector<workflow_id>& ids) {
 
 } // namespace
 
+void add_now_ms(pipeline& p) {
+  p.add(now_ms_read, params{});
+}
+
+int64_t now_ms_of(const result& r) {
+  return r.i64(0, 0);
+}
+
 caf::expected<int64_t> server_now_ms(connection& conn) {
   auto r = conn.run1(now_ms_read);
   if (!r)
     return std::move(r.error());
-  return r->i64(0, 0);
+  return now_ms_of(*r);
+}
+
+void add_definition_stamps(pipeline& p, const std::vector<namespace_id>& namespaces) {
+  p.add(definition_stamps,
+        params::of(ids_array(namespaces, [](const namespace_id& n) { return n; })));
+}
+
+std::map<std::string, std::string> definition_stamps_of(const result& r) {
+  std::map<std::string, std::string> out;
+  for (int row = 0; row < r.rows(); ++row)
+    out[r.str(row, 0)] = r.str(row, 1);
+  return out;
 }
 
 caf::expected<std::map<std::string, std::string>>
 load_definition_stamps(connection& conn, const std::vector<namespace_id>& namespaces) {
-  std::map<std::string, std::string> out;
   if (namespaces.empty())
-    return out;
-  auto r = conn.run(definition_stamps,
-                    params::of(ids_array(namespaces, [](const namespace_id& n) { return n; })));
-  if (!r)
-    return std::move(r.error());
-  for (int row = 0; row < r->rows(); ++row)
-    out[r->str(row, 0)] = r->str(row, 1);
-  return out;
+    return std::map<std::string, std::string>{};
+  pipeline p{conn};
+  add_definition_stamps(p, namespaces);
+  auto rs = p.run();
+  if (!rs)
+    return std::move(rs.error());
+  return definition_stamps_of((*rs)[0]);
 }
 
-caf::expected<std::map<std::string, history_facts>>
-load_history_facts(transaction& tx, const std::vector<workflow_id>& ids) {
+void add_history_facts(pipeline& p, const std::vector<workflow_id>& ids) {
+  p.add(history_facts_read, params::of(id_list(ids)));
+}
+
+std::map<std::string, history_facts> history_facts_of(const result& r) {
   std::map<std::string, history_facts> out;
-  if (ids.empty())
-    return out;
-  auto r = tx.conn().run(history_facts_read, params::of(id_list(ids)));
-  if (!r)
-    return std::move(r.error());
-  for (int row = 0; row < r->rows(); ++row) {
-    auto& facts = out[r->str(row, 0)];
-    auto type = r->text(row, 2);
+  for (int row = 0; row < r.rows(); ++row) {
+    auto& facts = out[r.str(row, 0)];
+    auto type = r.text(row, 2);
     boost::json::error_code ec;
-    auto payload = boost::json::parse(r->text(row, 3), ec);
+    auto payload = boost::json::parse(r.text(row, 3), ec);
     const auto* obj = ec ? nullptr : payload.if_object();
     if (type == "SIGNAL_RECEIVED") {
       signal_row s;
-      s.seq = r->i64(row, 1);
-      s.at_ms = r->i64(row, 4);
+      s.seq = r.i64(row, 1);
+      s.at_ms = r.i64(row, 4);
       s.payload = "null";
       if (obj != nullptr) {
         if (const auto* n = obj->if_contains("name"); n != nullptr && n->is_string())
@@ -121,10 +138,22 @@ load_history_facts(transaction& tx, const std::vector<workflow_id>& ids) {
     } else if (obj != nullptr) {
       const auto* reset = obj->if_contains("timeoutReset");
       if (reset != nullptr && reset->is_bool() && reset->get_bool())
-        facts.timeout_reset_ms = r->i64(row, 4);
+        facts.timeout_reset_ms = r.i64(row, 4);
     }
   }
   return out;
+}
+
+caf::expected<std::map<std::string, history_facts>>
+load_history_facts(transaction& tx, const std::vector<workflow_id>& ids) {
+  if (ids.empty())
+    return std::map<std::string, history_facts>{};
+  pipeline p{tx.conn()};
+  add_history_facts(p, ids);
+  auto rs = p.run();
+  if (!rs)
+    return std::move(rs.error());
+  return history_facts_of((*rs)[0]);
 }
 
 caf::expected<void> link_sub_workflows(transaction& tx,

@@ -17,6 +17,7 @@
 #include "flow/status.hpp"
 #include "store/ids.hpp"
 #include "store/pg/params.hpp"
+#include "store/pg/pipeline.hpp"
 #include "store/pg/transaction.hpp"
 
 namespace nf::store {
@@ -53,6 +54,15 @@ struct history_facts {
 /// its start). Workflows with none are absent from the map.
 caf::expected<std::map<std::string, history_facts>>
 load_history_facts(transaction& tx, const std::vector<workflow_id>& ids);
+
+/// The reads above as statements of the caller's pipeline, and their results read, so
+/// the decider can send them with its claim in one round trip (store/decide_reads.hpp).
+void add_now_ms(pipeline& p);
+int64_t now_ms_of(const result& r);
+void add_definition_stamps(pipeline& p, const std::vector<namespace_id>& namespaces);
+std::map<std::string, std::string> definition_stamps_of(const result& r);
+void add_history_facts(pipeline& p, const std::vector<workflow_id>& ids);
+std::map<std::string, history_facts> history_facts_of(const result& r);
 
 /// A child started for a SUB_WORKFLOW task.
 struct sub_workflow_link {

@@ -173,35 +173,51 @@ std::vector<task_id> workflow_snapshot::unprocessed() const {
   return out;
 }
 
-caf::expected<std::vector<decide_claim>>
-claim_decide_batch(transaction& tx, const std::vector<shard_id>& shards, int limit) {
+void add_claim(pipeline& p, const std::vector<shard_id>& shards, int limit) {
   std::vector<int64_t> values;
   values.reserve(shards.size());
   for (auto s : shards)
     values.push_back(s.value());
-  auto r = tx.conn().run(claim, params::of(int_array(values), int64_t{limit}));
-  if (!r)
-    return std::move(r.error());
+  p.add(claim, params::of(int_array(values), int64_t{limit}));
+}
+
+std::vector<decide_claim> claims_of(const result& r) {
   std::vector<decide_claim> out;
-  out.reserve(static_cast<size_t>(r->rows()));
-  for (int row = 0; row < r->rows(); ++row)
-    out.push_back({workflow_id{r->str(row, 0)}, r->i64(row, 1), namespace_id{r->str(row, 2)}});
+  out.reserve(static_cast<size_t>(r.rows()));
+  for (int row = 0; row < r.rows(); ++row)
+    out.push_back({workflow_id{r.str(row, 0)}, r.i64(row, 1), namespace_id{r.str(row, 2)}});
   return out;
+}
+
+caf::expected<std::vector<decide_claim>>
+claim_decide_batch(transaction& tx, const std::vector<shard_id>& shards, int limit) {
+  pipeline p{tx.conn()};
+  add_claim(p, shards, limit);
+  auto rs = p.run();
+  if (!rs)
+    return std::move(rs.error());
+  return claims_of((*rs)[0]);
+}
+
+void add_snapshot_reads(pipeline& p, const std::vector<workflow_id>& ids) {
+  auto arg = text_array(id_texts(ids));
+  p.add(select_executions, params::of(arg));
+  p.add(select_tasks, params::of(arg));
 }
 
 caf::expected<std::vector<workflow_snapshot>> load_snapshots(transaction& tx,
                                                              const std::vector<workflow_id>& ids) {
   if (ids.empty())
     return std::vector<workflow_snapshot>{};
-  auto arg = text_array(id_texts(ids));
   pipeline p{tx.conn()};
-  p.add(select_executions, params::of(arg));
-  p.add(select_tasks, params::of(arg));
+  add_snapshot_reads(p, ids);
   auto rs = p.run();
   if (!rs)
     return std::move(rs.error());
-  const auto& ex = (*rs)[0];
-  const auto& ts = (*rs)[1];
+  return snapshots_of((*rs)[0], (*rs)[1]);
+}
+
+std::vector<workflow_snapshot> snapshots_of(const result& ex, const result& ts) {
   std::vector<workflow_snapshot> out;
   std::map<std::string, size_t> index;
   for (int row = 0; row < ex.rows(); ++row) {

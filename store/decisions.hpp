@@ -13,6 +13,7 @@
 #include "store/events.hpp"
 #include "store/ids.hpp"
 #include "store/pg/params.hpp"
+#include "store/pg/pipeline.hpp"
 #include "store/pg/transaction.hpp"
 
 namespace nf::store {
@@ -34,6 +35,10 @@ struct decide_claim {
 /// an index range scan per shard.
 caf::expected<std::vector<decide_claim>>
 claim_decide_batch(transaction& tx, const std::vector<shard_id>& shards, int limit);
+
+/// claim_decide_batch as one statement of the caller's pipeline, and its result read.
+void add_claim(pipeline& p, const std::vector<shard_id>& shards, int limit);
+std::vector<decide_claim> claims_of(const result& r);
 
 /// One "TaskExecutions" row. JSON columns are the stored text.
 struct task_row {
@@ -94,6 +99,11 @@ struct workflow_snapshot {
 /// no execution are left out of the result.
 caf::expected<std::vector<workflow_snapshot>> load_snapshots(transaction& tx,
                                                              const std::vector<workflow_id>& ids);
+
+/// load_snapshots as two statements of the caller's pipeline (ids not empty), and
+/// the snapshots read from their two results.
+void add_snapshot_reads(pipeline& p, const std::vector<workflow_id>& ids);
+std::vector<workflow_snapshot> snapshots_of(const result& executions, const result& tasks);
 
 /// The non-terminal tasks of each workflow (the frontier index, one partition
 /// per workflow): what a terminate or pause must cancel.

@@ -8,6 +8,7 @@
 
 #include "actors/decider/plans.hpp"
 #include "actors/folder_logger.hpp"
+#include "store/decide_reads.hpp"
 #include "store/decide_support.hpp"
 #include "store/decisions.hpp"
 #include "store/pg/errors.hpp"
@@ -261,9 +262,26 @@ caf::expected<void> decider_core::attempt(store::transaction& tx, const batch_in
       return r;
   // The claim makes room for every workflow this batch enqueued itself, so each
   // start and completion is decided in its own commit (fast path a), whatever
-  // older rows decider.batch_size lets in first.
+  // older rows decider.batch_size lets in first. Those workflows are read with the
+  // claim (store/decide_reads.hpp), and so are the stamps of their namespaces.
   auto limit = batch_size_ + static_cast<int>(in.starts.size() + in.completions.size());
-  return decide_claimed(tx, excluded, limit, st);
+  std::vector<workflow_id> expected;
+  std::set<std::string> seen;
+  auto expect = [&](const workflow_id& id) {
+    if (excluded.count(id.str()) == 0 && seen.insert(id.str()).second)
+      expected.push_back(id);
+  };
+  std::vector<namespace_id> namespaces = recent_namespaces_;
+  for (size_t i = 0; i < st.starts.size(); ++i)
+    if (st.starts[i]) {
+      expect(st.starts[i]->id);
+      if (std::find(namespaces.begin(), namespaces.end(), in.starts[i].ns) == namespaces.end())
+        namespaces.push_back(in.starts[i].ns);
+    }
+  for (size_t i = 0; i < st.completions.size(); ++i)
+    if (st.completions[i])
+      expect(in.completions[i].workflow);
+  return decide_claimed(tx, excluded, limit, expected, namespaces, st);
 }
 
 caf::expected<void> decider_core::run_commands(store::transaction& tx, const batch_input& in,
@@ -337,20 +355,28 @@ caf::expected<void> decider_core::run_commands(store::transaction& tx, const bat
 
 caf::expected<void> decider_core::decide_claimed(store::transaction& tx,
                                                  const std::set<std::string>& excluded,
-                                                 int limit, attempt_state& st) {
+                                                 int limit,
+                                                 const std::vector<workflow_id>& expected,
+                                                 const std::vector<namespace_id>& stamp_namespaces,
+                                                 attempt_state& st) {
   auto& conn = tx.conn();
   if (shards_.empty())
     return {};
   std::vector<shard_id> shards;
   for (auto s : shards_)
     shards.push_back(shard_id{s});
-  auto claims = store::claim_decide_batch(tx, shards, limit);
-  if (!claims)
-    return std::move(claims.error());
-  st.claim_full = static_cast<int>(claims->size()) >= limit;
+  // The clock is read after the claim, not at the transaction's start: a timer
+  // that committed its wake-up after this transaction began (the claim still
+  // sees it, READ COMMITTED) fired later than that start, and decide() must not
+  // see its WAIT as not yet due.
+  auto reads = store::claim_and_read(tx, shards, limit, expected, stamp_namespaces);
+  if (!reads)
+    return std::move(reads.error());
+  const auto& claims = reads->claims;
+  st.claim_full = static_cast<int>(claims.size()) >= limit;
   std::vector<workflow_id> ids;
   std::vector<namespace_id> namespaces;
-  for (const auto& c : *claims) {
+  for (const auto& c : claims) {
     // A stale one stays claimed (locked) but undecided: its row survives the commit.
     if (excluded.count(c.id.str()) != 0)
       continue;
@@ -360,29 +386,44 @@ caf::expected<void> decider_core::decide_claimed(store::transaction& tx,
   }
   if (ids.empty())
     return {};
-  // The clock is read after the claim, not at the transaction's start: a timer
-  // that committed its wake-up after this transaction began (the claim still
-  // sees it, READ COMMITTED) fired later than that start, and decide() must not
-  // see its WAIT as not yet due.
-  auto now = store::server_now_ms(conn);
-  if (!now)
-    return std::move(now.error());
-  auto now_ms = *now;
-  auto snaps = store::load_snapshots(tx, ids);
-  if (!snaps)
-    return std::move(snaps.error());
-  {
-    std::set<std::string> found;
-    for (const auto& s : *snaps)
-      found.insert(s.id.str());
-    std::vector<workflow_id> orphans;
-    for (const auto& id : ids)
-      if (found.count(id.str()) == 0)
-        orphans.push_back(id);
-    if (auto r = store::drop_decide_rows(tx, orphans); !r)
-      return r;
+  recent_namespaces_ = namespaces;
+  auto now_ms = reads->now_ms;
+
+  // The snapshots read with the claim, and those of what else it holds.
+  std::set<std::string> read_ahead;
+  for (const auto& id : expected)
+    read_ahead.insert(id.str());
+  std::map<std::string, store::workflow_snapshot> by_id;
+  for (auto& s : reads->snapshots)
+    by_id.emplace(s.id.str(), std::move(s));
+  std::vector<workflow_id> rest;
+  for (const auto& id : ids)
+    if (read_ahead.count(id.str()) == 0)
+      rest.push_back(id);
+  if (!rest.empty()) {
+    auto more = store::load_snapshots(tx, rest);
+    if (!more)
+      return std::move(more.error());
+    for (auto& s : *more)
+      by_id.emplace(s.id.str(), std::move(s));
   }
-  if (auto r = defs_.refresh(conn, namespaces); !r)
+  std::vector<store::workflow_snapshot> snapshots;
+  std::vector<workflow_id> orphans;
+  for (const auto& id : ids) {
+    auto it = by_id.find(id.str());
+    if (it == by_id.end())
+      orphans.push_back(id);
+    else
+      snapshots.push_back(std::move(it->second));
+  }
+  if (auto r = store::drop_decide_rows(tx, orphans); !r)
+    return r;
+  std::vector<namespace_id> unstamped;
+  for (const auto& ns : namespaces)
+    if (std::find(stamp_namespaces.begin(), stamp_namespaces.end(), ns) == stamp_namespaces.end())
+      unstamped.push_back(ns);
+  defs_.apply_stamps(reads->stamps, stamp_namespaces);
+  if (auto r = defs_.refresh(conn, unstamped); !r)
     return r;
 
   // Definitions first: which workflows need history facts depends on them.
@@ -394,7 +435,7 @@ caf::expected<void> decider_core::decide_claimed(store::transaction& tx,
   };
   std::vector<item> items;
   std::vector<workflow_id> need_facts;
-  for (const auto& s : *snaps) {
+  for (const auto& s : snapshots) {
     item it{&s, nullptr, nullptr, {}};
     auto tdefs = defs_.task_defs(conn, s.ns);
     if (!tdefs)
@@ -412,9 +453,16 @@ caf::expected<void> decider_core::decide_claimed(store::transaction& tx,
     }
     items.push_back(std::move(it));
   }
-  auto facts = store::load_history_facts(tx, need_facts);
+  std::vector<workflow_id> facts_left;
+  for (const auto& id : need_facts)
+    if (read_ahead.count(id.str()) == 0)
+      facts_left.push_back(id);
+  auto facts = store::load_history_facts(tx, facts_left);
   if (!facts)
     return std::move(facts.error());
+  for (const auto& id : need_facts)
+    if (auto f = reads->facts.find(id.str()); f != reads->facts.end())
+      facts->insert(*f);
 
   std::vector<workflow_plan> plans;
   plans.reserve(items.size());

@@ -99,7 +99,9 @@ private:
   caf::expected<void> run_commands(store::transaction& tx, const batch_input& in,
                                    attempt_state& st);
   caf::expected<void> decide_claimed(store::transaction& tx, const std::set<std::string>& excluded,
-                                     int limit, attempt_state& st);
+                                     int limit, const std::vector<workflow_id>& expected,
+                                     const std::vector<namespace_id>& stamp_namespaces,
+                                     attempt_state& st);
   void recover_in_doubt(const batch_input& in, batch_output& out);
 
   std::set<int16_t> shards_;
@@ -108,6 +110,8 @@ private:
   int batch_size_;
   std::unique_ptr<store::connection> conn_;
   definition_cache defs_;
+  /// The namespaces the last batch decided in: their stamps are read with the next claim.
+  std::vector<namespace_id> recent_namespaces_;
 };
 
 /// A fresh uuidv7 whose shard (`shard_of`) is `shard`: its last 16 random bits are

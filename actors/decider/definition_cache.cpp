@@ -12,10 +12,16 @@ caf::expected<void> definition_cache::refresh(store::connection& conn,
   auto stamps = store::load_definition_stamps(conn, namespaces);
   if (!stamps)
     return std::move(stamps.error());
+  apply_stamps(*stamps, namespaces);
+  return {};
+}
+
+void definition_cache::apply_stamps(const std::map<std::string, std::string>& stamps,
+                                    const std::vector<namespace_id>& namespaces) {
   auto now = clock::now();
   for (const auto& ns : namespaces) {
-    auto it = stamps->find(ns.str());
-    auto stamp = it == stamps->end() ? std::string{} : it->second;
+    auto it = stamps.find(ns.str());
+    auto stamp = it == stamps.end() ? std::string{} : it->second;
     auto& e = by_ns_[ns.str()];
     if (e.stamp != stamp || now - e.checked_at > max_age_) {
       e = entry{};
@@ -23,7 +29,6 @@ caf::expected<void> definition_cache::refresh(store::connection& conn,
       e.checked_at = now;
     }
   }
-  return {};
 }
 
 caf::expected<std::shared_ptr<const flow::task_def_map>>

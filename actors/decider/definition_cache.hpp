@@ -38,6 +38,11 @@ public:
   caf::expected<void> refresh(store::connection& conn,
                               const std::vector<namespace_id>& namespaces);
 
+  /// The same check with stamps the caller read (store::load_definition_stamps, or
+  /// the decider's reads ahead of a batch).
+  void apply_stamps(const std::map<std::string, std::string>& stamps,
+                    const std::vector<namespace_id>& namespaces);
+
   /// Every task definition of `ns` (read once per stamp).
   caf::expected<std::shared_ptr<const flow::task_def_map>> task_defs(store::connection& conn,
                                                                      const namespace_id& ns);

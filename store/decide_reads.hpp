@@ -1,0 +1,41 @@
+#pragma once
+
+// The decider's reads before it decides, in one round trip. A start or a completion is
+// decided in its own transaction (docs/engine.md §3), and at low load that transaction's
+// time is mostly round trips around short statements: sent one by one, the claim, the
+// clock, the snapshot, the definition stamps and the history facts were five. For the
+// workflows the caller expects its claim to hold (those its own starts and completions
+// just enqueued), they now go together, in the order they always ran in. Postgres runs a
+// pipeline's statements one after another, each on a fresh snapshot (READ COMMITTED), so
+// every read still follows the claim's row locks (I2) and the clock still follows the
+// claim. What the claim holds beyond the expected workflows is read afterwards, as before.
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include <caf/expected.hpp>
+
+#include "store/decide_support.hpp"
+#include "store/decisions.hpp"
+
+namespace nf::store {
+
+struct decide_reads {
+  std::vector<decide_claim> claims;
+  int64_t now_ms = 0;  ///< server_now_ms(), read after the claim
+  /// The snapshots of the expected workflows that exist, claimed or not: the caller
+  /// decides only what it claimed.
+  std::vector<workflow_snapshot> snapshots;
+  std::map<std::string, history_facts> facts;   ///< of the expected workflows
+  std::map<std::string, std::string> stamps;    ///< of `namespaces`
+};
+
+/// claim_decide_batch, server_now_ms, then load_snapshots and load_history_facts of
+/// `expected` and load_definition_stamps of `namespaces` (each skipped when empty).
+caf::expected<decide_reads> claim_and_read(transaction& tx, const std::vector<shard_id>& shards,
+                                           int limit, const std::vector<workflow_id>& expected,
+                                           const std::vector<namespace_id>& namespaces);
+
+} // namespace nf::store
