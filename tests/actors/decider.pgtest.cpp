@@ -158,6 +158,42 @@ CAF_TEST(I4 a stale evaluation is rolled back requeued and decided again) {
                   1);
 }
 
+CAF_TEST(a start behind a backlog the claim cannot hold is decided once claimed not when read) {
+  // Three workflows wait with older rows; a batch of size 1 claims 1 + its one start = 2
+  // rows, the oldest, so the start's own workflow is read with the claim (decide_reads)
+  // but not claimed: it must wait for the next batch, as any unclaimed row does.
+  std::vector<std::string> backlog;
+  for (int i = 0; i < 3; ++i) {
+    store::start_request req;
+    req.name = "two";
+    auto started = store::start_workflow(conn, req, 1);
+    NF_REQUIRE_OK(started);
+    backlog.push_back(started->id.str());
+  }
+  actors::decider::decider_core core{1, db->dsn(), 1};
+  core.serve({0});
+  actors::decider::batch_input in;
+  store::start_request req;
+  req.name = "two";
+  req.id = actors::decider::new_workflow_id_in(0, 1);
+  in.starts.push_back(req);
+  auto first = core.run(in);
+  CAF_REQUIRE_EQUAL(first.starts.size(), 1u);
+  NF_REQUIRE_OK(first.starts[0]);
+  auto wf = req.id->str();
+  CAF_CHECK(first.more); // the claim was full
+  CAF_CHECK_EQUAL(tasks_of(wf, "a"), 0);
+  CAF_CHECK_EQUAL(count(R"(SELECT count(*) FROM "DecideQueues" WHERE "workflowId" = $1)",
+                        store::params::of(wf)),
+                  1);
+  CAF_CHECK_EQUAL(tasks_of(backlog[0], "a") + tasks_of(backlog[1], "a"), 2);
+  for (int i = 0; i < 3 && count(R"(SELECT count(*) FROM "DecideQueues")") > 0; ++i)
+    core.run({});
+  CAF_CHECK_EQUAL(tasks_of(wf, "a"), 1);
+  CAF_CHECK_EQUAL(tasks_of(backlog[2], "a"), 1);
+  CAF_CHECK_EQUAL(count(R"(SELECT count(*) FROM "DecideQueues")"), 0);
+}
+
 CAF_TEST(a burst larger than one transaction takes is cut into batches and all is answered) {
   // After a busy batch the committer waits 100 ms, so the rest of each burst is
   // pending at once: more starts and completions than one transaction takes.

@@ -5,6 +5,7 @@
 
 #include <boost/json.hpp>
 
+#include "store/decide_reads.hpp"
 #include "store/decisions.hpp"
 #include "store/json.hpp"
 #include "store/pg/transaction.hpp"
@@ -130,6 +131,51 @@ CAF_TEST(a claimed row is skipped by a second decider until the first ends) {
   a.rollback(); // nothing applied: the row stays queued
   transaction b{other};
   CAF_CHECK_EQUAL(claim(b, started.shard).size(), 1u);
+}
+
+CAF_TEST(the reads sent with the claim equal the reads sent after it) {
+  auto mine = start("order");
+  auto held = start("order");
+  auto other = db->connect();
+  // Another decider holds `held`'s row: the claim skips it, and the snapshot read with
+  // the claim is there for the caller to drop.
+  transaction b{other};
+  CAF_REQUIRE(b.begin());
+  CAF_REQUIRE(other.exec(R"(SELECT 1 FROM "DecideQueues" WHERE "workflowId" = $1 FOR UPDATE)",
+                         params::of(held.id)));
+  transaction tx{conn};
+  CAF_REQUIRE(tx.begin());
+  auto reads = claim_and_read(tx, {mine.shard, held.shard}, 10, {mine.id, held.id},
+                              {default_namespace});
+  NF_REQUIRE_OK(reads);
+  CAF_REQUIRE_EQUAL(reads->claims.size(), 1u);
+  CAF_CHECK_EQUAL(reads->claims.front().id, mine.id);
+  CAF_REQUIRE_EQUAL(reads->snapshots.size(), 2u);
+  auto now = server_now_ms(conn);
+  NF_REQUIRE_OK(now);
+  CAF_CHECK_LESS_OR_EQUAL(reads->now_ms, *now);
+  CAF_CHECK_GREATER(reads->now_ms, 0);
+  auto one_by_one = load_snapshots(tx, {mine.id, held.id});
+  NF_REQUIRE_OK(one_by_one);
+  for (size_t i = 0; i < 2; ++i) {
+    CAF_CHECK_EQUAL(reads->snapshots[i].id, (*one_by_one)[i].id);
+    CAF_CHECK_EQUAL(reads->snapshots[i].version, (*one_by_one)[i].version);
+    CAF_CHECK_EQUAL(reads->snapshots[i].last_seq, (*one_by_one)[i].last_seq);
+    CAF_CHECK_EQUAL(reads->snapshots[i].tasks.size(), (*one_by_one)[i].tasks.size());
+  }
+  auto stamps = load_definition_stamps(conn, {default_namespace});
+  NF_REQUIRE_OK(stamps);
+  CAF_CHECK_EQUAL(reads->stamps, *stamps);
+  CAF_CHECK_EQUAL(reads->stamps.count(default_namespace.str()), 1u);
+  // Nothing expected, no namespace: the claim and the clock alone.
+  tx.rollback();
+  transaction again{conn};
+  CAF_REQUIRE(again.begin());
+  auto bare = claim_and_read(again, {mine.shard}, 10, {}, {});
+  NF_REQUIRE_OK(bare);
+  CAF_CHECK_EQUAL(bare->claims.size(), 1u); // `held` is still locked by the other decider
+  CAF_CHECK(bare->snapshots.empty());
+  CAF_CHECK(bare->stamps.empty());
 }
 
 CAF_TEST(a snapshot holds every attempt and marks exactly the unprocessed terminals) {
