@@ -26,6 +26,8 @@ const std::vector<setting>& all_settings() {
      "actors wake each other by message; false leaves only table polling (tests)"},
     {"decider.batch_size", kind::integer, "128", 1, 10000,
      "DecideQueues rows one decider transaction claims"},
+    {"decider.committers", kind::integer, "2", 1, 16,
+     "decide committers per node, each with its own connection; partition p goes to p mod N"},
     {"decider.poll_interval_ms", kind::integer, "1000", 10, 3600000,
      "how often a decider polls its tables when no nudge arrives"},
     {"decider.group_commit_us", kind::integer, "1000", 0, 100000,

@@ -43,7 +43,8 @@ struct node_state {
   caf::actor membership;
   caf::actor maintenance;
   caf::actor runner;
-  caf::actor committer;     ///< decides for every partition of this node
+  /// Decide for the partitions of this node: partition p goes to committers[p mod N].
+  std::vector<caf::actor> committers;
   caf::actor outbox_relay;  ///< delivers the outbox of every partition of this node
   caf::actor node_timer;    ///< fires the timers of every partition of this node
   std::vector<int16_t> owned;  ///< what membership last said
@@ -181,7 +182,7 @@ void sync_partitions(node_actor* self) {
     ctx.partition_count = st.partitions;
     ctx.dsn = st.opt.dsn;
     ctx.node = caf::actor_cast<caf::actor>(self);
-    ctx.committer = st.committer;
+    ctx.committer = st.committers[static_cast<size_t>(shard) % st.committers.size()];
     ctx.outbox_relay = st.outbox_relay;
     ctx.node_timer = st.node_timer;
     ctx.settings = st.opt.settings;
@@ -202,8 +203,9 @@ void stop_everything(node_actor* self, const caf::error& reason) {
   for (auto& [shard, h] : st.parts)
     self->send_exit(h.supervisor, reason);
   st.parts.clear();
-  for (const auto& a : {st.committer, st.outbox_relay, st.node_timer, st.runner, st.maintenance,
-                        st.membership})
+  for (const auto& a : st.committers)
+    self->send_exit(a, reason);
+  for (const auto& a : {st.outbox_relay, st.node_timer, st.runner, st.maintenance, st.membership})
     if (a)
       self->send_exit(a, reason);
   self->quit(reason);
@@ -259,7 +261,9 @@ caf::behavior node_behavior(node_actor* self, node_options opt) {
   d.dsn = st.opt.dsn;
   d.node = me;
   d.settings = st.opt.settings;
-  st.committer = spawn_decide_committer(self->system(), d);
+  auto committers = st.opt.settings.integer("decider.committers");
+  for (int64_t i = 0; i < committers; ++i)
+    st.committers.push_back(spawn_decide_committer(self->system(), d));
   outbox_relay_context o;
   o.dsn = st.opt.dsn;
   o.settings = st.opt.settings;
@@ -272,8 +276,9 @@ caf::behavior node_behavior(node_actor* self, node_options opt) {
   // Linked both ways: our exit stops them (membership then releases its leases), and
   // one of them failing (e.g. membership refusing a partition count that disagrees
   // with the database) stops the node with its reason.
-  for (const auto& a : {st.membership, st.maintenance, st.runner, st.committer, st.outbox_relay,
-                        st.node_timer})
+  for (const auto& a : {st.membership, st.maintenance, st.runner, st.outbox_relay, st.node_timer})
+    self->link_to(a);
+  for (const auto& a : st.committers)
     self->link_to(a);
   self->set_exit_handler([self](caf::exit_msg& msg) { stop_everything(self, msg.reason); });
   self->set_down_handler([self](caf::down_msg& dm) {
