@@ -2,13 +2,13 @@
 
 // The decider's reads before it decides, in one round trip. A start or a completion is
 // decided in its own transaction (docs/engine.md §3), and at low load that transaction's
-// time is mostly round trips around short statements: sent one by one, the claim, the
-// clock, the snapshot, the definition stamps and the history facts were five. For the
-// workflows the caller expects its claim to hold (those its own starts and completions
-// just enqueued), they now go together, in the order they always ran in. Postgres runs a
-// pipeline's statements one after another, each on a fresh snapshot (READ COMMITTED), so
-// every read still follows the claim's row locks (I2) and the clock still follows the
-// claim. What the claim holds beyond the expected workflows is read afterwards, as before.
+// time is mostly round trips around short statements: the claim, the clock, the snapshot,
+// the history facts and the definition stamps would be five. For the workflows the caller
+// expects its claim to hold (those its own starts and completions just enqueued) they go
+// together, the claim first and the clock second. Postgres runs a pipeline's statements one
+// after another, each on a fresh snapshot (READ COMMITTED), so every read follows the
+// claim's row locks (I2) and the clock follows the claim. What the claim holds beyond the
+// expected workflows the caller reads afterwards.
 
 #include <cstdint>
 #include <map>
