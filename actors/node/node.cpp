@@ -42,7 +42,7 @@ struct node_state {
   std::string address;
   caf::actor membership;
   caf::actor maintenance;
-  caf::actor runner;
+  caf::actor runner;  ///< started once membership first reports (start_runner)
   /// Decide for the partitions of this node: partition p goes to committers[p mod N].
   std::vector<caf::actor> committers;
   caf::actor outbox_relay;  ///< delivers the outbox of every partition of this node
@@ -199,16 +199,34 @@ void stop_everything(node_actor* self, const caf::error& reason) {
     return;
   st.stopping = true;
   st.log->info("node_stopping partitions={} reason={}", st.parts.size(), to_string(reason));
-  // Partitions first, then membership releases the leases (its exit handler).
+  // The runner first: its long poll waits in a lessor about to stop, and that
+  // lessor's answer would only be a complaint about a partition that moved. Then the
+  // partitions, then membership releases the leases (its exit handler).
+  if (st.runner)
+    self->send_exit(st.runner, reason);
   for (auto& [shard, h] : st.parts)
     self->send_exit(h.supervisor, reason);
   st.parts.clear();
   for (const auto& a : st.committers)
     self->send_exit(a, reason);
-  for (const auto& a : {st.outbox_relay, st.node_timer, st.runner, st.maintenance, st.membership})
+  for (const auto& a : {st.outbox_relay, st.node_timer, st.maintenance, st.membership})
     if (a)
       self->send_exit(a, reason);
   self->quit(reason);
+}
+
+/// The system-task runner polls its queue through this node, so it starts once
+/// membership has said which partitions are whose: a poll before that could only be
+/// answered "not owned".
+void start_runner(node_actor* self) {
+  auto& st = self->state;
+  if (st.runner || st.stopping)
+    return;
+  system_task_options r;
+  r.node = caf::actor_cast<caf::actor>(self);
+  r.settings = st.opt.settings;
+  st.runner = spawn_system_task_runner(self->system(), r);
+  self->link_to(st.runner);
 }
 
 std::string status_json(node_actor* self, const std::string& membership_json) {
@@ -252,10 +270,6 @@ caf::behavior node_behavior(node_actor* self, node_options opt) {
   m.node = me;
   st.membership = spawn_membership(self->system(), std::move(m));
   st.maintenance = spawn_maintenance(self->system(), st.opt.dsn, st.opt.settings);
-  system_task_options r;
-  r.node = me;
-  r.settings = st.opt.settings;
-  st.runner = spawn_system_task_runner(self->system(), r);
   committer_context d;
   d.partition_count = st.partitions;
   d.dsn = st.opt.dsn;
@@ -276,7 +290,7 @@ caf::behavior node_behavior(node_actor* self, node_options opt) {
   // Linked both ways: our exit stops them (membership then releases its leases), and
   // one of them failing (e.g. membership refusing a partition count that disagrees
   // with the database) stops the node with its reason.
-  for (const auto& a : {st.membership, st.maintenance, st.runner, st.outbox_relay, st.node_timer})
+  for (const auto& a : {st.membership, st.maintenance, st.outbox_relay, st.node_timer})
     self->link_to(a);
   for (const auto& a : st.committers)
     self->link_to(a);
@@ -302,6 +316,7 @@ caf::behavior node_behavior(node_actor* self, node_options opt) {
       std::sort(owned.begin(), owned.end());
       self->state.owned = std::move(owned);
       sync_partitions(self);
+      start_runner(self);
     },
     [=](tick_atom) { sync_partitions(self); },
     [=](start_atom, const msg::start_request& m) {
@@ -327,6 +342,7 @@ caf::behavior node_behavior(node_actor* self, node_options opt) {
     [=](poll_atom, const msg::poll_request& m) { return to_lessor(self, false, m); },
     [=](owners_atom, std::vector<std::string> owners) {
       self->state.owners = std::move(owners);
+      start_runner(self);
     },
     // Forwarded by another node: served here or answered `unavailable`, never passed on.
     [=](forward_atom, const msg::task_result& m) {

@@ -205,6 +205,15 @@ void e2e_fixture::start_node(const settings_list& flags) {
     api = std::make_unique<client>(client_opts());
 }
 
+std::vector<std::string> e2e_fixture::node_log_complaints() const {
+  std::ifstream in{node_log};
+  std::vector<std::string> out;
+  for (std::string line; std::getline(in, line);)
+    if (line.find(" warning [") != std::string::npos || line.find(" error [") != std::string::npos)
+      out.push_back(line);
+  return out;
+}
+
 void e2e_fixture::kill_node() {
   if (!node)
     return;

@@ -136,6 +136,8 @@ struct e2e_fixture {
   int64_t workflows_with_history_gaps();
   /// The node's log (tail), for failure messages.
   std::string node_log_tail() const { return tail_of(node_log); }
+  /// The node log's warning and error lines, in order.
+  std::vector<std::string> node_log_complaints() const;
 
 private:
   settings_list extra_settings_;

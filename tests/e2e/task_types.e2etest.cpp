@@ -135,6 +135,12 @@ CAF_TEST(every task type completes end to end and nested) {
   CAF_CHECK_EQUAL(f.workflows_with_history_gaps(), 0);
   workers.stop();
   CAF_CHECK(f.stop_node());
+  // Nothing went wrong, so nothing was complained about: not even at the node's start,
+  // before membership had said who owns the HTTP queue's partition.
+  auto complaints = f.node_log_complaints();
+  CAF_CHECK(complaints.empty());
+  for (const auto& line : complaints)
+    CAF_MESSAGE("node log: " << line);
 }
 
 // One evaluation runs at most flow::max_inline_steps_per_decide inline steps and then
