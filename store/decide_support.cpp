@@ -25,7 +25,9 @@ SELECT u.ns::text,
              FROM "WorkflowDefinitions" w WHERE w."namespaceId" = u.ns)
   FROM unnest($1::uuid[]) AS u(ns))"};
 
-// The "at" bound prunes every month before the workflow started.
+// The "at" bound prunes every month before the workflow started. The event types are
+// the predicate of "WorkflowEvents_facts_idx" (migration 0014), repeated so that the
+// read walks that index and not the workflow's whole history.
 constexpr statement history_facts_read{"decide.history_facts", R"(
 SELECT u.wf::text, e."seq", e."eventType"::text, e."payload"::text,
        (extract(epoch FROM e."at") * 1000)::bigint
@@ -233,6 +235,10 @@ caf::expected<std::set<std::string>> existing_workflows(connection& conn,
   for (int row = 0; row < r->rows(); ++row)
     out.insert(r->str(row, 0));
   return out;
+}
+
+const statement& history_facts_statement() {
+  return history_facts_read;
 }
 
 } // namespace nf::store

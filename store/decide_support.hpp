@@ -55,6 +55,9 @@ struct history_facts {
 caf::expected<std::map<std::string, history_facts>>
 load_history_facts(transaction& tx, const std::vector<workflow_id>& ids);
 
+/// The statement behind load_history_facts, so an EXPLAIN test checks the SQL it runs.
+const statement& history_facts_statement();
+
 /// The reads above as statements of the caller's pipeline, and their results read, so
 /// the decider can send them with its claim in one round trip (store/decide_reads.hpp).
 void add_now_ms(pipeline& p);

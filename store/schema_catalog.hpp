@@ -305,6 +305,8 @@ inline constexpr index_info indexes[] = {
    "CREATE UNIQUE INDEX \"WebhookSinks_pkey\" ON public.\"WebhookSinks\" USING btree (id)"},
   {"WorkflowDefinitions_pkey", "WorkflowDefinitions",
    "CREATE UNIQUE INDEX \"WorkflowDefinitions_pkey\" ON public.\"WorkflowDefinitions\" USING btree (\"namespaceId\", name, version)"},
+  {"WorkflowEvents_facts_idx", "WorkflowEvents",
+   "CREATE INDEX \"WorkflowEvents_facts_idx\" ON ONLY public.\"WorkflowEvents\" USING btree (\"workflowId\", seq) WHERE (\"eventType\" = ANY (ARRAY['SIGNAL_RECEIVED'::workflow_event_type, 'WORKFLOW_RETRIED'::workflow_event_type, 'WORKFLOW_RERUN'::workflow_event_type, 'WORKFLOW_RESTARTED'::workflow_event_type]))"},
   {"WorkflowEvents_pkey", "WorkflowEvents",
    "CREATE UNIQUE INDEX \"WorkflowEvents_pkey\" ON ONLY public.\"WorkflowEvents\" USING btree (\"workflowId\", seq, at)"},
   {"WorkflowExecutions_active_idx", "WorkflowExecutions",
