@@ -4,14 +4,15 @@ namespace nf::store {
 
 caf::expected<decide_reads> claim_and_read(transaction& tx, const std::vector<shard_id>& shards,
                                            int limit, const std::vector<workflow_id>& expected,
+                                           const std::vector<workflow_id>& histories,
                                            const std::vector<namespace_id>& namespaces) {
   pipeline p{tx.conn()};
   add_claim(p, shards, limit);
   add_now_ms(p);
-  if (!expected.empty()) {
+  if (!expected.empty())
     add_snapshot_reads(p, expected);
-    add_history_facts(p, expected);
-  }
+  if (!histories.empty())
+    add_history_facts(p, histories);
   if (!namespaces.empty())
     add_definition_stamps(p, namespaces);
   auto rs = p.run();
@@ -24,9 +25,10 @@ caf::expected<decide_reads> claim_and_read(transaction& tx, const std::vector<sh
   size_t next = 2;
   if (!expected.empty()) {
     out.snapshots = snapshots_of(r[next], r[next + 1]);
-    out.facts = history_facts_of(r[next + 2]);
-    next += 3;
+    next += 2;
   }
+  if (!histories.empty())
+    out.facts = history_facts_of(r[next++]);
   if (!namespaces.empty())
     out.stamps = definition_stamps_of(r[next]);
   return out;

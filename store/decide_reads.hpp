@@ -28,14 +28,16 @@ struct decide_reads {
   /// The snapshots of the expected workflows that exist, claimed or not: the caller
   /// decides only what it claimed.
   std::vector<workflow_snapshot> snapshots;
-  std::map<std::string, history_facts> facts;   ///< of the expected workflows
+  std::map<std::string, history_facts> facts;   ///< of `histories`
   std::map<std::string, std::string> stamps;    ///< of `namespaces`
 };
 
-/// claim_decide_batch, server_now_ms, then load_snapshots and load_history_facts of
-/// `expected` and load_definition_stamps of `namespaces` (each skipped when empty).
+/// claim_decide_batch, server_now_ms, then load_snapshots of `expected`,
+/// load_history_facts of `histories` (those of the expected workflows whose facts the
+/// caller may need) and load_definition_stamps of `namespaces` (each skipped when empty).
 caf::expected<decide_reads> claim_and_read(transaction& tx, const std::vector<shard_id>& shards,
                                            int limit, const std::vector<workflow_id>& expected,
+                                           const std::vector<workflow_id>& histories,
                                            const std::vector<namespace_id>& namespaces);
 
 } // namespace nf::store

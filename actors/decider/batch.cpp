@@ -281,7 +281,11 @@ caf::expected<void> decider_core::attempt(store::transaction& tx, const batch_in
   for (size_t i = 0; i < st.completions.size(); ++i)
     if (st.completions[i])
       expect(in.completions[i].workflow);
-  return decide_claimed(tx, excluded, limit, expected, namespaces, st);
+  std::vector<workflow_id> histories;
+  for (const auto& id : expected)
+    if (without_history_.count(id.str()) == 0)
+      histories.push_back(id);
+  return decide_claimed(tx, excluded, limit, expected, histories, namespaces, st);
 }
 
 caf::expected<void> decider_core::run_commands(store::transaction& tx, const batch_input& in,
@@ -357,6 +361,7 @@ caf::expected<void> decider_core::decide_claimed(store::transaction& tx,
                                                  const std::set<std::string>& excluded,
                                                  int limit,
                                                  const std::vector<workflow_id>& expected,
+                                                 const std::vector<workflow_id>& histories_expected,
                                                  const std::vector<namespace_id>& stamp_namespaces,
                                                  attempt_state& st) {
   auto& conn = tx.conn();
@@ -369,7 +374,8 @@ caf::expected<void> decider_core::decide_claimed(store::transaction& tx,
   // that committed its wake-up after this transaction began (the claim still
   // sees it, READ COMMITTED) fired later than that start, and decide() must not
   // see its WAIT as not yet due.
-  auto reads = store::claim_and_read(tx, shards, limit, expected, stamp_namespaces);
+  auto reads =
+    store::claim_and_read(tx, shards, limit, expected, histories_expected, stamp_namespaces);
   if (!reads)
     return std::move(reads.error());
   const auto& claims = reads->claims;
@@ -453,9 +459,12 @@ caf::expected<void> decider_core::decide_claimed(store::transaction& tx,
     }
     items.push_back(std::move(it));
   }
+  std::set<std::string> facts_read;
+  for (const auto& id : histories_expected)
+    facts_read.insert(id.str());
   std::vector<workflow_id> facts_left;
   for (const auto& id : need_facts)
-    if (read_ahead.count(id.str()) == 0)
+    if (facts_read.count(id.str()) == 0)
       facts_left.push_back(id);
   auto facts = store::load_history_facts(tx, facts_left);
   if (!facts)
@@ -471,8 +480,24 @@ caf::expected<void> decider_core::decide_claimed(store::transaction& tx,
     plans.push_back(plan_evaluation(*it.snap, it.def.get(), it.def_error, *it.tasks,
                                     f == facts->end() ? nullptr : &f->second, now_ms));
     st.decide_again = st.decide_again || plans.back().decide_again;
+    note_history_use(*it.snap, it.def.get(), plans.back());
   }
   return apply_plans(tx, plans, shards_, partition_count_, st.fx);
+}
+
+void decider_core::note_history_use(const store::workflow_snapshot& s,
+                                    const flow::workflow_def* def, const workflow_plan& plan) {
+  // Bounded: past this many running workflows the guesses start again from none.
+  constexpr size_t max_remembered = 100000;
+  const auto& ends = plan.write.status;
+  bool running = !flow::is_terminal(s.status) && !(ends && flow::is_terminal(*ends));
+  if (def && running && !needs_history(*def)) {
+    if (without_history_.size() >= max_remembered)
+      without_history_.clear();
+    without_history_.insert(s.id.str());
+  } else {
+    without_history_.erase(s.id.str());
+  }
 }
 
 void decider_core::recover_in_doubt(const batch_input& in, batch_output& out) {

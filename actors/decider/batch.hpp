@@ -13,6 +13,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <unordered_set>
 #include <vector>
 
 #include <boost/json/object.hpp>
@@ -23,7 +24,17 @@
 #include "store/tasks.hpp"
 #include "store/workflows.hpp"
 
+namespace flow {
+struct workflow_def;
+}
+
+namespace nf::store {
+struct workflow_snapshot;
+}
+
 namespace nf::actors::decider {
+
+struct workflow_plan;
 
 /// An operator command on one execution, already validated.
 struct command_request {
@@ -100,8 +111,12 @@ private:
                                    attempt_state& st);
   caf::expected<void> decide_claimed(store::transaction& tx, const std::set<std::string>& excluded,
                                      int limit, const std::vector<workflow_id>& expected,
+                                     const std::vector<workflow_id>& histories_expected,
                                      const std::vector<namespace_id>& stamp_namespaces,
                                      attempt_state& st);
+  /// Remembers whether the facts of `s`'s workflow need reading with the next claim (without_history_).
+  void note_history_use(const store::workflow_snapshot& s, const flow::workflow_def* def,
+                        const workflow_plan& plan);
   void recover_in_doubt(const batch_input& in, batch_output& out);
 
   std::set<int16_t> shards_;
@@ -112,6 +127,11 @@ private:
   definition_cache defs_;
   /// The namespaces the last batch decided in: their stamps are read with the next claim.
   std::vector<namespace_id> recent_namespaces_;
+  /// Running workflows whose last evaluation here needed no history facts (their
+  /// definition has no WAIT and no timeout): their facts are not read with the claim.
+  /// Only a guess about what to read ahead: a workflow that turns out to need facts
+  /// has them read once its definition is known.
+  std::unordered_set<std::string> without_history_;
 };
 
 /// A fresh uuidv7 whose shard (`shard_of`) is `shard`: its last 16 random bits are

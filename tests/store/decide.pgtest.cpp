@@ -9,6 +9,7 @@
 #include "store/decisions.hpp"
 #include "store/json.hpp"
 #include "store/pg/transaction.hpp"
+#include "store/signals.hpp"
 #include "tests/store/decide_fixture.hpp"
 
 using namespace nf;
@@ -136,6 +137,8 @@ CAF_TEST(a claimed row is skipped by a second decider until the first ends) {
 CAF_TEST(the reads sent with the claim equal the reads sent after it) {
   auto mine = start("order");
   auto held = start("order");
+  NF_REQUIRE_OK(deliver_signal(conn, mine.id, "go", boost::json::object{{"n", 1}}));
+  NF_REQUIRE_OK(deliver_signal(conn, held.id, "go", boost::json::object{{"n", 2}}));
   auto other = db->connect();
   // Another decider holds `held`'s row: the claim skips it, and the snapshot read with
   // the claim is there for the caller to drop.
@@ -145,7 +148,8 @@ CAF_TEST(the reads sent with the claim equal the reads sent after it) {
                          params::of(held.id)));
   transaction tx{conn};
   CAF_REQUIRE(tx.begin());
-  auto reads = claim_and_read(tx, {mine.shard, held.shard}, 10, {mine.id, held.id},
+  // The history facts only of the workflows asked for.
+  auto reads = claim_and_read(tx, {mine.shard, held.shard}, 10, {mine.id, held.id}, {mine.id},
                               {default_namespace});
   NF_REQUIRE_OK(reads);
   CAF_REQUIRE_EQUAL(reads->claims.size(), 1u);
@@ -163,6 +167,13 @@ CAF_TEST(the reads sent with the claim equal the reads sent after it) {
     CAF_CHECK_EQUAL(reads->snapshots[i].last_seq, (*one_by_one)[i].last_seq);
     CAF_CHECK_EQUAL(reads->snapshots[i].tasks.size(), (*one_by_one)[i].tasks.size());
   }
+  auto facts = load_history_facts(tx, {mine.id});
+  NF_REQUIRE_OK(facts);
+  CAF_REQUIRE_EQUAL(reads->facts.size(), 1u);
+  CAF_REQUIRE_EQUAL(reads->facts.count(mine.id.str()), 1u);
+  const auto& signals = reads->facts.at(mine.id.str()).signals;
+  CAF_REQUIRE_EQUAL(signals.size(), facts->at(mine.id.str()).signals.size());
+  CAF_CHECK_EQUAL(signals.at(0).payload, facts->at(mine.id.str()).signals.at(0).payload);
   auto stamps = load_definition_stamps(conn, {default_namespace});
   NF_REQUIRE_OK(stamps);
   CAF_CHECK_EQUAL(reads->stamps, *stamps);
@@ -171,10 +182,11 @@ CAF_TEST(the reads sent with the claim equal the reads sent after it) {
   tx.rollback();
   transaction again{conn};
   CAF_REQUIRE(again.begin());
-  auto bare = claim_and_read(again, {mine.shard}, 10, {}, {});
+  auto bare = claim_and_read(again, {mine.shard}, 10, {}, {}, {});
   NF_REQUIRE_OK(bare);
   CAF_CHECK_EQUAL(bare->claims.size(), 1u); // `held` is still locked by the other decider
   CAF_CHECK(bare->snapshots.empty());
+  CAF_CHECK(bare->facts.empty());
   CAF_CHECK(bare->stamps.empty());
 }
 
