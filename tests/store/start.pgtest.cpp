@@ -83,6 +83,23 @@ CAF_TEST(no timer without a workflow timeout and the latest version by default) 
   CAF_CHECK_EQUAL(count(R"(SELECT "workflowVersion" FROM "WorkflowExecutions" WHERE "id" = $1)",
                         params::of(r1->id)),
                   1);
+  // The history says which version each one runs.
+  auto started_version = [&](const workflow_id& id) {
+    return scalar(R"(SELECT "payload"->>'workflowVersion' FROM "WorkflowEvents"
+                      WHERE "workflowId" = $1 AND "eventType" = 'WORKFLOW_STARTED')",
+                  params::of(id));
+  };
+  CAF_CHECK_EQUAL(started_version(r.id), "2");
+  CAF_CHECK_EQUAL(started_version(r1->id), "1");
+  // A version that does not exist is not found, and its key stays free.
+  start_request v3;
+  v3.name = "plain";
+  v3.version = 3;
+  v3.idempotency_key = "plain-3";
+  auto r3 = start_workflow(conn, v3, partitions);
+  CAF_REQUIRE(!r3);
+  CAF_CHECK_EQUAL(message_of(r3.error()), R"(workflow definition "plain" version 3 not found)");
+  CAF_CHECK_EQUAL(count(R"(SELECT count(*) FROM "IdempotencyKeys" WHERE "key" = 'plain-3')"), 0);
 }
 
 CAF_TEST(the same idempotency key returns the same workflow per namespace) {
