@@ -86,6 +86,22 @@ struct fixture : test::worker_fixture {
     sql("SET plan_cache_mode = force_generic_plan");
   }
 
+  /// Prepares the report's read as written (and makes its generic plan) by completing tasks
+  /// that do not exist, of more workflows than a pruning variant takes
+  /// (store/pg/pruning.hpp): a large batch runs the array form, a small one its own variant
+  /// (the pruning suite).
+  void prepare_read_leases_as_written() {
+    std::vector<store::task_result> missing;
+    for (size_t i = 0; i <= store::max_pruning_keys; ++i) {
+      store::task_result r;
+      r.workflow = workflow_id{scalar("SELECT uuidv7()")};
+      r.task = task_id{scalar("SELECT uuidv7()")};
+      r.token = lease_token{scalar("SELECT uuidv7()")};
+      missing.push_back(r);
+    }
+    CAF_REQUIRE(complete_tasks(conn, missing));
+  }
+
   boost::json::object explain(const std::string& execute) {
     auto text = scalar("EXPLAIN (FORMAT JSON) " + execute);
     boost::system::error_code ec;
@@ -289,18 +305,7 @@ CAF_TEST(a batched read of tasks by id probes indexes and never scans a partitio
          SELECT "queueName", "id", "workflowId", 'SIMPLE', 0, 0 FROM "TaskExecutions")");
   sql(R"(ANALYZE "TaskExecutions")");
   sql(R"(ANALYZE "TaskQueues")");
-  // Prepare the repository's read as written by completing tasks that do not exist, of
-  // more workflows than a pruning variant takes (store/pg/pruning.hpp): a large batch runs
-  // the array form, a small one its own variant (the pruning suite).
-  std::vector<store::task_result> missing;
-  for (size_t i = 0; i <= store::max_pruning_keys; ++i) {
-    store::task_result r;
-    r.workflow = workflow_id{scalar("SELECT uuidv7()")};
-    r.task = task_id{scalar("SELECT uuidv7()")};
-    r.token = lease_token{scalar("SELECT uuidv7()")};
-    missing.push_back(r);
-  }
-  CAF_REQUIRE(complete_tasks(conn, missing));
+  prepare_read_leases_as_written();
   auto one = sql(R"(SELECT "workflowId", "id" FROM "TaskExecutions" LIMIT 1)");
   auto plan = explain("EXECUTE \"task.read_leases\"('{" + one.str(0, 0) + "}', '{" + one.str(0, 1) + "}')");
   // Every read of a task or queue partition is bounded by the batch's ids (an index
@@ -340,15 +345,7 @@ CAF_TEST(the read of a large batch of completions probes each queue row once) {
   sql(R"(DELETE FROM "TaskQueues")");
   sql(R"(ANALYZE "TaskExecutions")");
   sql(R"(ANALYZE "TaskQueues")");
-  std::vector<store::task_result> missing;
-  for (size_t i = 0; i <= store::max_pruning_keys; ++i) {
-    store::task_result r;
-    r.workflow = workflow_id{scalar("SELECT uuidv7()")};
-    r.task = task_id{scalar("SELECT uuidv7()")};
-    r.token = lease_token{scalar("SELECT uuidv7()")};
-    missing.push_back(r);
-  }
-  CAF_REQUIRE(complete_tasks(conn, missing)); // the generic plan is made now
+  prepare_read_leases_as_written(); // the generic plan is made now
   sql(enqueue_all);
   auto batch = sql(R"(SELECT '{' || string_agg("workflowId"::text, ',') || '}',
                              '{' || string_agg("id"::text, ',') || '}'
