@@ -438,11 +438,12 @@ caf::expected<void> decider_core::decide_claimed(store::transaction& tx,
     std::shared_ptr<const flow::workflow_def> def;
     std::shared_ptr<const flow::task_def_map> tasks;
     std::string def_error;
+    bool history = false;  ///< the definition may need history facts (needs_history)
   };
   std::vector<item> items;
   std::vector<workflow_id> need_facts;
   for (const auto& s : snapshots) {
-    item it{&s, nullptr, nullptr, {}};
+    item it{&s, nullptr, nullptr, {}, false};
     auto tdefs = defs_.task_defs(conn, s.ns);
     if (!tdefs)
       return std::move(tdefs.error());
@@ -450,7 +451,8 @@ caf::expected<void> decider_core::decide_claimed(store::transaction& tx,
     auto def = defs_.workflow_def(conn, s.ns, s.workflow_name, s.workflow_version);
     if (def) {
       it.def = *def;
-      if (!flow::is_terminal(s.status) && needs_history(*it.def))
+      it.history = needs_history(*it.def);
+      if (!flow::is_terminal(s.status) && it.history)
         need_facts.push_back(s.id);
     } else if (store::code_of(def.error()) == store::errc::not_found) {
       it.def_error = store::message_of(def.error());
@@ -480,18 +482,18 @@ caf::expected<void> decider_core::decide_claimed(store::transaction& tx,
     plans.push_back(plan_evaluation(*it.snap, it.def.get(), it.def_error, *it.tasks,
                                     f == facts->end() ? nullptr : &f->second, now_ms));
     st.decide_again = st.decide_again || plans.back().decide_again;
-    note_history_use(*it.snap, it.def.get(), plans.back());
+    note_history_use(*it.snap, it.def && !it.history, plans.back());
   }
   return apply_plans(tx, plans, shards_, partition_count_, st.fx);
 }
 
 void decider_core::note_history_use(const store::workflow_snapshot& s,
-                                    const flow::workflow_def* def, const workflow_plan& plan) {
+                                    bool defined_without_history, const workflow_plan& plan) {
   // Bounded: past this many running workflows the guesses start again from none.
   constexpr size_t max_remembered = 100000;
   const auto& ends = plan.write.status;
   bool running = !flow::is_terminal(s.status) && !(ends && flow::is_terminal(*ends));
-  if (def && running && !needs_history(*def)) {
+  if (defined_without_history && running) {
     if (without_history_.size() >= max_remembered)
       without_history_.clear();
     without_history_.insert(s.id.str());

@@ -24,10 +24,6 @@
 #include "store/tasks.hpp"
 #include "store/workflows.hpp"
 
-namespace flow {
-struct workflow_def;
-}
-
 namespace nf::store {
 struct workflow_snapshot;
 }
@@ -114,8 +110,9 @@ private:
                                      const std::vector<workflow_id>& histories_expected,
                                      const std::vector<namespace_id>& stamp_namespaces,
                                      attempt_state& st);
-  /// Remembers whether the facts of `s`'s workflow need reading with the next claim (without_history_).
-  void note_history_use(const store::workflow_snapshot& s, const flow::workflow_def* def,
+  /// Remembers whether the facts of `s`'s workflow need reading with the next claim
+  /// (without_history_): not while it runs a definition with no WAIT and no timeout.
+  void note_history_use(const store::workflow_snapshot& s, bool defined_without_history,
                         const workflow_plan& plan);
   void recover_in_doubt(const batch_input& in, batch_output& out);
 
