@@ -31,7 +31,10 @@ SELECT count(*) FROM "TaskQueues" WHERE "queueName" = $1 AND "leaseExpiresAt" IS
 // already out (the CASE keeps the count from running when there is no limit). The outer
 // UPDATE repeats "queueName" so it prunes too. The lateral read of the task row takes no
 // lock: the claimed queue rows are locked, and every writer that changes a queued task
-// deletes its queue row first.
+// deletes its queue row first. It probes each leased row's task by its keys ("OFFSET 0"
+// keeps the planner from turning the probes into a join): priced as sixteen partitions
+// per row, the probes lose to hashing every task row there is until the table is large,
+// and a generic plan made on a young database kept reading all of them at every lease.
 constexpr statement claim{"lease.claim_batch", R"(
 WITH c AS (
   SELECT "queueName", "id" FROM "TaskQueues"
@@ -57,7 +60,8 @@ SELECT q."id", q."taskId", q."workflowId", q."taskType"::text, q."shard", q."lea
   LEFT JOIN LATERAL (
     SELECT te."status", te."namespaceId", te."refName", te."iteration", te."attempt",
            te."taskDefName", te."input"
-      FROM "TaskExecutions" te WHERE te."workflowId" = q."workflowId" AND te."id" = q."taskId") t
+      FROM "TaskExecutions" te WHERE te."workflowId" = q."workflowId" AND te."id" = q."taskId"
+    OFFSET 0) t
     ON true
  ORDER BY q."priority" DESC, q."id")"};
 

@@ -150,6 +150,48 @@ CAF_TEST(the dequeue claim scans the dequeue index of exactly one queue partitio
       CAF_CHECK_EQUAL(rel, partition);
 }
 
+CAF_TEST(the dequeue claim reads each leased task s row by its own keys) {
+  // A young database: 10,000 task rows of 200 fanned-out workflows, 64 of them queued. The
+  // claim's estimate of its own rows is small, so a join of the leased rows with every task
+  // partition, read whole and hashed, looks cheaper to the planner than sixteen partitions'
+  // probes per row, and each lease then reads every task row there is.
+  for (int i = 0; i < 200; ++i)
+    insert_workflow();
+  sql(R"(INSERT INTO "TaskExecutions" ("workflowId", "namespaceId", "refName", "taskType",
+                                        "taskDefName", "queueName")
+         SELECT w."id", w."namespaceId", 'work' || g, 'SIMPLE', 't', 'fan'
+           FROM "WorkflowExecutions" w, generate_series(1, 50) g)");
+  sql(R"(INSERT INTO "TaskQueues" ("queueName", "taskId", "workflowId", "taskType", "priority", "shard")
+         SELECT "queueName", "id", "workflowId", 'SIMPLE', 0, 0 FROM "TaskExecutions" LIMIT 64)");
+  sql(R"(ANALYZE "TaskExecutions")");
+  sql(R"(ANALYZE "TaskQueues")");
+  lease_request r; // prepares the repository's claim on this connection
+  r.queue = "fan";
+  r.max_tasks = 1;
+  r.worker_id = "explain";
+  CAF_REQUIRE(lease_tasks(conn, r));
+  auto text =
+    scalar(R"(EXPLAIN (ANALYZE, FORMAT JSON) EXECUTE "lease.claim_batch"('fan', 64, 300, 'w', NULL))");
+  boost::system::error_code ec;
+  auto v = boost::json::parse(text, ec);
+  CAF_REQUIRE(!ec);
+  const auto& plan = v.as_array().at(0).as_object().at("Plan").as_object();
+  CAF_CHECK_EQUAL(plan.at("Actual Rows").to_number<double>(), 63.0);
+  // One row read per leased task, through the primary key of the task's partition.
+  double task_rows = 0;
+  for_each_scan(plan, [&](const boost::json::object& node, const std::string& rel) {
+    if (rel.rfind("TaskExecutions_", 0) != 0)
+      return;
+    task_rows += node.at("Actual Rows").to_number<double>()
+                 * node.at("Actual Loops").to_number<double>();
+    if (auto* f = node.if_contains("Rows Removed by Filter"))
+      task_rows += f->to_number<double>() * node.at("Actual Loops").to_number<double>();
+    auto* index = node.if_contains("Index Name");
+    CAF_CHECK(index != nullptr && index->as_string() == rel + "_pkey");
+  });
+  CAF_CHECK_EQUAL(task_rows, 63.0);
+}
+
 CAF_TEST(the timer claim scans only the due timer partitions) {
   // Hourly partitions for the past 60 hours as well (the migration creates only the
   // current hour and later): the claim must skip those older than its 48 h horizon, and
