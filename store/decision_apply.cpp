@@ -54,7 +54,8 @@ DELETE FROM "TaskQueues" q
 // I1: the identity is the arbiter; a re-run evaluation inserts nothing twice,
 // and a retry (attempt + 1) is a different identity. Only rows actually
 // inserted get a queue row. A task inserted terminal was executed by this
-// evaluation, so it is already seen. In a small batch's variant the retried task's lookup
+// evaluation, so it is already seen. Only a retry (attempt > 0) looks up the attempt it
+// retries: a first attempt would probe the identity index for nothing. In a small batch's variant the retried task's lookup
 // is also bounded by the workflow ids, so it sets up only their partitions (the `prune:`
 // comment, store/pg/pruning.hpp).
 const statement insert_tasks{"decide.insert_tasks", R"(
@@ -71,9 +72,10 @@ i AS (
      "startedAt", "endedAt", "deciderSeenAt")
   SELECT u.wf, u.ns, u.ref, u.iter, u.att, u.type::task_execution_type, u.def, u.queue,
          u.status::task_execution_status, u.input, u.output, u.reason,
-         (SELECT p."id" FROM "TaskExecutions" p
-           WHERE p."workflowId" = u.wf AND p."refName" = u.ref AND p."iteration" = u.iter
-             AND p."attempt" = u.att - 1 /*prune: AND p."workflowId" = ANY($1::uuid[]) */),
+         CASE WHEN u.att > 0 THEN
+           (SELECT p."id" FROM "TaskExecutions" p
+             WHERE p."workflowId" = u.wf AND p."refName" = u.ref AND p."iteration" = u.iter
+               AND p."attempt" = u.att - 1 /*prune: AND p."workflowId" = ANY($1::uuid[]) */) END,
          CASE WHEN u.status <> 'SCHEDULED' THEN now() END,
          CASE WHEN u.status NOT IN ('SCHEDULED', 'IN_PROGRESS') THEN now() END,
          CASE WHEN u.status NOT IN ('SCHEDULED', 'IN_PROGRESS') THEN now() END
