@@ -55,9 +55,11 @@ UPDATE "TaskExecutions" t
    SET "status" = u.to_st::task_execution_status,
        "output" = COALESCE(u.out, t."output"),
        "reasonForIncompletion" = COALESCE(u.reason, t."reasonForIncompletion"),
-       "endedAt" = now(), "updatedAt" = now()
-  FROM unnest($1::uuid[], $2::uuid[], $3::text[], $4::text[], $5::jsonb[], $6::text[])
-       AS u(wf, tid, from_st, to_st, out, reason)
+       "endedAt" = now(), "updatedAt" = now(),
+       "deciderSeenAt" = CASE WHEN u.seen THEN now() ELSE t."deciderSeenAt" END
+  FROM unnest($1::uuid[], $2::uuid[], $3::text[], $4::text[], $5::jsonb[], $6::text[],
+              $7::boolean[])
+       AS u(wf, tid, from_st, to_st, out, reason, seen)
  WHERE t."workflowId" = u.wf AND t."id" = u.tid
    AND t."status" = u.from_st::task_execution_status
    AND t."workflowId" = ANY($1::uuid[]) AND t."id" = ANY($2::uuid[])
@@ -182,8 +184,10 @@ void add_finishes(pipeline& p, const std::vector<task_finish>& finishes) {
   std::vector<std::string> from, to, sched;
   std::vector<std::optional<json_text>> outs;
   std::vector<std::optional<std::string>> reasons;
+  std::vector<std::string> seen;
   int64_t within_s = 0;
   for (const auto& f : finishes) {
+    seen.emplace_back(f.seen ? "t" : "f");
     from.emplace_back(f.from_status);
     to.emplace_back(f.to_status);
     outs.push_back(f.output);
@@ -194,7 +198,7 @@ void add_finishes(pipeline& p, const std::vector<task_finish>& finishes) {
   auto tids = ids_array(finishes, [](const auto& f) { return f.task; });
   p.add(finish_tasks, params::of(ids_array(finishes, [](const auto& f) { return f.workflow; }),
                                  tids, text_array(from), text_array(to), json_array(outs),
-                                 text_array(reasons)));
+                                 text_array(reasons), text_array(seen)));
   p.add(cancel_timers, params::of(tids, text_array(sched), within_s));
 }
 

@@ -74,6 +74,10 @@ struct task_finish {
   /// No timer of the task fires later than this many seconds after now(): bounds the
   /// cancel's partitions from above (unknown: every partition ahead is probed).
   std::optional<int64_t> timers_within_s;
+  /// The caller's transaction evaluates the task's workflow after this and so reacts to
+  /// the end (I3): "deciderSeenAt" is set by this update instead of a second one. The
+  /// caller clears it again if that evaluation does not happen (unsee_tasks).
+  bool seen = false;
 };
 
 struct transition_plan {

@@ -46,6 +46,12 @@ SELECT t."namespaceId", t."refName", t."iteration", t."attempt", t."status"::tex
      WHERE dd."namespaceId" = t."namespaceId" AND dd."name" = t."taskDefName") d ON true
  ORDER BY u.ord)", 1};
 
+constexpr statement unsee{"task.unsee", R"(
+UPDATE "TaskExecutions" t SET "deciderSeenAt" = NULL
+  FROM unnest($1::uuid[], $2::uuid[]) AS u(wf, tid)
+ WHERE t."workflowId" = u.wf AND t."id" = u.tid
+   AND t."workflowId" = ANY($1::uuid[]) AND t."id" = ANY($2::uuid[]))", 1};
+
 const char* status_of(task_outcome o) {
   switch (o) {
     case task_outcome::completed: return "COMPLETED";
@@ -56,7 +62,8 @@ const char* status_of(task_outcome o) {
 }
 
 caf::expected<std::vector<completion>> complete_in(transaction& tx,
-                                                   const std::vector<task_result>& rs) {
+                                                   const std::vector<task_result>& rs,
+                                                   bool evaluated_here) {
   auto& conn = tx.conn();
   auto rows = conn.run(read_leases,
                        params::of(ids_array(rs, [](const auto& r) { return r.workflow; }),
@@ -91,7 +98,8 @@ caf::expected<std::vector<completion>> complete_in(transaction& tx,
                                                                            : "taskFailed"});
     plan.removals.push_back(queue_removal{rows->str(i, 5), r.task, r.token, false});
     plan.finishes.push_back(task_finish{r.workflow, r.task, "IN_PROGRESS", status, r.output,
-                                        r.reason, rows->str(i, 6), rows->opt_i64(i, 9)});
+                                        r.reason, rows->str(i, 6), rows->opt_i64(i, 9),
+                                        evaluated_here});
     plan.events.push_back(event_draft{r.workflow, ns, shard,
                                       r.outcome == task_outcome::completed ? "TASK_COMPLETED"
                                                                            : "TASK_FAILED",
@@ -105,7 +113,8 @@ caf::expected<std::vector<completion>> complete_in(transaction& tx,
 } // namespace
 
 caf::expected<std::vector<completion>> complete_tasks(transaction& tx,
-                                                      const std::vector<task_result>& rs) {
+                                                      const std::vector<task_result>& rs,
+                                                      bool evaluated_here) {
   if (rs.size() > max_completions_per_batch)
     return make_error(errc::invalid, "results: expected at most "
                                        + std::to_string(max_completions_per_batch)
@@ -117,7 +126,17 @@ caf::expected<std::vector<completion>> complete_tasks(transaction& tx,
                                          + rs[i].task.str() + " appears twice in one batch");
   if (rs.empty())
     return std::vector<completion>{};
-  return complete_in(tx, rs);
+  return complete_in(tx, rs, evaluated_here);
+}
+
+caf::expected<void> unsee_tasks(transaction& tx, const std::vector<task_result>& rs) {
+  if (rs.empty())
+    return {};
+  auto r = tx.conn().run(unsee, params::of(ids_array(rs, [](const auto& x) { return x.workflow; }),
+                                           ids_array(rs, [](const auto& x) { return x.task; })));
+  if (!r)
+    return std::move(r.error());
+  return {};
 }
 
 caf::expected<std::vector<completion>> complete_tasks(connection& conn,

@@ -52,7 +52,15 @@ caf::expected<std::vector<completion>> complete_tasks(connection& conn,
 
 /// The same inside the caller's open transaction. `errc::stale` means a race changed a
 /// row between the unlocked read and the locks: roll back and call again.
+/// `evaluated_here`: the caller evaluates the tasks' workflows later in the same
+/// transaction, so each end is stamped seen at once (task_finish::seen, I3); the caller
+/// must unsee_tasks those whose workflow it then did not evaluate.
 caf::expected<std::vector<completion>> complete_tasks(transaction& tx,
-                                                      const std::vector<task_result>& rs);
+                                                      const std::vector<task_result>& rs,
+                                                      bool evaluated_here = false);
+
+/// Clears "deciderSeenAt" of tasks whose ends complete_tasks stamped for an evaluation
+/// that did not happen in the transaction: they wait unseen for the one that will (I3).
+caf::expected<void> unsee_tasks(transaction& tx, const std::vector<task_result>& rs);
 
 } // namespace nf::store

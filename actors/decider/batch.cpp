@@ -109,6 +109,7 @@ struct decider_core::attempt_state {
   std::vector<caf::expected<std::string>> commands;
   plan_effects fx;
   bool claim_full = false;  ///< the claim hit its limit: more rows may be waiting
+  std::set<std::string> evaluated;  ///< workflows decide_claimed wrote an evaluation of
   bool decide_again = false;
 };
 
@@ -236,7 +237,7 @@ caf::expected<void> decider_core::attempt(store::transaction& tx, const batch_in
         st.fx.hints.outbox_shards.insert(r->shard.value());
   }
   if (!in.completions.empty()) {
-    auto done = store::complete_tasks(tx, in.completions);
+    auto done = store::complete_tasks(tx, in.completions, true);
     if (!done)
       return std::move(done.error());
     for (size_t i = 0; i < done->size(); ++i) {
@@ -285,7 +286,16 @@ caf::expected<void> decider_core::attempt(store::transaction& tx, const batch_in
   for (const auto& id : expected)
     if (without_history_.count(id.str()) == 0)
       histories.push_back(id);
-  return decide_claimed(tx, excluded, limit, expected, histories, namespaces, st);
+  if (auto r = decide_claimed(tx, excluded, limit, expected, histories, namespaces, st); !r)
+    return r;
+  // The completions' ends were stamped seen for the evaluations this transaction was to
+  // make (I3). A workflow the claim did not hold (or a stale one) was not evaluated: its
+  // ends wait unseen for the evaluation its "DecideQueues" row brings.
+  std::vector<store::task_result> unevaluated;
+  for (size_t i = 0; i < st.completions.size(); ++i)
+    if (st.completions[i] && st.evaluated.count(in.completions[i].workflow.str()) == 0)
+      unevaluated.push_back(in.completions[i]);
+  return store::unsee_tasks(tx, unevaluated);
 }
 
 caf::expected<void> decider_core::run_commands(store::transaction& tx, const batch_input& in,
@@ -484,7 +494,11 @@ caf::expected<void> decider_core::decide_claimed(store::transaction& tx,
     st.decide_again = st.decide_again || plans.back().decide_again;
     note_history_use(*it.snap, it.def && !it.history, plans.back());
   }
-  return apply_plans(tx, plans, shards_, partition_count_, st.fx);
+  if (auto r = apply_plans(tx, plans, shards_, partition_count_, st.fx); !r)
+    return r;
+  for (const auto& s : snapshots)
+    st.evaluated.insert(s.id.str());
+  return {};
 }
 
 void decider_core::note_history_use(const store::workflow_snapshot& s,

@@ -194,6 +194,55 @@ CAF_TEST(a start behind a backlog the claim cannot hold is decided once claimed 
   CAF_CHECK_EQUAL(count(R"(SELECT count(*) FROM "DecideQueues")"), 0);
 }
 
+CAF_TEST(I3 an end is seen by the evaluation of its own commit and stays unseen without one) {
+  actors::decider::decider_core core{1, db->dsn(), 1};
+  core.serve({0});
+  auto seen = [&](const store::leased_task& t) {
+    return count(R"(SELECT count(*) FROM "TaskExecutions" WHERE "id" = $1
+                     AND "status" = 'COMPLETED' AND "deciderSeenAt" IS NOT NULL)",
+                 store::params::of(t.task));
+  };
+  auto report = [&](const store::leased_task& t) {
+    actors::decider::batch_input in;
+    in.completions.push_back(store::task_result{t.workflow, t.task, t.token,
+                                                store::task_outcome::completed,
+                                                store::json(boost::json::object{{"y", 1}}),
+                                                std::nullopt});
+    auto out = core.run(in);
+    CAF_REQUIRE_EQUAL(out.completions.size(), 1u);
+    NF_REQUIRE_OK(out.completions[0]);
+  };
+  store::start_request req;
+  req.name = "two";
+  auto first = store::start_workflow(conn, req, 1);
+  NF_REQUIRE_OK(first);
+  core.run({});
+  auto a = lease("work");
+  CAF_REQUIRE_EQUAL(a.size(), 1u);
+  // Decided in the completion's own commit: its end is seen, and "b" is scheduled.
+  report(a[0]);
+  CAF_CHECK_EQUAL(seen(a[0]), 1);
+  CAF_CHECK_EQUAL(tasks_of(first->id.str(), "b"), 1);
+  // Two older starts wait: a batch of size 1 claims 1 + its one completion = 2 rows,
+  // the oldest, so the completion's workflow is not evaluated in its commit.
+  store::start_request other;
+  other.name = "two";
+  auto second = store::start_workflow(conn, other, 1);
+  NF_REQUIRE_OK(second);
+  core.run({});
+  auto a2 = lease("work");
+  CAF_REQUIRE_EQUAL(a2.size(), 1u);
+  for (int i = 0; i < 2; ++i)
+    NF_REQUIRE_OK(store::start_workflow(conn, other, 1));
+  report(a2[0]);
+  CAF_CHECK_EQUAL(tasks_of(second->id.str(), "b"), 0);
+  CAF_CHECK_EQUAL(seen(a2[0]), 0); // ended, not yet reacted to
+  for (int i = 0; i < 3 && count(R"(SELECT count(*) FROM "DecideQueues")") > 0; ++i)
+    core.run({});
+  CAF_CHECK_EQUAL(tasks_of(second->id.str(), "b"), 1);
+  CAF_CHECK_EQUAL(seen(a2[0]), 1);
+}
+
 CAF_TEST(a burst larger than one transaction takes is cut into batches and all is answered) {
   // After a busy batch the committer waits 100 ms, so the rest of each burst is
   // pending at once: more starts and completions than one transaction takes.
