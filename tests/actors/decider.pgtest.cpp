@@ -214,33 +214,32 @@ CAF_TEST(I3 an end is seen by the evaluation of its own commit and stays unseen 
   };
   store::start_request req;
   req.name = "two";
-  auto first = store::start_workflow(conn, req, 1);
-  NF_REQUIRE_OK(first);
-  core.run({});
-  auto a = lease("work");
-  CAF_REQUIRE_EQUAL(a.size(), 1u);
+  // A started workflow whose first task a worker holds.
+  auto started_and_leased = [&] {
+    auto wf = store::start_workflow(conn, req, 1);
+    NF_REQUIRE_OK(wf);
+    core.run({});
+    auto a = lease("work");
+    CAF_REQUIRE_EQUAL(a.size(), 1u);
+    return std::make_pair(wf->id.str(), a[0]);
+  };
+  auto [first, a] = started_and_leased();
   // Decided in the completion's own commit: its end is seen, and "b" is scheduled.
-  report(a[0]);
-  CAF_CHECK_EQUAL(seen(a[0]), 1);
-  CAF_CHECK_EQUAL(tasks_of(first->id.str(), "b"), 1);
+  report(a);
+  CAF_CHECK_EQUAL(seen(a), 1);
+  CAF_CHECK_EQUAL(tasks_of(first, "b"), 1);
   // Two older starts wait: a batch of size 1 claims 1 + its one completion = 2 rows,
   // the oldest, so the completion's workflow is not evaluated in its commit.
-  store::start_request other;
-  other.name = "two";
-  auto second = store::start_workflow(conn, other, 1);
-  NF_REQUIRE_OK(second);
-  core.run({});
-  auto a2 = lease("work");
-  CAF_REQUIRE_EQUAL(a2.size(), 1u);
+  auto [second, a2] = started_and_leased();
   for (int i = 0; i < 2; ++i)
-    NF_REQUIRE_OK(store::start_workflow(conn, other, 1));
-  report(a2[0]);
-  CAF_CHECK_EQUAL(tasks_of(second->id.str(), "b"), 0);
-  CAF_CHECK_EQUAL(seen(a2[0]), 0); // ended, not yet reacted to
+    NF_REQUIRE_OK(store::start_workflow(conn, req, 1));
+  report(a2);
+  CAF_CHECK_EQUAL(tasks_of(second, "b"), 0);
+  CAF_CHECK_EQUAL(seen(a2), 0); // ended, not yet reacted to
   for (int i = 0; i < 3 && count(R"(SELECT count(*) FROM "DecideQueues")") > 0; ++i)
     core.run({});
-  CAF_CHECK_EQUAL(tasks_of(second->id.str(), "b"), 1);
-  CAF_CHECK_EQUAL(seen(a2[0]), 1);
+  CAF_CHECK_EQUAL(tasks_of(second, "b"), 1);
+  CAF_CHECK_EQUAL(seen(a2), 1);
 }
 
 CAF_TEST(a burst larger than one transaction takes is cut into batches and all is answered) {
