@@ -427,4 +427,48 @@ CAF_TEST(the read of a large batch of completions probes each queue row once) {
   CAF_CHECK_GREATER(queue_scans, 0u);
 }
 
+CAF_TEST(the report s read probes a task by its key after a history of one task workflows) {
+  // The last ANALYZE saw one task row per workflow, so "workflowId" alone looked as selective
+  // as the whole key, and the report's read is prepared then. A fan-out follows: a probe
+  // through the identity index filtered on "id" would read all 50 rows of a workflow for
+  // each completion (migration 0015 is what rules it out).
+  sql(R"(INSERT INTO "TaskExecutions" ("workflowId", "namespaceId", "refName", "taskType",
+                                        "taskDefName", "queueName")
+         SELECT uuidv7(), '00000000-0000-0000-0000-000000000001', 'work', 'SIMPLE', 't', 'one'
+           FROM generate_series(1, 20000))");
+  sql(R"(ANALYZE "TaskExecutions")");
+  sql(R"(DELETE FROM "TaskExecutions")");
+  prepare_read_leases_as_written();
+  sql(R"(INSERT INTO "TaskExecutions" ("workflowId", "namespaceId", "refName", "taskType",
+                                        "taskDefName", "queueName")
+         SELECT w.id, '00000000-0000-0000-0000-000000000001', 'work' || g, 'SIMPLE', 't', 'fan'
+           FROM (SELECT uuidv7() AS id FROM generate_series(1, 200)) w, generate_series(1, 50) g)");
+  sql(R"(INSERT INTO "TaskQueues" ("queueName", "taskId", "workflowId", "taskType", "priority", "shard")
+         SELECT "queueName", "id", "workflowId", 'SIMPLE', 0, 0 FROM "TaskExecutions")");
+  auto batch = sql(R"(SELECT '{' || string_agg("workflowId"::text, ',') || '}',
+                             '{' || string_agg("id"::text, ',') || '}'
+                        FROM (SELECT "workflowId", "id" FROM "TaskExecutions" LIMIT 1000) b)");
+  auto text = scalar("EXPLAIN (ANALYZE, FORMAT JSON) EXECUTE \"task.read_leases\"('"
+                     + batch.str(0, 0) + "', '" + batch.str(0, 1) + "')");
+  boost::system::error_code ec;
+  auto v = boost::json::parse(text, ec);
+  CAF_REQUIRE(!ec);
+  const auto& plan = v.as_array().at(0).as_object().at("Plan").as_object();
+  CAF_CHECK_EQUAL(plan.at("Actual Rows").to_number<double>(), 1000.0);
+  // One task row per completion, through the primary key of its partition.
+  double read = 0;
+  for_each_scan(plan, [&](const boost::json::object& node, const std::string& rel) {
+    if (rel.rfind("TaskExecutions_", 0) != 0)
+      return;
+    auto loops = node.at("Actual Loops").to_number<double>();
+    double n = node.at("Actual Rows").to_number<double>() * loops;
+    if (auto* f = node.if_contains("Rows Removed by Filter"))
+      n += f->to_number<double>() * loops;
+    if (n > 0)
+      CAF_MESSAGE(rel << ": " << n << " rows read through " << node.at("Index Name").as_string());
+    read += n;
+  });
+  CAF_CHECK_EQUAL(read, 1000.0);
+}
+
 CAF_TEST_FIXTURE_SCOPE_END()
