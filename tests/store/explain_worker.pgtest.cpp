@@ -59,6 +59,28 @@ void for_each_scan(const boost::json::object& node, F f) {
       for_each_scan(child.as_object(), f);
 }
 
+/// The task rows a plan read (returned or dropped by a filter), each read checked to go
+/// through its partition's primary key.
+double task_rows_read(const boost::json::object& plan) {
+  double read = 0;
+  for_each_scan(plan, [&](const boost::json::object& node, const std::string& rel) {
+    if (rel.rfind("TaskExecutions_", 0) != 0)
+      return;
+    auto loops = node.at("Actual Loops").to_number<double>();
+    double n = node.at("Actual Rows").to_number<double>() * loops;
+    if (auto* f = node.if_contains("Rows Removed by Filter"))
+      n += f->to_number<double>() * loops;
+    if (n == 0)
+      return;
+    auto* index = node.if_contains("Index Name");
+    CAF_MESSAGE(rel << ": " << n << " rows read through "
+                    << (index ? std::string{index->as_string()} : "no index"));
+    CAF_CHECK(index != nullptr && index->as_string() == rel + "_pkey");
+    read += n;
+  });
+  return read;
+}
+
 /// The subtree named `name` ("CTE c"), or nullptr.
 const boost::json::object* find_subplan(const boost::json::object& node, const std::string& name) {
   if (auto* n = node.if_contains("Subplan Name"); n && n->as_string() == name)
@@ -100,6 +122,15 @@ struct fixture : test::worker_fixture {
       missing.push_back(r);
     }
     CAF_REQUIRE(complete_tasks(conn, missing));
+  }
+
+  /// The plan of `execute` as it ran (EXPLAIN ANALYZE).
+  boost::json::object explain_analyze(const std::string& execute) {
+    auto text = scalar("EXPLAIN (ANALYZE, FORMAT JSON) " + execute);
+    boost::system::error_code ec;
+    auto v = boost::json::parse(text, ec);
+    CAF_REQUIRE(!ec);
+    return v.as_array().at(0).as_object().at("Plan").as_object();
   }
 
   boost::json::object explain(const std::string& execute) {
@@ -170,26 +201,10 @@ CAF_TEST(the dequeue claim reads each leased task s row by its own keys) {
   r.max_tasks = 1;
   r.worker_id = "explain";
   CAF_REQUIRE(lease_tasks(conn, r));
-  auto text =
-    scalar(R"(EXPLAIN (ANALYZE, FORMAT JSON) EXECUTE "lease.claim_batch"('fan', 64, 300, 'w', NULL))");
-  boost::system::error_code ec;
-  auto v = boost::json::parse(text, ec);
-  CAF_REQUIRE(!ec);
-  const auto& plan = v.as_array().at(0).as_object().at("Plan").as_object();
+  auto plan = explain_analyze(R"(EXECUTE "lease.claim_batch"('fan', 64, 300, 'w', NULL))");
   CAF_CHECK_EQUAL(plan.at("Actual Rows").to_number<double>(), 63.0);
   // One row read per leased task, through the primary key of the task's partition.
-  double task_rows = 0;
-  for_each_scan(plan, [&](const boost::json::object& node, const std::string& rel) {
-    if (rel.rfind("TaskExecutions_", 0) != 0)
-      return;
-    task_rows += node.at("Actual Rows").to_number<double>()
-                 * node.at("Actual Loops").to_number<double>();
-    if (auto* f = node.if_contains("Rows Removed by Filter"))
-      task_rows += f->to_number<double>() * node.at("Actual Loops").to_number<double>();
-    auto* index = node.if_contains("Index Name");
-    CAF_CHECK(index != nullptr && index->as_string() == rel + "_pkey");
-  });
-  CAF_CHECK_EQUAL(task_rows, 63.0);
+  CAF_CHECK_EQUAL(task_rows_read(plan), 63.0);
 }
 
 CAF_TEST(the timer claim scans only the due timer partitions) {
@@ -448,27 +463,11 @@ CAF_TEST(the report s read probes a task by its key after a history of one task 
   auto batch = sql(R"(SELECT '{' || string_agg("workflowId"::text, ',') || '}',
                              '{' || string_agg("id"::text, ',') || '}'
                         FROM (SELECT "workflowId", "id" FROM "TaskExecutions" LIMIT 1000) b)");
-  auto text = scalar("EXPLAIN (ANALYZE, FORMAT JSON) EXECUTE \"task.read_leases\"('"
-                     + batch.str(0, 0) + "', '" + batch.str(0, 1) + "')");
-  boost::system::error_code ec;
-  auto v = boost::json::parse(text, ec);
-  CAF_REQUIRE(!ec);
-  const auto& plan = v.as_array().at(0).as_object().at("Plan").as_object();
+  auto plan = explain_analyze("EXECUTE \"task.read_leases\"('" + batch.str(0, 0) + "', '"
+                              + batch.str(0, 1) + "')");
   CAF_CHECK_EQUAL(plan.at("Actual Rows").to_number<double>(), 1000.0);
   // One task row per completion, through the primary key of its partition.
-  double read = 0;
-  for_each_scan(plan, [&](const boost::json::object& node, const std::string& rel) {
-    if (rel.rfind("TaskExecutions_", 0) != 0)
-      return;
-    auto loops = node.at("Actual Loops").to_number<double>();
-    double n = node.at("Actual Rows").to_number<double>() * loops;
-    if (auto* f = node.if_contains("Rows Removed by Filter"))
-      n += f->to_number<double>() * loops;
-    if (n > 0)
-      CAF_MESSAGE(rel << ": " << n << " rows read through " << node.at("Index Name").as_string());
-    read += n;
-  });
-  CAF_CHECK_EQUAL(read, 1000.0);
+  CAF_CHECK_EQUAL(task_rows_read(plan), 1000.0);
 }
 
 CAF_TEST_FIXTURE_SCOPE_END()
