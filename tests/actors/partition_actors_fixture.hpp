@@ -95,7 +95,10 @@ struct partition_actors_fixture : worker_fixture {
 
   /// Waits until a backend not among `before` (from backends()) ran a query containing
   /// `fragment` and went idle: the first round a new actor starts on its own is over.
-  /// (`before` matters: the connection of a stopped actor lingers for a moment.)
+  /// (`before` matters: the connection of a stopped actor lingers for a moment.) A
+  /// statement's first use prepares it in a round trip of its own, after which the backend
+  /// is idle with that statement as its last query though it has not run it yet: where
+  /// that matters, wait for the round's effect instead.
   void await_round(const std::string& before, const std::string& fragment) {
     auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
     while (std::chrono::steady_clock::now() < deadline) {

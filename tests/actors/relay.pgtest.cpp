@@ -144,16 +144,19 @@ CAF_TEST(an outbox hint delivers at once long before the next poll) {
 }
 
 CAF_TEST(without a sink a hint starts no round and the poll publishes) {
-  auto before = backends();
+  // One event waits already: the relay's first round publishing it is what says that round
+  // is over (a backend idle with the round's statement as its last query may only have
+  // prepared it).
+  insert_events(1);
   auto r = relay({{"relay.poll_interval_ms", "60000"}});
-  await_round(before, R"("nextAttemptAt" <= now())"); // the first poll: no sink
+  CAF_REQUIRE(await_count(published, 1)); // the first poll: no sink
   insert_events(2); // written while a sink existed, since disabled
   for (int i = 0; i < 3; ++i)
     self->send(r, outbox_atom_v);
   std::this_thread::sleep_for(300ms); // a round per hint would publish within milliseconds
-  CAF_CHECK_EQUAL(count(published), 0);
+  CAF_CHECK_EQUAL(count(published), 1);
   relay({{"relay.poll_interval_ms", "50"}});
-  CAF_CHECK(await_count(published, 2));
+  CAF_CHECK(await_count(published, 3));
 }
 
 CAF_TEST(only matching sinks of the event s namespace get it) {
