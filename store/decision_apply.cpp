@@ -55,9 +55,9 @@ DELETE FROM "TaskQueues" q
 // and a retry (attempt + 1) is a different identity. Only rows actually
 // inserted get a queue row. A task inserted terminal was executed by this
 // evaluation, so it is already seen. Only a retry (attempt > 0) looks up the attempt it
-// retries: a first attempt would probe the identity index for nothing. In a small batch's variant the retried task's lookup
-// is also bounded by the workflow ids, so it sets up only their partitions (the `prune:`
-// comment, store/pg/pruning.hpp).
+// retries: a first attempt would probe the identity index for nothing. In a small batch's
+// variant the retried task's lookup is also bounded by the workflow ids, so it sets up only
+// their partitions (the `prune:` comment, store/pg/pruning.hpp).
 const statement insert_tasks{"decide.insert_tasks", R"(
 WITH u AS (
   SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::text[], $4::integer[], $5::integer[],

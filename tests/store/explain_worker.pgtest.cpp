@@ -2,6 +2,7 @@
 #include "caf/test/unit_test.hpp"
 
 #include <functional>
+#include <optional>
 #include <set>
 
 #include <boost/json.hpp>
@@ -124,6 +125,35 @@ struct fixture : test::worker_fixture {
     CAF_REQUIRE(complete_tasks(conn, missing));
   }
 
+  /// 200 running workflows fanned out to 50 SIMPLE tasks each, for the queue "fan" (none of
+  /// them enqueued yet).
+  void insert_fan_out() {
+    for (int i = 0; i < 200; ++i)
+      insert_workflow();
+    sql(R"(INSERT INTO "TaskExecutions" ("workflowId", "namespaceId", "refName", "taskType",
+                                          "taskDefName", "queueName")
+           SELECT w."id", w."namespaceId", 'work' || g, 'SIMPLE', 't', 'fan'
+             FROM "WorkflowExecutions" w, generate_series(1, 50) g)");
+  }
+
+  /// Enqueues every task row (or the first `limit`).
+  void enqueue_tasks(std::optional<int> limit = std::nullopt) {
+    sql(R"(INSERT INTO "TaskQueues" ("queueName", "taskId", "workflowId", "taskType", "priority", "shard")
+           SELECT "queueName", "id", "workflowId", 'SIMPLE', 0, 0 FROM "TaskExecutions")"
+        + (limit ? " LIMIT " + std::to_string(*limit) : std::string{}));
+  }
+
+  /// The report's read of 1,000 task rows as it ran (EXPLAIN ANALYZE).
+  boost::json::object explain_read_of_1000_tasks() {
+    auto batch = sql(R"(SELECT '{' || string_agg("workflowId"::text, ',') || '}',
+                               '{' || string_agg("id"::text, ',') || '}'
+                          FROM (SELECT "workflowId", "id" FROM "TaskExecutions" LIMIT 1000) b)");
+    auto plan = explain_analyze("EXECUTE \"task.read_leases\"('" + batch.str(0, 0) + "', '"
+                                + batch.str(0, 1) + "')");
+    CAF_CHECK_EQUAL(plan.at("Actual Rows").to_number<double>(), 1000.0);
+    return plan;
+  }
+
   /// The plan of `execute` as it ran (EXPLAIN ANALYZE).
   boost::json::object explain_analyze(const std::string& execute) {
     auto text = scalar("EXPLAIN (ANALYZE, FORMAT JSON) " + execute);
@@ -186,14 +216,8 @@ CAF_TEST(the dequeue claim reads each leased task s row by its own keys) {
   // claim's estimate of its own rows is small, so a join of the leased rows with every task
   // partition, read whole and hashed, looks cheaper to the planner than sixteen partitions'
   // probes per row, and each lease then reads every task row there is.
-  for (int i = 0; i < 200; ++i)
-    insert_workflow();
-  sql(R"(INSERT INTO "TaskExecutions" ("workflowId", "namespaceId", "refName", "taskType",
-                                        "taskDefName", "queueName")
-         SELECT w."id", w."namespaceId", 'work' || g, 'SIMPLE', 't', 'fan'
-           FROM "WorkflowExecutions" w, generate_series(1, 50) g)");
-  sql(R"(INSERT INTO "TaskQueues" ("queueName", "taskId", "workflowId", "taskType", "priority", "shard")
-         SELECT "queueName", "id", "workflowId", 'SIMPLE', 0, 0 FROM "TaskExecutions" LIMIT 64)");
+  insert_fan_out();
+  enqueue_tasks(64);
   sql(R"(ANALYZE "TaskExecutions")");
   sql(R"(ANALYZE "TaskQueues")");
   lease_request r; // prepares the repository's claim on this connection
@@ -389,31 +413,15 @@ CAF_TEST(the read of a large batch of completions probes each queue row once) {
   // The plan is made while the queues are empty (a fresh database, or a fan-out before its
   // tasks are scheduled) and kept while they fill. Probing the queue index with the whole
   // batch's ids once per row is what this rules out: 1,000 completions made a million searches.
-  // 200 workflows fanned out to 50 tasks each.
-  sql(R"(INSERT INTO "TaskExecutions" ("workflowId", "namespaceId", "refName", "taskType",
-                                        "taskDefName", "queueName")
-         SELECT w.id, '00000000-0000-0000-0000-000000000001', 'work' || g, 'SIMPLE', 't', 'fan'
-           FROM (SELECT uuidv7() AS id FROM generate_series(1, 200)) w, generate_series(1, 50) g)");
+  insert_fan_out();
   // The queue has been busy before and is empty now: its pages hold dead rows only.
-  const std::string enqueue_all = R"(
-    INSERT INTO "TaskQueues" ("queueName", "taskId", "workflowId", "taskType", "priority", "shard")
-    SELECT "queueName", "id", "workflowId", 'SIMPLE', 0, 0 FROM "TaskExecutions")";
-  sql(enqueue_all);
+  enqueue_tasks();
   sql(R"(DELETE FROM "TaskQueues")");
   sql(R"(ANALYZE "TaskExecutions")");
   sql(R"(ANALYZE "TaskQueues")");
   prepare_read_leases_as_written(); // the generic plan is made now
-  sql(enqueue_all);
-  auto batch = sql(R"(SELECT '{' || string_agg("workflowId"::text, ',') || '}',
-                             '{' || string_agg("id"::text, ',') || '}'
-                        FROM (SELECT "workflowId", "id" FROM "TaskExecutions" LIMIT 1000) b)");
-  auto text = scalar("EXPLAIN (ANALYZE, FORMAT JSON) EXECUTE \"task.read_leases\"('"
-                     + batch.str(0, 0) + "', '" + batch.str(0, 1) + "')");
-  boost::system::error_code ec;
-  auto v = boost::json::parse(text, ec);
-  CAF_REQUIRE(!ec);
-  const auto& plan = v.as_array().at(0).as_object().at("Plan").as_object();
-  CAF_CHECK_EQUAL(plan.at("Actual Rows").to_number<double>(), 1000.0);
+  enqueue_tasks();
+  auto plan = explain_read_of_1000_tasks();
   // Rows compared and thrown away by a join's filter: about the batch size squared when
   // each completion is matched against the whole batch's queue rows.
   std::function<double(const boost::json::object&)> removed_by_join_filters =
@@ -454,18 +462,9 @@ CAF_TEST(the report s read probes a task by its key after a history of one task 
   sql(R"(ANALYZE "TaskExecutions")");
   sql(R"(DELETE FROM "TaskExecutions")");
   prepare_read_leases_as_written();
-  sql(R"(INSERT INTO "TaskExecutions" ("workflowId", "namespaceId", "refName", "taskType",
-                                        "taskDefName", "queueName")
-         SELECT w.id, '00000000-0000-0000-0000-000000000001', 'work' || g, 'SIMPLE', 't', 'fan'
-           FROM (SELECT uuidv7() AS id FROM generate_series(1, 200)) w, generate_series(1, 50) g)");
-  sql(R"(INSERT INTO "TaskQueues" ("queueName", "taskId", "workflowId", "taskType", "priority", "shard")
-         SELECT "queueName", "id", "workflowId", 'SIMPLE', 0, 0 FROM "TaskExecutions")");
-  auto batch = sql(R"(SELECT '{' || string_agg("workflowId"::text, ',') || '}',
-                             '{' || string_agg("id"::text, ',') || '}'
-                        FROM (SELECT "workflowId", "id" FROM "TaskExecutions" LIMIT 1000) b)");
-  auto plan = explain_analyze("EXECUTE \"task.read_leases\"('" + batch.str(0, 0) + "', '"
-                              + batch.str(0, 1) + "')");
-  CAF_CHECK_EQUAL(plan.at("Actual Rows").to_number<double>(), 1000.0);
+  insert_fan_out();
+  enqueue_tasks();
+  auto plan = explain_read_of_1000_tasks();
   // One task row per completion, through the primary key of its partition.
   CAF_CHECK_EQUAL(task_rows_read(plan), 1000.0);
 }
