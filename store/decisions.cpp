@@ -6,6 +6,7 @@
 
 #include "store/pg/errors.hpp"
 #include "store/pg/pipeline.hpp"
+#include "store/task_transitions.hpp"
 
 namespace nf::store {
 
@@ -174,11 +175,7 @@ std::vector<task_id> workflow_snapshot::unprocessed() const {
 }
 
 void add_claim(pipeline& p, const std::vector<shard_id>& shards, int limit) {
-  std::vector<int64_t> values;
-  values.reserve(shards.size());
-  for (auto s : shards)
-    values.push_back(s.value());
-  p.add(claim, params::of(int_array(values), int64_t{limit}));
+  p.add(claim, params::of(shard_array(shards), int64_t{limit}));
 }
 
 std::vector<decide_claim> claims_of(const result& r) {

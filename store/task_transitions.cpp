@@ -204,13 +204,18 @@ void add_finishes(pipeline& p, const std::vector<task_finish>& finishes) {
 
 } // namespace
 
-std::optional<array_literal> shard_filter(const std::vector<shard_id>& shards) {
-  if (shards.empty())
-    return std::nullopt;
+array_literal shard_array(const std::vector<shard_id>& shards) {
   std::vector<int64_t> xs;
+  xs.reserve(shards.size());
   for (auto s : shards)
     xs.push_back(s.value());
   return int_array(xs);
+}
+
+std::optional<array_literal> shard_filter(const std::vector<shard_id>& shards) {
+  if (shards.empty())
+    return std::nullopt;
+  return shard_array(shards);
 }
 
 bool add_events(pipeline& p, const std::vector<event_draft>& events) {

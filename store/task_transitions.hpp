@@ -127,6 +127,9 @@ array_literal ids_array(const Range& xs, Get get) {
   return text_array(out);
 }
 
+/// `{1,2}` for a `$n::smallint[]` parameter (`{}` when `shards` is empty).
+array_literal shard_array(const std::vector<shard_id>& shards);
+
 /// A `$n::smallint[]` shard filter; nullopt (SQL NULL = every shard) when `shards` is empty.
 std::optional<array_literal> shard_filter(const std::vector<shard_id>& shards);
 

@@ -10,6 +10,7 @@
 #include "store/json.hpp"
 #include "store/pg/errors.hpp"
 #include "store/sharding.hpp"
+#include "store/task_transitions.hpp"
 
 namespace nf::store {
 
@@ -31,7 +32,9 @@ SELECT r.ord, d."version"
 // whose key went in (or that have none) get an execution. The id is the
 // caller's (start_request::id) or generated once per request, and every
 // "startedAt" derives from it; "lastSeq" = 1 is
-// the WORKFLOW_STARTED event written here (I8).
+// the WORKFLOW_STARTED event written here (I8). A start in one of the shards $13 (those
+// whose starts the caller decides in this same transaction) gets no "DecideQueues" row:
+// no other transaction can see the workflow before that decision commits with it.
 const statement start_batch{"workflows.start_batch", R"(
 WITH r AS (
   SELECT u.*, COALESCE(u.given_id, uuidv7()) AS id
@@ -64,7 +67,7 @@ e AS (
   SELECT id, 1, ns, 'WORKFLOW_STARTED', payload FROM s),
 q AS (
   INSERT INTO "DecideQueues" ("workflowId", "namespaceId", "workflowStartedAt", "shard", "reason")
-  SELECT id, ns, started, shard, 'start' FROM s
+  SELECT id, ns, started, shard, 'start' FROM s WHERE shard <> ALL($13::smallint[])
   ON CONFLICT ("workflowId") DO UPDATE SET "reason" = EXCLUDED."reason"),
 t AS (
   INSERT INTO "Timers" ("fireAt", "shard", "kind", "workflowId", "workflowStartedAt")
@@ -179,7 +182,8 @@ flow::problems check_start_request(const start_request& r) {
 }
 
 caf::expected<std::vector<caf::expected<start_result>>>
-start_workflows(transaction& tx, const std::vector<start_request>& requests, int partition_count) {
+start_workflows(transaction& tx, const std::vector<start_request>& requests, int partition_count,
+                const std::vector<shard_id>& decided_here) {
   auto& conn = tx.conn();
   std::vector<caf::expected<start_result>> out;
   out.reserve(requests.size());
@@ -253,7 +257,7 @@ start_workflows(transaction& tx, const std::vector<start_request>& requests, int
     params::of(text_array(b_ns), text_array(b_names), int_array(b_versions), json_array(b_inputs),
                text_array(b_correlations), text_array(b_keys), int_array(b_priorities),
                text_array(b_parents), text_array(b_parent_tasks), json_array(b_payloads),
-               int64_t{partition_count}, text_array(b_ids)));
+               int64_t{partition_count}, text_array(b_ids), shard_array(decided_here)));
   if (!written)
     return std::move(written.error());
   std::vector<bool> created(batch.size(), false);

@@ -63,8 +63,11 @@ flow::problems check_start_request(const start_request& r);
 /// a request that is malformed (`invalid`) or names an unknown definition
 /// (`not_found`) fails alone and writes nothing; the outer error means the
 /// transaction failed and must be rolled back.
+/// A started workflow in one of the shards `decided_here` gets no "DecideQueues" row: the
+/// caller decides it in this transaction (docs/engine.md §3), and must, as nothing else will.
 caf::expected<std::vector<caf::expected<start_result>>>
-start_workflows(transaction& tx, const std::vector<start_request>& requests, int partition_count);
+start_workflows(transaction& tx, const std::vector<start_request>& requests, int partition_count,
+                const std::vector<shard_id>& decided_here = {});
 
 /// One start in its own transaction.
 caf::expected<start_result> start_workflow(connection& conn, const start_request& request,

@@ -110,6 +110,9 @@ struct decider_core::attempt_state {
   plan_effects fx;
   bool claim_full = false;  ///< the claim hit its limit: more rows may be waiting
   std::set<std::string> evaluated;  ///< workflows decide_claimed wrote an evaluation of
+  /// Workflows this transaction started in a served shard, with no "DecideQueues" row
+  /// (store::start_workflows): decide_claimed evaluates them without a claim.
+  std::map<std::string, namespace_id> rowless_starts;
   bool decide_again = false;
 };
 
@@ -228,13 +231,23 @@ caf::expected<void> decider_core::attempt(store::transaction& tx, const batch_in
   if (auto b = tx.begin(); !b)
     return b;
   if (!in.starts.empty()) {
-    auto started = store::start_workflows(tx, in.starts, partition_count_);
+    // Fast path (a), docs/engine.md §3: a start in a shard this decider serves is decided
+    // in this transaction, so it needs no "DecideQueues" row (two row writes less).
+    std::vector<shard_id> served;
+    for (auto s : shards_)
+      served.push_back(shard_id{s});
+    auto started = store::start_workflows(tx, in.starts, partition_count_, served);
     if (!started)
       return std::move(started.error());
     st.starts = std::move(*started);
-    for (const auto& r : st.starts)
-      if (r)
-        st.fx.hints.outbox_shards.insert(r->shard.value());
+    for (size_t i = 0; i < st.starts.size(); ++i) {
+      const auto& r = st.starts[i];
+      if (!r)
+        continue;
+      st.fx.hints.outbox_shards.insert(r->shard.value());
+      if (r->created && shards_.count(r->shard.value()) != 0)
+        st.rowless_starts.emplace(r->id.str(), in.starts[i].ns);
+    }
   }
   if (!in.completions.empty()) {
     auto done = store::complete_tasks(tx, in.completions, true);
@@ -392,14 +405,21 @@ caf::expected<void> decider_core::decide_claimed(store::transaction& tx,
   st.claim_full = static_cast<int>(claims.size()) >= limit;
   std::vector<workflow_id> ids;
   std::vector<namespace_id> namespaces;
+  auto add = [&](const workflow_id& id, const namespace_id& ns) {
+    ids.push_back(id);
+    if (std::find(namespaces.begin(), namespaces.end(), ns) == namespaces.end())
+      namespaces.push_back(ns);
+  };
   for (const auto& c : claims) {
     // A stale one stays claimed (locked) but undecided: its row survives the commit.
     if (excluded.count(c.id.str()) != 0)
       continue;
-    ids.push_back(c.id);
-    if (std::find(namespaces.begin(), namespaces.end(), c.ns) == namespaces.end())
-      namespaces.push_back(c.ns);
+    add(c.id, c.ns);
   }
+  // Nothing else can see a workflow this transaction started, so no one else can have
+  // evaluated it (it is never stale), and it has no row to claim.
+  for (const auto& [id, ns] : st.rowless_starts)
+    add(workflow_id{id}, ns);
   if (ids.empty())
     return {};
   recent_namespaces_ = namespaces;
@@ -492,6 +512,9 @@ caf::expected<void> decider_core::decide_claimed(store::transaction& tx,
     plans.push_back(plan_evaluation(*it.snap, it.def.get(), it.def_error, *it.tasks,
                                     f == facts->end() ? nullptr : &f->second, now_ms));
     st.decide_again = st.decide_again || plans.back().decide_again;
+    // Stopped early, it stays due: a rowless start gets the row it was spared.
+    if (plans.back().decide_again && st.rowless_starts.count(it.snap->id.str()) != 0)
+      plans.back().requeue = true;
     note_history_use(*it.snap, it.def && !it.history, plans.back());
   }
   if (auto r = apply_plans(tx, plans, shards_, partition_count_, st.fx); !r)

@@ -180,6 +180,29 @@ CAF_TEST(a batch of 100 starts is one transaction with a result per request) {
     CAF_CHECK_EQUAL(shard_of(rows.text(i, 0), partitions), rows.i64(i, 1));
 }
 
+CAF_TEST(a start in a shard its caller decides writes no DecideQueues row) {
+  define_workflow("order");
+  std::vector<start_request> reqs(200);
+  for (auto& r : reqs)
+    r.name = "order";
+  transaction tx{conn};
+  CAF_REQUIRE(tx.begin());
+  auto rs = start_workflows(tx, reqs, partitions, {shard_id{0}, shard_id{2}});
+  NF_REQUIRE_OK(rs);
+  CAF_REQUIRE(tx.commit());
+  int decided_here = 0;
+  for (const auto& r : *rs) {
+    CAF_REQUIRE(r);
+    auto queued = count(R"(SELECT count(*) FROM "DecideQueues" WHERE "workflowId" = $1)",
+                        params::of(r->id.str()));
+    bool here = r->shard.value() == 0 || r->shard.value() == 2;
+    decided_here += here ? 1 : 0;
+    CAF_CHECK_EQUAL(queued, here ? 0 : 1);
+  }
+  CAF_CHECK(decided_here > 0 && decided_here < 200); // both kinds were made
+  CAF_CHECK_EQUAL(count(R"(SELECT count(*) FROM "WorkflowExecutions")"), 200);
+}
+
 CAF_TEST(I10 fifty concurrent starts with one key make one workflow) {
   define_workflow("order");
   constexpr int n = 50;
