@@ -1,5 +1,7 @@
 #include "store/pg/connection.hpp"
 
+#include "store/pg/pipeline.hpp"
+
 #include <vector>
 
 #include <libpq-fe.h>
@@ -77,6 +79,10 @@ caf::expected<result> connection::check(pg_result* res, const char* what) {
 }
 
 caf::expected<result> connection::exec(const std::string& sql) {
+  // Several statements in one simple query: the result is the last one's, and an error
+  // stops the rest.
+  if (const char* begin = take_begin())
+    return check(PQexec(conn_.get(), (std::string{begin} + "; " + sql).c_str()), "exec");
   return check(PQexec(conn_.get(), sql.c_str()), "exec");
 }
 
@@ -93,6 +99,10 @@ std::vector<const char*> raw_values(const params& p) {
 } // namespace
 
 caf::expected<result> connection::exec(const std::string& sql, const params& p) {
+  // Rare (ad-hoc statements): the deferred BEGIN goes in a round trip of its own.
+  if (const char* begin = take_begin())
+    if (auto b = check(PQexec(conn_.get(), begin), "exec"); !b)
+      return b;
   auto values = raw_values(p);
   return check(PQexecParams(conn_.get(), sql.c_str(), static_cast<int>(values.size()),
                             nullptr, values.data(), nullptr, nullptr, 0),
@@ -128,6 +138,15 @@ caf::expected<result> connection::run(const statement& st, const params& p) {
 }
 
 caf::expected<result> connection::run_prepared(const statement& st, const params& p) {
+  if (pending_begin_) {
+    // The first statement of a transaction: BEGIN goes in the same pipeline.
+    pipeline batch{*this};
+    batch.add_exact(st, p);
+    auto rs = batch.run();
+    if (!rs)
+      return std::move(rs.error());
+    return std::move(rs->front());
+  }
   if (auto prep = prepare(st); !prep)
     return prep.error();
   auto values = raw_values(p);

@@ -53,6 +53,18 @@ public:
   bool is_prepared(const char* name) const;
   void mark_prepared(const char* name);
 
+  /// Holds `sql` (a BEGIN) back to go with the next statement instead of in a round trip
+  /// of its own: exec() prefixes it, a prepared statement and a pipeline send it first in
+  /// the same flush (transaction::begin).
+  void defer_begin(const char* sql) { pending_begin_ = sql; }
+  /// The deferred BEGIN, now the caller's to send (or to drop: nothing ran after it);
+  /// nullptr when there is none.
+  const char* take_begin() {
+    const char* sql = pending_begin_;
+    pending_begin_ = nullptr;
+    return sql;
+  }
+
   /// True while the server link is up.
   bool ok() const;
   /// The error libpq reports on this connection, for messages.
@@ -72,6 +84,7 @@ private:
 
   std::unique_ptr<pg_conn, deleter> conn_;
   std::unordered_set<std::string> prepared_;
+  const char* pending_begin_ = nullptr;
 };
 
 /// Turns a failed PGresult (or its absence) into a store error.

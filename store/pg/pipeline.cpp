@@ -11,6 +11,10 @@ namespace nf::store {
 
 pipeline& pipeline::add(const statement& base, params p) {
   const statement& st = with_pruning_keys(base, p);
+  return add_exact(st, std::move(p));
+}
+
+pipeline& pipeline::add_exact(const statement& st, params p) {
   items_.push_back(item{&st, std::move(p)});
   return *this;
 }
@@ -35,11 +39,21 @@ caf::expected<std::vector<result>> pipeline::run() {
   PGconn* c = conn_.native();
   if (PQenterPipelineMode(c) != 1)
     return make_error(errc::conn_broken, "cannot enter pipeline mode: " + conn_.last_error());
-  // What the server will answer, in order: a prepare (its name) or a statement (nullptr).
+  // What the server will answer, in order: a prepare (its name), a statement (nullptr),
+  // or the deferred BEGIN (`begin_answer`, whose result is only checked).
+  static const char begin_answer[] = "(deferred BEGIN)";
   std::vector<const char*> answers;
   std::vector<const char*> newly_prepared;
   bool send_failed = false;
+  if (const char* begin = conn_.take_begin()) {
+    if (PQsendQueryParams(c, begin, 0, nullptr, nullptr, nullptr, nullptr, 0) != 1)
+      send_failed = true;
+    else
+      answers.push_back(begin_answer);
+  }
   for (auto& it : items_) {
+    if (send_failed)
+      break;
     if (!conn_.is_prepared(it.st->name)
         && std::find(newly_prepared.begin(), newly_prepared.end(), it.st->name)
              == newly_prepared.end()) {
@@ -90,7 +104,9 @@ caf::expected<std::vector<result>> pipeline::run() {
     // A prepared statement outlives the batch's transaction: once the server
     // parsed it, it exists even when a later statement aborts the batch, and a
     // rerun of the batch must not prepare it again.
-    if (prepared_name) {
+    if (prepared_name == begin_answer) {
+      PQclear(r);
+    } else if (prepared_name) {
       conn_.mark_prepared(prepared_name);
       PQclear(r);
     } else {

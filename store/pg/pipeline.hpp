@@ -10,7 +10,8 @@ namespace nf::store {
 
 /// Sends many named statements in one round trip (libpq pipeline mode) and
 /// collects their results in order. Outside an explicit transaction the batch
-/// is one implicit transaction (everything between two syncs). Blocking mode:
+/// is one implicit transaction (everything between two syncs). A BEGIN the
+/// connection holds back (connection::defer_begin) is sent first, in the same flush. Blocking mode:
 /// keep batches to a few hundred statements; for more rows use one statement
 /// over `unnest($n::type[])` arrays, which is faster anyway.
 class pipeline {
@@ -18,6 +19,8 @@ public:
   explicit pipeline(connection& conn) : conn_(conn) {}
 
   pipeline& add(const statement& st, params p);
+  /// As `add`, for a statement whose pruning variant the caller chose already.
+  pipeline& add_exact(const statement& st, params p);
   size_t size() const { return items_.size(); }
 
   /// Sends everything, syncs once, and returns one result per statement, or

@@ -2,6 +2,7 @@
 #include "caf/test/unit_test.hpp"
 
 #include <atomic>
+#include <functional>
 #include <thread>
 
 #include "store/pg/errors.hpp"
@@ -57,6 +58,53 @@ CAF_TEST(a transaction rolls back unless committed) {
   auto n = conn.run1(count_kv);
   CAF_REQUIRE(n);
   CAF_CHECK_EQUAL(n->i64(0, 0), 0);
+}
+
+CAF_TEST(the BEGIN of a transaction travels with its first statement on every path) {
+  // transaction::begin sends nothing; the BEGIN goes with the first statement, whichever
+  // way that is sent. Were it lost, each insert below would commit on its own.
+  auto other = db.connect();
+  auto visible = [&] {
+    auto n = other.run1(count_kv);
+    CAF_REQUIRE(n);
+    return n->i64(0, 0);
+  };
+  auto first_statements = std::vector<std::function<bool(connection&)>>{
+    [](connection& c) { return static_cast<bool>(c.run(insert_kv, params::of("p", "1"))); },
+    [](connection& c) {
+      pipeline p{c};
+      p.add(insert_kv, params::of("q", "1"));
+      return static_cast<bool>(p.run());
+    },
+    [](connection& c) { return static_cast<bool>(c.exec(R"(INSERT INTO "Kv" VALUES ('r', '1'))")); },
+    [](connection& c) {
+      return static_cast<bool>(c.exec(R"(INSERT INTO "Kv" VALUES ($1, '1'))", params::of("s")));
+    }};
+  int64_t committed = 0;
+  for (auto& first : first_statements) {
+    {
+      transaction tx{conn};
+      CAF_REQUIRE(tx.begin());
+      CAF_REQUIRE(first(conn));
+      CAF_CHECK_EQUAL(visible(), committed); // inside a transaction until the commit
+      CAF_REQUIRE(tx.commit());
+    }
+    CAF_CHECK_EQUAL(visible(), ++committed);
+  }
+  // The isolation level asked for is the transaction's.
+  transaction rr{conn};
+  CAF_REQUIRE(rr.begin(isolation::repeatable_read));
+  auto level = conn.exec("SELECT current_setting('transaction_isolation')");
+  CAF_REQUIRE(level);
+  CAF_CHECK_EQUAL(level->str(0, 0), "repeatable read");
+  CAF_REQUIRE(rr.commit());
+  // A transaction in which nothing ran commits and rolls back without a word to the server.
+  transaction empty{conn};
+  CAF_REQUIRE(empty.begin());
+  CAF_REQUIRE(empty.commit());
+  auto outside = conn.exec("SELECT now() = statement_timestamp()");
+  CAF_REQUIRE(outside);
+  CAF_CHECK_EQUAL(outside->str(0, 0), "t"); // not left inside a transaction
 }
 
 CAF_TEST(perform reruns the whole transaction on a serialization failure only) {
