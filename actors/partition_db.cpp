@@ -2,12 +2,13 @@
 
 #include <utility>
 
+#include "store/index_scans.hpp"
 #include "store/pg/errors.hpp"
 
 namespace nf::actors {
 
 partition_db::partition_db(std::string dsn, const std::string& folder, int16_t shard)
-  : session_(std::move(dsn)), log_(folder_logger(folder)), shard_(shard) {
+  : session_(std::move(dsn), &store::prefer_index_scans), log_(folder_logger(folder)), shard_(shard) {
 }
 
 store::connection* partition_db::get(const char* what) {

@@ -11,6 +11,7 @@
 #include "store/decide_reads.hpp"
 #include "store/decide_support.hpp"
 #include "store/decisions.hpp"
+#include "store/index_scans.hpp"
 #include "store/pg/errors.hpp"
 #include "store/sharding.hpp"
 
@@ -143,6 +144,10 @@ bool decider_core::ensure_connected(std::string& why) {
   auto c = store::connection::open(dsn_);
   if (!c) {
     why = store::message_of(c.error());
+    return false;
+  }
+  if (auto s = store::prefer_index_scans(*c); !s) {
+    why = store::message_of(s.error());
     return false;
   }
   conn_ = std::make_unique<store::connection>(std::move(*c));

@@ -16,7 +16,11 @@ namespace nf::store {
 /// owner one failed round, not its life.
 class session {
 public:
-  explicit session(std::string dsn) : dsn_(std::move(dsn)) {}
+  /// Run on each new connection before it is handed out (session settings).
+  using setup_fn = caf::expected<void> (*)(connection&);
+
+  explicit session(std::string dsn, setup_fn setup = nullptr)
+    : dsn_(std::move(dsn)), setup_(setup) {}
 
   /// The open connection, (re)connecting when there is none; the error says
   /// why connecting failed.
@@ -27,6 +31,9 @@ public:
       auto c = connection::open(dsn_);
       if (!c)
         return std::move(c.error());
+      if (setup_)
+        if (auto s = setup_(*c); !s)
+          return std::move(s.error());
       conn_.emplace(std::move(*c));
     }
     return &*conn_;
@@ -42,6 +49,7 @@ public:
 
 private:
   std::string dsn_;
+  setup_fn setup_;
   std::optional<connection> conn_;
 };
 

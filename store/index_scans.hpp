@@ -1,0 +1,25 @@
+#pragma once
+
+// The engine's own connections (the decider's, the lessor's, the timer's, the relay's) run
+// only statements written as index probes and index range scans (docs/schema.md §4), and
+// their plans are generic plans, made once per connection and kept until an ANALYZE of a
+// table they read invalidates them. A plan made while a partition was young (every
+// partition of a new database, a new month's "WorkflowExecutions" partition, a new hour's
+// "Timers") scans it sequentially, which is cheapest at that size, and keeps doing so as it
+// grows until the next ANALYZE: in a full bench run's first seconds the execution row's
+// updates read 1,000-4,000 rows per call that way (bench/README.md, round 11). With
+// sequential scans priced out, the planner picks the index such a statement was written
+// for from the start; a statement with no index to use still scans (enable_seqscan only
+// adds a penalty). Administrative work (migrations, partition maintenance, operator
+// reads) keeps the planner's defaults.
+
+#include <caf/expected.hpp>
+
+#include "store/pg/connection.hpp"
+
+namespace nf::store {
+
+/// Sets this connection's session to price sequential scans out (SET enable_seqscan = off).
+caf::expected<void> prefer_index_scans(connection& conn);
+
+} // namespace nf::store
