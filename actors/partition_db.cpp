@@ -8,7 +8,9 @@
 namespace nf::actors {
 
 partition_db::partition_db(std::string dsn, const std::string& folder, int16_t shard)
-  : session_(std::move(dsn), &store::prefer_index_scans), log_(folder_logger(folder)), shard_(shard) {
+  : session_(std::move(dsn), &store::prefer_index_scans),
+    log_(folder_logger(folder)),
+    shard_(shard) {
 }
 
 store::connection* partition_db::get(const char* what) {

@@ -2,9 +2,9 @@
 
 // What every detached partition actor (lessor, timer) and the node's outbox relay does with its
 // database: one connection of its own (sequential scans priced out, store/index_scans.hpp),
-// reopened after the link broke (a database
-// restart costs one failed round, not the actor), and failures logged as
-// rate-limited warnings (they repeat on every round while the database is away).
+// reopened after the link broke (a database restart costs one failed round, not the actor),
+// and failures logged as rate-limited warnings (they repeat on every round while the database
+// is away).
 
 #include <cstdint>
 #include <memory>

@@ -1,12 +1,11 @@
 #include "store/pg/connection.hpp"
 
-#include "store/pg/pipeline.hpp"
-
 #include <vector>
 
 #include <libpq-fe.h>
 
 #include "store/pg/errors.hpp"
+#include "store/pg/pipeline.hpp"
 #include "store/pg/pruning.hpp"
 
 namespace nf::store {
