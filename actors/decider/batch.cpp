@@ -136,6 +136,14 @@ decider_core::decider_core(int partition_count, std::string dsn, int batch_size)
 
 decider_core::~decider_core() = default;
 
+std::vector<shard_id> decider_core::served_shards() const {
+  std::vector<shard_id> out;
+  out.reserve(shards_.size());
+  for (auto s : shards_)
+    out.push_back(shard_id{s});
+  return out;
+}
+
 bool decider_core::ensure_connected(std::string& why) {
   if (conn_ && conn_->ok())
     return true;
@@ -238,10 +246,7 @@ caf::expected<void> decider_core::attempt(store::transaction& tx, const batch_in
   if (!in.starts.empty()) {
     // Fast path (a), docs/engine.md §3: a start in a shard this decider serves is decided
     // in this transaction, so it needs no "DecideQueues" row (two row writes less).
-    std::vector<shard_id> served;
-    for (auto s : shards_)
-      served.push_back(shard_id{s});
-    auto started = store::start_workflows(tx, in.starts, partition_count_, served);
+    auto started = store::start_workflows(tx, in.starts, partition_count_, served_shards());
     if (!started)
       return std::move(started.error());
     st.starts = std::move(*started);
@@ -395,9 +400,7 @@ caf::expected<void> decider_core::decide_claimed(store::transaction& tx,
   auto& conn = tx.conn();
   if (shards_.empty())
     return {};
-  std::vector<shard_id> shards;
-  for (auto s : shards_)
-    shards.push_back(shard_id{s});
+  auto shards = served_shards();
   // The clock is read after the claim, not at the transaction's start: a timer
   // that committed its wake-up after this transaction began (the claim still
   // sees it, READ COMMITTED) fired later than that start, and decide() must not

@@ -115,6 +115,8 @@ private:
   void note_history_use(const store::workflow_snapshot& s, bool defined_without_history,
                         const workflow_plan& plan);
   void recover_in_doubt(const batch_input& in, batch_output& out);
+  /// shards_ as the store takes them.
+  std::vector<shard_id> served_shards() const;
 
   std::set<int16_t> shards_;
   int partition_count_;

@@ -11,9 +11,9 @@ namespace nf::store {
 /// Sends many named statements in one round trip (libpq pipeline mode) and
 /// collects their results in order. Outside an explicit transaction the batch
 /// is one implicit transaction (everything between two syncs). A BEGIN the
-/// connection holds back (connection::defer_begin) is sent first, in the same flush. Blocking mode:
-/// keep batches to a few hundred statements; for more rows use one statement
-/// over `unnest($n::type[])` arrays, which is faster anyway.
+/// connection holds back (connection::defer_begin) is sent first, in the same
+/// flush. Blocking mode: keep batches to a few hundred statements; for more rows
+/// use one statement over `unnest($n::type[])` arrays, which is faster anyway.
 class pipeline {
 public:
   explicit pipeline(connection& conn) : conn_(conn) {}
