@@ -63,7 +63,8 @@ const char* status_of(task_outcome o) {
 
 caf::expected<std::vector<completion>> complete_in(transaction& tx,
                                                    const std::vector<task_result>& rs,
-                                                   bool evaluated_here) {
+                                                   bool evaluated_here,
+                                                   const std::set<workflow_id>& decided_here) {
   auto& conn = tx.conn();
   auto rows = conn.run(read_leases,
                        params::of(ids_array(rs, [](const auto& r) { return r.workflow; }),
@@ -93,9 +94,10 @@ caf::expected<std::vector<completion>> complete_in(transaction& tx,
                                 {"attempt", rows->i64(i, 3)}};
     if (r.reason)
       payload["reason"] = *r.reason;
-    plan.wakes.push_back(decider_wake{r.workflow, ns, shard,
-                                      r.outcome == task_outcome::completed ? "taskCompleted"
-                                                                           : "taskFailed"});
+    if (decided_here.count(r.workflow) == 0)
+      plan.wakes.push_back(decider_wake{r.workflow, ns, shard,
+                                        r.outcome == task_outcome::completed ? "taskCompleted"
+                                                                             : "taskFailed"});
     plan.removals.push_back(queue_removal{rows->str(i, 5), r.task, r.token, false});
     plan.finishes.push_back(task_finish{r.workflow, r.task, "IN_PROGRESS", status, r.output,
                                         r.reason, rows->str(i, 6), rows->opt_i64(i, 9),
@@ -114,7 +116,8 @@ caf::expected<std::vector<completion>> complete_in(transaction& tx,
 
 caf::expected<std::vector<completion>> complete_tasks(transaction& tx,
                                                       const std::vector<task_result>& rs,
-                                                      bool evaluated_here) {
+                                                      bool evaluated_here,
+                                                      const std::set<workflow_id>& decided_here) {
   if (rs.size() > max_completions_per_batch)
     return make_error(errc::invalid, "results: expected at most "
                                        + std::to_string(max_completions_per_batch)
@@ -126,7 +129,7 @@ caf::expected<std::vector<completion>> complete_tasks(transaction& tx,
                                          + rs[i].task.str() + " appears twice in one batch");
   if (rs.empty())
     return std::vector<completion>{};
-  return complete_in(tx, rs, evaluated_here);
+  return complete_in(tx, rs, evaluated_here, decided_here);
 }
 
 caf::expected<void> unsee_tasks(transaction& tx, const std::vector<task_result>& rs) {

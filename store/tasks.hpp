@@ -3,6 +3,7 @@
 // Finishing leased tasks: complete / fail, fenced by the lease token (I5, DESIGN §3 step 4).
 
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -55,9 +56,13 @@ caf::expected<std::vector<completion>> complete_tasks(connection& conn,
 /// `evaluated_here`: the caller evaluates the tasks' workflows later in the same
 /// transaction, so each end is stamped seen at once (task_finish::seen, I3); the caller
 /// must unsee_tasks those whose workflow it then did not evaluate.
-caf::expected<std::vector<completion>> complete_tasks(transaction& tx,
-                                                      const std::vector<task_result>& rs,
-                                                      bool evaluated_here = false);
+/// `decided_here`: workflows the caller is sure to evaluate in this transaction (it serves
+/// their shards, fast path a). Their completions write no "DecideQueues" row, which the
+/// same commit would only delete again; the caller writes one after all for a workflow
+/// it then does not evaluate to the end (store::requeue).
+caf::expected<std::vector<completion>> complete_tasks(
+  transaction& tx, const std::vector<task_result>& rs, bool evaluated_here = false,
+  const std::set<workflow_id>& decided_here = {});
 
 /// Clears "deciderSeenAt" of tasks whose ends complete_tasks stamped for an evaluation
 /// that did not happen in the transaction: they wait unseen for the one that will (I3).

@@ -114,6 +114,10 @@ struct decider_core::attempt_state {
   /// Workflows this transaction started in a served shard, with no "DecideQueues" row
   /// (store::start_workflows): decide_claimed evaluates them without a claim.
   std::map<std::string, namespace_id> rowless_starts;
+  /// Workflows of served shards whose completions this transaction applied without a
+  /// "DecideQueues" row (store::complete_tasks): decide_claimed evaluates them, claimed or
+  /// not (a row another wake left may be claimed with them).
+  std::set<std::string> rowless_completions;
   bool decide_again = false;
 };
 
@@ -260,13 +264,22 @@ caf::expected<void> decider_core::attempt(store::transaction& tx, const batch_in
     }
   }
   if (!in.completions.empty()) {
-    auto done = store::complete_tasks(tx, in.completions, true);
+    // Fast path (a) for completions: a workflow of a served shard is evaluated in this
+    // transaction, unless an evaluation of it was stale this batch (it has a row again).
+    std::set<workflow_id> decided_here;
+    for (const auto& r : in.completions)
+      if (shards_.count(shard_of(r.workflow.str(), partition_count_)) != 0
+          && excluded.count(r.workflow.str()) == 0)
+        decided_here.insert(r.workflow);
+    auto done = store::complete_tasks(tx, in.completions, true, decided_here);
     if (!done)
       return std::move(done.error());
     for (size_t i = 0; i < done->size(); ++i) {
       const auto& r = in.completions[i];
       switch ((*done)[i]) {
         case store::completion::done:
+          if (decided_here.count(r.workflow) != 0)
+            st.rowless_completions.insert(r.workflow.str());
           st.completions.emplace_back(completion_json(r));
           st.fx.hints.outbox_shards.insert(shard_of(r.workflow.str(), partition_count_));
           break;
@@ -418,16 +431,24 @@ caf::expected<void> decider_core::decide_claimed(store::transaction& tx,
     if (std::find(namespaces.begin(), namespaces.end(), ns) == namespaces.end())
       namespaces.push_back(ns);
   };
+  std::set<std::string> claimed;
   for (const auto& c : claims) {
     // A stale one stays claimed (locked) but undecided: its row survives the commit.
     if (excluded.count(c.id.str()) != 0)
       continue;
     add(c.id, c.ns);
+    claimed.insert(c.id.str());
   }
   // Nothing else can see a workflow this transaction started, so no one else can have
   // evaluated it (it is never stale), and it has no row to claim.
   for (const auto& [id, ns] : st.rowless_starts)
     add(workflow_id{id}, ns);
+  // A rowless completion's workflow is evaluated whether or not the claim holds a row of
+  // it. Another evaluation of it committing first makes this one stale (I4): the batch is
+  // then retried with the workflow excluded, and its completion writes its row.
+  for (const auto& s : reads->snapshots)
+    if (st.rowless_completions.count(s.id.str()) != 0 && claimed.count(s.id.str()) == 0)
+      add(s.id, s.ns);
   if (ids.empty())
     return {};
   recent_namespaces_ = namespaces;
@@ -520,9 +541,15 @@ caf::expected<void> decider_core::decide_claimed(store::transaction& tx,
     plans.push_back(plan_evaluation(*it.snap, it.def.get(), it.def_error, *it.tasks,
                                     f == facts->end() ? nullptr : &f->second, now_ms));
     st.decide_again = st.decide_again || plans.back().decide_again;
-    // Stopped early, it stays due: a rowless start gets the row it was spared.
-    if (plans.back().decide_again && st.rowless_starts.count(it.snap->id.str()) != 0)
-      plans.back().requeue = true;
+    if (claimed.count(it.snap->id.str()) == 0) {
+      // Only a row this transaction claimed (and holds locked) may be deleted: an unclaimed
+      // one may carry a wake committed after the snapshot was read (I2).
+      plans.back().write.dequeue = false;
+      // Stopped early, it stays due: a rowless start or completion gets the row it was
+      // spared.
+      if (plans.back().decide_again)
+        plans.back().requeue = true;
+    }
     note_history_use(*it.snap, it.def && !it.history, plans.back());
   }
   if (auto r = apply_plans(tx, plans, shards_, partition_count_, st.fx); !r)

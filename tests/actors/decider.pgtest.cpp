@@ -230,14 +230,18 @@ CAF_TEST(I3 an end is seen by the evaluation of its own commit and stays unseen 
   report(a);
   CAF_CHECK_EQUAL(seen(a), 1);
   CAF_CHECK_EQUAL(tasks_of(first, "b"), 1);
-  // Two older starts wait: a batch of size 1 claims 1 + its one completion = 2 rows,
-  // the oldest, so the completion's workflow is not evaluated in its commit.
+  CAF_CHECK_EQUAL(count(R"(SELECT count(*) FROM "DecideQueues")"), 0);
+  // A committer that does not serve the workflow's shard (another node owns it) applies
+  // the completion but does not evaluate it: the end waits unseen, and its row waits.
   auto [second, a2] = started_and_leased();
-  for (int i = 0; i < 2; ++i)
-    NF_REQUIRE_OK(store::start_workflow(conn, req, 1));
+  core.serve({});
   report(a2);
   CAF_CHECK_EQUAL(tasks_of(second, "b"), 0);
   CAF_CHECK_EQUAL(seen(a2), 0); // ended, not yet reacted to
+  CAF_CHECK_EQUAL(count(R"(SELECT count(*) FROM "DecideQueues" WHERE "workflowId" = $1)",
+                        store::params::of(second)),
+                  1);
+  core.serve({0});
   for (int i = 0; i < 3 && count(R"(SELECT count(*) FROM "DecideQueues")") > 0; ++i)
     core.run({});
   CAF_CHECK_EQUAL(tasks_of(second, "b"), 1);

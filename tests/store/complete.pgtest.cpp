@@ -69,6 +69,32 @@ CAF_TEST(a completion finishes the task and wakes the decider in one transaction
                   1);
 }
 
+CAF_TEST(a completion whose workflow its caller decides writes no DecideQueues row) {
+  auto here = insert_workflow();
+  auto elsewhere = insert_workflow();
+  insert_task(here, "a", "qh");
+  insert_task(elsewhere, "a", "qh");
+  auto t1 = lease_one("qh", "w1", 60);
+  auto t2 = lease_one("qh", "w1", 60);
+  transaction tx{conn};
+  CAF_REQUIRE(tx.begin());
+  auto out = complete_tasks(tx, {result_of(t1), result_of(t2)}, true, {here});
+  CAF_REQUIRE(out);
+  CAF_REQUIRE(tx.commit());
+  CAF_CHECK((*out)[0] == completion::done && (*out)[1] == completion::done);
+  auto queued = [&](const workflow_id& wf) {
+    return count(R"(SELECT count(*) FROM "DecideQueues" WHERE "workflowId" = $1)",
+                 params::of(wf.str()));
+  };
+  CAF_CHECK_EQUAL(queued(here), 0);
+  CAF_CHECK_EQUAL(queued(elsewhere), 1);
+  // Both tasks finished all the same.
+  CAF_CHECK_EQUAL(count(R"(SELECT count(*) FROM "TaskExecutions" WHERE "status" = 'COMPLETED'
+                            AND "id" = ANY($1::uuid[]))",
+                        params::of("{" + t1.task.str() + "," + t2.task.str() + "}")),
+                  2);
+}
+
 CAF_TEST(failures record their status and reason) {
   auto wf = insert_workflow();
   insert_task(wf, "f1", "qf");
