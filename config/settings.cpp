@@ -28,6 +28,9 @@ const std::vector<setting>& all_settings() {
      "DecideQueues rows one decider transaction claims"},
     {"decider.committers", kind::integer, "2", 1, 16,
      "decide committers per node, each with its own connection; partition p goes to p mod N"},
+    {"decider.split_at_requests", kind::integer, "64", 0, 100000,
+     "below this many requests per flush one committer decides for every partition (0: always "
+     "p mod N)"},
     {"decider.poll_interval_ms", kind::integer, "1000", 10, 3600000,
      "how often a decider polls its tables when no nudge arrives"},
     {"decider.group_commit_us", kind::integer, "1000", 0, 100000,

@@ -11,6 +11,7 @@
 #include <spdlog/logger.h>
 
 #include "actors/decider/batch.hpp"
+#include "actors/decider/committer_split.hpp"
 #include "actors/decider/requests.hpp"
 #include "actors/folder_logger.hpp"
 #include "actors/served_shards.hpp"
@@ -41,6 +42,18 @@ struct committer_state {
   std::vector<pending_completion> completions;
   std::vector<pending_command> commands;
   served_shards served;  ///< the shards of the partition deciders that joined
+
+  /// The joined shards this committer decides for now.
+  std::set<int16_t> deciding() const {
+    auto all = served.shards();
+    if (!ctx.split)
+      return all;
+    std::set<int16_t> mine;
+    for (auto s : all)
+      if (ctx.split->decides(ctx.index, s))
+        mine.insert(s);
+    return mine;
+  }
   bool flush_queued = false;
   /// The last batch carried more than one request: load is up, so a short wait
   /// (decider.group_commit_us) lets the next one carry more.
@@ -142,7 +155,7 @@ void flush(committer_actor* self) {
   for (const auto& c : commands)
     in.commands.push_back(c.req);
 
-  st.core->serve(st.served.shards());
+  st.core->serve(st.deciding());
   auto out = st.core->run(in);
 
   auto answer = [](auto& waiting, auto& results, auto reply) {
@@ -162,6 +175,8 @@ void flush(committer_actor* self) {
 
   auto requests = starts.size() + completions.size() + commands.size();
   st.busy = requests > 1;
+  if (st.ctx.split)
+    st.ctx.split->note_flush(requests);
   const auto& s = out.stats;
   if (s.workflows > 0 || requests > 0)
     st.log->debug("decide_batch partitions={} starts={} completions={} commands={} workflows={} "

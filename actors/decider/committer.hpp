@@ -9,7 +9,8 @@
 // one does the same work for a fraction of the statements (bench/README.md).
 // Protocol (dynamically typed):
 //   (join_atom, int16_t shard)
-//       from a partition's decider: serve `shard` until that decider goes down;
+//       from a partition's decider: `shard` is the node's until that decider goes down;
+//       the committer decides for it while committer_split gives it this committer;
 //   (start_atom, int16_t shard, msg::start_request) -> msg::start_reply
 //       starts a workflow with an id in `shard`, deciding its first step in the
 //       same transaction (fast path a);
@@ -22,6 +23,7 @@
 // elsewhere). It polls the served shards' "DecideQueues" rows every
 // decider.poll_interval_ms (I9).
 
+#include <memory>
 #include <string>
 
 #include <caf/actor.hpp>
@@ -31,8 +33,14 @@
 
 namespace nf::actors {
 
+class committer_split;
+
 struct committer_context {
   int partition_count = 16;  ///< P, equal to ClusterSettings.partitionCount
+  /// This committer's place among the node's, and which of them decides for which
+  /// joined shard now (null: every joined shard is this committer's).
+  size_t index = 0;
+  std::shared_ptr<committer_split> split;
   std::string dsn;           ///< for the committer's own connection
   caf::actor node;           ///< receives the hints
   config::values settings = config::values::defaults();

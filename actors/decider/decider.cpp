@@ -3,32 +3,38 @@
 #include <caf/actor_system.hpp>
 #include <caf/event_based_actor.hpp>
 
+#include "actors/decider/committer_split.hpp"
 #include "actors/type_ids.hpp"
 
 namespace nf::actors {
 
 namespace {
 
-/// Holds no state and never blocks: the node's decide committer owns the
-/// connection, the batch and the answers (delegated promises reply straight to
+/// Holds no state and never blocks: the node's decide committers own the
+/// connections, the batches and the answers (delegated promises reply straight to
 /// the requester).
 caf::behavior decider_behavior(caf::event_based_actor* self, partition_context ctx) {
-  auto committer = ctx.committer;
   auto shard = ctx.shard;
-  // The committer serves this shard while this actor lives (it monitors us), and
-  // claims at once whatever waited while nobody owned the partition.
-  self->send(committer, join_atom_v, shard);
+  // Every committer knows this shard while this actor lives (each monitors us); the one
+  // that decides for it (committer_split) claims at once whatever waited while nobody
+  // owned the partition.
+  for (const auto& c : ctx.committers)
+    self->send(c, join_atom_v, shard);
+  auto committer = [committers = ctx.committers, split = ctx.split, shard] {
+    auto i = split ? split->committer_of(shard) : static_cast<size_t>(shard) % committers.size();
+    return committers[i];
+  };
   return {
     [=](start_atom, const msg::start_request& m) {
-      return self->delegate(committer, start_atom_v, shard, m);
+      return self->delegate(committer(), start_atom_v, shard, m);
     },
     [=](complete_atom, const msg::task_result& m) {
-      return self->delegate(committer, complete_atom_v, m);
+      return self->delegate(committer(), complete_atom_v, m);
     },
     [=](command_atom, const msg::workflow_command& m) {
-      return self->delegate(committer, command_atom_v, m);
+      return self->delegate(committer(), command_atom_v, m);
     },
-    [=](decide_atom) { self->send(committer, decide_atom_v); },
+    [=](decide_atom) { self->send(committer(), decide_atom_v); },
   };
 }
 

@@ -22,7 +22,8 @@
 
 namespace nf::actors {
 
-/// Spawns the decider of `ctx.shard`, which hands its work to `ctx.committer`.
+/// Spawns the decider of `ctx.shard`, which hands its work to the one of `ctx.committers`
+/// that decides for its shard (`ctx.split`).
 caf::actor spawn_decider(caf::actor_system& sys, const partition_context& ctx);
 
 } // namespace nf::actors

@@ -15,6 +15,7 @@
 #include <spdlog/logger.h>
 
 #include "actors/decider/committer.hpp"
+#include "actors/decider/committer_split.hpp"
 #include "actors/folder_logger.hpp"
 #include "actors/maintenance/maintenance.hpp"
 #include "actors/membership/membership.hpp"
@@ -43,8 +44,10 @@ struct node_state {
   caf::actor membership;
   caf::actor maintenance;
   caf::actor runner;  ///< started once membership first reports (start_runner)
-  /// Decide for the partitions of this node: partition p goes to committers[p mod N].
+  /// Decide for the partitions of this node: at low load committers[0] for all of them,
+  /// under load partition p goes to committers[p mod N] (committer_split).
   std::vector<caf::actor> committers;
+  std::shared_ptr<committer_split> split;
   caf::actor outbox_relay;  ///< delivers the outbox of every partition of this node
   caf::actor node_timer;    ///< fires the timers of every partition of this node
   std::vector<int16_t> owned;  ///< what membership last said
@@ -182,7 +185,8 @@ void sync_partitions(node_actor* self) {
     ctx.partition_count = st.partitions;
     ctx.dsn = st.opt.dsn;
     ctx.node = caf::actor_cast<caf::actor>(self);
-    ctx.committer = st.committers[static_cast<size_t>(shard) % st.committers.size()];
+    ctx.committers = st.committers;
+    ctx.split = st.split;
     ctx.outbox_relay = st.outbox_relay;
     ctx.node_timer = st.node_timer;
     ctx.settings = st.opt.settings;
@@ -245,6 +249,9 @@ std::string status_json(node_actor* self, const std::string& membership_json) {
   out["partitionCount"] = st.partitions;
   out["running"] = std::move(running);
   out["nudges"] = st.nudges;
+  // How many of the node's committers decide now (committer_split).
+  out["decidingCommitters"] = st.split && st.split->split() ? st.committers.size()
+                                                            : std::min<size_t>(1, st.committers.size());
   return boost::json::serialize(out);
 }
 
@@ -275,9 +282,14 @@ caf::behavior node_behavior(node_actor* self, node_options opt) {
   d.dsn = st.opt.dsn;
   d.node = me;
   d.settings = st.opt.settings;
-  auto committers = st.opt.settings.integer("decider.committers");
-  for (int64_t i = 0; i < committers; ++i)
+  auto committers = static_cast<size_t>(st.opt.settings.integer("decider.committers"));
+  st.split = std::make_shared<committer_split>(
+    committers, st.opt.settings.integer("decider.split_at_requests"));
+  d.split = st.split;
+  for (size_t i = 0; i < committers; ++i) {
+    d.index = i;
     st.committers.push_back(spawn_decide_committer(self->system(), d));
+  }
   outbox_relay_context o;
   o.dsn = st.opt.dsn;
   o.settings = st.opt.settings;

@@ -1,7 +1,9 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
+#include <vector>
 
 #include <caf/actor.hpp>
 
@@ -9,13 +11,18 @@
 
 namespace nf::actors {
 
+class committer_split;
+
 /// What every per-partition actor is spawned with.
 struct partition_context {
   int16_t shard = 0;              ///< the logical partition this actor serves
   int partition_count = 16;       ///< P, equal to ClusterSettings.partitionCount
   std::string dsn;                ///< for the actor's own connection (detached actors)
   caf::actor node;                ///< the node supervisor: routes hints and requests
-  caf::actor committer;           ///< the node's decide committer (decider/committer.hpp)
+  /// The node's decide committers (decider/committer.hpp), and which one decides for
+  /// this shard now (null: committers[shard mod N]).
+  std::vector<caf::actor> committers;
+  std::shared_ptr<const committer_split> split;
   caf::actor outbox_relay;        ///< the node's outbox relay (relay/outbox_relay.hpp)
   caf::actor node_timer;          ///< the node's timer (timer/node_timer.hpp)
   config::values settings = config::values::defaults();

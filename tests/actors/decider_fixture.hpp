@@ -47,7 +47,7 @@ struct decider_fixture : actor_fixture {
     ctx.partition_count = 1;
     ctx.dsn = db->dsn();
     ctx.node = probe_actor;
-    ctx.committer = committer;
+    ctx.committers = {committer};
     ctx.settings = c.settings;
     auto d = actors::spawn_decider(sys, ctx);
     spawned.push_back(d);

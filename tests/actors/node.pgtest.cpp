@@ -29,7 +29,7 @@ struct fixture : test::actor_fixture {
       caf::anon_send_exit(node, caf::exit_reason::user_shutdown);
   }
 
-  void spawn(bool nudges) {
+  void spawn(bool nudges, std::vector<std::pair<std::string, std::string>> overrides = {}) {
     actors::node_options o;
     o.dsn = db->dsn();
     o.advertise = "test:1";
@@ -43,6 +43,8 @@ struct fixture : test::actor_fixture {
     set("lessor.poll_interval_ms", "20");
     set("timer.poll_interval_ms", "20");
     set("relay.poll_interval_ms", "50");
+    for (const auto& [k, v] : overrides)
+      set(k.c_str(), v);
     node = actors::spawn_node(sys, o);
   }
 
@@ -95,6 +97,68 @@ CAF_TEST(I9 with nudges off a node finishes a workflow by polling alone) {
   NF_REQUIRE_OK(status);
   CAF_CHECK_NOT_EQUAL(status->find(R"("nudges":false)"), std::string::npos);
   CAF_CHECK_NOT_EQUAL(status->find(R"("epoch":1)"), std::string::npos);
+}
+
+CAF_TEST(committers switching between one and two lose and repeat nothing) {
+  // Any flush of two requests spreads the partitions over both committers; a second of
+  // idle polls gives them all back to one.
+  spawn(true, {{"decider.split_at_requests", "2"}});
+  CAF_REQUIRE(owns(2));
+  auto deciding = [&](const char* n) {
+    auto s = ask<std::string>(node, status_atom_v);
+    return s && s->find(std::string{R"("decidingCommitters":)"} + n) != std::string::npos;
+  };
+  caf::scoped_actor client{sys};
+  constexpr int burst = 8;
+  std::vector<std::string> started;
+  int splits = 0, merges = 0;
+  for (int round = 0; round < 12 && (splits < 2 || merges < 2); ++round) {
+    // A burst of starts, then one of completions: each flush takes what has arrived.
+    for (int i = 0; i < burst; ++i) {
+      msg::start_request s;
+      s.workflow_name = "one";
+      s.input_json = R"({"x": )" + std::to_string(i) + "}";
+      client->send(node, start_atom_v, s);
+    }
+    int got = 0;
+    client->receive_for(got, burst)(
+      [&](const msg::start_reply& r) { started.push_back(r.workflow_id); },
+      [&](caf::error& err) { CAF_FAIL("start: " << store::message_of(err)); });
+    splits += deciding("2") ? 1 : 0;
+    std::vector<msg::leased_task> tasks;
+    CAF_REQUIRE(test::wait_until([&] {
+      msg::poll_request p;
+      p.queue = "work";
+      p.worker_id = "w1";
+      p.max_tasks = burst;
+      p.timeout_ms = 100;
+      auto r = ask<std::vector<msg::leased_task>>(node, poll_atom_v, p);
+      NF_REQUIRE_OK(r);
+      tasks.insert(tasks.end(), r->begin(), r->end());
+      return tasks.size() >= static_cast<size_t>(burst);
+    }));
+    for (const auto& t : tasks) {
+      msg::task_result done;
+      done.task_id = t.task_id;
+      done.workflow_id = t.workflow_id;
+      done.lease_token = t.lease_token;
+      done.output_json = R"({"y": 1})";
+      client->send(node, complete_atom_v, done);
+    }
+    got = 0;
+    client->receive_for(got, static_cast<int>(tasks.size()))(
+      [&](const std::string&) {},
+      [&](caf::error& err) { CAF_FAIL("complete: " << store::message_of(err)); });
+    merges += test::wait_until([&] { return deciding("1"); }, std::chrono::seconds{5}) ? 1 : 0;
+  }
+  CAF_CHECK(splits >= 2);
+  CAF_CHECK(merges >= 2);
+  for (const auto& id : started)
+    CAF_CHECK(wait_status(id, "COMPLETED"));
+  // One task per workflow (I1), and nothing left to decide.
+  CAF_CHECK_EQUAL(count(R"(SELECT count(*) FROM "TaskExecutions")"),
+                  static_cast<int64_t>(started.size()));
+  CAF_CHECK(test::wait_until([&] { return count(R"(SELECT count(*) FROM "DecideQueues")") == 0; }));
 }
 
 CAF_TEST(a request for a partition owned elsewhere is answered unavailable) {
