@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <initializer_list>
 
 #include "store/pg/errors.hpp"
 #include "store/pg/transaction.hpp"
@@ -17,14 +18,18 @@ struct managed_table {
   const char* key; ///< the range partition key column
   bool hourly;
   const char* storage; ///< a new partition's storage parameters ("" = defaults)
+  /// Columns ANALYZE skips (statistics target 0, migration 0016), which a partition does
+  /// not take from its parent.
+  std::initializer_list<const char*> unsampled;
 };
 
 // docs/schema.md §3. Order matters for drop_expired: executions before events.
 constexpr managed_table managed_tables[] = {
   // Room for HOT updates of the execution rows (migration 0012).
-  {"WorkflowExecutions", "startedAt", false, " WITH (fillfactor = 70)"},
-  {"WorkflowEvents", "at", false, ""},
-  {"Timers", "fireAt", true, ""},
+  {"WorkflowExecutions", "startedAt", false, " WITH (fillfactor = 70)",
+   {"input", "output", "variables"}},
+  {"WorkflowEvents", "at", false, "", {"payload"}},
+  {"Timers", "fireAt", true, "", {}},
 };
 
 // A partition transaction waits at most this long for a lock (e.g. ATTACH's
@@ -198,11 +203,17 @@ std::string create_sql(const managed_table& t, const range_partition& p) {
   auto lo = literal(to_seconds(p.lo));
   auto hi = literal(to_seconds(p.hi));
   auto key = quoted(t.key);
+  std::string unsampled;
+  for (const char* column : t.unsampled)
+    unsampled += (unsampled.empty() ? "ALTER TABLE " + name + " " : std::string{", "})
+                 + "ALTER COLUMN " + quoted(column) + " SET STATISTICS 0";
+  if (!unsampled.empty())
+    unsampled += ";\n";
   return std::string{lock_timeout} + ";\n"
          + "LOCK TABLE ONLY " + parent + " IN SHARE UPDATE EXCLUSIVE MODE;\n"
          // No IF NOT EXISTS: the loser of a race must fail, not claim the creation.
          + "CREATE TABLE " + name + " (LIKE " + parent
-         + " INCLUDING DEFAULTS INCLUDING CONSTRAINTS)" + t.storage + ";\n"
+         + " INCLUDING DEFAULTS INCLUDING CONSTRAINTS)" + t.storage + ";\n" + unsampled
          + "WITH moved AS (DELETE FROM " + quoted(std::string{t.parent} + "_default")
          + " WHERE " + key + " >= " + lo + " AND " + key + " < " + hi + " RETURNING *)\n"
          + "INSERT INTO " + name + " SELECT * FROM moved;\n"
