@@ -28,7 +28,15 @@ constexpr statement count_leased{"lease.count_leased", R"(
 SELECT count(*) FROM "TaskQueues" WHERE "queueName" = $1 AND "leaseExpiresAt" IS NOT NULL)"};
 
 // §4.4. $5 = concurrency limit (NULL = none): the LIMIT leaves room for the leases
-// already out (the CASE keeps the count from running when there is no limit). The outer
+// already out (the CASE keeps the count from running when there is no limit). One claim
+// serves the polls of one queue together (lease_in): $4 names the worker of each claimed
+// row in claim order, and the rows come back in that order ("rn"), the first ones for the
+// first poll. A claim per poll walked the dead index entries at the head of the queue once
+// per poll: the entries of leases a snapshot still open might see stay unmarked, and in
+// W3 that was ~10,000 buffers per claim, five claims per lease transaction. The update
+// finds the claimed rows through the one-row array of their ids, a primary-key probe each:
+// joined with a row-numbered CTE instead, it was planned as a scan of the whole queue
+// partition (store.explain_worker checks). The outer
 // UPDATE repeats "queueName" so it prunes too. The lateral read of the task row takes no
 // lock: the claimed queue rows are locked, and every writer that changes a queued task
 // deletes its queue row first. It probes each leased row's task by its keys ("OFFSET 0"
@@ -37,7 +45,7 @@ SELECT count(*) FROM "TaskQueues" WHERE "queueName" = $1 AND "leaseExpiresAt" IS
 // and a generic plan made on a young database kept reading all of them at every lease.
 constexpr statement claim{"lease.claim_batch", R"(
 WITH c AS (
-  SELECT "queueName", "id" FROM "TaskQueues"
+  SELECT "queueName", "id", "priority" FROM "TaskQueues"
    WHERE "queueName" = $1 AND "leaseExpiresAt" IS NULL
    ORDER BY "priority" DESC, "id"
    LIMIT CASE WHEN $5::int IS NULL THEN $2::int
@@ -45,17 +53,19 @@ WITH c AS (
                      SELECT count(*) FROM "TaskQueues"
                       WHERE "queueName" = $1 AND "leaseExpiresAt" IS NOT NULL)))::int END
    FOR UPDATE SKIP LOCKED),
+n AS MATERIALIZED (
+  SELECT array_agg(c."id" ORDER BY c."priority" DESC, c."id") AS ids FROM c),
 q AS (
   UPDATE "TaskQueues" q
      SET "leaseToken" = uuidv7(), "leaseExpiresAt" = now() + make_interval(secs => $3::int),
-         "leasedBy" = $4
-    FROM c
-   WHERE q."queueName" = c."queueName" AND q."id" = c."id" AND q."queueName" = $1
-  RETURNING q."id", q."taskId", q."workflowId", q."taskType", q."shard", q."priority",
-            q."leaseToken", q."leaseExpiresAt")
+         "leasedBy" = ($4::text[])[array_position(n.ids, q."id")]
+    FROM n
+   WHERE q."queueName" = $1 AND q."id" = ANY(n.ids)
+  RETURNING q."id", q."taskId", q."workflowId", q."taskType", q."shard",
+            array_position(n.ids, q."id") AS rn, q."leaseToken", q."leaseExpiresAt")
 SELECT q."id", q."taskId", q."workflowId", q."taskType"::text, q."shard", q."leaseToken",
        )" NF_EPOCH_MS("q.\"leaseExpiresAt\"") R"(, t."status"::text, t."namespaceId",
-       t."refName", t."iteration", t."attempt", t."taskDefName", t."input"::text
+       t."refName", t."iteration", t."attempt", t."taskDefName", t."input"::text, q.rn
   FROM q
   LEFT JOIN LATERAL (
     SELECT te."status", te."namespaceId", te."refName", te."iteration", te."attempt",
@@ -63,7 +73,7 @@ SELECT q."id", q."taskId", q."workflowId", q."taskType"::text, q."shard", q."lea
       FROM "TaskExecutions" te WHERE te."workflowId" = q."workflowId" AND te."id" = q."taskId"
     OFFSET 0) t
     ON true
- ORDER BY q."priority" DESC, q."id")"};
+ ORDER BY q.rn)"};
 
 // A queue row whose task is gone or no longer SCHEDULED is stale: dropped, never leased.
 constexpr statement drop_stale{"lease.drop_stale", R"(
@@ -134,10 +144,22 @@ struct claimed_row {
   leased_task task;
 };
 
-/// One queue's claim, within the limits; appends to `out`.
-caf::expected<void> claim_queue(connection& conn, const lease_request& req, size_t index,
+/// Whether requests `a` and `b` can share one claim: the same queue, the same lease, and no
+/// limit that each request's claim applies on its own.
+bool share_claim(const lease_request& a, const lease_request& b) {
+  auto plain = [](const lease_request& r) { return !r.concurrency_limit && !r.rate; };
+  return a.queue == b.queue && a.lease_seconds == b.lease_seconds && plain(a) && plain(b);
+}
+
+/// One claim for the requests `group` of one queue, within the limits; appends to `out`,
+/// in claim order, the first max_tasks rows for the first request, and so on.
+caf::expected<void> claim_queue(connection& conn, const std::vector<lease_request>& reqs,
+                                const std::vector<size_t>& group,
                                 std::vector<claimed_row>& out) {
-  int limit = req.max_tasks;
+  const auto& req = reqs[group.front()];
+  int limit = 0;
+  for (auto i : group)
+    limit += reqs[i].max_tasks;
   // The claim counts leased rows against the limit itself unless the rate path did already.
   bool count_in_claim = req.concurrency_limit.has_value();
   if (req.concurrency_limit) {
@@ -160,7 +182,15 @@ caf::expected<void> claim_queue(connection& conn, const lease_request& req, size
   }
   if (limit == 0)
     return {};
-  auto rows = conn.run(claim, params::of(req.queue, limit, req.lease_seconds, req.worker_id,
+  // The worker of each row the claim may take, in claim order.
+  std::vector<std::string> workers;
+  std::vector<size_t> request_of;
+  for (auto i : group)
+    for (int k = 0; k < reqs[i].max_tasks && static_cast<int>(workers.size()) < limit; ++k) {
+      workers.push_back(reqs[i].worker_id);
+      request_of.push_back(i);
+    }
+  auto rows = conn.run(claim, params::of(req.queue, limit, req.lease_seconds, text_array(workers),
                                          count_in_claim ? req.concurrency_limit : std::nullopt));
   if (!rows)
     return std::move(rows.error());
@@ -170,7 +200,11 @@ caf::expected<void> claim_queue(connection& conn, const lease_request& req, size
   }
   for (int i = 0; i < rows->rows(); ++i) {
     claimed_row c;
-    c.request = index;
+    auto rn = rows->i64(i, 14);
+    if (rn < 1 || rn > static_cast<int64_t>(request_of.size()))
+      return make_error(errc::internal, "lease.claim_batch: row number " + std::to_string(rn)
+                                          + " outside the claim's " + std::to_string(limit));
+    c.request = request_of[static_cast<size_t>(rn - 1)];
     c.queue_row_id = rows->i64(i, 0);
     c.shard = static_cast<int16_t>(rows->i64(i, 4));
     c.runnable = !rows->is_null(i, 7) && rows->text(i, 7) == "SCHEDULED";
@@ -203,9 +237,13 @@ lease_in(transaction& tx, const std::vector<lease_request>& reqs) {
   std::stable_sort(order.begin(), order.end(),
                    [&](size_t a, size_t b) { return reqs[a].queue < reqs[b].queue; });
   std::vector<claimed_row> claimed;
-  for (auto i : order)
-    if (auto r = claim_queue(conn, reqs[i], i, claimed); !r)
+  for (size_t k = 0; k < order.size();) {
+    std::vector<size_t> group{order[k++]};
+    while (k < order.size() && share_claim(reqs[group.front()], reqs[order[k]]))
+      group.push_back(order[k++]);
+    if (auto r = claim_queue(conn, reqs, group, claimed); !r)
       return std::move(r.error());
+  }
   std::vector<std::vector<leased_task>> out(reqs.size());
   std::vector<std::string> stale_queues;
   std::vector<int64_t> stale_ids;

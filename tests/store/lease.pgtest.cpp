@@ -175,6 +175,40 @@ CAF_TEST(several queues lease in one transaction and each request gets its own a
                   "1,2");
 }
 
+CAF_TEST(polls of one queue share a claim and each gets its rows in order under its worker) {
+  auto wf = insert_workflow();
+  std::vector<task_id> tasks;
+  for (int i = 0; i < 5; ++i)
+    tasks.push_back(insert_task(wf, "s" + std::to_string(i), "qs"));
+  auto urgent = insert_task(wf, "urgent", "qs", true, 0, 9);
+  std::vector<lease_request> reqs;
+  for (const char* w : {"w1", "w2", "w3"}) {
+    reqs.push_back(req("qs", 2));
+    reqs.back().worker_id = w;
+  }
+  auto got = lease_batches(conn, reqs);
+  CAF_REQUIRE(got);
+  CAF_REQUIRE_EQUAL(got->size(), 3u);
+  // Priority first, then FIFO, handed out poll by poll.
+  std::vector<std::vector<task_id>> want{{urgent, tasks[0]}, {tasks[1], tasks[2]},
+                                         {tasks[3], tasks[4]}};
+  for (size_t i = 0; i < 3; ++i) {
+    CAF_REQUIRE_EQUAL((*got)[i].size(), 2u);
+    for (size_t k = 0; k < 2; ++k) {
+      const auto& t = (*got)[i][k];
+      CAF_CHECK_EQUAL(t.task.str(), want[i][k].str());
+      // The queue row and the task row name the worker the task went to.
+      CAF_CHECK_EQUAL(scalar(R"(SELECT "leasedBy" FROM "TaskQueues" WHERE "taskId" = $1
+                                 AND "leaseToken" = $2)",
+                             params::of(t.task, t.token.str())),
+                      reqs[i].worker_id);
+      CAF_CHECK_EQUAL(scalar(R"(SELECT "workerId" FROM "TaskExecutions" WHERE "id" = $1)",
+                             params::of(t.task)),
+                      reqs[i].worker_id);
+    }
+  }
+}
+
 CAF_TEST(a concurrent leaser skips rows another lease holds and never blocks on them) {
   fill("qc", 4);
   auto [first, second] = race(req("qc", 2), req("qc", 4), false);
