@@ -261,6 +261,10 @@ caf::expected<void> decider_core::attempt(store::transaction& tx, const batch_in
       st.fx.hints.outbox_shards.insert(r->shard.value());
       if (r->created && shards_.count(r->shard.value()) != 0)
         st.rowless_starts.emplace(r->id.str(), in.starts[i].ns);
+      else if (shards_.count(r->shard.value()) == 0)
+        // Routed here before the node's committers shared the shards anew
+        // (committer_split): its row waits for the committer that decides for it now.
+        st.fx.hints.shards.insert(r->shard.value());
     }
   }
   if (!in.completions.empty()) {
@@ -280,6 +284,8 @@ caf::expected<void> decider_core::attempt(store::transaction& tx, const batch_in
         case store::completion::done:
           if (decided_here.count(r.workflow) != 0)
             st.rowless_completions.insert(r.workflow.str());
+          else if (shards_.count(shard_of(r.workflow.str(), partition_count_)) == 0)
+            st.fx.hints.shards.insert(shard_of(r.workflow.str(), partition_count_));  // as above
           st.completions.emplace_back(completion_json(r));
           st.fx.hints.outbox_shards.insert(shard_of(r.workflow.str(), partition_count_));
           break;
