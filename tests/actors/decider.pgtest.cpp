@@ -69,24 +69,7 @@ CAF_TEST(a start is answered after its first task is scheduled in the same commi
 CAF_TEST(a committer that does not decide for the shard keeps the start s row and nudges its decider) {
   // Two committers sharing the node's partitions, not split: committer 0 decides for all of
   // them, and a start routed to committer 1 just before the switch is applied there.
-  auto split = std::make_shared<actors::committer_split>(2, 64);
-  actors::committer_context c;
-  c.partition_count = 1;
-  c.dsn = db->dsn();
-  c.node = probe_actor;
-  c.index = 1;
-  c.split = split;
-  CAF_REQUIRE(!c.settings.set("decider.poll_interval_ms", "3600000", "test"));
-  auto committer = actors::spawn_decide_committer(sys, c);
-  spawned.push_back(committer);
-  actors::partition_context ctx;
-  ctx.partition_count = 1;
-  ctx.dsn = db->dsn();
-  ctx.node = probe_actor;
-  ctx.committers = {committer};
-  ctx.settings = c.settings;
-  auto d = actors::spawn_decider(sys, ctx);
-  spawned.push_back(d);
+  auto d = decider(3600000, {}, std::make_shared<actors::committer_split>(2, 64), 1);
   auto nudges = hints->count("decide");
   auto reply = start(d);
   NF_REQUIRE_OK(reply);

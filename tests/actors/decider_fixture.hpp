@@ -30,11 +30,16 @@ struct decider_fixture : actor_fixture {
   }
 
   /// A decider of partition 0 (P = 1) whose hints go to the probe. Each call
-  /// also spawns its own committer: two calls are two nodes.
+  /// also spawns its own committer: two calls are two nodes. With `split`, that
+  /// committer is the `index`th of a node's committers sharing their shards.
   caf::actor decider(int64_t poll_ms = 3600000,
-                     std::vector<std::pair<std::string, std::string>> overrides = {}) {
+                     std::vector<std::pair<std::string, std::string>> overrides = {},
+                     std::shared_ptr<actors::committer_split> split = nullptr,
+                     size_t index = 0) {
     actors::committer_context c;
     c.partition_count = 1;
+    c.split = std::move(split);
+    c.index = index;
     c.dsn = db->dsn();
     c.node = probe_actor;
     CAF_REQUIRE(!c.settings.set("decider.poll_interval_ms", std::to_string(poll_ms), "test"));
