@@ -258,13 +258,14 @@ caf::expected<void> decider_core::attempt(store::transaction& tx, const batch_in
       const auto& r = st.starts[i];
       if (!r)
         continue;
-      st.fx.hints.outbox_shards.insert(r->shard.value());
-      if (r->created && shards_.count(r->shard.value()) != 0)
-        st.rowless_starts.emplace(r->id.str(), in.starts[i].ns);
-      else if (shards_.count(r->shard.value()) == 0)
+      auto shard = r->shard.value();
+      st.fx.hints.outbox_shards.insert(shard);
+      if (shards_.count(shard) == 0)
         // Routed here before the node's committers shared the shards anew
         // (committer_split): its row waits for the committer that decides for it now.
-        st.fx.hints.shards.insert(r->shard.value());
+        st.fx.hints.shards.insert(shard);
+      else if (r->created)
+        st.rowless_starts.emplace(r->id.str(), in.starts[i].ns);
     }
   }
   if (!in.completions.empty()) {
@@ -281,14 +282,16 @@ caf::expected<void> decider_core::attempt(store::transaction& tx, const batch_in
     for (size_t i = 0; i < done->size(); ++i) {
       const auto& r = in.completions[i];
       switch ((*done)[i]) {
-        case store::completion::done:
+        case store::completion::done: {
+          auto shard = shard_of(r.workflow.str(), partition_count_);
           if (decided_here.count(r.workflow) != 0)
             st.rowless_completions.insert(r.workflow.str());
-          else if (shards_.count(shard_of(r.workflow.str(), partition_count_)) == 0)
-            st.fx.hints.shards.insert(shard_of(r.workflow.str(), partition_count_));  // as above
+          else if (shards_.count(shard) == 0)
+            st.fx.hints.shards.insert(shard);  // as for a start above
           st.completions.emplace_back(completion_json(r));
-          st.fx.hints.outbox_shards.insert(shard_of(r.workflow.str(), partition_count_));
+          st.fx.hints.outbox_shards.insert(shard);
           break;
+        }
         case store::completion::lease_lost:
           st.completions.emplace_back(store::make_error(store::errc::lease_lost, "lease lost"));
           break;

@@ -39,6 +39,9 @@ public:
 
   bool split() const { return split_.load(std::memory_order_relaxed); }
 
+  /// How many committers decide now: all of them while split, else one.
+  size_t deciding() const { return split() ? committers_ : 1; }
+
 private:
   size_t committers_;
   int64_t split_at_;

@@ -250,8 +250,7 @@ std::string status_json(node_actor* self, const std::string& membership_json) {
   out["running"] = std::move(running);
   out["nudges"] = st.nudges;
   // How many of the node's committers decide now (committer_split).
-  out["decidingCommitters"] = st.split && st.split->split() ? st.committers.size()
-                                                            : std::min<size_t>(1, st.committers.size());
+  out["decidingCommitters"] = st.split->deciding();
   return boost::json::serialize(out);
 }
 

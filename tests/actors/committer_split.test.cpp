@@ -19,8 +19,10 @@ CAF_TEST(one committer decides for every shard until a flush carries split_at re
     CAF_CHECK_EQUAL(s.committer_of(shard), 0u);
   s.note_flush(63, t0);
   CAF_CHECK(!s.split());
+  CAF_CHECK_EQUAL(s.deciding(), 1u);
   s.note_flush(64, t0);
   CAF_CHECK(s.split());
+  CAF_CHECK_EQUAL(s.deciding(), 2u);
   CAF_CHECK_EQUAL(s.committer_of(4), 0u);
   CAF_CHECK_EQUAL(s.committer_of(5), 1u);
   CAF_CHECK(s.decides(1, 5));
