@@ -19,40 +19,42 @@ namespace {
 const statement select_partition_count{"cluster.partition_count",
                                        R"(SELECT "partitionCount" FROM "ClusterSettings")"};
 
-// Latest version when none is asked for: the PK read backwards, per request.
-const statement resolve_definitions{"workflows.resolve_definitions", R"(
-SELECT r.ord, d."version"
-  FROM unnest($1::uuid[], $2::text[], $3::integer[]) WITH ORDINALITY AS r(ns, name, version, ord)
- CROSS JOIN LATERAL (
-   SELECT "version" FROM "WorkflowDefinitions"
-    WHERE "namespaceId" = r.ns AND "name" = r.name AND (r.version IS NULL OR "version" = r.version)
-    ORDER BY "version" DESC LIMIT 1) d)"};
-
-// docs/schema.md §4.2, batched: the key is inserted first and only requests
-// whose key went in (or that have none) get an execution. The id is the
-// caller's (start_request::id) or generated once per request, and every
-// "startedAt" derives from it; "lastSeq" = 1 is
-// the WORKFLOW_STARTED event written here (I8). A start in one of the shards $13 (those
-// whose starts the caller decides in this same transaction) gets no "DecideQueues" row:
-// no other transaction can see the workflow before that decision commits with it.
+// docs/schema.md §4.2, batched. Each request's definition is resolved first (the version
+// asked for, else the latest: the PK read backwards); a request without one gets no row.
+// Then the key is inserted and only requests whose key went in (or that have none) get an
+// execution. The id is the caller's (start_request::id) or generated once per request, and
+// every "startedAt" derives from it; "lastSeq" = 1 is the WORKFLOW_STARTED event written
+// here (I8). A start in one of the shards $13 (those whose starts the caller decides in
+// this same transaction) gets no "DecideQueues" row: no other transaction can see the
+// workflow before that decision commits with it. The resolution is part of the statement
+// rather than a read before it, which cost every batch of starts a round trip. The result
+// has a row per resolved request: "created" is false where another start holds its key.
 const statement start_batch{"workflows.start_batch", R"(
-WITH r AS (
-  SELECT u.*, COALESCE(u.given_id, uuidv7()) AS id
-    FROM unnest($1::uuid[], $2::text[], $3::integer[], $4::jsonb[], $5::text[], $6::text[],
-                $7::smallint[], $8::uuid[], $9::uuid[], $10::jsonb[], $12::uuid[]) WITH ORDINALITY
+WITH u AS (
+  SELECT * FROM unnest($1::uuid[], $2::text[], $3::integer[], $4::jsonb[], $5::text[],
+                       $6::text[], $7::smallint[], $8::uuid[], $9::uuid[], $10::jsonb[],
+                       $12::uuid[]) WITH ORDINALITY
       AS u(ns, name, version, input, correlation, key, priority, parent_id, parent_task,
            payload, given_id, ord)),
+r AS (
+  SELECT u.ns, u.name, d."version", d."variables", d."timeoutSeconds", u.input, u.correlation,
+         u.key, u.priority, u.parent_id, u.parent_task,
+         u.payload || jsonb_build_object('workflowVersion', d."version") AS payload,
+         COALESCE(u.given_id, uuidv7()) AS id, u.ord
+    FROM u
+   CROSS JOIN LATERAL (
+     SELECT "version", "variables", "timeoutSeconds" FROM "WorkflowDefinitions"
+      WHERE "namespaceId" = u.ns AND "name" = u.name AND (u.version IS NULL OR "version" = u.version)
+      ORDER BY "version" DESC LIMIT 1) d),
 k AS (
   INSERT INTO "IdempotencyKeys" ("namespaceId", "key", "workflowId", "workflowStartedAt")
   SELECT ns, key, id, uuid_extract_timestamp(id) FROM r WHERE key IS NOT NULL
   ON CONFLICT ("namespaceId", "key") DO NOTHING
   RETURNING "workflowId"),
 s AS (
-  SELECT r.*, d."variables", d."timeoutSeconds", uuid_extract_timestamp(r.id) AS started,
+  SELECT r.*, uuid_extract_timestamp(r.id) AS started,
          (('x' || right(r.id::text, 4))::bit(16)::int % $11)::smallint AS shard
     FROM r
-    JOIN "WorkflowDefinitions" d
-      ON d."namespaceId" = r.ns AND d."name" = r.name AND d."version" = r.version
    WHERE r.key IS NULL OR r.id IN (SELECT "workflowId" FROM k)),
 w AS (
   INSERT INTO "WorkflowExecutions"
@@ -79,7 +81,7 @@ o AS (
   SELECT shard, ns, id, 'workflow.started', payload || jsonb_build_object('workflowId', id),
          (SELECT "outbox_published_at"())
     FROM s)
-SELECT ord, id, shard FROM s)"};
+SELECT r.ord, s.id, s.shard FROM r LEFT JOIN s ON s.ord = r.ord)"};
 
 // After a lost key race: the winner committed before this statement began.
 const statement select_key_owners{"workflows.key_owners", R"(
@@ -104,8 +106,10 @@ bool has_nul(const std::string& s) {
   return s.find('\0') != std::string::npos;
 }
 
-boost::json::object started_payload(const start_request& r, int64_t version) {
-  boost::json::object p{{"workflowName", r.name}, {"workflowVersion", version}};
+/// The WORKFLOW_STARTED payload but its "workflowVersion", which the start statement adds
+/// once it resolved the definition.
+boost::json::object started_payload(const start_request& r) {
+  boost::json::object p{{"workflowName", r.name}};
   if (r.correlation_id)
     p["correlationId"] = *r.correlation_id;
   if (r.idempotency_key)
@@ -201,43 +205,18 @@ start_workflows(transaction& tx, const std::vector<start_request>& requests, int
   if (ok.empty())
     return out;
 
-  std::vector<std::string> nss, names;
-  std::vector<std::optional<std::string>> versions;
-  for (auto i : ok) {
-    nss.push_back(requests[i].ns.str());
-    names.push_back(requests[i].name);
-    versions.push_back(requests[i].version
-                         ? std::optional<std::string>{std::to_string(*requests[i].version)}
-                         : std::nullopt);
-  }
-  auto defs = conn.run(resolve_definitions,
-                       params::of(text_array(nss), text_array(names), text_array(versions)));
-  if (!defs)
-    return std::move(defs.error());
-  std::vector<std::optional<int64_t>> resolved(ok.size());
-  for (int row = 0; row < defs->rows(); ++row)
-    resolved[static_cast<size_t>(defs->i64(row, 0) - 1)] = defs->i64(row, 1);
-
-  // Only requests with a definition are written; `batch[j]` indexes `requests`.
-  std::vector<size_t> batch;
-  std::vector<std::string> b_ns, b_names, b_keys_ns;
-  std::vector<int64_t> b_versions, b_priorities;
+  std::vector<std::string> b_ns, b_names;
+  std::vector<std::optional<std::string>> b_versions;
+  std::vector<int64_t> b_priorities;
   std::vector<json_text> b_inputs, b_payloads;
   std::vector<std::optional<std::string>> b_correlations, b_keys, b_parents, b_parent_tasks,
     b_ids;
-  for (size_t j = 0; j < ok.size(); ++j) {
-    const auto& r = requests[ok[j]];
-    if (!resolved[j]) {
-      std::string what = "workflow definition " + flow::quoted(r.name);
-      if (r.version)
-        what += " version " + std::to_string(*r.version);
-      out[ok[j]] = make_error(errc::not_found, what + " not found");
-      continue;
-    }
-    batch.push_back(ok[j]);
+  for (auto i : ok) {
+    const auto& r = requests[i];
     b_ns.push_back(r.ns.str());
     b_names.push_back(r.name);
-    b_versions.push_back(*resolved[j]);
+    b_versions.push_back(r.version ? std::optional<std::string>{std::to_string(*r.version)}
+                                   : std::nullopt);
     b_inputs.push_back(json(r.input));
     b_correlations.push_back(r.correlation_id);
     b_keys.push_back(r.idempotency_key);
@@ -246,39 +225,49 @@ start_workflows(transaction& tx, const std::vector<start_request>& requests, int
                                  : std::nullopt);
     b_parent_tasks.push_back(r.parent ? std::optional<std::string>{r.parent->task.str()}
                                       : std::nullopt);
-    b_payloads.push_back(json(started_payload(r, *resolved[j])));
+    b_payloads.push_back(json(started_payload(r)));
     b_ids.push_back(r.id ? std::optional<std::string>{r.id->str()} : std::nullopt);
   }
-  if (batch.empty())
-    return out;
-
   auto written = conn.run(
     start_batch,
-    params::of(text_array(b_ns), text_array(b_names), int_array(b_versions), json_array(b_inputs),
+    params::of(text_array(b_ns), text_array(b_names), text_array(b_versions), json_array(b_inputs),
                text_array(b_correlations), text_array(b_keys), int_array(b_priorities),
                text_array(b_parents), text_array(b_parent_tasks), json_array(b_payloads),
                int64_t{partition_count}, text_array(b_ids), shard_array(decided_here)));
   if (!written)
     return std::move(written.error());
-  std::vector<bool> created(batch.size(), false);
+  // A row per request whose definition resolved; a NULL id: its key is another start's.
+  std::vector<bool> resolved(ok.size(), false), created(ok.size(), false);
   for (int row = 0; row < written->rows(); ++row) {
     auto j = static_cast<size_t>(written->i64(row, 0) - 1);
+    resolved[j] = true;
+    if (written->is_null(row, 1))
+      continue;
     created[j] = true;
-    out[batch[j]] = start_result{workflow_id{written->str(row, 1)}, true,
-                                 shard_id{static_cast<int16_t>(written->i64(row, 2))}};
+    out[ok[j]] = start_result{workflow_id{written->str(row, 1)}, true,
+                              shard_id{static_cast<int16_t>(written->i64(row, 2))}};
+  }
+  for (size_t j = 0; j < ok.size(); ++j) {
+    if (resolved[j])
+      continue;
+    const auto& r = requests[ok[j]];
+    std::string what = "workflow definition " + flow::quoted(r.name);
+    if (r.version)
+      what += " version " + std::to_string(*r.version);
+    out[ok[j]] = make_error(errc::not_found, what + " not found");
   }
 
   // Keys another start (or an earlier request of this batch) holds.
   std::vector<size_t> lost;
   std::vector<std::string> l_ns, l_keys;
-  for (size_t j = 0; j < batch.size(); ++j) {
-    if (created[j])
+  for (size_t j = 0; j < ok.size(); ++j) {
+    if (!resolved[j] || created[j])
       continue;
-    const auto& r = requests[batch[j]];
+    const auto& r = requests[ok[j]];
     if (!r.idempotency_key)
       return make_error(errc::internal, "start of " + flow::quoted(r.name)
                                           + " wrote no execution and holds no key");
-    lost.push_back(batch[j]);
+    lost.push_back(ok[j]);
     l_ns.push_back(r.ns.str());
     l_keys.push_back(*r.idempotency_key);
   }
