@@ -18,7 +18,9 @@ namespace {
 // I4: the compare-and-set. Zero rows for a workflow = another evaluation
 // committed first (or the row is gone): the whole write is stale. It also allocates the
 // seqs of the decision's $8 events (I8): the row lock is the one the compare-and-set
-// takes anyway, so the history costs no second update of the execution row.
+// takes anyway, so the history costs no second update of the execution row. It heads the
+// pipeline of the decision's writes, which need nothing back from it: they carry the
+// snapshot's namespace, shard and priority, and the events read their seqs from the row.
 const statement cas{"decide.cas", R"(
 UPDATE "WorkflowExecutions" w SET
   "version" = w."version" + 1,
@@ -36,7 +38,7 @@ UPDATE "WorkflowExecutions" w SET
               $7::jsonb[], $8::integer[]) AS u(id, v, status, output, reason, failed_ref, vars, n)
  WHERE w."id" = u.id AND w."startedAt" = uuid_extract_timestamp(u.id) AND w."version" = u.v
    AND w."id" = ANY($1::uuid[])
-RETURNING w."id", w."namespaceId", w."shard", w."priority", w."lastSeq")"};
+RETURNING w."id")"};
 
 // Lock order: queue rows before task rows. Only tasks still non-terminal.
 const statement unqueue{"decide.unqueue", R"(
@@ -167,14 +169,6 @@ SELECT u.*, (SELECT "outbox_published_at"())
 const statement dequeue{"decide.dequeue", R"(
 DELETE FROM "DecideQueues" WHERE "workflowId" = ANY($1::uuid[]))"};
 
-/// What the compare-and-set returned for one workflow.
-struct row_facts {
-  std::string ns;
-  int64_t shard = 0;
-  int64_t priority = 0;
-  int64_t last_seq = 0;  ///< after this decision's events
-};
-
 std::optional<std::string> opt(const std::optional<json_text>& x) {
   if (x)
     return x->str();
@@ -197,9 +191,8 @@ struct identity_columns {
   }
 };
 
-/// Runs the compare-and-set for every write; `stale` if any missed.
-caf::expected<std::map<std::string, row_facts>>
-compare_and_set(connection& conn, const std::vector<decision_write>& writes) {
+/// The compare-and-set for every write, as the pipeline's first statement.
+void add_compare_and_set(pipeline& p, const std::vector<decision_write>& writes) {
   std::vector<std::string> ids;
   std::vector<int64_t> versions, event_counts;
   std::vector<std::optional<std::string>> statuses, outputs, reasons, failed_refs, vars;
@@ -214,24 +207,26 @@ compare_and_set(connection& conn, const std::vector<decision_write>& writes) {
     failed_refs.push_back(w.failed_task_ref);
     vars.push_back(opt(w.variables));
   }
-  auto r = conn.run(cas, params::of(text_array(ids), int_array(versions), text_array(statuses),
-                                    text_array(outputs), text_array(reasons),
-                                    text_array(failed_refs), text_array(vars),
-                                    int_array(event_counts)));
-  if (!r)
-    return std::move(r.error());
-  std::map<std::string, row_facts> facts;
-  for (int row = 0; row < r->rows(); ++row)
-    facts[r->str(row, 0)] = {r->str(row, 1), r->i64(row, 2), r->i64(row, 3), r->i64(row, 4)};
+  p.add(cas, params::of(text_array(ids), int_array(versions), text_array(statuses),
+                        text_array(outputs), text_array(reasons), text_array(failed_refs),
+                        text_array(vars), int_array(event_counts)));
+}
+
+/// `stale` naming every write the compare-and-set's rows `r` miss.
+caf::expected<void> check_compare_and_set(const std::vector<decision_write>& writes,
+                                          const result& r) {
+  std::set<std::string> found;
+  for (int row = 0; row < r.rows(); ++row)
+    found.insert(r.str(row, 0));
   std::string missed;
   for (const auto& w : writes)
-    if (facts.count(w.id.str()) == 0)
+    if (found.count(w.id.str()) == 0)
       missed += (missed.empty() ? "" : ", ") + w.id.str() + " (expected version "
                 + std::to_string(w.expected_version) + ")";
   if (!missed.empty())
     return make_error(errc::stale, "stale evaluation: another evaluation committed first for "
                                      "workflow " + missed + "; roll back and requeue");
-  return facts;
+  return {};
 }
 
 } // namespace
@@ -248,14 +243,16 @@ caf::expected<apply_result> apply_decisions(transaction& tx,
         return make_error(errc::invalid, "workflow " + w.id.str()
                                            + " appears twice in one apply_decisions batch");
   }
-  auto facts = compare_and_set(tx.conn(), writes);
-  if (!facts)
-    return std::move(facts.error());
+  for (const auto& w : writes)
+    if (w.ns.empty())
+      return make_error(errc::invalid, "decision for workflow " + w.id.str()
+                                         + ": no namespace (the snapshot's)");
 
   pipeline p{tx.conn()};
+  add_compare_and_set(p, writes);
   // Which pipeline results to read back.
   int insert_at = -1, arm_at = -1;
-  int n = 0;
+  int n = 1;
 
   identity_columns ending;  // changes to a terminal status: their queue rows go
   for (const auto& w : writes)
@@ -276,7 +273,6 @@ caf::expected<apply_result> apply_decisions(transaction& tx,
     std::vector<int64_t> priorities, shards;
     const auto empty = json(boost::json::object{});
     for (const auto& w : writes) {
-      const auto& f = (*facts)[w.id.str()];
       for (const auto& t : w.inserts) {
         // A task this same write ends never enters a queue.
         bool ended_here = std::any_of(w.changes.begin(), w.changes.end(), [&](const auto& c) {
@@ -285,7 +281,7 @@ caf::expected<apply_result> apply_decisions(transaction& tx,
         bool queued = !t.queue.empty() && t.start_delay_ms <= 0
                       && t.status == flow::task_status::scheduled && !ended_here;
         ids.add(w.id, t.identity);
-        ns.push_back(f.ns);
+        ns.push_back(w.ns.str());
         types.emplace_back(flow::to_string(t.type));
         defs.push_back(t.task_def_name);
         queues.push_back(t.queue.empty() ? std::nullopt : std::optional<std::string>{t.queue});
@@ -294,8 +290,8 @@ caf::expected<apply_result> apply_decisions(transaction& tx,
         outputs.push_back(opt(t.output));
         reasons.push_back(t.reason_for_incompletion);
         enqueue.emplace_back(queued ? "t" : "f");
-        priorities.push_back(f.priority);
-        shards.push_back(f.shard);
+        priorities.push_back(w.priority);
+        shards.push_back(w.shard.value());
       }
     }
     if (!ids.empty()) {
@@ -361,7 +357,7 @@ caf::expected<apply_result> apply_decisions(transaction& tx,
         atts.push_back(a.task ? std::optional<std::string>{std::to_string(a.task->attempt)}
                               : std::nullopt);
         delays.push_back(a.delay_ms);
-        shards.push_back((*facts)[w.id.str()].shard);
+        shards.push_back(w.shard.value());
       }
     if (!wf.empty()) {
       p.add(arm_timers, params::of(text_array(wf), text_array(kinds), text_array(refs),
@@ -387,11 +383,8 @@ caf::expected<apply_result> apply_decisions(transaction& tx,
   {
     std::vector<numbered_events> batch;
     for (const auto& w : writes)
-      if (!w.events.empty()) {
-        const auto& f = (*facts)[w.id.str()];
-        batch.push_back({w.id, namespace_id{f.ns},
-                         f.last_seq - static_cast<int64_t>(w.events.size()) + 1, w.events});
-      }
+      if (!w.events.empty())
+        batch.push_back({w.id, w.ns, w.events});
     if (insert_numbered_events(p, batch))
       ++n;
   }
@@ -402,10 +395,9 @@ caf::expected<apply_result> apply_decisions(transaction& tx,
     std::vector<json_text> payloads;
     const auto empty = json(boost::json::object{});
     for (const auto& w : writes) {
-      const auto& f = (*facts)[w.id.str()];
       for (const auto& o : w.outbox) {
-        shards.push_back(f.shard);
-        ns.push_back(f.ns);
+        shards.push_back(w.shard.value());
+        ns.push_back(w.ns.str());
         wf.push_back(w.id.str());
         types.push_back(o.type);
         payloads.push_back(o.payload ? *o.payload : empty);
@@ -429,9 +421,14 @@ caf::expected<apply_result> apply_decisions(transaction& tx,
     }
   }
 
-  if (p.size() == 0)
-    return out;
-  auto rs = p.run();
+  // The compare-and-set's answer first: when it missed, what failed after it (an event's
+  // seq taken, say) is a consequence, and the caller must see `stale`.
+  std::vector<result> done;
+  auto rs = p.run(done);
+  const result* cas_rows = rs ? &rs->front() : done.empty() ? nullptr : &done.front();
+  if (cas_rows != nullptr)
+    if (auto c = check_compare_and_set(writes, *cas_rows); !c)
+      return std::move(c.error());
   if (!rs)
     return std::move(rs.error());
 

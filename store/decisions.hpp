@@ -178,6 +178,11 @@ struct decision_write {
   workflow_id id;
   /// The snapshot's version: the write bumps it to +1 or fails `stale` (I4).
   int64_t expected_version = 0;
+  /// The snapshot's namespace, shard and priority, which a workflow keeps from its start:
+  /// its new task, queue, timer and outbox rows carry them.
+  namespace_id ns;
+  shard_id shard;
+  int16_t priority = 0;
   std::optional<flow::workflow_status> status;  ///< a terminal one also sets "endedAt"
   std::optional<json_text> output;
   std::optional<std::string> reason_for_incompletion;
@@ -212,11 +217,11 @@ struct apply_result {
   std::vector<inserted_task> inserted;       ///< rows this write inserted (not absorbed ones)
 };
 
-/// Writes the decisions of a batch of workflows in the caller's transaction,
-/// in two round trips whatever the batch size: the version compare-and-set
-/// with event seq allocation, then one pipeline of batched (unnest) writes.
-/// If any workflow's version moved, nothing else is written and the result is
-/// `stale` naming it: the caller rolls back and requeues (I4).
+/// Writes the decisions of a batch of workflows in the caller's transaction, in one round
+/// trip whatever the batch size: the version compare-and-set with event seq allocation,
+/// then the batched (unnest) writes, in one pipeline. If any workflow's version moved,
+/// the result is `stale` naming it, and what the pipeline wrote after the compare-and-set
+/// must not commit: the caller rolls back and requeues (I4).
 caf::expected<apply_result> apply_decisions(transaction& tx,
                                             const std::vector<decision_write>& writes);
 

@@ -48,12 +48,18 @@ i AS ()" NF_EVENTS_INSERT(R"(s."lastSeq" - s.n + e.k)", R"(s."namespaceId")", "$
 SELECT "id", "lastSeq" FROM s)", 3};
 
 // The same insert when the caller allocated the seqs under the row lock already (the
-// decision's compare-and-set does, in the UPDATE it makes anyway).
+// decision's compare-and-set does, in the UPDATE it makes anyway, adding each workflow's
+// event count `n` to "lastSeq"): event k of n takes "lastSeq" - n + k, read from the row
+// this transaction updated and holds locked. Read here rather than returned by the
+// compare-and-set, so that the decision's writes go in the compare-and-set's round trip.
 const statement insert_numbered{"events.insert_numbered",
-  NF_EVENTS_INSERT("e.k", "e.ns", "$1") R"(
-    FROM unnest($1::uuid[], $2::bigint[], $3::uuid[], $4::text[], $5::uuid[], $6::text[],
-                $7::integer[], $8::integer[], $9::jsonb[]) AS e(wf, k, ns, type, task, ref, iter,
-                                                               att, payload))", 1};
+  NF_EVENTS_INSERT(R"(w."lastSeq" - e.n + e.k)", "e.ns", "$1") R"(
+    FROM unnest($1::uuid[], $2::bigint[], $3::bigint[], $4::uuid[], $5::text[], $6::uuid[],
+                $7::text[], $8::integer[], $9::integer[], $10::jsonb[])
+      AS e(wf, k, n, ns, type, task, ref, iter, att, payload)
+   CROSS JOIN LATERAL (
+     SELECT we."lastSeq" FROM "WorkflowExecutions" we
+      WHERE we."id" = e.wf AND we."startedAt" = uuid_extract_timestamp(e.wf) OFFSET 0) w)", 1};
 
 #undef NF_EVENTS_INSERT
 
@@ -159,19 +165,21 @@ bool append_events(pipeline& p, const std::vector<workflow_events>& batch) {
 bool insert_numbered_events(pipeline& p, const std::vector<numbered_events>& batch) {
   event_columns c;
   std::vector<std::string> nss;
+  std::vector<int64_t> counts;
   for (const auto& w : batch) {
-    int64_t seq = w.first_seq;
+    int64_t k = 0;
     for (const auto& e : w.events) {
-      c.add(w.id.str(), seq++, e);
+      c.add(w.id.str(), ++k, e);
       nss.push_back(w.ns.str());
+      counts.push_back(static_cast<int64_t>(w.events.size()));
     }
   }
   if (c.wf.empty())
     return false;
-  p.add(insert_numbered, params::of(text_array(c.wf), int_array(c.ks), text_array(nss),
-                                    text_array(c.types), text_array(c.tasks), text_array(c.refs),
-                                    text_array(c.iters), text_array(c.attempts),
-                                    json_array(c.payloads)));
+  p.add(insert_numbered, params::of(text_array(c.wf), int_array(c.ks), int_array(counts),
+                                    text_array(nss), text_array(c.types), text_array(c.tasks),
+                                    text_array(c.refs), text_array(c.iters),
+                                    text_array(c.attempts), json_array(c.payloads)));
   return true;
 }
 

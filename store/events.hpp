@@ -45,15 +45,14 @@ caf::expected<std::vector<int64_t>> append_events(transaction& tx,
 /// Returns false, adding nothing, when there is no event to write.
 bool append_events(pipeline& p, const std::vector<workflow_events>& batch);
 
-/// Events whose seqs the caller allocated under the workflow's row lock in this
-/// transaction (`first_seq` … `first_seq + n - 1`, gap-free, I8).
+/// Events whose seqs the caller allocated under the workflow's row lock earlier in this
+/// transaction, by adding `events.size()` to its "lastSeq": they take the last seqs up
+/// to the row's "lastSeq", in order (gap-free, I8).
 struct numbered_events {
   workflow_id id;
   namespace_id ns;
-  int64_t first_seq = 1;
   std::vector<event_write> events;
 };
-
 /// Adds their insert to a pipeline; false, adding nothing, when there is no event.
 bool insert_numbered_events(pipeline& p, const std::vector<numbered_events>& batch);
 

@@ -57,6 +57,7 @@ int64_t start_delay_of(const store::task_row& t, const flow::def_index& index,
                               {t.identity.ref, t.identity.iteration, t.identity.attempt - 1});
 }
 
+
 } // namespace
 
 boost::json::object parse_object(const std::string& text) {
@@ -193,11 +194,19 @@ std::optional<store::timer_arm> to_arm(const flow::timer& t, flow::time_ms now_m
   return a;
 }
 
-store::decision_write to_write(const store::workflow_snapshot& s, const flow::decision& d,
-                               flow::time_ms now_ms) {
+store::decision_write write_for(const store::workflow_snapshot& s, int64_t version) {
   store::decision_write w;
   w.id = s.id;
-  w.expected_version = s.version;
+  w.expected_version = version;
+  w.ns = s.ns;
+  w.shard = s.shard;
+  w.priority = s.priority;
+  return w;
+}
+
+store::decision_write to_write(const store::workflow_snapshot& s, const flow::decision& d,
+                               flow::time_ms now_ms) {
+  auto w = write_for(s, s.version);
   w.status = d.status;
   if (d.status && flow::is_terminal(*d.status))
     w.output = store::json(d.output);
@@ -251,9 +260,7 @@ store::edit_write to_edit_write(const store::workflow_snapshot& s, const flow::e
 
 store::decision_write edit_followup(const store::workflow_snapshot& s, const flow::edit& e,
                                     flow::time_ms now_ms, int64_t workflow_timeout_seconds) {
-  store::decision_write w;
-  w.id = s.id;
-  w.expected_version = s.version + 1;
+  auto w = write_for(s, s.version + 1);
   for (const auto& t : e.schedule)
     w.inserts.push_back(to_insert(t));
   for (const auto& t : e.arm)

@@ -34,6 +34,10 @@ const char* history_label(const std::string& flow_type, int attempt);
 /// One flow event as a history entry (when it has a label) and an outbox row.
 void add_event(store::decision_write& w, const flow::event& e, const std::string& workflow_id);
 
+/// An empty write for the workflow of `s`, compared and set against `version`, with the
+/// snapshot's namespace, shard and priority.
+store::decision_write write_for(const store::workflow_snapshot& s, int64_t version);
+
 /// The store write of one evaluation. `now_ms` is the `now` decide() ran with
 /// (server clock): timers become delays from the transaction's now().
 store::decision_write to_write(const store::workflow_snapshot& s, const flow::decision& d,

@@ -51,8 +51,7 @@ workflow_plan base_plan(const store::workflow_snapshot& s) {
   p.id = s.id;
   p.ns = s.ns;
   p.priority = s.priority;
-  p.write.id = s.id;
-  p.write.expected_version = s.version;
+  p.write = write_for(s, s.version);
   return p;
 }
 

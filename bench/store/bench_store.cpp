@@ -91,6 +91,9 @@ int decide_round(connection& conn, int16_t shard, int want) {
       decision_write w;
       w.id = s.id;
       w.expected_version = s.version;
+      w.ns = s.ns;
+      w.shard = s.shard;
+      w.priority = s.priority;
       task_insert t;
       t.identity = flow::task_identity{"work", 0, 0};
       t.type = flow::task_type::simple;

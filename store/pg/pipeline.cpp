@@ -1,6 +1,7 @@
 #include "store/pg/pipeline.hpp"
 
 #include <algorithm>
+#include <utility>
 
 #include <libpq-fe.h>
 
@@ -36,6 +37,12 @@ PGresult* read_one(PGconn* c) {
 } // namespace
 
 caf::expected<std::vector<result>> pipeline::run() {
+  std::vector<result> done;
+  return run(done);
+}
+
+caf::expected<std::vector<result>> pipeline::run(std::vector<result>& out) {
+  out.clear();
   PGconn* c = conn_.native();
   if (PQenterPipelineMode(c) != 1)
     return make_error(errc::conn_broken, "cannot enter pipeline mode: " + conn_.last_error());
@@ -81,7 +88,6 @@ caf::expected<std::vector<result>> pipeline::run() {
     PQexitPipelineMode(c);
     return err;
   }
-  std::vector<result> out;
   out.reserve(items_.size());
   caf::error first_error;
   for (const char* prepared_name : answers) {
@@ -122,7 +128,7 @@ caf::expected<std::vector<result>> pipeline::run() {
   PQexitPipelineMode(c);
   if (first_error)
     return first_error;
-  return out;
+  return std::move(out);
 }
 
 } // namespace nf::store

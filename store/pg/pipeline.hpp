@@ -26,6 +26,9 @@ public:
   /// Sends everything, syncs once, and returns one result per statement, or
   /// the first error (the server aborts the rest of the batch on error).
   caf::expected<std::vector<result>> run();
+  /// As `run`, and on error `done` still holds the results of the statements before the
+  /// failing one (a caller may have a better answer in them than the error).
+  caf::expected<std::vector<result>> run(std::vector<result>& done);
 
 private:
   struct item {

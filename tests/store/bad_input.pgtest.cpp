@@ -131,6 +131,8 @@ CAF_TEST(a decision write that fails part way leaves nothing behind) {
   CAF_REQUIRE(tx.begin());
   decision_write w;
   w.id = started.id;
+  w.ns = default_namespace;
+  w.shard = started.shard;
   task_insert t;
   t.identity = {"a", 0, 0};
   t.task_def_name = "work";
@@ -140,9 +142,21 @@ CAF_TEST(a decision write that fails part way leaves nothing behind) {
   auto r = apply_decisions(tx, {w});
   CAF_REQUIRE(!r);
   CAF_CHECK_EQUAL(code_of(r.error()), errc::invalid);
+  CAF_CHECK(message_of(r.error()).find("NOT_AN_EVENT_TYPE") != std::string::npos);
   tx.rollback();
   CAF_CHECK(table_counts() == before);
   CAF_CHECK_EQUAL(count(R"(SELECT "version" FROM "WorkflowExecutions")"), 0);
+  // A decision that does not say whose rows it writes is refused before any SQL.
+  CAF_REQUIRE(tx.begin());
+  decision_write nameless;
+  nameless.id = started.id;
+  auto n = apply_decisions(tx, {nameless});
+  CAF_REQUIRE(!n);
+  CAF_CHECK_EQUAL(code_of(n.error()), errc::invalid);
+  CAF_CHECK_EQUAL(message_of(n.error()), "decision for workflow " + started.id.str()
+                                           + ": no namespace (the snapshot's)");
+  tx.rollback();
+  CAF_CHECK(table_counts() == before);
 }
 
 CAF_TEST_FIXTURE_SCOPE_END()

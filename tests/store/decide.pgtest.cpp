@@ -9,6 +9,7 @@
 #include "store/decisions.hpp"
 #include "store/json.hpp"
 #include "store/pg/transaction.hpp"
+#include "store/sharding.hpp"
 #include "store/signals.hpp"
 #include "tests/store/decide_fixture.hpp"
 
@@ -16,6 +17,16 @@ using namespace nf;
 using namespace nf::store;
 
 namespace {
+
+task_insert simple(const std::string& ref, int attempt = 0) {
+  task_insert t;
+  t.identity = {ref, 0, attempt};
+  t.type = flow::task_type::simple;
+  t.task_def_name = "work";
+  t.queue = "work";
+  t.input = json(boost::json::object{{"x", 1}});
+  return t;
+}
 
 struct fixture : test::decide_fixture {
   fixture() : decide_fixture("decide") { define_workflow("order"); }
@@ -43,33 +54,32 @@ struct fixture : test::decide_fixture {
     return perform(conn, [&](transaction& tx) { return apply_decisions(tx, {w}); });
   }
 
+  /// A write for workflow `id` (of the default namespace, priority 0) against `version`.
+  decision_write write_for(const workflow_id& id, int64_t version) {
+    decision_write w;
+    w.id = id;
+    w.expected_version = version;
+    w.ns = default_namespace;
+    w.shard = shard_of(id, partitions);
+    return w;
+  }
+
+  decision_write schedule(const workflow_id& id, int64_t version, const std::string& ref,
+                          int attempt = 0) {
+    auto w = write_for(id, version);
+    w.inserts.push_back(simple(ref, attempt));
+    w.events.push_back({"TASK_SCHEDULED", std::nullopt, flow::task_identity{ref, 0, attempt},
+                        json(boost::json::object{{"ref", ref}})});
+    w.outbox.push_back({"task.scheduled", json(boost::json::object{{"ref", ref}})});
+    return w;
+  }
+
   int64_t tasks_of(const workflow_id& id, const std::string& ref) {
     return count(R"(SELECT count(*) FROM "TaskExecutions" WHERE "workflowId" = $1 AND "refName" = $2)",
                  params::of(id, ref));
   }
 };
 
-task_insert simple(const std::string& ref, int attempt = 0) {
-  task_insert t;
-  t.identity = {ref, 0, attempt};
-  t.type = flow::task_type::simple;
-  t.task_def_name = "work";
-  t.queue = "work";
-  t.input = json(boost::json::object{{"x", 1}});
-  return t;
-}
-
-decision_write schedule(const workflow_id& id, int64_t version, const std::string& ref,
-                        int attempt = 0) {
-  decision_write w;
-  w.id = id;
-  w.expected_version = version;
-  w.inserts.push_back(simple(ref, attempt));
-  w.events.push_back({"TASK_SCHEDULED", std::nullopt, flow::task_identity{ref, 0, attempt},
-                      json(boost::json::object{{"ref", ref}})});
-  w.outbox.push_back({"task.scheduled", json(boost::json::object{{"ref", ref}})});
-  return w;
-}
 
 } // namespace
 
@@ -90,6 +100,7 @@ CAF_TEST(claim snapshot and apply write one evaluation and release the queue row
   CAF_CHECK_EQUAL(s.started_at_ms, claimed.front().started_at_ms);
   CAF_CHECK(s.tasks.empty());
   auto w = schedule(started.id, s.version, "a");
+  w.priority = s.priority;  // the snapshot's: its new queue row carries it
   w.variables = json(boost::json::object{{"w", true}});
   auto applied = apply_decisions(tx, {w});
   NF_REQUIRE_OK(applied);
@@ -261,9 +272,7 @@ CAF_TEST(I3 a completion committed after the read stays unprocessed although it 
   CAF_CHECK(s.tasks[0].status == flow::task_status::scheduled);
   CAF_CHECK(s.unprocessed().empty());
   CAF_REQUIRE(worker.exec("COMMIT")); // B commits after A's read
-  decision_write w;
-  w.id = started.id;
-  w.expected_version = s.version;
+  auto w = write_for(started.id, s.version);
   w.seen = s.unprocessed(); // exactly what A read (nothing)
   w.events.push_back({"VARIABLES_UPDATED", std::nullopt, std::nullopt, std::nullopt});
   NF_REQUIRE_OK(apply_decisions(a, {w}));
@@ -330,6 +339,24 @@ CAF_TEST(I4 a second evaluation of the same version is stale rolls back whole an
                   "stale");
 }
 
+CAF_TEST(a stale write is answered stale even when a write after its compare and set fails) {
+  auto started = start("order");
+  auto before = table_counts();
+  // The writes go in the compare-and-set's pipeline; this one's event cannot be written,
+  // and the version it expects is not the workflow's.
+  auto w = schedule(started.id, 5, "a");
+  w.events.push_back({"NOT_AN_EVENT_TYPE", std::nullopt, std::nullopt, std::nullopt});
+  transaction tx{conn};
+  CAF_REQUIRE(tx.begin());
+  auto r = apply_decisions(tx, {w});
+  CAF_REQUIRE(!r);
+  CAF_CHECK_EQUAL(code_of(r.error()), errc::stale);
+  CAF_CHECK(message_of(r.error()).find(started.id.str() + " (expected version 5)")
+            != std::string::npos);
+  tx.rollback();
+  CAF_CHECK(table_counts() == before);
+}
+
 CAF_TEST(changes end tasks once release their queue rows and cancel their timers) {
   auto started = start("order");
   decision_write w = schedule(started.id, 0, "a");
@@ -372,9 +399,7 @@ CAF_TEST(changes end tasks once release their queue rows and cancel their timers
                              AND "endedAt" IS NULL)"),
                   1);
 
-  decision_write end;
-  end.id = started.id;
-  end.expected_version = 1;
+  auto end = write_for(started.id, 1);
   end.changes.push_back({{"a", 0, 0}, flow::task_status::canceled, std::nullopt,
                          std::string{"workflow ended"}});
   end.changes.push_back({{"w", 0, 0}, flow::task_status::completed,
@@ -416,9 +441,7 @@ CAF_TEST(the first evaluation does not arm the workflow timeout the start armed)
   NF_REQUIRE_OK(apply_one(first));
   CAF_CHECK_EQUAL(count(R"(SELECT count(*) FROM "Timers" WHERE "kind" = 'workflowTimeout')"), 1);
   // A later evaluation (a rerun that restarts the clock) arms one.
-  decision_write later;
-  later.id = started.id;
-  later.expected_version = 1;
+  auto later = write_for(started.id, 1);
   later.arm.push_back({timer_kind::workflow_timeout, std::nullopt, 300000});
   NF_REQUIRE_OK(apply_one(later));
   CAF_CHECK_EQUAL(count(R"(SELECT count(*) FROM "Timers" WHERE "kind" = 'workflowTimeout')"), 2);
