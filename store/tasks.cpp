@@ -61,16 +61,19 @@ const char* status_of(task_outcome o) {
   return "FAILED";
 }
 
-caf::expected<std::vector<completion>> complete_in(transaction& tx,
-                                                   const std::vector<task_result>& rs,
-                                                   bool evaluated_here,
-                                                   const std::set<workflow_id>& decided_here) {
+} // namespace
+
+void add_completion_read(pipeline& p, const std::vector<task_result>& rs) {
+  p.add(read_leases, params::of(ids_array(rs, [](const auto& r) { return r.workflow; }),
+                                ids_array(rs, [](const auto& r) { return r.task; })));
+}
+
+caf::expected<std::vector<completion>> complete_read(transaction& tx,
+                                                     const std::vector<task_result>& rs,
+                                                     const result& read, bool evaluated_here,
+                                                     const std::set<workflow_id>& decided_here) {
   auto& conn = tx.conn();
-  auto rows = conn.run(read_leases,
-                       params::of(ids_array(rs, [](const auto& r) { return r.workflow; }),
-                                  ids_array(rs, [](const auto& r) { return r.task; })));
-  if (!rows)
-    return std::move(rows.error());
+  const auto* rows = &read;
   std::vector<completion> out(rs.size(), completion::done);
   transition_plan plan;
   for (int i = 0; i < rows->rows(); ++i) {
@@ -112,12 +115,7 @@ caf::expected<std::vector<completion>> complete_in(transaction& tx,
   return out;
 }
 
-} // namespace
-
-caf::expected<std::vector<completion>> complete_tasks(transaction& tx,
-                                                      const std::vector<task_result>& rs,
-                                                      bool evaluated_here,
-                                                      const std::set<workflow_id>& decided_here) {
+caf::expected<void> check_completions(const std::vector<task_result>& rs) {
   if (rs.size() > max_completions_per_batch)
     return make_error(errc::invalid, "results: expected at most "
                                        + std::to_string(max_completions_per_batch)
@@ -127,9 +125,23 @@ caf::expected<std::vector<completion>> complete_tasks(transaction& tx,
     if (!seen.insert(rs[i].task.str()).second)
       return make_error(errc::invalid, "results[" + std::to_string(i) + "].task: task "
                                          + rs[i].task.str() + " appears twice in one batch");
+  return {};
+}
+
+caf::expected<std::vector<completion>> complete_tasks(transaction& tx,
+                                                      const std::vector<task_result>& rs,
+                                                      bool evaluated_here,
+                                                      const std::set<workflow_id>& decided_here) {
+  if (auto c = check_completions(rs); !c)
+    return std::move(c.error());
   if (rs.empty())
     return std::vector<completion>{};
-  return complete_in(tx, rs, evaluated_here, decided_here);
+  pipeline p{tx.conn()};
+  add_completion_read(p, rs);
+  auto read = p.run();
+  if (!read)
+    return std::move(read.error());
+  return complete_read(tx, rs, read->front(), evaluated_here, decided_here);
 }
 
 caf::expected<void> unsee_tasks(transaction& tx, const std::vector<task_result>& rs) {

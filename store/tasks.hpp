@@ -12,6 +12,7 @@
 #include "store/ids.hpp"
 #include "store/pg/connection.hpp"
 #include "store/pg/params.hpp"
+#include "store/pg/pipeline.hpp"
 #include "store/pg/transaction.hpp"
 
 namespace nf::store {
@@ -63,6 +64,16 @@ caf::expected<std::vector<completion>> complete_tasks(connection& conn,
 caf::expected<std::vector<completion>> complete_tasks(
   transaction& tx, const std::vector<task_result>& rs, bool evaluated_here = false,
   const std::set<workflow_id>& decided_here = {});
+
+/// complete_tasks (in the caller's transaction) in three parts, so that a caller can send
+/// the read in a pipeline of its own (the decider sends it with its starts): the batch's
+/// own checks (`invalid`: too many tasks, a task twice), the read of the leases, and the
+/// writes the read calls for, in one round trip. An empty batch needs no read.
+caf::expected<void> check_completions(const std::vector<task_result>& rs);
+void add_completion_read(pipeline& p, const std::vector<task_result>& rs);
+caf::expected<std::vector<completion>> complete_read(
+  transaction& tx, const std::vector<task_result>& rs, const result& read,
+  bool evaluated_here = false, const std::set<workflow_id>& decided_here = {});
 
 /// Clears "deciderSeenAt" of tasks whose ends complete_tasks stamped for an evaluation
 /// that did not happen in the transaction: they wait unseen for the one that will (I3).

@@ -185,33 +185,29 @@ flow::problems check_start_request(const start_request& r) {
   return out;
 }
 
-caf::expected<std::vector<caf::expected<start_result>>>
-start_workflows(transaction& tx, const std::vector<start_request>& requests, int partition_count,
-                const std::vector<shard_id>& decided_here) {
-  auto& conn = tx.conn();
-  std::vector<caf::expected<start_result>> out;
-  out.reserve(requests.size());
-  // Requests that passed the checks, by index into `requests`.
-  std::vector<size_t> ok;
+start_plan plan_starts(const std::vector<start_request>& requests, int partition_count,
+                       const std::vector<shard_id>& decided_here) {
+  start_plan plan;
+  plan.partition_count = partition_count;
+  plan.out.reserve(requests.size());
   for (size_t i = 0; i < requests.size(); ++i) {
     auto errs = check_start_request(requests[i]);
     if (errs.empty()) {
-      out.emplace_back(start_result{});
-      ok.push_back(i);
+      plan.out.emplace_back(start_result{});
+      plan.ok.push_back(i);
     } else {
-      out.emplace_back(invalid_input(errs));
+      plan.out.emplace_back(invalid_input(errs));
     }
   }
-  if (ok.empty())
-    return out;
-
+  if (plan.ok.empty())
+    return plan;
   std::vector<std::string> b_ns, b_names;
   std::vector<std::optional<std::string>> b_versions;
   std::vector<int64_t> b_priorities;
   std::vector<json_text> b_inputs, b_payloads;
   std::vector<std::optional<std::string>> b_correlations, b_keys, b_parents, b_parent_tasks,
     b_ids;
-  for (auto i : ok) {
+  for (auto i : plan.ok) {
     const auto& r = requests[i];
     b_ns.push_back(r.ns.str());
     b_names.push_back(r.name);
@@ -228,24 +224,49 @@ start_workflows(transaction& tx, const std::vector<start_request>& requests, int
     b_payloads.push_back(json(started_payload(r)));
     b_ids.push_back(r.id ? std::optional<std::string>{r.id->str()} : std::nullopt);
   }
-  auto written = conn.run(
-    start_batch,
-    params::of(text_array(b_ns), text_array(b_names), text_array(b_versions), json_array(b_inputs),
-               text_array(b_correlations), text_array(b_keys), int_array(b_priorities),
-               text_array(b_parents), text_array(b_parent_tasks), json_array(b_payloads),
-               int64_t{partition_count}, text_array(b_ids), shard_array(decided_here)));
+  plan.p = params::of(text_array(b_ns), text_array(b_names), text_array(b_versions),
+                      json_array(b_inputs), text_array(b_correlations), text_array(b_keys),
+                      int_array(b_priorities), text_array(b_parents), text_array(b_parent_tasks),
+                      json_array(b_payloads), int64_t{partition_count}, text_array(b_ids),
+                      shard_array(decided_here));
+  return plan;
+}
+
+bool add_starts(pipeline& p, const start_plan& plan) {
+  if (plan.ok.empty())
+    return false;
+  p.add(start_batch, plan.p);
+  return true;
+}
+
+caf::expected<std::vector<caf::expected<start_result>>>
+start_workflows(transaction& tx, const std::vector<start_request>& requests, int partition_count,
+                const std::vector<shard_id>& decided_here) {
+  auto plan = plan_starts(requests, partition_count, decided_here);
+  pipeline p{tx.conn()};
+  if (!add_starts(p, plan))
+    return std::move(plan.out);
+  auto written = p.run();
   if (!written)
     return std::move(written.error());
+  return starts_of(tx, requests, std::move(plan), written->front());
+}
+
+caf::expected<std::vector<caf::expected<start_result>>>
+starts_of(transaction& tx, const std::vector<start_request>& requests, start_plan plan,
+          const result& written) {
+  auto& out = plan.out;
+  const auto& ok = plan.ok;
   // A row per request whose definition resolved; a NULL id: its key is another start's.
   std::vector<bool> resolved(ok.size(), false), created(ok.size(), false);
-  for (int row = 0; row < written->rows(); ++row) {
-    auto j = static_cast<size_t>(written->i64(row, 0) - 1);
+  for (int row = 0; row < written.rows(); ++row) {
+    auto j = static_cast<size_t>(written.i64(row, 0) - 1);
     resolved[j] = true;
-    if (written->is_null(row, 1))
+    if (written.is_null(row, 1))
       continue;
     created[j] = true;
-    out[ok[j]] = start_result{workflow_id{written->str(row, 1)}, true,
-                              shard_id{static_cast<int16_t>(written->i64(row, 2))}};
+    out[ok[j]] = start_result{workflow_id{written.str(row, 1)}, true,
+                              shard_id{static_cast<int16_t>(written.i64(row, 2))}};
   }
   for (size_t j = 0; j < ok.size(); ++j) {
     if (resolved[j])
@@ -272,21 +293,21 @@ start_workflows(transaction& tx, const std::vector<start_request>& requests, int
     l_keys.push_back(*r.idempotency_key);
   }
   if (lost.empty())
-    return out;
-  auto owners = conn.run(select_key_owners, params::of(text_array(l_ns), text_array(l_keys)));
+    return std::move(out);
+  auto owners = tx.conn().run(select_key_owners, params::of(text_array(l_ns), text_array(l_keys)));
   if (!owners)
     return std::move(owners.error());
   for (int row = 0; row < owners->rows(); ++row) {
     auto i = lost[static_cast<size_t>(owners->i64(row, 0) - 1)];
     workflow_id id{owners->str(row, 1)};
-    auto shard = shard_of(id, partition_count);
+    auto shard = shard_of(id, plan.partition_count);
     out[i] = start_result{std::move(id), false, shard};
   }
   for (auto i : lost)
     if (out[i] && out[i]->id.empty())
       return make_error(errc::internal, "idempotency key " + flow::quoted(*requests[i].idempotency_key)
                                           + " was taken but its owner is not visible");
-  return out;
+  return std::move(out);
 }
 
 caf::expected<start_result> start_workflow(connection& conn, const start_request& request,

@@ -12,6 +12,7 @@
 #include "flow/problem.hpp"
 #include "store/ids.hpp"
 #include "store/pg/connection.hpp"
+#include "store/pg/pipeline.hpp"
 #include "store/pg/transaction.hpp"
 
 namespace nf::store {
@@ -54,9 +55,9 @@ caf::expected<start_request> read_start_request(std::string_view json_text,
 flow::problems check_start_request(const start_request& r);
 
 /// Starts many workflows in the caller's transaction (READ COMMITTED: a lost
-/// idempotency race reads the winner's id in a later statement), in three
-/// round trips at most whatever the batch size: resolve definitions, one
-/// statement that writes every table (IdempotencyKeys, WorkflowExecutions with
+/// idempotency race reads the winner's id in a later statement), in two
+/// round trips at most whatever the batch size: one statement that resolves the
+/// definitions and writes every table (IdempotencyKeys, WorkflowExecutions with
 /// version 0, WorkflowEvents seq 1, DecideQueues, a workflowTimeout timer when
 /// the definition has timeoutSeconds > 0, OutboxEvents), and, only when some
 /// keys were taken, one read of the winners. One result per request, in order:
@@ -68,6 +69,24 @@ flow::problems check_start_request(const start_request& r);
 caf::expected<std::vector<caf::expected<start_result>>>
 start_workflows(transaction& tx, const std::vector<start_request>& requests, int partition_count,
                 const std::vector<shard_id>& decided_here = {});
+
+/// start_workflows in three parts, so that a caller can send the start statement in a
+/// pipeline of its own (the decider sends it with the completions' read): plan_starts
+/// checks the requests and makes the statement's parameters; add_starts adds the statement
+/// (false, adding nothing, when no request passed the checks); starts_of reads its result,
+/// and the winners of lost keys in a round trip of its own.
+struct start_plan {
+  std::vector<caf::expected<start_result>> out;  ///< per request; the invalid ones answered
+  std::vector<size_t> ok;                        ///< the requests the statement carries
+  int partition_count = 0;
+  params p;
+};
+start_plan plan_starts(const std::vector<start_request>& requests, int partition_count,
+                       const std::vector<shard_id>& decided_here = {});
+bool add_starts(pipeline& p, const start_plan& plan);
+caf::expected<std::vector<caf::expected<start_result>>>
+starts_of(transaction& tx, const std::vector<start_request>& requests, start_plan plan,
+          const result& written);
 
 /// One start in its own transaction.
 caf::expected<start_result> start_workflow(connection& conn, const start_request& request,

@@ -247,10 +247,34 @@ caf::expected<void> decider_core::attempt(store::transaction& tx, const batch_in
                                           attempt_state& st) {
   if (auto b = tx.begin(); !b)
     return b;
+  // The starts and the completions' read of their leases go in one round trip.
+  store::pipeline first{tx.conn()};
+  store::start_plan start_plan;
+  bool starting = false;
   if (!in.starts.empty()) {
     // Fast path (a), docs/engine.md §3: a start in a shard this decider serves is decided
     // in this transaction, so it needs no "DecideQueues" row (two row writes less).
-    auto started = store::start_workflows(tx, in.starts, partition_count_, served_shards());
+    start_plan = store::plan_starts(in.starts, partition_count_, served_shards());
+    starting = store::add_starts(first, start_plan);
+  }
+  if (!in.completions.empty()) {
+    if (auto c = store::check_completions(in.completions); !c)
+      return c;
+    store::add_completion_read(first, in.completions);
+  }
+  std::vector<store::result> firsts;
+  if (first.size() > 0) {
+    auto r = first.run();
+    if (!r)
+      return std::move(r.error());
+    firsts = std::move(*r);
+  }
+  if (!in.starts.empty()) {
+    // No statement when every request failed its checks: their answers are the plan's.
+    auto started = starting
+                     ? store::starts_of(tx, in.starts, std::move(start_plan), firsts.front())
+                     : caf::expected<std::vector<caf::expected<store::start_result>>>{
+                       std::move(start_plan.out)};
     if (!started)
       return std::move(started.error());
     st.starts = std::move(*started);
@@ -276,7 +300,8 @@ caf::expected<void> decider_core::attempt(store::transaction& tx, const batch_in
       if (shards_.count(shard_of(r.workflow.str(), partition_count_)) != 0
           && excluded.count(r.workflow.str()) == 0)
         decided_here.insert(r.workflow);
-    auto done = store::complete_tasks(tx, in.completions, true, decided_here);
+    auto done =
+      store::complete_read(tx, in.completions, firsts.back(), true, decided_here);
     if (!done)
       return std::move(done.error());
     for (size_t i = 0; i < done->size(); ++i) {
