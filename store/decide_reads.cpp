@@ -7,6 +7,16 @@ caf::expected<decide_reads> claim_and_read(transaction& tx, const std::vector<sh
                                            const std::vector<workflow_id>& histories,
                                            const std::vector<namespace_id>& namespaces) {
   pipeline p{tx.conn()};
+  std::vector<result> rs;
+  return claim_and_read(p, rs, shards, limit, expected, histories, namespaces);
+}
+
+caf::expected<decide_reads> claim_and_read(pipeline& p, std::vector<result>& rs,
+                                           const std::vector<shard_id>& shards, int limit,
+                                           const std::vector<workflow_id>& expected,
+                                           const std::vector<workflow_id>& histories,
+                                           const std::vector<namespace_id>& namespaces) {
+  const size_t base = p.size();
   add_claim(p, shards, limit);
   add_now_ms(p);
   if (!expected.empty())
@@ -15,14 +25,15 @@ caf::expected<decide_reads> claim_and_read(transaction& tx, const std::vector<sh
     add_history_facts(p, histories);
   if (!namespaces.empty())
     add_definition_stamps(p, namespaces);
-  auto rs = p.run();
-  if (!rs)
-    return std::move(rs.error());
-  const auto& r = *rs;
+  auto ran = p.run();
+  if (!ran)
+    return std::move(ran.error());
+  rs = std::move(*ran);
+  const auto& r = rs;
   decide_reads out;
-  out.claims = claims_of(r[0]);
-  out.now_ms = now_ms_of(r[1]);
-  size_t next = 2;
+  out.claims = claims_of(r[base]);
+  out.now_ms = now_ms_of(r[base + 1]);
+  size_t next = base + 2;
   if (!expected.empty()) {
     out.snapshots = snapshots_of(r[next], r[next + 1]);
     next += 2;

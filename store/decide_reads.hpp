@@ -40,4 +40,13 @@ caf::expected<decide_reads> claim_and_read(transaction& tx, const std::vector<sh
                                            const std::vector<workflow_id>& histories,
                                            const std::vector<namespace_id>& namespaces);
 
+/// The same after the statements the caller put in `p` already (writes whose effects the
+/// reads must see: they run first, in the same round trip). `rs` receives every result
+/// of the pipeline, the caller's first.
+caf::expected<decide_reads> claim_and_read(pipeline& p, std::vector<result>& rs,
+                                           const std::vector<shard_id>& shards, int limit,
+                                           const std::vector<workflow_id>& expected,
+                                           const std::vector<workflow_id>& histories,
+                                           const std::vector<namespace_id>& namespaces);
+
 } // namespace nf::store

@@ -261,43 +261,56 @@ caf::expected<void> events_written(const std::vector<event_draft>& events, const
   return {};
 }
 
-caf::expected<void> apply_transition(connection& conn, const transition_plan& plan) {
-  // One round trip, in lock order: "DecideQueues" (I2), the execution rows (seq allocation
-  // and events, I8), the queue rows (the lease re-check, I5, and delayed enqueues), then the
-  // task rows and their timers. The re-checks are read after it: a stale plan has written
-  // more than it should, but the caller rolls all of it back.
-  pipeline p{conn};
+transition_slots add_transition(pipeline& p, const transition_plan& plan) {
+  // In lock order: "DecideQueues" (I2), the execution rows (seq allocation and events, I8),
+  // the queue rows (the lease re-check, I5, and delayed enqueues), then the task rows and
+  // their timers. The re-checks are read after it: a stale plan has written more than it
+  // should, but the caller rolls all of it back.
+  transition_slots at;
+  at.first = p.size();
   if (!plan.wakes.empty())
     add_wakes(p, plan.wakes);
-  const size_t events_at = p.size();
-  const bool appended = add_events(p, plan.events);
-  const size_t removals_at = p.size();
+  at.events_at = p.size();
+  at.appended = add_events(p, plan.events);
+  at.removals_at = p.size();
   if (!plan.removals.empty())
     add_removals(p, plan.removals);
-  const size_t inserts_at = p.size();
+  at.inserts_at = p.size();
   if (!plan.inserts.empty())
     add_inserts(p, plan.inserts);
-  const size_t finishes_at = p.size();
+  at.finishes_at = p.size();
   if (!plan.finishes.empty())
     add_finishes(p, plan.finishes);
+  return at;
+}
+
+caf::expected<void> transition_applied(const transition_plan& plan, const transition_slots& at,
+                                       const std::vector<result>& rs) {
+  if (at.appended)
+    if (auto w = events_written(plan.events, rs[at.events_at]); !w)
+      return w;
+  auto check = [&](size_t want, size_t i, const char* what) -> caf::expected<void> {
+    if (want == 0 || rs[i].rows() == static_cast<int>(want))
+      return {};
+    return stale(what, want, rs[i].rows());
+  };
+  if (auto c = check(plan.removals.size(), at.removals_at, "task_queue.remove"); !c)
+    return c;
+  if (auto c = check(plan.inserts.size(), at.inserts_at, "task_queue.enqueue_delayed"); !c)
+    return c;
+  return check(plan.finishes.size(), at.finishes_at, "task.finish");
+}
+
+caf::expected<void> apply_transition(connection& conn, const transition_plan& plan) {
+  // One round trip.
+  pipeline p{conn};
+  auto at = add_transition(p, plan);
   if (p.size() == 0)
     return {};
   auto rs = p.run();
   if (!rs)
     return std::move(rs.error());
-  if (appended)
-    if (auto w = events_written(plan.events, (*rs)[events_at]); !w)
-      return w;
-  auto check = [&](size_t want, size_t at, const char* what) -> caf::expected<void> {
-    if (want == 0 || (*rs)[at].rows() == static_cast<int>(want))
-      return {};
-    return stale(what, want, (*rs)[at].rows());
-  };
-  if (auto c = check(plan.removals.size(), removals_at, "task_queue.remove"); !c)
-    return c;
-  if (auto c = check(plan.inserts.size(), inserts_at, "task_queue.enqueue_delayed"); !c)
-    return c;
-  return check(plan.finishes.size(), finishes_at, "task.finish");
+  return transition_applied(plan, at, *rs);
 }
 
 } // namespace nf::store

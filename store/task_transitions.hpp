@@ -97,6 +97,19 @@ struct transition_plan {
 /// re-check under the locks fails (the caller must roll back).
 caf::expected<void> apply_transition(connection& conn, const transition_plan& plan);
 
+/// apply_transition in two parts, for a caller that sends the writes in a pipeline with
+/// statements of its own after them: add_transition adds them (in lock order, nothing when
+/// the plan is empty), and once the pipeline ran, transition_applied checks their results
+/// (`errc::stale` as above).
+struct transition_slots {
+  size_t first = 0;  ///< the pipeline index of the plan's first statement
+  size_t events_at = 0, removals_at = 0, inserts_at = 0, finishes_at = 0;
+  bool appended = false;
+};
+transition_slots add_transition(pipeline& p, const transition_plan& plan);
+caf::expected<void> transition_applied(const transition_plan& plan, const transition_slots& at,
+                                       const std::vector<result>& rs);
+
 /// Queues, as one statement, the seq allocation of `events` ("lastSeq" bumped under each
 /// execution row's lock, ascending id, §4.1, I8), their insert and their outbox rows (I7).
 /// Returns false, adding nothing, when there are none; read its result with events_written().

@@ -68,14 +68,14 @@ void add_completion_read(pipeline& p, const std::vector<task_result>& rs) {
                                 ids_array(rs, [](const auto& r) { return r.task; })));
 }
 
-caf::expected<std::vector<completion>> complete_read(transaction& tx,
-                                                     const std::vector<task_result>& rs,
-                                                     const result& read, bool evaluated_here,
-                                                     const std::set<workflow_id>& decided_here) {
-  auto& conn = tx.conn();
+completion_writes add_completion_writes(pipeline& p, const std::vector<task_result>& rs,
+                                        const result& read, bool evaluated_here,
+                                        const std::set<workflow_id>& decided_here) {
   const auto* rows = &read;
-  std::vector<completion> out(rs.size(), completion::done);
-  transition_plan plan;
+  completion_writes w;
+  w.answers.assign(rs.size(), completion::done);
+  auto& out = w.answers;
+  auto& plan = w.plan;
   for (int i = 0; i < rows->rows(); ++i) {
     const auto& r = rs[static_cast<size_t>(i)];
     auto& answer = out[static_cast<size_t>(i)];
@@ -110,9 +110,24 @@ caf::expected<std::vector<completion>> complete_read(transaction& tx,
                                                                            : "TASK_FAILED",
                                       r.task, rows->str(i, 1), json(payload)});
   }
-  if (auto a = apply_transition(conn, plan); !a)
+  w.at = add_transition(p, plan);
+  return w;
+}
+
+caf::expected<std::vector<completion>> complete_read(transaction& tx,
+                                                     const std::vector<task_result>& rs,
+                                                     const result& read, bool evaluated_here,
+                                                     const std::set<workflow_id>& decided_here) {
+  pipeline p{tx.conn()};
+  auto w = add_completion_writes(p, rs, read, evaluated_here, decided_here);
+  if (p.size() == 0)
+    return std::move(w.answers);
+  auto written = p.run();
+  if (!written)
+    return std::move(written.error());
+  if (auto a = transition_applied(w.plan, w.at, *written); !a)
     return std::move(a.error());
-  return out;
+  return std::move(w.answers);
 }
 
 caf::expected<void> check_completions(const std::vector<task_result>& rs) {

@@ -14,6 +14,7 @@
 #include "store/pg/params.hpp"
 #include "store/pg/pipeline.hpp"
 #include "store/pg/transaction.hpp"
+#include "store/task_transitions.hpp"
 
 namespace nf::store {
 
@@ -74,6 +75,19 @@ void add_completion_read(pipeline& p, const std::vector<task_result>& rs);
 caf::expected<std::vector<completion>> complete_read(
   transaction& tx, const std::vector<task_result>& rs, const result& read,
   bool evaluated_here = false, const std::set<workflow_id>& decided_here = {});
+
+/// complete_read's writes added to the caller's pipeline, which may carry statements of
+/// its own after them (they see the writes). Once it ran, transition_applied(plan, at, …)
+/// says whether the writes held (`errc::stale`: roll back and call again); `answers` are
+/// the batch's answers if they did.
+struct completion_writes {
+  std::vector<completion> answers;
+  transition_plan plan;
+  transition_slots at;
+};
+completion_writes add_completion_writes(pipeline& p, const std::vector<task_result>& rs,
+                                        const result& read, bool evaluated_here = false,
+                                        const std::set<workflow_id>& decided_here = {});
 
 /// Clears "deciderSeenAt" of tasks whose ends complete_tasks stamped for an evaluation
 /// that did not happen in the transaction: they wait unseen for the one that will (I3).

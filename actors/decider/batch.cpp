@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <utility>
 
 #include <boost/json/object.hpp>
 #include <boost/json/serialize.hpp>
@@ -119,6 +120,24 @@ struct decider_core::attempt_state {
   /// not (a row another wake left may be claimed with them).
   std::set<std::string> rowless_completions;
   bool decide_again = false;
+  /// The completions' writes, added to a pipeline but not yet sent: they go with the
+  /// claim and the reads (which must see them), in one round trip.
+  store::pipeline* pending = nullptr;
+  const store::completion_writes* pending_writes = nullptr;
+
+  /// Sends the completions' writes on their own, when nothing is to go with them.
+  caf::expected<void> flush_pending() {
+    if (pending == nullptr)
+      return {};
+    auto* p = pending;
+    pending = nullptr;
+    if (p->size() == 0)
+      return {};
+    auto rs = p->run();
+    if (!rs)
+      return std::move(rs.error());
+    return store::transition_applied(pending_writes->plan, pending_writes->at, *rs);
+  }
 };
 
 void batch_hints::note_timer(std::optional<int64_t> ms) {
@@ -262,6 +281,8 @@ caf::expected<void> decider_core::attempt(store::transaction& tx, const batch_in
       return c;
     store::add_completion_read(first, in.completions);
   }
+  store::pipeline writes{tx.conn()};
+  store::completion_writes completion_writes;
   std::vector<store::result> firsts;
   if (first.size() > 0) {
     auto r = first.run();
@@ -300,13 +321,16 @@ caf::expected<void> decider_core::attempt(store::transaction& tx, const batch_in
       if (shards_.count(shard_of(r.workflow.str(), partition_count_)) != 0
           && excluded.count(r.workflow.str()) == 0)
         decided_here.insert(r.workflow);
-    auto done =
-      store::complete_read(tx, in.completions, firsts.back(), true, decided_here);
-    if (!done)
-      return std::move(done.error());
-    for (size_t i = 0; i < done->size(); ++i) {
+    // The writes go with the claim below (decide_claimed). Their answers hold if the
+    // writes do; if a re-check under their locks fails, the attempt is rolled back.
+    completion_writes = store::add_completion_writes(writes, in.completions, firsts.back(), true,
+                                                     decided_here);
+    st.pending = &writes;
+    st.pending_writes = &completion_writes;
+    const auto& done = completion_writes.answers;
+    for (size_t i = 0; i < done.size(); ++i) {
       const auto& r = in.completions[i];
-      switch ((*done)[i]) {
+      switch (done[i]) {
         case store::completion::done: {
           auto shard = shard_of(r.workflow.str(), partition_count_);
           if (decided_here.count(r.workflow) != 0)
@@ -328,9 +352,13 @@ caf::expected<void> decider_core::attempt(store::transaction& tx, const batch_in
       }
     }
   }
-  if (!in.commands.empty())
+  if (!in.commands.empty()) {
+    // Commands read what the completions wrote.
+    if (auto r = st.flush_pending(); !r)
+      return r;
     if (auto r = run_commands(tx, in, st); !r)
       return r;
+  }
   // The claim makes room for every workflow this batch enqueued itself, so each
   // start and completion is decided in its own commit (fast path a), whatever
   // older rows decider.batch_size lets in first. Those workflows are read with the
@@ -357,6 +385,8 @@ caf::expected<void> decider_core::attempt(store::transaction& tx, const batch_in
     if (without_history_.count(id.str()) == 0)
       histories.push_back(id);
   if (auto r = decide_claimed(tx, excluded, limit, expected, histories, namespaces, st); !r)
+    return r;
+  if (auto r = st.flush_pending(); !r)
     return r;
   // The completions' ends were stamped seen for the evaluations this transaction was to
   // make (I3). A workflow the claim did not hold (or a stale one) was not evaluated: its
@@ -446,16 +476,26 @@ caf::expected<void> decider_core::decide_claimed(store::transaction& tx,
                                                  attempt_state& st) {
   auto& conn = tx.conn();
   if (shards_.empty())
-    return {};
+    return st.flush_pending();
   auto shards = served_shards();
   // The clock is read after the claim, not at the transaction's start: a timer
   // that committed its wake-up after this transaction began (the claim still
   // sees it, READ COMMITTED) fired later than that start, and decide() must not
   // see its WAIT as not yet due.
-  auto reads =
-    store::claim_and_read(tx, shards, limit, expected, histories_expected, stamp_namespaces);
+  // The completions' writes go first in the claim's round trip: the reads see them.
+  std::vector<store::result> rs;
+  auto* pending = std::exchange(st.pending, nullptr);
+  store::pipeline own{conn};
+  auto& p = pending != nullptr ? *pending : own;
+  const auto written = p.size();
+  auto reads = store::claim_and_read(p, rs, shards, limit, expected, histories_expected,
+                                     stamp_namespaces);
   if (!reads)
     return std::move(reads.error());
+  if (written > 0)
+    if (auto w = store::transition_applied(st.pending_writes->plan, st.pending_writes->at, rs);
+        !w)
+      return w;
   const auto& claims = reads->claims;
   st.claim_full = static_cast<int>(claims.size()) >= limit;
   std::vector<workflow_id> ids;

@@ -132,6 +132,48 @@ CAF_TEST(a completion through the decider advances the workflow in the same comm
                   1);
 }
 
+// I5 across the committer's round trips: the lease is read, then the writes go with the
+// claim; a lease that moved in between must fail the writes' re-check, and the retried
+// attempt answers "lease lost".
+CAF_TEST(I5 a lease that moves between the completion s read and its writes is lost) {
+  auto d = decider();
+  auto wf = start(d, R"({"x": 1})");
+  NF_REQUIRE_OK(wf);
+  auto a = lease("work");
+  CAF_REQUIRE_EQUAL(a.size(), 1u);
+  // Hold the execution row: the completion's writes (its event first) wait for it.
+  auto holder = db->connect();
+  CAF_REQUIRE(holder.exec("BEGIN"));
+  CAF_REQUIRE(holder.exec(R"(SELECT 1 FROM "WorkflowExecutions" WHERE "id" = $1 FOR UPDATE)",
+                          store::params::of(wf->workflow_id)));
+  caf::expected<std::string> done{caf::error{}};
+  std::thread reporter{
+    [&] { done = ask<std::string>(d, complete_atom_v, result(a[0], R"({"y": 2})")); }};
+  // Once a backend waits on that lock, the lease has been read: it now expires and goes
+  // to another worker.
+  auto waiting = [&] {
+    return count(R"(SELECT count(*) FROM pg_stat_activity WHERE datname = current_database()
+                     AND wait_event_type = 'Lock')")
+           > 0;
+  };
+  CAF_CHECK(test::wait_until(waiting));
+  sql(R"(UPDATE "TaskQueues" SET "leaseToken" = uuidv7(), "leasedBy" = 'other'
+          WHERE "taskId" = $1)",
+      store::params::of(a[0].task.str()));
+  CAF_REQUIRE(holder.exec("COMMIT"));
+  reporter.join();
+  CAF_REQUIRE(!done);
+  CAF_CHECK(store::code_of(done.error()) == store::errc::lease_lost);
+  CAF_CHECK_EQUAL(scalar(R"(SELECT "status"::text FROM "TaskExecutions" WHERE "id" = $1)",
+                         store::params::of(a[0].task.str())),
+                  "IN_PROGRESS");
+  CAF_CHECK_EQUAL(count(R"(SELECT count(*) FROM "TaskQueues" WHERE "taskId" = $1
+                             AND "leasedBy" = 'other')",
+                        store::params::of(a[0].task.str())),
+                  1);
+  CAF_CHECK_EQUAL(tasks_of(wf->workflow_id, "b"), 0);
+}
+
 CAF_TEST(I4 a stale evaluation is rolled back requeued and decided again) {
   // The workflow waits in "DecideQueues"; the test holds its execution row and bumps
   // the version, as a second owner's evaluation would, while the decider evaluates.
