@@ -1,7 +1,6 @@
 // apply_decisions(): what one evaluation per workflow writes, batched across
 // workflows so that a commit carries many of them (DESIGN §3 fast paths).
 #include <algorithm>
-#include <map>
 #include <set>
 
 #include <boost/json/object.hpp>
