@@ -267,7 +267,6 @@ transition_slots add_transition(pipeline& p, const transition_plan& plan) {
   // their timers. The re-checks are read after it: a stale plan has written more than it
   // should, but the caller rolls all of it back.
   transition_slots at;
-  at.first = p.size();
   if (!plan.wakes.empty())
     add_wakes(p, plan.wakes);
   at.events_at = p.size();
@@ -301,16 +300,21 @@ caf::expected<void> transition_applied(const transition_plan& plan, const transi
   return check(plan.finishes.size(), at.finishes_at, "task.finish");
 }
 
-caf::expected<void> apply_transition(connection& conn, const transition_plan& plan) {
-  // One round trip.
-  pipeline p{conn};
-  auto at = add_transition(p, plan);
+caf::expected<void> run_transition(pipeline& p, const transition_plan& plan,
+                                   const transition_slots& at) {
   if (p.size() == 0)
     return {};
   auto rs = p.run();
   if (!rs)
     return std::move(rs.error());
   return transition_applied(plan, at, *rs);
+}
+
+caf::expected<void> apply_transition(connection& conn, const transition_plan& plan) {
+  // One round trip.
+  pipeline p{conn};
+  auto at = add_transition(p, plan);
+  return run_transition(p, plan, at);
 }
 
 } // namespace nf::store

@@ -102,13 +102,17 @@ caf::expected<void> apply_transition(connection& conn, const transition_plan& pl
 /// the plan is empty), and once the pipeline ran, transition_applied checks their results
 /// (`errc::stale` as above).
 struct transition_slots {
-  size_t first = 0;  ///< the pipeline index of the plan's first statement
+  /// Pipeline indexes of the plan's statements (each meaningful only if it has any).
   size_t events_at = 0, removals_at = 0, inserts_at = 0, finishes_at = 0;
   bool appended = false;
 };
 transition_slots add_transition(pipeline& p, const transition_plan& plan);
 caf::expected<void> transition_applied(const transition_plan& plan, const transition_slots& at,
                                        const std::vector<result>& rs);
+/// Runs `p`, which holds the plan's statements (added at `at`) and nothing after them, and
+/// checks them; nothing to do when `p` is empty.
+caf::expected<void> run_transition(pipeline& p, const transition_plan& plan,
+                                   const transition_slots& at);
 
 /// Queues, as one statement, the seq allocation of `events` ("lastSeq" bumped under each
 /// execution row's lock, ascending id, §4.1, I8), their insert and their outbox rows (I7).

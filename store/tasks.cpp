@@ -71,7 +71,7 @@ void add_completion_read(pipeline& p, const std::vector<task_result>& rs) {
 completion_writes add_completion_writes(pipeline& p, const std::vector<task_result>& rs,
                                         const result& read, bool evaluated_here,
                                         const std::set<workflow_id>& decided_here) {
-  const auto* rows = &read;
+  const auto* rows = &read;  // the lease read's result
   completion_writes w;
   w.answers.assign(rs.size(), completion::done);
   auto& out = w.answers;
@@ -114,22 +114,6 @@ completion_writes add_completion_writes(pipeline& p, const std::vector<task_resu
   return w;
 }
 
-caf::expected<std::vector<completion>> complete_read(transaction& tx,
-                                                     const std::vector<task_result>& rs,
-                                                     const result& read, bool evaluated_here,
-                                                     const std::set<workflow_id>& decided_here) {
-  pipeline p{tx.conn()};
-  auto w = add_completion_writes(p, rs, read, evaluated_here, decided_here);
-  if (p.size() == 0)
-    return std::move(w.answers);
-  auto written = p.run();
-  if (!written)
-    return std::move(written.error());
-  if (auto a = transition_applied(w.plan, w.at, *written); !a)
-    return std::move(a.error());
-  return std::move(w.answers);
-}
-
 caf::expected<void> check_completions(const std::vector<task_result>& rs) {
   if (rs.size() > max_completions_per_batch)
     return make_error(errc::invalid, "results: expected at most "
@@ -156,7 +140,11 @@ caf::expected<std::vector<completion>> complete_tasks(transaction& tx,
   auto read = p.run();
   if (!read)
     return std::move(read.error());
-  return complete_read(tx, rs, read->front(), evaluated_here, decided_here);
+  pipeline writes{tx.conn()};
+  auto w = add_completion_writes(writes, rs, read->front(), evaluated_here, decided_here);
+  if (auto a = run_transition(writes, w.plan, w.at); !a)
+    return std::move(a.error());
+  return std::move(w.answers);
 }
 
 caf::expected<void> unsee_tasks(transaction& tx, const std::vector<task_result>& rs) {

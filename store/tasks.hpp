@@ -66,20 +66,16 @@ caf::expected<std::vector<completion>> complete_tasks(
   transaction& tx, const std::vector<task_result>& rs, bool evaluated_here = false,
   const std::set<workflow_id>& decided_here = {});
 
-/// complete_tasks (in the caller's transaction) in three parts, so that a caller can send
-/// the read in a pipeline of its own (the decider sends it with its starts): the batch's
-/// own checks (`invalid`: too many tasks, a task twice), the read of the leases, and the
-/// writes the read calls for, in one round trip. An empty batch needs no read.
+/// complete_tasks (in the caller's transaction) in parts, so that a caller can send the
+/// read and the writes in pipelines of its own (the decider sends the read with its starts,
+/// and the writes with its claim): the batch's own checks (`invalid`: too many tasks, a task
+/// twice; an empty batch needs no read), the read of the leases, and the writes the read
+/// calls for. add_completion_writes adds those to the caller's pipeline, which may carry
+/// statements of its own after them (they see the writes). Once it ran,
+/// transition_applied(plan, at, …) says whether the writes held (`errc::stale`: roll back
+/// and call again); `answers` are the batch's answers if they did.
 caf::expected<void> check_completions(const std::vector<task_result>& rs);
 void add_completion_read(pipeline& p, const std::vector<task_result>& rs);
-caf::expected<std::vector<completion>> complete_read(
-  transaction& tx, const std::vector<task_result>& rs, const result& read,
-  bool evaluated_here = false, const std::set<workflow_id>& decided_here = {});
-
-/// complete_read's writes added to the caller's pipeline, which may carry statements of
-/// its own after them (they see the writes). Once it ran, transition_applied(plan, at, …)
-/// says whether the writes held (`errc::stale`: roll back and call again); `answers` are
-/// the batch's answers if they did.
 struct completion_writes {
   std::vector<completion> answers;
   transition_plan plan;

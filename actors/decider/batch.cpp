@@ -129,14 +129,8 @@ struct decider_core::attempt_state {
   caf::expected<void> flush_pending() {
     if (pending == nullptr)
       return {};
-    auto* p = pending;
-    pending = nullptr;
-    if (p->size() == 0)
-      return {};
-    auto rs = p->run();
-    if (!rs)
-      return std::move(rs.error());
-    return store::transition_applied(pending_writes->plan, pending_writes->at, *rs);
+    return store::run_transition(*std::exchange(pending, nullptr), pending_writes->plan,
+                                 pending_writes->at);
   }
 };
 
