@@ -53,6 +53,7 @@ struct numbered_events {
   namespace_id ns;
   std::vector<event_write> events;
 };
+
 /// Adds their insert to a pipeline; false, adding nothing, when there is no event.
 bool insert_numbered_events(pipeline& p, const std::vector<numbered_events>& batch);
 

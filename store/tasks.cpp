@@ -71,44 +71,43 @@ void add_completion_read(pipeline& p, const std::vector<task_result>& rs) {
 completion_writes add_completion_writes(pipeline& p, const std::vector<task_result>& rs,
                                         const result& read, bool evaluated_here,
                                         const std::set<workflow_id>& decided_here) {
-  const auto* rows = &read;  // the lease read's result
   completion_writes w;
   w.answers.assign(rs.size(), completion::done);
   auto& out = w.answers;
   auto& plan = w.plan;
-  for (int i = 0; i < rows->rows(); ++i) {
+  for (int i = 0; i < read.rows(); ++i) {
     const auto& r = rs[static_cast<size_t>(i)];
     auto& answer = out[static_cast<size_t>(i)];
-    if (rows->is_null(i, 0)) {
+    if (read.is_null(i, 0)) {
       answer = completion::not_found;
       continue;
     }
     // I5: only the current lease of an IN_PROGRESS task may finish it.
-    if (rows->is_null(i, 7) || rows->text(i, 7) != r.token.str()
-        || rows->text(i, 4) != "IN_PROGRESS") {
+    if (read.is_null(i, 7) || read.text(i, 7) != r.token.str()
+        || read.text(i, 4) != "IN_PROGRESS") {
       answer = completion::lease_lost;
       continue;
     }
-    namespace_id ns{rows->str(i, 0)};
-    auto shard = static_cast<int16_t>(rows->i64(i, 8));
+    namespace_id ns{read.str(i, 0)};
+    auto shard = static_cast<int16_t>(read.i64(i, 8));
     const char* status = status_of(r.outcome);
     boost::json::object payload{{"status", status},
-                                {"iteration", rows->i64(i, 2)},
-                                {"attempt", rows->i64(i, 3)}};
+                                {"iteration", read.i64(i, 2)},
+                                {"attempt", read.i64(i, 3)}};
     if (r.reason)
       payload["reason"] = *r.reason;
     if (decided_here.count(r.workflow) == 0)
       plan.wakes.push_back(decider_wake{r.workflow, ns, shard,
                                         r.outcome == task_outcome::completed ? "taskCompleted"
                                                                              : "taskFailed"});
-    plan.removals.push_back(queue_removal{rows->str(i, 5), r.task, r.token, false});
+    plan.removals.push_back(queue_removal{read.str(i, 5), r.task, r.token, false});
     plan.finishes.push_back(task_finish{r.workflow, r.task, "IN_PROGRESS", status, r.output,
-                                        r.reason, rows->str(i, 6), rows->opt_i64(i, 9),
+                                        r.reason, read.str(i, 6), read.opt_i64(i, 9),
                                         evaluated_here});
     plan.events.push_back(event_draft{r.workflow, ns, shard,
                                       r.outcome == task_outcome::completed ? "TASK_COMPLETED"
                                                                            : "TASK_FAILED",
-                                      r.task, rows->str(i, 1), json(payload)});
+                                      r.task, read.str(i, 1), json(payload)});
   }
   w.at = add_transition(p, plan);
   return w;

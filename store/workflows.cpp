@@ -28,7 +28,7 @@ const statement select_partition_count{"cluster.partition_count",
 // this same transaction) gets no "DecideQueues" row: no other transaction can see the
 // workflow before that decision commits with it. The resolution is part of the statement
 // rather than a read before it, which cost every batch of starts a round trip. The result
-// has a row per resolved request: "created" is false where another start holds its key.
+// has a row per resolved request, its id NULL where another start holds its key.
 const statement start_batch{"workflows.start_batch", R"(
 WITH u AS (
   SELECT * FROM unnest($1::uuid[], $2::text[], $3::integer[], $4::jsonb[], $5::text[],

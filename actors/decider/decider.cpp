@@ -21,8 +21,7 @@ caf::behavior decider_behavior(caf::event_based_actor* self, partition_context c
   for (const auto& c : ctx.committers)
     self->send(c, join_atom_v, shard);
   auto committer = [committers = ctx.committers, split = ctx.split, shard] {
-    auto i = split ? split->committer_of(shard) : static_cast<size_t>(shard) % committers.size();
-    return committers[i];
+    return committers[split ? split->committer_of(shard) : 0];
   };
   return {
     [=](start_atom, const msg::start_request& m) {

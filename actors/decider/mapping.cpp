@@ -57,7 +57,6 @@ int64_t start_delay_of(const store::task_row& t, const flow::def_index& index,
                               {t.identity.ref, t.identity.iteration, t.identity.attempt - 1});
 }
 
-
 } // namespace
 
 boost::json::object parse_object(const std::string& text) {

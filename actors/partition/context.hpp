@@ -20,7 +20,8 @@ struct partition_context {
   std::string dsn;                ///< for the actor's own connection (detached actors)
   caf::actor node;                ///< the node supervisor: routes hints and requests
   /// The node's decide committers (decider/committer.hpp), and which one decides for
-  /// this shard now (null: committers[shard mod N]).
+  /// this shard now (null: the first, as a committer without a split decides for every
+  /// shard that joined it).
   std::vector<caf::actor> committers;
   std::shared_ptr<const committer_split> split;
   caf::actor outbox_relay;        ///< the node's outbox relay (relay/outbox_relay.hpp)
