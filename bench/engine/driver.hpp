@@ -34,6 +34,8 @@ struct run_options {
   int w3_fanout = 50;
   int w4_workflows = 2000;
   std::vector<long long> w4_history{1000000, 10000000};
+  /// Connections that generate W4's history side by side; 0 = one per core.
+  int w4_writers = 0;
   bool ceiling = true;
   double ceiling_seconds = 5;
   int ceiling_connections = 16;

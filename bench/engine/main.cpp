@@ -5,9 +5,11 @@
 //   nodeflow-bench ceiling --dsn DSN [--batch N] [--connections N] [--seconds S]
 //   nodeflow-bench worker --node HOST:PORT --queue Q --out FILE [--pollers N] [--batch N]
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
+#include <thread>
 #include <unistd.h>
 
 #include "bench/engine/ceiling.hpp"
@@ -30,6 +32,7 @@ const char* usage = R"(usage:
       --serve-pid PID (repeatable) --pg-pid PID   processes whose CPU/RSS are reported
       --w1-workflows N --w1lat-rate R --w1lat-seconds S --w2-workflows N --w2-tasks N
       --w3-workflows N --w3-fanout N --w4-workflows N --w4-history N[,N...]
+      --w4-writers N                 connections generating W4's history (default: one per core)
       --worker-procs N --pollers N --batch N --start-concurrency N
       --ceiling-seconds S --ceiling-connections N --no-ceiling --timeout S --work-dir DIR
   nodeflow-bench ceiling --dsn DSN [--batch N] [--connections N] [--seconds S]
@@ -188,6 +191,7 @@ int main(int argc, char** argv) {
     else if (a == "--w2-tasks") o.w2_tasks = static_cast<int>(integer(a, value(i), 1, 1000));
     else if (a == "--w3-workflows") o.w3_workflows = static_cast<int>(integer(a, value(i), 1, 1000000));
     else if (a == "--w3-fanout") o.w3_fanout = static_cast<int>(integer(a, value(i), 1, 1000));
+    else if (a == "--w4-writers") o.w4_writers = static_cast<int>(integer(a, value(i), 1, 64));
     else if (a == "--w4-workflows") o.w4_workflows = static_cast<int>(integer(a, value(i), 1, 10000000));
     else if (a == "--w4-history") {
       o.w4_history.clear();
@@ -219,5 +223,7 @@ int main(int argc, char** argv) {
       bad("--workload: expected W1, W1lat, W2, W3 or W4, got \"" + w + "\"");
   if (o.dsn.empty())
     bad("run needs --dsn (the node's Postgres)");
+  if (o.w4_writers == 0)
+    o.w4_writers = static_cast<int>(std::clamp(std::thread::hardware_concurrency(), 1u, 8u));
   return run_benchmark(o);
 }
