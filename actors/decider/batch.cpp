@@ -481,12 +481,11 @@ caf::expected<void> decider_core::decide_claimed(store::transaction& tx,
   auto* pending = std::exchange(st.pending, nullptr);
   store::pipeline own{conn};
   auto& p = pending != nullptr ? *pending : own;
-  const auto written = p.size();
   auto reads = store::claim_and_read(p, rs, shards, limit, expected, histories_expected,
                                      stamp_namespaces);
   if (!reads)
     return std::move(reads.error());
-  if (written > 0)
+  if (pending != nullptr)
     if (auto w = store::transition_applied(st.pending_writes->plan, st.pending_writes->at, rs);
         !w)
       return w;
