@@ -108,6 +108,10 @@ autovacuum_vacuum_cost_limit = 2000
 # workers busy on a large history table, TaskQueues went unvacuumed and each lease claim
 # walked ~17,000 dead index entries (bench/README.md, W4).
 autovacuum_max_workers = 6
+# Postgres 18 sizes each backend's fast-path lock slots from this (1024 → 1024 slots instead of
+# 64). A decide flush locks 100–250 relations (the hash partitions and their indexes); past the
+# slots every lock goes through the shared lock table (bench/README.md, round 14).
+max_locks_per_transaction = 1024
 shared_preload_libraries = 'pg_stat_statements'
 track_io_timing = on
 jit = off
