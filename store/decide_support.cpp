@@ -57,7 +57,8 @@ SELECT u.ord, t."status"::text, t."scheduledAt"::text, t."refName", t."iteration
   FROM unnest($1::uuid[], $2::uuid[]) WITH ORDINALITY AS u(wf, tid, ord)
   JOIN "TaskExecutions" t ON t."workflowId" = u.wf AND t."id" = u.tid
   JOIN "WorkflowExecutions" w ON w."id" = u.wf AND w."startedAt" = uuid_extract_timestamp(u.wf)
- WHERE t."workflowId" = ANY($1::uuid[]) AND t."id" = ANY($2::uuid[]) AND w."id" = ANY($1::uuid[]))", 1};
+ WHERE t."workflowId" = ANY($1::uuid[]) AND t."id" = ANY($2::uuid[]) AND w."id" = ANY($1::uuid[])
+   /*started: w."startedAt" */)", 1, 1};
 
 constexpr statement drop_rows{"decide.drop_orphans", R"(
 DELETE FROM "DecideQueues" WHERE "workflowId" = ANY($1::uuid[]))"};
@@ -66,7 +67,7 @@ constexpr statement existing{"decide.existing_workflows", R"(
 SELECT u.wf::text
   FROM unnest($1::uuid[]) AS u(wf)
   JOIN "WorkflowExecutions" w ON w."id" = u.wf AND w."startedAt" = uuid_extract_timestamp(u.wf)
- WHERE w."id" = ANY($1::uuid[]))"};
+ WHERE w."id" = ANY($1::uuid[]) /*started: w."startedAt" */)", 0, 1};
 
 array_literal id_list(const std::vector<workflow_id>& ids) {
   return ids_array(ids, [](const workflow_id& id) { return id; });

@@ -36,8 +36,8 @@ UPDATE "WorkflowExecutions" w SET
   FROM unnest($1::uuid[], $2::bigint[], $3::text[], $4::jsonb[], $5::text[], $6::text[],
               $7::jsonb[], $8::integer[]) AS u(id, v, status, output, reason, failed_ref, vars, n)
  WHERE w."id" = u.id AND w."startedAt" = uuid_extract_timestamp(u.id) AND w."version" = u.v
-   AND w."id" = ANY($1::uuid[])
-RETURNING w."id")"};
+   AND w."id" = ANY($1::uuid[]) /*started: w."startedAt" */
+RETURNING w."id")", 0, 1};
 
 // Lock order: queue rows before task rows. Only tasks still non-terminal.
 const statement unqueue{"decide.unqueue", R"(

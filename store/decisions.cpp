@@ -33,7 +33,8 @@ CROSS JOIN LATERAL (
          "parentWorkflowId", "parentTaskId", "shard", "lastSeq",
          (extract(epoch FROM "endedAt") * 1000)::bigint AS "endedAtMs", "version"
     FROM "WorkflowExecutions"
-   WHERE "id" = w.id AND "startedAt" = uuid_extract_timestamp(w.id) AND "id" = ANY($1::uuid[])) e)"};
+   WHERE "id" = w.id AND "startedAt" = uuid_extract_timestamp(w.id) AND "id" = ANY($1::uuid[])
+     /*started: "startedAt" */) e)", 0, 1};
 
 #define NF_TASK_COLUMNS                                                                        \
   "\"workflowId\", \"id\", \"refName\", \"iteration\", \"attempt\", \"taskType\", "                 \
@@ -74,8 +75,9 @@ SELECT e."id", e."namespaceId", e."startedAt", e."shard", $2
   FROM unnest($1::uuid[]) AS u(id)
  CROSS JOIN LATERAL (
    SELECT "id", "namespaceId", "startedAt", "shard" FROM "WorkflowExecutions"
-    WHERE "id" = u.id AND "startedAt" = uuid_extract_timestamp(u.id) AND "id" = ANY($1::uuid[])) e
-ON CONFLICT ("workflowId") DO UPDATE SET "reason" = EXCLUDED."reason")"};
+    WHERE "id" = u.id AND "startedAt" = uuid_extract_timestamp(u.id) AND "id" = ANY($1::uuid[])
+      /*started: "startedAt" */) e
+ON CONFLICT ("workflowId") DO UPDATE SET "reason" = EXCLUDED."reason")", 0, 1};
 
 std::vector<std::string> id_texts(const std::vector<workflow_id>& ids) {
   std::vector<std::string> out;

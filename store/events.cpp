@@ -40,12 +40,13 @@ WITH s AS (
   UPDATE "WorkflowExecutions" w SET "lastSeq" = w."lastSeq" + u.n, "updatedAt" = now()
     FROM unnest($1::uuid[], $2::integer[]) AS u(id, n)
    WHERE w."id" = u.id AND w."startedAt" = uuid_extract_timestamp(u.id) AND w."id" = ANY($1::uuid[])
+     /*started: w."startedAt" */
   RETURNING w."id", w."lastSeq", w."namespaceId", u.n),
 i AS ()" NF_EVENTS_INSERT(R"(s."lastSeq" - s.n + e.k)", R"(s."namespaceId")", "$3") R"(
     FROM unnest($3::uuid[], $4::integer[], $5::text[], $6::uuid[], $7::text[], $8::integer[],
                 $9::integer[], $10::jsonb[]) AS e(wf, k, type, task, ref, iter, att, payload)
     JOIN s ON s."id" = e.wf)
-SELECT "id", "lastSeq" FROM s)", 3};
+SELECT "id", "lastSeq" FROM s)", 3, 1};
 
 // The same insert when the caller allocated the seqs under the row lock already (the
 // decision's compare-and-set does, in the UPDATE it makes anyway, adding each workflow's
@@ -59,7 +60,8 @@ const statement insert_numbered{"events.insert_numbered",
       AS e(wf, k, n, ns, type, task, ref, iter, att, payload)
    CROSS JOIN LATERAL (
      SELECT we."lastSeq" FROM "WorkflowExecutions" we
-      WHERE we."id" = e.wf AND we."startedAt" = uuid_extract_timestamp(e.wf) OFFSET 0) w)", 1};
+      WHERE we."id" = e.wf AND we."startedAt" = uuid_extract_timestamp(e.wf)
+        /*started: we."startedAt" */ OFFSET 0) w)", 1, 1};
 
 #undef NF_EVENTS_INSERT
 

@@ -189,9 +189,14 @@ struct statement {
   /// K when the statement finds its rows by `= ANY($K::uuid[])` on a partition key: its
   /// small batches then run a variant that prunes partitions (store/pg/pruning.hpp).
   int prune_on = 0;
+  /// K when `$K::uuid[]` holds every workflow id whose `"WorkflowExecutions"` row the
+  /// statement finds: its `/*started: <column> */` comment then bounds that column by the
+  /// ids' start times, which prunes the monthly partitions (store/pg/pruning.hpp).
+  int started_on = 0;
 
-  constexpr statement(const char* name_, const char* sql_, int prune_on_ = 0)
-    : name(name_), sql(sql_), prune_on(prune_on_) {
+  constexpr statement(const char* name_, const char* sql_, int prune_on_ = 0,
+                      int started_on_ = 0)
+    : name(name_), sql(sql_), prune_on(prune_on_), started_on(started_on_) {
     // Only while the compiler evaluates it: a statement built at run time (or
     // a non-constexpr one) is not checked, and nothing here ever throws.
     if (__builtin_is_constant_evaluated()) {

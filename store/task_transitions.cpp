@@ -45,9 +45,9 @@ SELECT t."queueName", t."id", t."workflowId", t."taskType", COALESCE(w."priority
   LEFT JOIN LATERAL (
    SELECT we."priority" FROM "WorkflowExecutions" we
     WHERE we."id" = u.wf AND we."startedAt" = uuid_extract_timestamp(u.wf)
-      AND we."id" = ANY($1::uuid[])) w ON true
+      AND we."id" = ANY($1::uuid[]) /*started: we."startedAt" */) w ON true
 ON CONFLICT ("queueName", "taskId") DO NOTHING
-RETURNING "taskId")", 1};
+RETURNING "taskId")", 1, 1};
 
 // The status re-check (t."status" = u.from_st) runs on the latest row version.
 constexpr statement finish_tasks{"task.finish", R"(
@@ -110,7 +110,7 @@ WITH s AS (
   UPDATE "WorkflowExecutions" w SET "lastSeq" = w."lastSeq" + c.n, "updatedAt" = now()
     FROM unnest($1::uuid[], $2::bigint[]) AS c(id, n)
    WHERE w."id" = c.id AND w."startedAt" = uuid_extract_timestamp(c.id)
-     AND w."id" = ANY($1::uuid[])
+     AND w."id" = ANY($1::uuid[]) /*started: w."startedAt" */
   RETURNING w."id", w."lastSeq" - c.n AS base),
 u AS (
   SELECT u.wf, s.base + u.k AS seq, u.ns, u.et, u.tid, u.ref, u.payload, u.shard,
@@ -130,7 +130,7 @@ o AS (
                             'refName', ref, 'data', payload),
          (SELECT "outbox_published_at"())
     FROM u)
-SELECT "id" FROM s)"};
+SELECT "id" FROM s)", 0, 1};
 
 caf::error stale(const char* what, size_t want, int64_t got) {
   return make_error(errc::stale, std::string{what} + ": plan expected " + std::to_string(want)

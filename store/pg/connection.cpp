@@ -128,7 +128,7 @@ caf::expected<void> connection::prepare(const statement& st) {
 }
 
 caf::expected<result> connection::run(const statement& st, const params& p) {
-  if (st.prune_on > 0) {
+  if (st.prune_on > 0 || st.started_on > 0) {
     params keyed = p;
     if (const statement& v = with_pruning_keys(st, keyed); &v != &st)
       return run_prepared(v, keyed);

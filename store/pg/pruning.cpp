@@ -1,6 +1,8 @@
 #include "store/pg/pruning.hpp"
 
 #include <algorithm>
+#include <cctype>
+#include <optional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -18,14 +20,14 @@ bool plain_uuid_text(const std::string& s) {
   });
 }
 
-/// The distinct non-NULL elements of a one-dimensional array literal of uuids
-/// (`{"a","b",NULL}` as `text_array` writes it); stops counting past `limit`. Nothing
-/// when an element is not plain uuid text: the statement as written then reports it,
-/// with the same error as ever.
-std::vector<std::string> distinct_keys(const std::string& literal, size_t limit) {
-  std::vector<std::string> keys;
+/// Calls `f` with each non-NULL element of a one-dimensional array literal of uuids
+/// (`{"a","b",NULL}` as `text_array` writes it) until it returns false. False when an
+/// element is not plain uuid text: the statement as written then reports it, with the
+/// same error as ever.
+template <class F>
+bool each_element(const std::string& literal, F f) {
   if (literal.size() < 2 || literal.front() != '{' || literal.back() != '}')
-    return keys;
+    return false;
   size_t at = 1;
   const size_t end = literal.size() - 1;
   while (at < end) {
@@ -39,41 +41,101 @@ std::vector<std::string> distinct_keys(const std::string& literal, size_t limit)
     else if (item == "NULL")
       continue;
     if (!plain_uuid_text(item))
-      return {};
-    if (std::find(keys.begin(), keys.end(), item) != keys.end())
-      continue;
-    keys.push_back(std::move(item));
-    if (keys.size() > limit)
+      return false;
+    if (!f(std::move(item)))
       break;
   }
-  return keys;
+  return true;
 }
 
-/// `st` with its `prune:` comments made clauses and each `= ANY($K::uuid[])` spelled as
-/// `= ANY(ARRAY[$first::uuid, ...])`.
-std::string rewrite(const char* sql, int array_param, int first, size_t count) {
-  const std::string marker = "= ANY($" + std::to_string(array_param) + "::uuid[])";
-  std::string spelled = "= ANY(ARRAY[";
-  for (size_t i = 0; i < count; ++i) {
-    if (i > 0)
-      spelled += ", ";
-    spelled += "$" + std::to_string(first + static_cast<int>(i)) + "::uuid";
-  }
-  spelled += "])";
-  std::string out = sql;
-  // `/*prune: <clause> */` is a clause only the variants have: in the statement as written
-  // an index probe would search once per key of the whole batch.
-  static const std::string open = "/*prune:", close = "*/";
-  for (auto pos = out.find(open); pos != std::string::npos; pos = out.find(open, pos)) {
-    auto end = out.find(close, pos);
+/// The distinct elements of the literal; stops counting past `limit`. Nothing when one
+/// is not plain uuid text.
+std::vector<std::string> distinct_keys(const std::string& literal, size_t limit) {
+  std::vector<std::string> keys;
+  bool plain = each_element(literal, [&](std::string item) {
+    if (std::find(keys.begin(), keys.end(), item) == keys.end())
+      keys.push_back(std::move(item));
+    return keys.size() <= limit;
+  });
+  return plain ? keys : std::vector<std::string>{};
+}
+
+/// The earliest and the latest of a batch's workflow ids, when every one is a uuidv7:
+/// their text sorts as their 48-bit millisecond prefix does, once in one case. Nothing
+/// for another version, whose `uuid_extract_timestamp` is NULL or not in that prefix: the
+/// statement as written then finds (or misses) each row by itself.
+std::optional<std::pair<std::string, std::string>> start_bounds(const std::string& literal) {
+  std::string lo, hi;
+  bool v7 = true;
+  bool plain = each_element(literal, [&](std::string id) {
+    if (id.size() != 36 || id[14] != '7')
+      return v7 = false;
+    std::transform(id.begin(), id.end(), id.begin(),
+                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    if (lo.empty() || id < lo)
+      lo = id;
+    if (hi.empty() || id > hi)
+      hi = std::move(id);
+    return true;
+  });
+  if (!plain || !v7 || lo.empty())
+    return std::nullopt;
+  return std::make_pair(lo, hi);
+}
+
+/// Each `/*<tag> <body> */` in `sql` replaced by `make(body)`.
+template <class Make>
+std::string expand_comments(std::string sql, const std::string& tag, Make make) {
+  const std::string open = "/*" + tag, close = "*/";
+  for (auto pos = sql.find(open); pos != std::string::npos; pos = sql.find(open, pos)) {
+    auto end = sql.find(close, pos);
     if (end == std::string::npos)
       break;
-    out = out.substr(0, pos) + out.substr(pos + open.size(), end - pos - open.size())
-          + out.substr(end + close.size());
+    auto made = make(sql.substr(pos + open.size(), end - pos - open.size()));
+    sql = sql.substr(0, pos) + made + sql.substr(end + close.size());
+    pos += made.size();
   }
-  for (auto pos = out.find(marker); pos != std::string::npos;
-       pos = out.find(marker, pos + spelled.size()))
-    out.replace(pos, marker.size(), spelled);
+  return sql;
+}
+
+/// How a variant differs from its statement: `count` keys spelled out from parameter
+/// `keys_at` on (none when 0), and the start-time bounds at `bounds_at` and after it (none
+/// when 0).
+struct shape {
+  size_t count = 0;
+  int keys_at = 0;
+  int bounds_at = 0;
+};
+
+/// `st` with its `prune:` comments made clauses and each `= ANY($K::uuid[])` spelled as
+/// `= ANY(ARRAY[$first::uuid, ...])`, and its `started:` comments made bounds.
+std::string rewrite(const statement& st, const shape& s) {
+  std::string out = st.sql;
+  if (s.count > 0) {
+    const std::string marker = "= ANY($" + std::to_string(st.prune_on) + "::uuid[])";
+    std::string spelled = "= ANY(ARRAY[";
+    for (size_t i = 0; i < s.count; ++i) {
+      if (i > 0)
+        spelled += ", ";
+      spelled += "$" + std::to_string(s.keys_at + static_cast<int>(i)) + "::uuid";
+    }
+    spelled += "])";
+    // `/*prune: <clause> */` is a clause only the variants have: in the statement as written
+    // an index probe would search once per key of the whole batch.
+    out = expand_comments(out, "prune:", [](const std::string& body) { return body; });
+    for (auto pos = out.find(marker); pos != std::string::npos;
+         pos = out.find(marker, pos + spelled.size()))
+      out.replace(pos, marker.size(), spelled);
+  }
+  if (s.bounds_at > 0) {
+    auto param = [](int n) { return "uuid_extract_timestamp($" + std::to_string(n) + "::uuid)"; };
+    out = expand_comments(out, "started:", [&](const std::string& body) {
+      auto first = body.find_first_not_of(' '), last = body.find_last_not_of(' ');
+      auto column = first == std::string::npos ? body : body.substr(first, last - first + 1);
+      return " AND " + column + " BETWEEN " + param(s.bounds_at) + " AND "
+             + param(s.bounds_at + 1) + " ";
+    });
+  }
   return out;
 }
 
@@ -85,14 +147,17 @@ struct variant {
 
 class registry {
 public:
-  const statement& get(const statement& base, size_t params_before, size_t count) {
+  const statement& get(const statement& base, const shape& s) {
     std::lock_guard<std::mutex> guard{mutex_};
-    auto key = std::make_pair(std::string{base.name}, count);
-    auto& slot = variants_[key];
+    // The parameters' positions follow from the statement's own count, which is fixed per
+    // statement, so the name and the shape's sizes identify the text.
+    std::string name = std::string{base.name} + "/" + (s.count ? std::to_string(s.count) : "")
+                       + (s.bounds_at ? "r" : "");
+    auto& slot = variants_[name];
     if (!slot) {
       slot = std::make_unique<variant>();
-      slot->name = std::string{base.name} + "/" + std::to_string(count);
-      slot->sql = rewrite(base.sql, base.prune_on, static_cast<int>(params_before) + 1, count);
+      slot->name = name;
+      slot->sql = rewrite(base, s);
       slot->st = statement{slot->name.c_str(), slot->sql.c_str()};
     }
     return slot->st;
@@ -100,7 +165,7 @@ public:
 
 private:
   std::mutex mutex_;
-  std::map<std::pair<std::string, size_t>, std::unique_ptr<variant>> variants_;
+  std::map<std::string, std::unique_ptr<variant>> variants_;
 };
 
 registry& variants() {
@@ -111,23 +176,40 @@ registry& variants() {
 } // namespace
 
 const statement& with_pruning_keys(const statement& st, params& p) {
-  if (st.prune_on <= 0 || static_cast<size_t>(st.prune_on) > p.size())
+  auto literal_at = [&](int k) -> const std::optional<std::string>* {
+    if (k <= 0 || static_cast<size_t>(k) > p.size())
+      return nullptr;
+    const auto& v = p.values()[static_cast<size_t>(k) - 1];
+    return v ? &v : nullptr;
+  };
+  std::vector<std::string> keys;
+  if (const auto* literal = literal_at(st.prune_on)) {
+    keys = distinct_keys(**literal, max_pruning_keys);
+    if (keys.size() > max_pruning_keys)
+      keys.clear();
+  }
+  std::optional<std::pair<std::string, std::string>> bounds;
+  if (const auto* literal = literal_at(st.started_on))
+    bounds = start_bounds(**literal);
+  if (keys.empty() && !bounds)
     return st;
-  const auto& literal = p.values()[static_cast<size_t>(st.prune_on) - 1];
-  if (!literal)
-    return st;
-  auto keys = distinct_keys(*literal, max_pruning_keys);
-  if (keys.empty() || keys.size() > max_pruning_keys)
-    return st;
-  // Four variants per statement, not eight: a count is rounded up to a power of two by
-  // repeating a key, which prunes the same partitions.
-  size_t slots = 1;
-  while (slots < keys.size())
-    slots *= 2;
-  const auto& v = variants().get(st, p.size(), slots);
-  for (size_t i = 0; i < slots; ++i)
-    p.add(i < keys.size() ? keys[i] : keys.front());
-  return v;
+  shape s;
+  if (!keys.empty()) {
+    // Four variants per statement, not eight: a count is rounded up to a power of two by
+    // repeating a key, which prunes the same partitions.
+    s.count = 1;
+    while (s.count < keys.size())
+      s.count *= 2;
+    s.keys_at = static_cast<int>(p.size()) + 1;
+    for (size_t i = 0; i < s.count; ++i)
+      p.add(i < keys.size() ? keys[i] : keys.front());
+  }
+  if (bounds) {
+    s.bounds_at = static_cast<int>(p.size()) + 1;
+    p.add(bounds->first);
+    p.add(bounds->second);
+  }
+  return variants().get(st, s);
 }
 
 } // namespace nf::store

@@ -22,9 +22,20 @@ inline constexpr size_t max_pruning_keys = 8;
 /// `<name>/<slots>` is returned. A clause written as a comment,
 /// `/*prune: AND x."workflowId" = ANY($K::uuid[]) */`, is live in the variants only: where a
 /// batch-wide array would become an index condition of a per-row probe, the statement as
-/// written would search the index once per key of the whole batch. Otherwise (no
-/// `prune_on`, no keys, too many keys) it returns `st` and leaves `p` as it is.
-/// Thread-safe; a variant lives as long as the process.
+/// written would search the index once per key of the whole batch.
+///
+/// The monthly `"WorkflowExecutions"` partitions are found by `"startedAt"`, which an id
+/// names only row by row (`uuid_extract_timestamp(id)`): a generic plan sets up and locks
+/// all of them. For a statement declared with `statement::started_on = K`, whose
+/// `$K::uuid[]` holds uuidv7 workflow ids, the variant turns `/*started: w."startedAt" */`
+/// into `AND w."startedAt" BETWEEN uuid_extract_timestamp($a::uuid) AND
+/// uuid_extract_timestamp($b::uuid)`, with the earliest and the latest id appended to `p`:
+/// bounds every row of the batch satisfies, known when the executor starts, so it sets up
+/// the one or two months the batch started in. Any size of batch; its name ends in `r`.
+///
+/// Otherwise (neither declared, no keys, too many keys, an id that is not a uuidv7) it
+/// returns `st` and leaves `p` as it is. Thread-safe; a variant lives as long as the
+/// process.
 const statement& with_pruning_keys(const statement& st, params& p);
 
 } // namespace nf::store

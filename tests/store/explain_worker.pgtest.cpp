@@ -495,8 +495,8 @@ CAF_TEST(an execution row is probed by its key when its plan was made on a young
     batch.push_back({insert_workflow(), {event_write{"WORKFLOW_PAUSED", {}, {}, {}}}});
   sql(R"(ANALYZE "WorkflowExecutions")");
   {
-    // Ten workflows: more than a pruning variant takes, so the statement as written is
-    // prepared, and its plan made, now.
+    // Ten workflows: more keys than a variant spells out, so the variant that bounds only
+    // their start times (`/r`, store/pg/pruning.hpp) is prepared, and its plan made, now.
     transaction tx{conn};
     CAF_REQUIRE(tx.begin());
     CAF_REQUIRE(append_events(tx, batch));
@@ -508,9 +508,10 @@ CAF_TEST(an execution row is probed by its key when its plan was made on a young
                 ('x' || right(id::text, 4))::bit(16)::int % (SELECT "partitionCount" FROM "ClusterSettings")
            FROM (SELECT uuidv7() AS id FROM generate_series(1, 5000)) n)");
   auto wf = batch.front().id.str();
-  auto plan = explain_analyze("EXECUTE \"events.append\"('{" + wf + "}', '{1}', '{" + wf
+  auto plan = explain_analyze("EXECUTE \"events.append/r\"('{" + wf + "}', '{1}', '{" + wf
                               + "}', '{1}', '{WORKFLOW_RESUMED}', '{NULL}', '{NULL}', '{NULL}', "
-                                "'{NULL}', '{\"{}\"}')");
+                                "'{NULL}', '{\"{}\"}', '"
+                              + wf + "', '" + wf + "')");
   CAF_CHECK_EQUAL(rows_read(plan, "WorkflowExecutions", [](const auto&, const auto&, double) {}),
                   1.0);
 }

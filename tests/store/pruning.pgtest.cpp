@@ -1,6 +1,7 @@
 #define CAF_SUITE store.pruning
 #include "caf/test/unit_test.hpp"
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -27,6 +28,21 @@ SELECT (SELECT x."id" FROM "TaskExecutions" x
 
 constexpr statement plain{"test.plain", R"(SELECT $1::uuid[])"};
 
+constexpr statement started{"test.started", R"(
+SELECT e."id"::text FROM unnest($1::uuid[]) AS u(id)
+ CROSS JOIN LATERAL (
+   SELECT "id" FROM "WorkflowExecutions"
+    WHERE "id" = u.id AND "startedAt" = uuid_extract_timestamp(u.id)
+      /*started: "startedAt" */) e
+ ORDER BY 1)", 0, 1};
+
+constexpr statement keyed_and_started{"test.keyed_and_started", R"(
+SELECT count(*) FROM unnest($1::uuid[]) AS u(wf)
+  JOIN "TaskExecutions" t ON t."workflowId" = u.wf
+  JOIN "WorkflowExecutions" w ON w."id" = t."workflowId"
+   AND w."startedAt" = uuid_extract_timestamp(t."workflowId")
+ WHERE t."workflowId" = ANY($1::uuid[]) /*started: w."startedAt" */)", 1, 1};
+
 const std::string a = "01a22eeb-c172-752e-b773-745043330a69";
 const std::string b = "01a22eeb-c3ff-74d6-bf56-8ab6d88b6d27";
 const std::string c = "01a22eeb-c3ff-740c-848a-03d5c4c66d0c";
@@ -36,17 +52,18 @@ std::string uuid_n(int i) {
   return "01a22eeb-c172-752e-b773-" + s.substr(s.size() - 12);
 }
 
-/// Names of the "TaskExecutions" partitions a plan still holds (one set up at executor
-/// start shows up; one pruned then does not).
-void partitions_in(const boost::json::object& plan, std::set<std::string>& out) {
+/// Names of the partitions (`prefix`…) a plan still holds (one set up at executor start
+/// shows up; one pruned then does not).
+void partitions_in(const boost::json::object& plan, const std::string& prefix,
+                   std::set<std::string>& out) {
   if (auto it = plan.find("Relation Name"); it != plan.end()) {
     std::string rel{it->value().get_string()};
-    if (rel.rfind("TaskExecutions_p", 0) == 0)
+    if (rel.rfind(prefix, 0) == 0)
       out.insert(rel);
   }
   if (auto it = plan.find("Plans"); it != plan.end())
     for (const auto& child : it->value().as_array())
-      partitions_in(child.as_object(), out);
+      partitions_in(child.as_object(), prefix, out);
 }
 
 struct fixture : test::decide_fixture {
@@ -54,12 +71,24 @@ struct fixture : test::decide_fixture {
     sql("SET plan_cache_mode = force_generic_plan");
   }
 
-  std::set<std::string> partitions_of(const std::string& execute) {
+  std::set<std::string> partitions_of(const std::string& execute,
+                                      const std::string& prefix = "TaskExecutions_p") {
     auto r = sql("EXPLAIN (ANALYZE, FORMAT JSON) " + execute);
     auto doc = boost::json::parse(r.str(0, 0));
     std::set<std::string> out;
-    partitions_in(doc.as_array().at(0).as_object().at("Plan").as_object(), out);
+    partitions_in(doc.as_array().at(0).as_object().at("Plan").as_object(), prefix, out);
     return out;
+  }
+
+  /// A RUNNING execution whose id (and so its month) is `days` from now.
+  std::string add_execution(int days) {
+    auto r = sql(R"(WITH n AS (SELECT uuidv7(make_interval(days => $1::int)) AS id)
+                    INSERT INTO "WorkflowExecutions" ("id", "startedAt", "namespaceId",
+                                                      "workflowName", "workflowVersion", "shard")
+                    SELECT id, uuid_extract_timestamp(id), '00000000-0000-0000-0000-000000000001',
+                           'wf', 1, 0 FROM n RETURNING "id"::text)",
+                 params::of(int64_t{days}));
+    return r.str(0, 0);
   }
 };
 
@@ -151,6 +180,72 @@ CAF_TEST(the engine s statements set up only the partitions their keys hash to) 
   // The statement as written, with the same generic plan mode, sets up all sixteen.
   NF_REQUIRE_OK(conn.prepare(frontier_statement()));
   CAF_CHECK_EQUAL(partitions_of("EXECUTE \"decide.frontier\"(" + list + ")").size(), 16u);
+}
+
+CAF_TEST(a batch s start times bound the execution months it sets up) {
+  auto now_a = add_execution(0), now_b = add_execution(0), old = add_execution(-75);
+  std::string upper = now_b;
+  std::transform(upper.begin(), upper.end(), upper.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::toupper(c)); });
+  // Any order, any case: the earliest and the latest id go last, in that order.
+  auto p = params::of(text_array(std::vector<std::string>{upper, old, now_a}));
+  const auto& v = with_pruning_keys(started, p);
+  CAF_CHECK_EQUAL(std::string{v.name}, "test.started/r");
+  std::string sql_text = v.sql;
+  CAF_CHECK(sql_text.find(R"("startedAt" BETWEEN uuid_extract_timestamp($2::uuid) AND )"
+                          R"(uuid_extract_timestamp($3::uuid))")
+            != std::string::npos);
+  CAF_REQUIRE_EQUAL(p.size(), 3u);
+  CAF_CHECK_EQUAL(*p.values()[1], old);
+  CAF_CHECK_EQUAL(*p.values()[2], std::max(now_a, now_b));
+  // Every row of a batch spanning months is found, through the variant.
+  auto r = conn.run(started, params::of(text_array(std::vector<std::string>{now_a, old, upper})));
+  NF_REQUIRE_OK(r);
+  CAF_REQUIRE_EQUAL(r->rows(), 3);
+  std::vector<std::string> found{r->str(0, 0), r->str(1, 0), r->str(2, 0)};
+  std::vector<std::string> want{now_a, now_b, old};
+  std::sort(want.begin(), want.end());
+  CAF_CHECK_EQUAL(found, want);
+  // This month's batch sets up this month's partition alone; as written, every month.
+  auto months = count(R"(SELECT count(*) FROM pg_inherits
+                          WHERE inhparent = '"WorkflowExecutions"'::regclass)");
+  CAF_REQUIRE_GREATER(months, 1);
+  NF_REQUIRE_OK(conn.run(started, params::of(text_array(std::vector<std::string>{now_a}))));
+  auto list = "'{" + now_a + "," + now_b + "}'";
+  auto bounds = "'" + std::min(now_a, now_b) + "', '" + std::max(now_a, now_b) + "'";
+  CAF_CHECK_EQUAL(partitions_of("EXECUTE \"test.started/r\"(" + list + ", " + bounds + ")",
+                                "WorkflowExecutions_")
+                    .size(),
+                  1u);
+  NF_REQUIRE_OK(conn.prepare(started));
+  CAF_CHECK_EQUAL(static_cast<int64_t>(
+                    partitions_of("EXECUTE \"test.started\"(" + list + ")", "WorkflowExecutions_")
+                      .size()),
+                  months);
+}
+
+CAF_TEST(start bounds follow the spelled out keys and need uuidv7 ids) {
+  auto wf = add_execution(0);
+  auto p = params::of(text_array(std::vector<std::string>{wf}));
+  const auto& v = with_pruning_keys(keyed_and_started, p);
+  CAF_CHECK_EQUAL(std::string{v.name}, "test.keyed_and_started/1r");
+  std::string sql_text = v.sql;
+  CAF_CHECK(sql_text.find(R"(t."workflowId" = ANY(ARRAY[$2::uuid]))") != std::string::npos);
+  CAF_CHECK(sql_text.find(R"(w."startedAt" BETWEEN uuid_extract_timestamp($3::uuid))")
+            != std::string::npos);
+  CAF_CHECK_EQUAL(p.size(), 4u);
+  NF_REQUIRE_OK(conn.run(keyed_and_started, params::of(text_array(std::vector<std::string>{wf}))));
+  // A uuid of another version has no start time in its first bits: the batch runs as
+  // written, and finds what it can.
+  const std::string v4 = "6f1c3a52-1b2d-4c3e-9f4a-5b6c7d8e9f00";
+  auto q = params::of(text_array(std::vector<std::string>{wf, v4}));
+  CAF_CHECK_EQUAL(&with_pruning_keys(started, q), &started);
+  CAF_CHECK_EQUAL(q.size(), 1u);
+  auto r = conn.run(started, params::of(text_array(std::vector<std::string>{wf, v4})));
+  NF_REQUIRE_OK(r);
+  CAF_CHECK_EQUAL(r->rows(), 1);
+  auto none = params::of(array_literal{"{NULL}"});
+  CAF_CHECK_EQUAL(&with_pruning_keys(started, none), &started);
 }
 
 CAF_TEST_FIXTURE_SCOPE_END()
