@@ -109,8 +109,9 @@ autovacuum_vacuum_cost_limit = 2000
 # walked ~17,000 dead index entries (bench/README.md, W4).
 autovacuum_max_workers = 6
 # Postgres 18 sizes each backend's fast-path lock slots from this (1024 → 1024 slots instead of
-# 64). A decide flush locks 100–250 relations (the hash partitions and their indexes); past the
-# slots every lock goes through the shared lock table (bench/README.md, round 14).
+# 64). One engine transaction locks hundreds of relations (partitions and their indexes, up
+# to ~800 seen); past the slots every lock goes through the shared lock table (bench/README.md,
+# round 14).
 max_locks_per_transaction = 1024
 shared_preload_libraries = 'pg_stat_statements'
 track_io_timing = on
