@@ -2,10 +2,10 @@
 
 #include <algorithm>
 #include <cctype>
-#include <optional>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -61,15 +61,18 @@ std::vector<std::string> distinct_keys(const std::string& literal, size_t limit)
 }
 
 /// The earliest and the latest of a batch's workflow ids, when every one is a uuidv7:
-/// their text sorts as their 48-bit millisecond prefix does, once in one case. Nothing
-/// for another version, whose `uuid_extract_timestamp` is NULL or not in that prefix: the
-/// statement as written then finds (or misses) each row by itself.
+/// written in one letter case, their text sorts as their leading 48 bits (Unix
+/// milliseconds) do. Nothing for another version, whose `uuid_extract_timestamp` is NULL
+/// or not in that prefix: the statement as written then finds (or misses) each row by
+/// itself.
 std::optional<std::pair<std::string, std::string>> start_bounds(const std::string& literal) {
   std::string lo, hi;
   bool v7 = true;
   bool plain = each_element(literal, [&](std::string id) {
-    if (id.size() != 36 || id[14] != '7')
-      return v7 = false;
+    if (id.size() != 36 || id[14] != '7') {
+      v7 = false;
+      return false;
+    }
     std::transform(id.begin(), id.end(), id.begin(),
                    [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
     if (lo.empty() || id < lo)
