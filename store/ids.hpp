@@ -64,6 +64,12 @@ inline bool is_uuid_text(std::string_view s) {
   return true;
 }
 
+/// True for the canonical text of a version-7 UUID, the only ids whose leading 48 bits are
+/// their Unix milliseconds: `"startedAt"` is `uuid_extract_timestamp(id)`, NULL for a v4.
+inline bool is_uuidv7_text(std::string_view s) {
+  return is_uuid_text(s) && s[14] == '7';
+}
+
 /// The namespace every install has (migration 0001), looked up by id, never by name.
 inline const namespace_id default_namespace{"00000000-0000-0000-0000-000000000001"};
 

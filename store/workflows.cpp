@@ -1,7 +1,5 @@
 #include "store/workflows.hpp"
 
-#include <cctype>
-
 #include <boost/json.hpp>
 
 #include "flow/json_read.hpp"
@@ -88,19 +86,6 @@ const statement select_key_owners{"workflows.key_owners", R"(
 SELECT u.ord, k."workflowId"
   FROM unnest($1::uuid[], $2::text[]) WITH ORDINALITY AS u(ns, key, ord)
   JOIN "IdempotencyKeys" k ON k."namespaceId" = u.ns AND k."key" = u.key)"};
-
-/// Canonical text of a version-7 UUID: "startedAt" is uuid_extract_timestamp(id),
-/// which is NULL for every other version.
-bool is_uuidv7_text(const std::string& s) {
-  if (s.size() != 36 || s[14] != '7')
-    return false;
-  for (size_t i = 0; i < s.size(); ++i) {
-    bool dash = i == 8 || i == 13 || i == 18 || i == 23;
-    if (dash != (s[i] == '-') || (!dash && !std::isxdigit(static_cast<unsigned char>(s[i]))))
-      return false;
-  }
-  return true;
-}
 
 bool has_nul(const std::string& s) {
   return s.find('\0') != std::string::npos;

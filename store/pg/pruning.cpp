@@ -10,6 +10,8 @@
 #include <utility>
 #include <vector>
 
+#include "store/ids.hpp"
+
 namespace nf::store {
 
 namespace {
@@ -69,7 +71,7 @@ std::optional<std::pair<std::string, std::string>> start_bounds(const std::strin
   std::string lo, hi;
   bool v7 = true;
   bool plain = each_element(literal, [&](std::string id) {
-    if (id.size() != 36 || id[14] != '7') {
+    if (!is_uuidv7_text(id)) {
       v7 = false;
       return false;
     }
