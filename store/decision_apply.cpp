@@ -132,13 +132,14 @@ const statement arm_timers{"decide.arm_timers", R"(
 WITH x AS (
   SELECT u.*, t."id" AS task, t."scheduledAt"
     FROM unnest($1::uuid[], $2::text[], $3::text[], $4::integer[], $5::integer[], $6::bigint[],
-                $7::smallint[]) AS u(wf, kind, ref, iter, att, delay, shard)
+                $7::smallint[]) AS u(wf, kind, ref, iter, att, fire_ms, shard)
     LEFT JOIN LATERAL (
       SELECT "id", "scheduledAt" FROM "TaskExecutions"
        WHERE u.ref IS NOT NULL AND "workflowId" = u.wf AND "refName" = u.ref
          AND "iteration" = u.iter AND "attempt" = u.att AND "workflowId" = ANY($1::uuid[])) t ON true)
 INSERT INTO "Timers" ("fireAt", "shard", "kind", "workflowId", "workflowStartedAt", "taskId")
-SELECT now() + GREATEST(x.delay, 0) * interval '1 millisecond', x.shard, x.kind::timer_kind, x.wf,
+SELECT GREATEST(to_timestamp(x.fire_ms::double precision / 1000), now()), x.shard,
+       x.kind::timer_kind, x.wf,
        uuid_extract_timestamp(x.wf), x.task
   FROM x
  WHERE (x.kind = 'workflowTimeout' OR x.task IS NOT NULL)
@@ -342,7 +343,7 @@ caf::expected<apply_result> apply_decisions(transaction& tx,
   {
     std::vector<std::string> wf, kinds;
     std::vector<std::optional<std::string>> refs, iters, atts;
-    std::vector<int64_t> delays, shards;
+    std::vector<int64_t> fire_at, shards;
     for (const auto& w : writes)
       for (const auto& a : w.arm) {
         // The start armed the workflow's timeout; its first evaluation need not again.
@@ -355,12 +356,12 @@ caf::expected<apply_result> apply_decisions(transaction& tx,
                                : std::nullopt);
         atts.push_back(a.task ? std::optional<std::string>{std::to_string(a.task->attempt)}
                               : std::nullopt);
-        delays.push_back(a.delay_ms);
+        fire_at.push_back(a.fire_at_ms);
         shards.push_back(w.shard.value());
       }
     if (!wf.empty()) {
       p.add(arm_timers, params::of(text_array(wf), text_array(kinds), text_array(refs),
-                                   text_array(iters), text_array(atts), int_array(delays),
+                                   text_array(iters), text_array(atts), int_array(fire_at),
                                    int_array(shards)));
       arm_at = n++;
     }

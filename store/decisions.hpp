@@ -148,7 +148,9 @@ enum class timer_kind : uint8_t {
 /// The "timer_kind" ENUM label.
 const char* to_string(timer_kind k);
 
-/// A deadline to arm at the server's `now() + delay_ms`. `task` is required
+/// A deadline to arm at `fire_at_ms`, Unix milliseconds on the clock decide() read
+/// (`clock_timestamp()`, later than the arming transaction's `now()`: a delay added to
+/// `now()` would fire early by the difference), or at `now()` if that is past. `task` is required
 /// for every kind but workflow_timeout. A task timer is not armed twice: a
 /// pending timer of the same kind for the task absorbs it. The start arms the
 /// workflow_timeout, so one in the first evaluation (expected_version 0) is
@@ -156,7 +158,7 @@ const char* to_string(timer_kind k);
 struct timer_arm {
   timer_kind kind = timer_kind::delay;
   std::optional<flow::task_identity> task;
-  int64_t delay_ms = 0;
+  int64_t fire_at_ms = 0;
 };
 
 /// Cancels the pending timers of one kind of a task (bounded by the task's

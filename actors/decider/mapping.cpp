@@ -182,14 +182,14 @@ store::task_insert to_insert(const flow::scheduled_task& t) {
   return out;
 }
 
-std::optional<store::timer_arm> to_arm(const flow::timer& t, flow::time_ms now_ms) {
+std::optional<store::timer_arm> to_arm(const flow::timer& t) {
   if (t.kind == flow::timer_kind::start_to_close)
     return std::nullopt;
   store::timer_arm a;
   a.kind = to_store(t.kind);
   if (t.kind != flow::timer_kind::workflow_timeout)
     a.task = t.task;
-  a.delay_ms = std::max<int64_t>(0, t.fire_at - now_ms);
+  a.fire_at_ms = t.fire_at;
   return a;
 }
 
@@ -203,8 +203,7 @@ store::decision_write write_for(const store::workflow_snapshot& s, int64_t versi
   return w;
 }
 
-store::decision_write to_write(const store::workflow_snapshot& s, const flow::decision& d,
-                               flow::time_ms now_ms) {
+store::decision_write to_write(const store::workflow_snapshot& s, const flow::decision& d) {
   auto w = write_for(s, s.version);
   w.status = d.status;
   if (d.status && flow::is_terminal(*d.status))
@@ -227,7 +226,7 @@ store::decision_write to_write(const store::workflow_snapshot& s, const flow::de
     w.changes.push_back(std::move(c));
   }
   for (const auto& t : d.arm)
-    if (auto a = to_arm(t, now_ms))
+    if (auto a = to_arm(t))
       w.arm.push_back(*a);
   for (const auto& c : d.cancel)
     if (c.kind != flow::timer_kind::workflow_timeout)
@@ -263,13 +262,13 @@ store::decision_write edit_followup(const store::workflow_snapshot& s, const flo
   for (const auto& t : e.schedule)
     w.inserts.push_back(to_insert(t));
   for (const auto& t : e.arm)
-    if (auto a = to_arm(t, now_ms))
+    if (auto a = to_arm(t))
       w.arm.push_back(*a);
   // A restarted timeout clock needs its timer again (decide() arms one only for a
   // workflow without tasks).
   if (e.start_time && workflow_timeout_seconds > 0)
     w.arm.push_back({store::timer_kind::workflow_timeout, std::nullopt,
-                     workflow_timeout_seconds * 1000});
+                     now_ms + workflow_timeout_seconds * 1000});
   for (const auto& ev : e.events) {
     auto marked = ev;
     // The retry of a TIMED_OUT workflow (and every restart) restarts its timeout

@@ -38,13 +38,13 @@ void add_event(store::decision_write& w, const flow::event& e, const std::string
 /// snapshot's namespace, shard and priority.
 store::decision_write write_for(const store::workflow_snapshot& s, int64_t version);
 
-/// The store write of one evaluation. `now_ms` is the `now` decide() ran with
-/// (server clock): timers become delays from the transaction's now().
-store::decision_write to_write(const store::workflow_snapshot& s, const flow::decision& d,
-                               flow::time_ms now_ms);
+/// The store write of one evaluation. Its timers keep decide()'s deadlines, on the
+/// server clock decide() ran with.
+store::decision_write to_write(const store::workflow_snapshot& s, const flow::decision& d);
 
 /// The inserts and timers of an edit (flow/operations.hpp), as a decision_write that
-/// follows the edit's own compare-and-set (`expected_version` = the edit's + 1).
+/// follows the edit's own compare-and-set (`expected_version` = the edit's + 1). A
+/// restarted workflow timeout is due `workflow_timeout_seconds` after `now_ms`.
 store::decision_write edit_followup(const store::workflow_snapshot& s, const flow::edit& e,
                                     flow::time_ms now_ms, int64_t workflow_timeout_seconds);
 
@@ -54,8 +54,8 @@ store::edit_write to_edit_write(const store::workflow_snapshot& s, const flow::e
 /// A store insert for a scheduled task (queue for SIMPLE and HTTP).
 store::task_insert to_insert(const flow::scheduled_task& t);
 
-/// The store arm of a flow timer, relative to `now_ms`; nullopt for kinds the
+/// The store arm of a flow timer, at its deadline; nullopt for kinds the
 /// decider does not arm (startToClose: the lessor arms it with the lease token).
-std::optional<store::timer_arm> to_arm(const flow::timer& t, flow::time_ms now_ms);
+std::optional<store::timer_arm> to_arm(const flow::timer& t);
 
 } // namespace nf::actors::decider

@@ -129,7 +129,7 @@ workflow_plan plan_evaluation(const store::workflow_snapshot& s, const flow::wor
   }
   auto snap = to_flow(s, facts, *def, task_defs);
   auto d = flow::decide(*def, task_defs, snap, now_ms);
-  p.write = to_write(s, d, now_ms);
+  p.write = to_write(s, d);
   p.children = std::move(d.sub_workflows);
   p.failure = std::move(d.failure_workflow);
   p.decide_again = d.decide_again;

@@ -316,7 +316,9 @@ CAF_TEST(I4 a second evaluation of the same version is stale rolls back whole an
   // B writes while A still holds the execution row: B waits on it, then finds version 1.
   auto wb = schedule(started.id, sb.version, "from_b");
   wb.dequeue = false;
-  wb.arm.push_back({timer_kind::delay, flow::task_identity{"from_b", 0, 0}, 1000});
+  auto now_b = server_now_ms(other);
+  NF_REQUIRE_OK(now_b);
+  wb.arm.push_back({timer_kind::delay, flow::task_identity{"from_b", 0, 0}, *now_b + 1000});
   caf::expected<apply_result> b_result{apply_result{}};
   std::thread tb{[&] { b_result = apply_decisions(b, {wb}); }};
   CAF_CHECK(wait_until_blocked(conn, other.backend_pid()));
@@ -337,6 +339,28 @@ CAF_TEST(I4 a second evaluation of the same version is stale rolls back whole an
   CAF_CHECK_EQUAL(scalar(R"(SELECT "reason" FROM "DecideQueues" WHERE "workflowId" = $1)",
                          params::of(started.id)),
                   "stale");
+}
+
+CAF_TEST(a timer fires at the time decide asked for however long its transaction ran before) {
+  // decide() reads the clock after the claim, well after its transaction's now(): a
+  // deadline turned into a delay from now() would fire early by that difference (a
+  // retry's backoff was seen 23 ms short).
+  auto started = start("order");
+  transaction tx{conn};
+  CAF_REQUIRE(tx.begin());
+  NF_REQUIRE_OK(tx.conn().run(statement{"test.sleep", "SELECT pg_sleep(0.3)"}, {}));
+  auto clock = server_now_ms(tx.conn());
+  NF_REQUIRE_OK(clock);
+  auto w = schedule(started.id, 0, "a");
+  w.arm.push_back({timer_kind::schedule_to_start, flow::task_identity{"a", 0, 0}, *clock + 1000});
+  auto r = apply_decisions(tx, {w});
+  NF_REQUIRE_OK(r);
+  CAF_REQUIRE(r->earliest_timer_ms);
+  CAF_CHECK_EQUAL(*r->earliest_timer_ms, *clock + 1000);
+  CAF_REQUIRE(tx.commit());
+  CAF_CHECK_EQUAL(count(R"(SELECT (extract(epoch FROM "fireAt") * 1000)::bigint FROM "Timers"
+                            WHERE "kind" = 'scheduleToStart')"),
+                  *clock + 1000);
 }
 
 CAF_TEST(a stale write is answered stale even when a write after its compare and set fails) {
@@ -376,10 +400,10 @@ CAF_TEST(changes end tasks once release their queue rows and cancel their timers
   inline_done.status = flow::task_status::completed;
   inline_done.output = json(boost::json::object{{"done", true}});
   w.inserts.push_back(inline_done);
-  w.arm.push_back({timer_kind::schedule_to_start, flow::task_identity{"a", 0, 0}, 30000});
-  w.arm.push_back({timer_kind::wait, flow::task_identity{"w", 0, 0}, 60000});
-  w.arm.push_back({timer_kind::delay, flow::task_identity{"later", 0, 0}, 5000});
   auto before = count("SELECT (extract(epoch FROM now()) * 1000)::bigint");
+  w.arm.push_back({timer_kind::schedule_to_start, flow::task_identity{"a", 0, 0}, before + 30000});
+  w.arm.push_back({timer_kind::wait, flow::task_identity{"w", 0, 0}, before + 60000});
+  w.arm.push_back({timer_kind::delay, flow::task_identity{"later", 0, 0}, before + 5000});
   auto first = apply_one(w);
   NF_REQUIRE_OK(first);
   CAF_CHECK_EQUAL(first->inserted.size(), 4u);
@@ -409,7 +433,7 @@ CAF_TEST(changes end tasks once release their queue rows and cancel their timers
   end.cancel.push_back({timer_kind::schedule_to_start, {"a", 0, 0}});
   end.cancel.push_back({timer_kind::wait, {"w", 0, 0}});
   // Arming again what is pending is absorbed.
-  end.arm.push_back({timer_kind::delay, flow::task_identity{"later", 0, 0}, 5000});
+  end.arm.push_back({timer_kind::delay, flow::task_identity{"later", 0, 0}, before + 5000});
   end.status = flow::workflow_status::completed;
   end.output = json(boost::json::object{{"result", "ok"}});
   NF_REQUIRE_OK(apply_one(end));
