@@ -310,6 +310,12 @@ struct started {
   std::string id;
 };
 
+/// When a workflow's commits were seen and its task reached a worker (CLOCK_MONOTONIC ns;
+/// 0 = not seen). For a workflow of several tasks, those of the last task read.
+struct commit_times {
+  int64_t scheduled = 0, received = 0, completed = 0;
+};
+
 struct workload_result {
   workload_spec spec;
   bool completed = false;
@@ -360,6 +366,8 @@ public:
 
 private:
   void write_statements(const std::string& name, long long tasks);
+  void write_latencies(const std::string& name, const std::vector<started>& starts,
+                       const std::unordered_map<std::string, commit_times>& times);
 
   const run_options& o_;
   sql_conn db_;
@@ -386,6 +394,32 @@ void runner::write_statements(const std::string& name, long long tasks) {
     out << line << r.str(i, 5) << "\n";
   }
   say("top statements of " + name + ": " + path);
+}
+
+// One line per workflow, in start order, to find when the slow ones started (against
+// autovacuum's or a checkpoint's log lines, say): the start call's wall-clock time, then
+// milliseconds from it; a part left empty was not seen.
+void runner::write_latencies(const std::string& name, const std::vector<started>& starts,
+                             const std::unordered_map<std::string, commit_times>& times) {
+  auto path = o_.latencies_dir + "/" + name + ".tsv";
+  std::ofstream out(path);
+  out << "workflow\tstart_unix_ms\te2e_ms\tto_scheduled_ms\tdispatch_ms\tto_completed_ms\n";
+  auto ms = [](int64_t from, int64_t to) {
+    return from == 0 || to == 0 ? std::string{} : fixed2(static_cast<double>(to - from) / 1e6);
+  };
+  for (const auto& s : starts) {
+    if (s.id.empty())
+      continue;
+    commit_times t;
+    if (auto it = times.find(s.id); it != times.end())
+      t = it->second;
+    out << s.id << '\t' << fixed2(static_cast<double>(s.call_us_real) / 1000) << '\t'
+        << ms(s.call_ns, t.completed) << '\t' << ms(s.call_ns, t.scheduled) << '\t'
+        << ms(t.scheduled, t.received) << '\t' << ms(t.received, t.completed) << '\n';
+  }
+  if (!out)
+    bench_die("cannot write " + path);
+  say("latencies of " + name + ": " + path);
 }
 
 workload_result runner::run(const workload_spec& w) {
@@ -606,10 +640,7 @@ workload_result runner::run(const workload_spec& w) {
   // completed the workflow.
   auto& commits = lis.arrivals();
   std::vector<double> e2e, dispatch;
-  struct one_task_times {
-    int64_t scheduled = 0, received = 0, completed = 0;
-  };
-  std::unordered_map<std::string, one_task_times> one_task;
+  std::unordered_map<std::string, commit_times> one_task;
   std::unordered_map<std::string, const started*> by_id;
   for (auto& s : starts)
     if (!s.id.empty())
@@ -644,6 +675,8 @@ workload_result runner::run(const workload_spec& w) {
   }
   res.e2e = percentiles_of(std::move(e2e));
   res.dispatch = percentiles_of(std::move(dispatch));
+  if (!o_.latencies_dir.empty())
+    write_latencies(w.name + (w.history ? "_" + std::to_string(w.history) : ""), starts, one_task);
   if (w.kind == shape::one_task && w.tasks_per_workflow == 1) {
     std::vector<double> to_scheduled, to_completed;
     for (const auto& [wf, t] : one_task) {

@@ -16,6 +16,7 @@ struct run_options {
   std::string out; ///< JSON lines kept here
   std::string plot_data;   ///< a TSV of the figures the plot shows
   std::string statements_dir; ///< pg_stat_statements' top statements per workload
+  std::string latencies_dir;  ///< every workflow's latencies per workload (a TSV each)
   std::string work_dir = "/tmp";
   bool json = false;
   bool quick = false;

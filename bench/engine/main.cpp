@@ -29,6 +29,7 @@ const char* usage = R"(usage:
       --out FILE                     keep the JSON lines (ceiling lines included)
       --plot-data FILE               a TSV of the plotted figures
       --statements DIR               top pg_stat_statements per workload into DIR
+      --latencies DIR                every workflow's start time and latencies, a TSV per workload
       --serve-pid PID (repeatable) --pg-pid PID   processes whose CPU/RSS are reported
       --w1-workflows N --w1lat-rate R --w1lat-seconds S --w2-workflows N --w2-tasks N
       --w3-workflows N --w3-fanout N --w4-workflows N --w4-history N[,N...]
@@ -181,6 +182,7 @@ int main(int argc, char** argv) {
     else if (a == "--out") o.out = value(i);
     else if (a == "--plot-data") o.plot_data = value(i);
     else if (a == "--statements") o.statements_dir = value(i);
+    else if (a == "--latencies") o.latencies_dir = value(i);
     else if (a == "--work-dir") o.work_dir = value(i);
     else if (a == "--serve-pid") o.serve_pids.push_back(static_cast<pid_t>(integer(a, value(i), 1, 1 << 30)));
     else if (a == "--pg-pid") o.pg_pid = static_cast<pid_t>(integer(a, value(i), 1, 1 << 30));
