@@ -29,8 +29,7 @@ constexpr managed_table managed_tables[] = {
   {"WorkflowExecutions", "startedAt", false, " WITH (fillfactor = 70)",
    {"input", "output", "variables"}},
   {"WorkflowEvents", "at", false, "", {"payload"}},
-  // Analysed after a million changed rows, as the other queue tables (migration 0018).
-  {"Timers", "fireAt", true, " WITH (autovacuum_analyze_threshold = 1000000)", {}},
+  {"Timers", "fireAt", true, "", {}},
 };
 
 // A partition transaction waits at most this long for a lock (e.g. ATTACH's
