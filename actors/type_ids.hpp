@@ -59,6 +59,7 @@ CAF_BEGIN_TYPE_ID_BLOCK(nodeflow, caf::first_custom_type_id)
   CAF_ADD_ATOM(nodeflow, nf, flush_atom, "nf_flush")
   CAF_ADD_ATOM(nodeflow, nf, tick_atom, "nf_tick")
   CAF_ADD_ATOM(nodeflow, nf, join_atom, "nf_join")
+  CAF_ADD_ATOM(nodeflow, nf, lent_atom, "nf_lent")
 
   // Between nodes (docs/engine.md §2): who owns which partition, and a request or hint
   // one node forwards to the owner of its partition (never forwarded again).

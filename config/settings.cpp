@@ -43,6 +43,9 @@ const std::vector<setting>& all_settings() {
      "most tasks one lease transaction hands out"},
     {"lessor.max_poll_timeout_ms", kind::integer, "60000", 0, 600000,
      "upper bound on a worker's long-poll timeout"},
+    {"lessor.lease_in_decision", kind::boolean, "true", 0, 0,
+     "a task decided while a poll of its queue waits is leased to it in the deciding "
+     "transaction"},
     {"timer.poll_interval_ms", kind::integer, "1000", 10, 3600000,
      "how often a timer actor polls for due timers when no nudge arrives"},
     {"timer.batch_size", kind::integer, "256", 1, 10000,

@@ -43,37 +43,45 @@ SELECT count(*) FROM "TaskQueues" WHERE "queueName" = $1 AND "leaseExpiresAt" IS
 // keeps the planner from turning the probes into a join): priced as sixteen partitions
 // per row, the probes lose to hashing every task row there is until the table is large,
 // and a generic plan made on a young database kept reading all of them at every lease.
-constexpr statement claim{"lease.claim_batch", R"(
-WITH c AS (
-  SELECT "queueName", "id", "priority" FROM "TaskQueues"
-   WHERE "queueName" = $1 AND "leaseExpiresAt" IS NULL
-   ORDER BY "priority" DESC, "id"
-   LIMIT CASE WHEN $5::int IS NULL THEN $2::int
-              ELSE GREATEST(0, LEAST($2::int, $5::int - (
-                     SELECT count(*) FROM "TaskQueues"
-                      WHERE "queueName" = $1 AND "leaseExpiresAt" IS NOT NULL)))::int END
-   FOR UPDATE SKIP LOCKED),
-n AS MATERIALIZED (
-  SELECT array_agg(c."id" ORDER BY c."priority" DESC, c."id") AS ids FROM c),
-q AS (
-  UPDATE "TaskQueues" q
-     SET "leaseToken" = uuidv7(), "leaseExpiresAt" = now() + make_interval(secs => $3::int),
-         "leasedBy" = ($4::text[])[array_position(n.ids, q."id")]
-    FROM n
-   WHERE q."queueName" = $1 AND q."id" = ANY(n.ids)
-  RETURNING q."id", q."taskId", q."workflowId", q."taskType", q."shard",
-            array_position(n.ids, q."id") AS rn, q."leaseToken", q."leaseExpiresAt")
-SELECT q."id", q."taskId", q."workflowId", q."taskType"::text, q."shard", q."leaseToken",
-       )" NF_EPOCH_MS("q.\"leaseExpiresAt\"") R"(, t."status"::text, t."namespaceId",
-       t."refName", t."iteration", t."attempt", t."taskDefName", t."input"::text, q.rn
-  FROM q
-  LEFT JOIN LATERAL (
-    SELECT te."status", te."namespaceId", te."refName", te."iteration", te."attempt",
-           te."taskDefName", te."input"
-      FROM "TaskExecutions" te WHERE te."workflowId" = q."workflowId" AND te."id" = q."taskId"
-    OFFSET 0) t
-    ON true
- ORDER BY q.rn)"};
+//
+// The listed variant ($6: task ids) claims only those tasks' rows, found by the
+// ("queueName", "taskId") index: lease_request::only_tasks.
+#define NF_LEASE_CLAIM(listed) \
+  R"(WITH c AS ( )" \
+  R"(  SELECT "queueName", "id", "priority" FROM "TaskQueues" )" \
+  R"(   WHERE "queueName" = $1 AND "leaseExpiresAt" IS NULL)" listed \
+  R"(   ORDER BY "priority" DESC, "id" )" \
+  R"(   LIMIT CASE WHEN $5::int IS NULL THEN $2::int )" \
+  R"(              ELSE GREATEST(0, LEAST($2::int, $5::int - ( )" \
+  R"(                     SELECT count(*) FROM "TaskQueues" )" \
+  R"(                      WHERE "queueName" = $1 AND "leaseExpiresAt" IS NOT NULL)))::int END )" \
+  R"(   FOR UPDATE SKIP LOCKED), )" \
+  R"(n AS MATERIALIZED ( )" \
+  R"(  SELECT array_agg(c."id" ORDER BY c."priority" DESC, c."id") AS ids FROM c), )" \
+  R"(q AS ( )" \
+  R"(  UPDATE "TaskQueues" q )" \
+  R"(     SET "leaseToken" = uuidv7(), "leaseExpiresAt" = now() + make_interval(secs => $3::int), )" \
+  R"(         "leasedBy" = ($4::text[])[array_position(n.ids, q."id")] )" \
+  R"(    FROM n )" \
+  R"(   WHERE q."queueName" = $1 AND q."id" = ANY(n.ids) )" \
+  R"(  RETURNING q."id", q."taskId", q."workflowId", q."taskType", q."shard", )" \
+  R"(            array_position(n.ids, q."id") AS rn, q."leaseToken", q."leaseExpiresAt") )" \
+  R"(SELECT q."id", q."taskId", q."workflowId", q."taskType"::text, q."shard", q."leaseToken", )" \
+  R"(       )" NF_EPOCH_MS("q.\"leaseExpiresAt\"") R"(, t."status"::text, t."namespaceId",)" \
+  R"(       t."refName", t."iteration", t."attempt", t."taskDefName", t."input"::text, q.rn )" \
+  R"(  FROM q )" \
+  R"(  LEFT JOIN LATERAL ( )" \
+  R"(    SELECT te."status", te."namespaceId", te."refName", te."iteration", te."attempt", )" \
+  R"(           te."taskDefName", te."input" )" \
+  R"(      FROM "TaskExecutions" te WHERE te."workflowId" = q."workflowId" AND te."id" = q."taskId" )" \
+  R"(    OFFSET 0) t )" \
+  R"(    ON true )" \
+  R"( ORDER BY q.rn )"
+
+constexpr statement claim{"lease.claim_batch", NF_LEASE_CLAIM("")};
+constexpr statement claim_listed{"lease.claim_listed",
+                                 NF_LEASE_CLAIM(R"( AND "taskId" = ANY($6::uuid[]))")};
+#undef NF_LEASE_CLAIM
 
 // A queue row whose task is gone or no longer SCHEDULED is stale: dropped, never leased.
 constexpr statement drop_stale{"lease.drop_stale", R"(
@@ -148,7 +156,8 @@ struct claimed_row {
 /// limit that each request's claim applies on its own.
 bool share_claim(const lease_request& a, const lease_request& b) {
   auto plain = [](const lease_request& r) { return !r.concurrency_limit && !r.rate; };
-  return a.queue == b.queue && a.lease_seconds == b.lease_seconds && plain(a) && plain(b);
+  return a.queue == b.queue && a.lease_seconds == b.lease_seconds && plain(a) && plain(b)
+         && a.only_tasks == b.only_tasks;
 }
 
 /// One claim for the requests `group` of one queue, within the limits; appends to `out`,
@@ -190,8 +199,15 @@ caf::expected<void> claim_queue(connection& conn, const std::vector<lease_reques
       workers.push_back(reqs[i].worker_id);
       request_of.push_back(i);
     }
-  auto rows = conn.run(claim, params::of(req.queue, limit, req.lease_seconds, text_array(workers),
-                                         count_in_claim ? req.concurrency_limit : std::nullopt));
+  auto limit_arg = count_in_claim ? req.concurrency_limit : std::nullopt;
+  auto rows = req.only_tasks.empty()
+                ? conn.run(claim, params::of(req.queue, limit, req.lease_seconds,
+                                             text_array(workers), limit_arg))
+                : conn.run(claim_listed,
+                           params::of(req.queue, limit, req.lease_seconds, text_array(workers),
+                                      limit_arg, ids_array(req.only_tasks, [](const task_id& t) {
+                                        return t;
+                                      })));
   if (!rows)
     return std::move(rows.error());
   if (req.rate) {

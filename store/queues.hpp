@@ -30,6 +30,11 @@ struct lease_request {
   int start_to_close_seconds = 0;        ///< timeoutSeconds; 0 = no startToClose timer
   std::optional<int> concurrency_limit;  ///< concurrentExecLimit, > 0: leased rows of the queue
   std::optional<rate_limit> rate;        ///< rateLimitPerFrequency (absent = unlimited)
+  /// Non-empty: only these tasks' queue rows may be claimed, whatever else the queue
+  /// holds. The decider leases what its own transaction queued to polls that wait
+  /// (docs/engine.md §3): those rows are locked by nothing else, and their workflows'
+  /// rows are locked by that transaction already, so its lease waits on no one.
+  std::vector<task_id> only_tasks;
 };
 
 /// A leased task, as the worker receives it.

@@ -120,6 +120,7 @@ struct decider_core::attempt_state {
   /// not (a row another wake left may be claimed with them).
   std::set<std::string> rowless_completions;
   bool decide_again = false;
+  std::vector<lent_poll> lent;  ///< polls lent to this attempt (lease_to_waiting)
   /// The completions' writes, added to a pipeline but not yet sent: they go with the
   /// claim and the reads (which must see them), in one round trip.
   store::pipeline* pending = nullptr;
@@ -147,8 +148,10 @@ void batch_hints::merge(const batch_hints& o) {
   shards.insert(o.shards.begin(), o.shards.end());
 }
 
-decider_core::decider_core(int partition_count, std::string dsn, int batch_size)
-  : partition_count_(partition_count), dsn_(std::move(dsn)), batch_size_(batch_size) {
+decider_core::decider_core(int partition_count, std::string dsn, int batch_size,
+                           std::shared_ptr<waiting_polls> waiting)
+  : partition_count_(partition_count), dsn_(std::move(dsn)), batch_size_(batch_size),
+    waiting_(std::move(waiting)) {
 }
 
 decider_core::~decider_core() = default;
@@ -206,12 +209,23 @@ batch_output decider_core::run(const batch_input& in) {
     }
     attempt_state st;
     caf::error err;
+    // Every poll lent goes back to its lessor; only a commit makes its leases real.
+    auto give_back = [&](bool committed) {
+      for (auto& l : st.lent) {
+        if (!committed)
+          l.tasks.clear();
+        out.stats.leased += l.tasks.size();
+        out.lent.push_back(std::move(l));
+      }
+      st.lent.clear();
+    };
     {
       store::transaction tx{*conn_};
       auto r = attempt(tx, in, excluded, st);
       if (r) {
         auto c = tx.commit();
         if (c) {
+          give_back(true);
           out.starts = std::move(st.starts);
           out.completions = std::move(st.completions);
           out.commands = std::move(st.commands);
@@ -227,6 +241,7 @@ batch_output decider_core::run(const batch_input& in) {
         err = r.error();
       }
     } // rolled back here unless committed
+    give_back(false);
     last = err;
     switch (store::code_of(err)) {
       case store::errc::stale:
@@ -389,7 +404,43 @@ caf::expected<void> decider_core::attempt(store::transaction& tx, const batch_in
   for (size_t i = 0; i < st.completions.size(); ++i)
     if (st.completions[i] && st.evaluated.count(in.completions[i].workflow.str()) == 0)
       unevaluated.push_back(in.completions[i]);
-  return store::unsee_tasks(tx, unevaluated);
+  if (auto r = store::unsee_tasks(tx, unevaluated); !r)
+    return r;
+  return lease_to_waiting(tx, st);
+}
+
+caf::expected<void> decider_core::lease_to_waiting(store::transaction& tx, attempt_state& st) {
+  if (!waiting_)
+    return {};
+  // Only rows this transaction queued (only_tasks): they are locked by no one else and
+  // their workflows' rows are locked here already, so the lease waits on nobody. A
+  // backlog of older rows is the lessors' (a poll parks only while its queue is empty).
+  std::vector<store::lease_request> reqs;
+  for (const auto& [queue, ids] : st.fx.queued)
+    for (auto& p : waiting_->lend(queue, ids.size())) {
+      auto r = p.request;
+      r.only_tasks = ids;
+      reqs.push_back(std::move(r));
+      st.lent.push_back(lent_poll{std::move(p), {}});
+    }
+  if (reqs.empty())
+    return {};
+  auto leased = store::lease_batches(tx, reqs);
+  if (!leased)
+    return std::move(leased.error());
+  std::map<std::string, size_t> per_queue;
+  for (size_t i = 0; i < reqs.size(); ++i) {
+    auto& got = (*leased)[i];
+    per_queue[reqs[i].queue] += got.size();
+    for (const auto& t : got)
+      st.fx.hints.outbox_shards.insert(shard_of(t.workflow.str(), partition_count_));
+    st.lent[i].tasks = std::move(got);
+  }
+  // A queue whose new rows are all leased needs no hint to its lessor.
+  for (const auto& [queue, n] : per_queue)
+    if (n >= st.fx.queued[queue].size())
+      st.fx.hints.queues.erase(queue);
+  return {};
 }
 
 caf::expected<void> decider_core::run_commands(store::transaction& tx, const batch_input& in,

@@ -20,6 +20,7 @@
 #include <caf/expected.hpp>
 
 #include "actors/decider/definition_cache.hpp"
+#include "actors/lessor/waiting_polls.hpp"
 #include "store/pg/connection.hpp"
 #include "store/tasks.hpp"
 #include "store/workflows.hpp"
@@ -68,9 +69,17 @@ struct batch_stats {
   size_t commands = 0;
   size_t workflows = 0;        ///< evaluations written
   size_t tasks_scheduled = 0;  ///< task rows inserted
+  size_t leased = 0;           ///< of those, leased to waiting polls in the same commit
   size_t stale = 0;            ///< evaluations dropped as stale (I4) and requeued
   int attempts = 0;
   double ms = 0;
+};
+
+/// A parked poll a batch was lent (waiting_polls.hpp), to hand back to its lessor with
+/// what the committed transaction leased to it: nothing when it did not commit.
+struct lent_poll {
+  waiting_poll poll;
+  std::vector<store::leased_task> tasks;
 };
 
 struct batch_output {
@@ -79,6 +88,7 @@ struct batch_output {
   std::vector<caf::expected<std::string>> completions;
   std::vector<caf::expected<std::string>> commands;
   batch_hints hints;
+  std::vector<lent_poll> lent;  ///< every poll lent, committed or not: all go back
   batch_stats stats;
   /// Work is left in a served shard (a full claim, decide_again, a child started there):
   /// flush again without waiting.
@@ -87,7 +97,9 @@ struct batch_output {
 
 class decider_core {
 public:
-  decider_core(int partition_count, std::string dsn, int batch_size);
+  /// `waiting` (may be null): parked polls to lease the batch's new tasks to.
+  decider_core(int partition_count, std::string dsn, int batch_size,
+               std::shared_ptr<waiting_polls> waiting = nullptr);
   ~decider_core();
 
   /// Runs one batch. Never throws; every request gets an answer.
@@ -103,6 +115,8 @@ private:
   bool ensure_connected(std::string& why);
   caf::expected<void> attempt(store::transaction& tx, const batch_input& in,
                               const std::set<std::string>& excluded, attempt_state& st);
+  /// Leases what the attempt queued to polls parked on those queues, in its transaction.
+  caf::expected<void> lease_to_waiting(store::transaction& tx, attempt_state& st);
   caf::expected<void> run_commands(store::transaction& tx, const batch_input& in,
                                    attempt_state& st);
   caf::expected<void> decide_claimed(store::transaction& tx, const std::set<std::string>& excluded,
@@ -123,6 +137,7 @@ private:
   std::string dsn_;
   int batch_size_;
   std::unique_ptr<store::connection> conn_;
+  std::shared_ptr<waiting_polls> waiting_;
   definition_cache defs_;
   /// The namespaces the last batch decided in: their stamps are read with the next claim.
   std::vector<namespace_id> recent_namespaces_;

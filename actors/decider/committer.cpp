@@ -14,6 +14,7 @@
 #include "actors/decider/committer_split.hpp"
 #include "actors/decider/requests.hpp"
 #include "actors/folder_logger.hpp"
+#include "actors/lessor/leased_task_message.hpp"
 #include "actors/served_shards.hpp"
 #include "actors/type_ids.hpp"
 #include "store/pg/errors.hpp"
@@ -171,6 +172,13 @@ void flush(committer_actor* self) {
          [](const store::start_result& r) { return msg::start_reply{r.id.str(), r.created}; });
   answer(completions, out.completions, [](std::string& json) { return std::move(json); });
   answer(commands, out.commands, [](std::string& json) { return std::move(json); });
+  for (auto& l : out.lent) {
+    std::vector<msg::leased_task> tasks;
+    tasks.reserve(l.tasks.size());
+    for (const auto& t : l.tasks)
+      tasks.push_back(to_message(t));
+    self->send(l.poll.lessor, lent_atom_v, l.poll.poll, std::move(tasks));
+  }
   send_hints(self, out.hints);
 
   auto requests = starts.size() + completions.size() + commands.size();
@@ -180,9 +188,9 @@ void flush(committer_actor* self) {
   const auto& s = out.stats;
   if (s.workflows > 0 || requests > 0)
     st.log->debug("decide_batch partitions={} starts={} completions={} commands={} workflows={} "
-                  "tasks_scheduled={} stale={} attempts={} ms={:.2f}",
+                  "tasks_scheduled={} leased={} stale={} attempts={} ms={:.2f}",
                   st.core->shards().size(), s.starts, s.completions, s.commands, s.workflows,
-                  s.tasks_scheduled, s.stale, s.attempts, s.ms);
+                  s.tasks_scheduled, s.leased, s.stale, s.attempts, s.ms);
   auto failed = [](const auto& xs) {
     for (const auto& x : xs)
       if (!x && store::code_of(x.error()) == store::errc::unavailable)
@@ -221,7 +229,8 @@ caf::behavior committer_behavior(committer_actor* self, committer_context ctx) {
   st.group_commit = std::chrono::microseconds{ctx.settings.integer("decider.group_commit_us")};
   st.poll_interval = std::chrono::milliseconds{ctx.settings.integer("decider.poll_interval_ms")};
   st.core = std::make_unique<decider_core>(
-    ctx.partition_count, ctx.dsn, static_cast<int>(ctx.settings.integer("decider.batch_size")));
+    ctx.partition_count, ctx.dsn, static_cast<int>(ctx.settings.integer("decider.batch_size")),
+    ctx.waiting);
   st.ctx = std::move(ctx);
   // A partition that moved away takes its shard with it; the others go on.
   self->set_down_handler([self](caf::down_msg& dm) { self->state.served.leave(dm.source); });

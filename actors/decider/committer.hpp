@@ -18,6 +18,9 @@
 //   (command_atom, msg::workflow_command)  -> std::string (JSON)
 //   (decide_atom)
 //       hint: "DecideQueues" rows of a served shard may be waiting.
+// A task it queues where a poll is parked (waiting_polls.hpp) it leases to that
+// poll in the same transaction, and hands the poll back to its lessor after the
+// commit: (lent_atom, int64_t poll, std::vector<msg::leased_task>).
 // After each commit it answers, then sends the node the hints (work_atom queue,
 // armed_atom shard ms, outbox_atom shard, decide_atom shard for shards served
 // elsewhere). It polls the served shards' "DecideQueues" rows every
@@ -34,6 +37,7 @@
 namespace nf::actors {
 
 class committer_split;
+class waiting_polls;
 
 struct committer_context {
   int partition_count = 16;  ///< P, equal to ClusterSettings.partitionCount
@@ -43,6 +47,9 @@ struct committer_context {
   std::shared_ptr<committer_split> split;
   std::string dsn;           ///< for the committer's own connection
   caf::actor node;           ///< receives the hints
+  /// The node's parked polls: a task queued where one waits is leased to it in the
+  /// same transaction (null: never, lessor.lease_in_decision = false).
+  std::shared_ptr<waiting_polls> waiting;
   config::values settings = config::values::defaults();
 };
 

@@ -232,6 +232,9 @@ caf::expected<void> apply_plans(store::transaction& tx, const std::vector<workfl
   }
   fx.workflows += plans.size();
   fx.tasks_scheduled += applied->inserted.size();
+  for (const auto& t : applied->inserted)
+    if (!t.queue.empty())
+      fx.queued[t.queue].push_back(t.id);
   fx.hints.queues.insert(applied->queues.begin(), applied->queues.end());
   fx.hints.note_timer(applied->earliest_timer_ms);
   for (const auto& w : writes) {

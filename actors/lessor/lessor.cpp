@@ -12,7 +12,9 @@
 #include <caf/stateful_actor.hpp>
 #include <spdlog/spdlog.h>
 
+#include "actors/lessor/leased_task_message.hpp"
 #include "actors/lessor/poll_book.hpp"
+#include "actors/lessor/waiting_polls.hpp"
 #include "actors/partition_db.hpp"
 #include "actors/type_ids.hpp"
 #include "store/pg/errors.hpp"
@@ -46,6 +48,7 @@ struct lessor_state {
   /// next tick (a lost hint costs a poll interval, I9).
   std::set<std::string> dry;
   bool flush_queued = false;
+  caf::actor_id self_id = 0;
   int max_batch = 256;
   int lease_seconds = 300;
   milliseconds poll_interval{1000};
@@ -55,6 +58,10 @@ struct lessor_state {
 
   ~lessor_state() {
     // A requester must not wait for its own timeout when the partition moves away.
+    // A poll lent to a committer right now is answered here too; what that committer
+    // leases to it waits for the lease to expire (the message handing it back is lost).
+    if (ctx.waiting)
+      ctx.waiting->withdraw_all(self_id);
     for (auto* p : polls.all())
       if (p->promise.pending())
         p->promise.deliver(store::make_error(store::errc::conn_broken,
@@ -91,21 +98,6 @@ std::optional<caf::error> check_poll(const msg::poll_request& r) {
   return std::nullopt;
 }
 
-msg::leased_task to_msg(const store::leased_task& t) {
-  msg::leased_task m;
-  m.task_id = t.task.str();
-  m.workflow_id = t.workflow.str();
-  m.ref = t.ref_name;
-  m.iteration = t.iteration;
-  m.attempt = t.attempt;
-  m.task_type = t.task_type;
-  m.task_def_name = t.task_def_name;
-  m.input_json = t.input;
-  m.lease_token = t.token.str();
-  m.lease_expires_at_ms = t.lease_expires_at_ms;
-  return m;
-}
-
 /// The lease policy of a poll's queue, from the cache or the database. A queue
 /// no definition serves is leased with lessor.lease_seconds and no limits.
 caf::expected<store::queue_policy> policy_for(lessor_actor* self, store::connection& conn,
@@ -129,6 +121,48 @@ caf::expected<store::queue_policy> policy_for(lessor_actor* self, store::connect
   return policy;
 }
 
+/// What a lease transaction asks for on behalf of poll `p`.
+caf::expected<store::lease_request> lease_request_for(lessor_actor* self, store::connection& conn,
+                                                      const msg::poll_request& p) {
+  auto policy = policy_for(self, conn, p);
+  if (!policy)
+    return std::move(policy.error());
+  store::lease_request r;
+  r.queue = p.queue;
+  r.max_tasks = std::min(p.max_tasks, self->state.max_batch);
+  r.worker_id = p.worker_id;
+  r.lease_seconds = policy->lease_seconds;
+  r.start_to_close_seconds = policy->start_to_close_seconds;
+  r.concurrency_limit = policy->concurrency_limit;
+  r.rate = policy->rate;
+  return r;
+}
+
+/// Offers a parked poll to the node's committers, unless its queue has a limit (the
+/// lessor's own transaction applies those) or offering is off.
+void offer(lessor_actor* self, open_poll& p, const store::lease_request& r) {
+  auto& waiting = self->state.ctx.waiting;
+  if (!waiting || p.offered || r.concurrency_limit || r.rate)
+    return;
+  waiting->offer(waiting_poll{caf::actor_cast<caf::actor>(self), p.id, r});
+  p.offered = true;
+}
+
+/// Takes a parked poll back from the committers before the lessor acts on it; false
+/// while one of them has it lent (it comes back by `lent_atom`).
+bool reclaim(lessor_actor* self, open_poll& p) {
+  if (!p.offered)
+    return true;
+  if (!self->state.ctx.waiting->withdraw(self->state.self_id, p.id))
+    return false;
+  p.offered = false;
+  return true;
+}
+
+poll_book::may_take reclaimer(lessor_actor* self) {
+  return [self](open_poll& p) { return reclaim(self, p); };
+}
+
 void schedule_flush(lessor_actor* self) {
   auto& st = self->state;
   if (st.flush_queued || !st.polls.has_pending())
@@ -145,14 +179,18 @@ void answer(lessor_actor* self, open_poll& p, std::vector<msg::leased_task> task
   self->state.polls.erase(p.id);
 }
 
-/// Parks a poll that found nothing, or answers it empty when its time is up.
-void park_or_answer(lessor_actor* self, open_poll& p, clock_type::time_point now) {
+/// Parks a poll that found nothing (offered to the committers when `r` is known), or
+/// answers it empty when its time is up.
+void park_or_answer(lessor_actor* self, open_poll& p, clock_type::time_point now,
+                    const store::lease_request* r = nullptr) {
   if (p.deadline <= now) {
     answer(self, p, {});
     return;
   }
   if (self->state.polls.park(p))
     self->delayed_send(self, p.deadline - now, tick_atom_v, p.id);
+  if (r != nullptr)
+    offer(self, p, *r);
 }
 
 void notify_outbox(lessor_actor* self, const std::set<int16_t>& shards) {
@@ -191,21 +229,13 @@ void flush(lessor_actor* self) {
   std::vector<store::lease_request> reqs;
   reqs.reserve(batch.size());
   for (auto* p : batch) {
-    auto policy = policy_for(self, *conn, p->req);
-    if (!policy) {
-      st.db->failed("lease_failed", policy.error());
-      fail_all(policy.error());
+    auto r = lease_request_for(self, *conn, p->req);
+    if (!r) {
+      st.db->failed("lease_failed", r.error());
+      fail_all(r.error());
       return;
     }
-    store::lease_request r;
-    r.queue = p->req.queue;
-    r.max_tasks = std::min(p->req.max_tasks, st.max_batch);
-    r.worker_id = p->req.worker_id;
-    r.lease_seconds = policy->lease_seconds;
-    r.start_to_close_seconds = policy->start_to_close_seconds;
-    r.concurrency_limit = policy->concurrency_limit;
-    r.rate = policy->rate;
-    reqs.push_back(std::move(r));
+    reqs.push_back(std::move(*r));
   }
   auto leased = store::lease_batches(*conn, reqs);
   if (!leased) {
@@ -217,7 +247,7 @@ void flush(lessor_actor* self) {
   for (size_t i = 0; i < batch.size(); ++i) {
     const auto& r = reqs[i];
     if (static_cast<int>((*leased)[i].size()) == r.max_tasks)
-      st.polls.wake(r.queue, 1); // a full batch: the queue may hold more for the next poll
+      st.polls.wake(r.queue, 1, reclaimer(self)); // a full batch: the queue may hold more
     else if (!r.concurrency_limit && !r.rate)
       st.dry.insert(r.queue);
   }
@@ -227,14 +257,14 @@ void flush(lessor_actor* self) {
     auto& got = (*leased)[i];
     auto& p = *batch[i];
     if (got.empty()) {
-      park_or_answer(self, p, now);
+      park_or_answer(self, p, now, &reqs[i]);
       continue;
     }
     per_queue[p.req.queue] += got.size();
     std::vector<msg::leased_task> out;
     out.reserve(got.size());
     for (const auto& t : got) {
-      out.push_back(to_msg(t));
+      out.push_back(to_message(t));
       outbox_shards.insert(shard_of(t.workflow.str(), st.ctx.partition_count));
     }
     answer(self, p, std::move(out));
@@ -250,6 +280,7 @@ caf::behavior lessor(lessor_actor* self, partition_context ctx) {
   auto& st = self->state;
   st.ctx = std::move(ctx);
   st.db.emplace(st.ctx.dsn, "lessor", st.ctx.shard);
+  st.self_id = self->id();
   st.max_batch = static_cast<int>(st.ctx.settings.integer("lessor.max_batch"));
   st.lease_seconds = static_cast<int>(st.ctx.settings.integer("lessor.lease_seconds"));
   st.poll_interval = milliseconds{st.ctx.settings.integer("lessor.poll_interval_ms")};
@@ -264,8 +295,15 @@ caf::behavior lessor(lessor_actor* self, partition_context ctx) {
       auto rp = self->make_response_promise();
       auto now = self->clock().now();
       if (st.dry.count(req.queue) != 0) {
-        // Nothing to lease until the queue gets work: wait for its hint.
-        park_or_answer(self, st.polls.add_unqueued(std::move(req), rp, now + wait), now);
+        // Nothing to lease until the queue gets work: wait for its hint, or for a
+        // committer to lease it a task it decides (the policy is cached here).
+        std::optional<store::lease_request> r;
+        if (st.ctx.waiting)
+          if (auto* conn = st.db->get("lease_failed"); conn != nullptr)
+            if (auto got = lease_request_for(self, *conn, req))
+              r = std::move(*got);
+        park_or_answer(self, st.polls.add_unqueued(std::move(req), rp, now + wait), now,
+                       r ? &*r : nullptr);
         return rp;
       }
       st.polls.add(std::move(req), rp, now + wait);
@@ -277,7 +315,22 @@ caf::behavior lessor(lessor_actor* self, partition_context ctx) {
       // every parked poll made one claim statement per poll, most finding nothing.
       // A poll that fills its batch wakes the next one (flush).
       self->state.dry.erase(queue);
-      if (self->state.polls.wake(queue, 1) > 0)
+      if (self->state.polls.wake(queue, 1, reclaimer(self)) > 0)
+        schedule_flush(self);
+    },
+    [=](lent_atom, int64_t poll, std::vector<msg::leased_task>& tasks) {
+      // A committer hands back a poll it was lent, with what it leased to it.
+      auto& st = self->state;
+      auto* p = st.polls.find(poll);
+      if (p == nullptr)
+        return;
+      p->offered = false;
+      if (!tasks.empty()) {
+        answer(self, *p, std::move(tasks));
+        return;
+      }
+      // Nothing (its transaction rolled back, or the tasks were gone): a plain retry.
+      if (st.polls.wake_one(poll))
         schedule_flush(self);
     },
     [=](flush_atom) { flush(self); },
@@ -292,7 +345,10 @@ caf::behavior lessor(lessor_actor* self, partition_context ctx) {
       if (!p->parked) {
         p->expiry_armed = false;
       } else if (p->deadline <= now) {
-        answer(self, *p, {});
+        if (reclaim(self, *p))
+          answer(self, *p, {});
+        else
+          p->expiry_armed = false; // lent: answered when it comes back
       } else {
         self->delayed_send(self, p->deadline - now, tick_atom_v, poll);
       }
@@ -303,9 +359,10 @@ caf::behavior lessor(lessor_actor* self, partition_context ctx) {
       auto& st = self->state;
       auto now = self->clock().now();
       for (auto* p : st.polls.expired(now))
-        answer(self, *p, {});
+        if (reclaim(self, *p))
+          answer(self, *p, {});
       st.dry.clear();
-      if (st.polls.wake_all() > 0)
+      if (st.polls.wake_all(reclaimer(self)) > 0)
         schedule_flush(self);
       self->delayed_send(self, st.poll_interval, tick_atom_v);
     },

@@ -8,6 +8,10 @@
 //       its timeout (at most lessor.max_poll_timeout_ms), then answered empty.
 //   (work_atom, std::string queue)
 //       hint: the queue got work; its parked polls are retried at once.
+//   (lent_atom, int64_t poll, std::vector<msg::leased_task>)
+//       a committer hands back a parked poll it was lent (waiting_polls.hpp), with
+//       the tasks it leased to it in its own transaction: answered with them, or
+//       retried like any poll when there are none.
 // It also retries parked polls every lessor.poll_interval_ms, so no hint is
 // needed for progress (I9). It sends the node (outbox_atom, int16_t shard) for
 // the events its transactions wrote. Expired leases are swept by the node's

@@ -47,31 +47,57 @@ bool poll_book::park(open_poll& p) {
   return true;
 }
 
-size_t poll_book::wake(const std::string& queue, size_t limit) {
+size_t poll_book::wake(const std::string& queue, size_t limit, const may_take& take) {
   auto it = parked_.find(queue);
   if (it == parked_.end())
     return 0;
   auto& ids = it->second;
+  std::vector<int64_t> kept;
   size_t n = 0;
   size_t used = 0;
   for (; used < ids.size() && n < limit; ++used) {
-    if (auto* p = find(ids[used]); p != nullptr && p->parked) {
-      p->parked = false;
-      pending_.push_back(ids[used]);
-      ++n;
+    auto* p = find(ids[used]);
+    if (p == nullptr || !p->parked)
+      continue; // answered meanwhile
+    if (!take(*p)) {
+      kept.push_back(ids[used]); // lent: it stays parked until it comes back
+      continue;
     }
+    p->parked = false;
+    pending_.push_back(ids[used]);
+    ++n;
   }
   ids.erase(ids.begin(), ids.begin() + static_cast<std::ptrdiff_t>(used));
+  ids.insert(ids.begin(), kept.begin(), kept.end());
   if (ids.empty())
     parked_.erase(it);
   return n;
 }
 
-size_t poll_book::wake_all() {
+size_t poll_book::wake_all(const may_take& take) {
   size_t n = 0;
-  while (!parked_.empty())
-    n += wake(parked_.begin()->first);
+  std::vector<std::string> queues;
+  for (const auto& [queue, ids] : parked_)
+    queues.push_back(queue);
+  for (const auto& q : queues)
+    n += wake(q, SIZE_MAX, take);
   return n;
+}
+
+bool poll_book::wake_one(int64_t id) {
+  auto* p = find(id);
+  if (p == nullptr || !p->parked)
+    return false;
+  auto q = parked_.find(p->req.queue);
+  if (q != parked_.end()) {
+    auto& ids = q->second;
+    ids.erase(std::remove(ids.begin(), ids.end(), id), ids.end());
+    if (ids.empty())
+      parked_.erase(q);
+  }
+  p->parked = false;
+  pending_.push_back(id);
+  return true;
 }
 
 void poll_book::erase(int64_t id) {

@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <map>
 #include <string>
 #include <unordered_map>
@@ -25,6 +26,7 @@ struct open_poll {
   std::chrono::steady_clock::time_point deadline;
   bool parked = false;
   bool expiry_armed = false; ///< a delayed expiry message for it is on its way
+  bool offered = false;      ///< offered to the node's committers (waiting_polls.hpp)
 };
 
 class poll_book {
@@ -48,12 +50,18 @@ public:
   /// Parks a poll that found no work; true when it needs an expiry message.
   bool park(open_poll& p);
 
-  /// Moves the parked polls of `queue` back to pending, oldest first, at most
-  /// `limit` of them; returns how many.
-  size_t wake(const std::string& queue, size_t limit = SIZE_MAX);
+  /// Whether a parked poll may be taken now: false while a committer has it lent.
+  using may_take = std::function<bool(open_poll&)>;
 
-  /// Moves every parked poll back to pending (the periodic retry).
-  size_t wake_all();
+  /// Moves the parked polls of `queue` back to pending, oldest first, at most
+  /// `limit` of them, skipping (and keeping parked) those `take` refuses; returns how many.
+  size_t wake(const std::string& queue, size_t limit, const may_take& take);
+
+  /// Moves every parked poll `take` allows back to pending (the periodic retry).
+  size_t wake_all(const may_take& take);
+
+  /// Moves one parked poll back to pending; false when it is not parked.
+  bool wake_one(int64_t id);
 
   /// Answers `p` (already delivered by the caller) and forgets it.
   void erase(int64_t id);

@@ -17,6 +17,7 @@
 #include "actors/decider/committer.hpp"
 #include "actors/decider/committer_split.hpp"
 #include "actors/folder_logger.hpp"
+#include "actors/lessor/waiting_polls.hpp"
 #include "actors/maintenance/maintenance.hpp"
 #include "actors/membership/membership.hpp"
 #include "actors/node/peers.hpp"
@@ -48,6 +49,8 @@ struct node_state {
   /// under load partition p goes to committers[p mod N] (committer_split).
   std::vector<caf::actor> committers;
   std::shared_ptr<committer_split> split;
+  /// The lessors' parked polls, lent to the committers (null: lessor.lease_in_decision off).
+  std::shared_ptr<waiting_polls> waiting;
   caf::actor outbox_relay;  ///< delivers the outbox of every partition of this node
   caf::actor node_timer;    ///< fires the timers of every partition of this node
   std::vector<int16_t> owned;  ///< what membership last said
@@ -189,6 +192,7 @@ void sync_partitions(node_actor* self) {
     ctx.split = st.split;
     ctx.outbox_relay = st.outbox_relay;
     ctx.node_timer = st.node_timer;
+    ctx.waiting = st.waiting;
     ctx.settings = st.opt.settings;
     auto h = spawn_partition(self->system(), ctx);
     self->monitor(h.supervisor);
@@ -251,6 +255,12 @@ std::string status_json(node_actor* self, const std::string& membership_json) {
   out["nudges"] = st.nudges;
   // How many of the node's committers decide now (committer_split).
   out["decidingCommitters"] = st.split->deciding();
+  // Parked polls per queue the committers may lease new tasks to (lessor.lease_in_decision).
+  boost::json::object waiting;
+  if (st.waiting)
+    for (const auto& [queue, n] : st.waiting->offered())
+      waiting[queue] = n;
+  out["waitingPolls"] = std::move(waiting);
   return boost::json::serialize(out);
 }
 
@@ -276,7 +286,10 @@ caf::behavior node_behavior(node_actor* self, node_options opt) {
   m.node = me;
   st.membership = spawn_membership(self->system(), std::move(m));
   st.maintenance = spawn_maintenance(self->system(), st.opt.dsn, st.opt.settings);
+  if (st.opt.settings.boolean("lessor.lease_in_decision"))
+    st.waiting = std::make_shared<waiting_polls>();
   committer_context d;
+  d.waiting = st.waiting;
   d.partition_count = st.partitions;
   d.dsn = st.opt.dsn;
   d.node = me;

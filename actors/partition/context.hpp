@@ -12,6 +12,7 @@
 namespace nf::actors {
 
 class committer_split;
+class waiting_polls;
 
 /// What every per-partition actor is spawned with.
 struct partition_context {
@@ -26,6 +27,9 @@ struct partition_context {
   std::shared_ptr<const committer_split> split;
   caf::actor outbox_relay;        ///< the node's outbox relay (relay/outbox_relay.hpp)
   caf::actor node_timer;          ///< the node's timer (timer/node_timer.hpp)
+  /// Where the lessor offers its parked polls to the node's committers (null: it does
+  /// not, lessor.lease_in_decision = false).
+  std::shared_ptr<waiting_polls> waiting;
   config::values settings = config::values::defaults();
 };
 

@@ -1,7 +1,12 @@
 #define CAF_SUITE actors.node
 #include "tests/actors/actor_fixture.hpp"
 
+#include <chrono>
+#include <thread>
+
 #include <caf/exit_reason.hpp>
+#include <caf/scoped_actor.hpp>
+#include <boost/json/parse.hpp>
 
 #include "actors/node/node.hpp"
 #include "store/ids.hpp"
@@ -52,6 +57,15 @@ struct fixture : test::actor_fixture {
     return scalar(R"(SELECT "id"::text FROM "Nodes" WHERE "address" = 'test:1')");
   }
 
+  /// The node's parked polls of "work" offered to its committers (status "waitingPolls").
+  int64_t waiting_polls() {
+    auto s = ask<std::string>(node, status_atom_v);
+    NF_REQUIRE_OK(s);
+    auto status = boost::json::parse(*s);
+    const auto& w = status.as_object().at("waitingPolls").as_object();
+    return w.contains("work") ? w.at("work").to_number<int64_t>() : 0;
+  }
+
   bool owns(int n) {
     return test::wait_until([&] {
       auto s = ask<std::string>(node, status_atom_v);
@@ -97,6 +111,91 @@ CAF_TEST(I9 with nudges off a node finishes a workflow by polling alone) {
   NF_REQUIRE_OK(status);
   CAF_CHECK_NOT_EQUAL(status->find(R"("nudges":false)"), std::string::npos);
   CAF_CHECK_NOT_EQUAL(status->find(R"("epoch":1)"), std::string::npos);
+}
+
+namespace {
+
+/// Parks a long poll of "work" on `node` and waits until its lessor offers it to the
+/// committers (or, with offering off, until it has had time to park), starts "one", and
+/// returns what the poll got and how many transactions wrote the task's scheduled and
+/// started events.
+struct parked_lease {
+  std::vector<msg::leased_task> got;
+  std::string workflow_id;
+  std::string transactions;
+  int64_t waiting_after = 0;  ///< polls of "work" still offered after the lease
+};
+
+parked_lease lease_to_parked_poll(fixture& f, bool offered) {
+  parked_lease out;
+  msg::poll_request p;
+  p.queue = "work";
+  p.worker_id = "w1";
+  p.timeout_ms = 0;
+  // An empty claim marks the queue dry: the next poll parks without a transaction.
+  NF_REQUIRE_OK(f.ask<std::vector<msg::leased_task>>(f.node, poll_atom_v, p));
+  caf::scoped_actor worker{f.sys};
+  p.timeout_ms = 20000;
+  worker->send(f.node, poll_atom_v, p); // answered to `worker` below
+  if (offered) {
+    CAF_REQUIRE(test::wait_until([&] { return f.waiting_polls() == 1; }));
+  } else {
+    std::this_thread::sleep_for(std::chrono::milliseconds{200});
+  }
+  msg::start_request s;
+  s.workflow_name = "one";
+  s.input_json = R"({"x": 5})";
+  auto started = f.ask<msg::start_reply>(f.node, start_atom_v, s);
+  NF_REQUIRE_OK(started);
+  out.workflow_id = started->workflow_id;
+  worker->receive([&](std::vector<msg::leased_task>& xs) { out.got = std::move(xs); },
+                  [&](caf::error& err) { CAF_FAIL("poll failed: " << to_string(err)); },
+                  caf::after(std::chrono::seconds{30}) >> [] { CAF_FAIL("poll unanswered"); });
+  out.waiting_after = f.waiting_polls();
+  out.transactions = f.scalar(R"(SELECT count(DISTINCT xmin::text)::text FROM "WorkflowEvents"
+                                  WHERE "workflowId" = $1
+                                    AND "eventType" IN ('TASK_SCHEDULED', 'TASK_STARTED'))",
+                              store::params::of(out.workflow_id));
+  return out;
+}
+
+} // namespace
+
+CAF_TEST(a task decided while a poll waits is leased to it in the deciding commit) {
+  // The lessor's periodic retry takes its parked polls back for a moment: not during this.
+  spawn(true, {{"lessor.poll_interval_ms", "60000"}});
+  CAF_REQUIRE(owns(2));
+  auto r = lease_to_parked_poll(*this, true);
+  CAF_REQUIRE_EQUAL(r.got.size(), 1u);
+  CAF_CHECK_EQUAL(r.got[0].workflow_id, r.workflow_id);
+  CAF_CHECK_EQUAL(r.got[0].input_json, R"({"x": 5})");
+  // The start, its decision and the lease are one commit: no lease transaction between.
+  CAF_CHECK_EQUAL(r.transactions, "1");
+  CAF_CHECK_EQUAL(scalar(R"(SELECT "status"::text || ' ' || "workerId" || ' ' || "pollCount"
+                              FROM "TaskExecutions" WHERE "id" = $1)",
+                         store::params::of(r.got[0].task_id)),
+                  "IN_PROGRESS w1 1");
+  CAF_CHECK_EQUAL(r.waiting_after, 0);
+  // The lease is a lease like any (I5): its token completes the task, and the workflow.
+  msg::task_result done;
+  done.task_id = r.got[0].task_id;
+  done.workflow_id = r.got[0].workflow_id;
+  done.lease_token = "00000000-0000-7000-8000-000000000000";
+  done.output_json = R"({"y": 6})";
+  auto lost = ask<std::string>(node, complete_atom_v, done);
+  CAF_REQUIRE(!lost);
+  CAF_CHECK_EQUAL(store::message_of(lost.error()), "lease lost");
+  done.lease_token = r.got[0].lease_token;
+  NF_REQUIRE_OK(ask<std::string>(node, complete_atom_v, done));
+  CAF_CHECK(wait_status(r.workflow_id, "COMPLETED"));
+}
+
+CAF_TEST(with lessor.lease_in_decision off the lessor leases in a transaction of its own) {
+  spawn(true, {{"lessor.lease_in_decision", "false"}, {"lessor.poll_interval_ms", "60000"}});
+  CAF_REQUIRE(owns(2));
+  auto r = lease_to_parked_poll(*this, false);
+  CAF_REQUIRE_EQUAL(r.got.size(), 1u);
+  CAF_CHECK_EQUAL(r.transactions, "2");
 }
 
 CAF_TEST(committers switching between one and two lose and repeat nothing) {
