@@ -9,6 +9,7 @@
 #include "store/json.hpp"
 #include "store/pg/errors.hpp"
 #include "store/pg/pipeline.hpp"
+#include "store/queues.hpp"
 
 namespace nf::store {
 
@@ -53,6 +54,11 @@ DELETE FROM "TaskQueues" q
  WHERE q."queueName" = x."queueName" AND q."taskId" = x."id")", 1};
 
 // I1: the identity is the arbiter; a re-run evaluation inserts nothing twice,
+// and a retry (attempt + 1) is a different identity. A task leased in the decision
+// (task_lease, $16–$19) comes with its id and is inserted IN_PROGRESS, its queue row
+// already leased: the row the lessor's claim and stamp would make, without them.
+// Neither index of "TaskQueues" that a lease changes (dequeue, lease) then sees the row twice.
+//
 // and a retry (attempt + 1) is a different identity. Only rows actually
 // inserted get a queue row. A task inserted terminal was executed by this
 // evaluation, so it is already seen. Only a retry (attempt > 0) looks up the attempt it
@@ -63,15 +69,17 @@ const statement insert_tasks{"decide.insert_tasks", R"(
 WITH u AS (
   SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::text[], $4::integer[], $5::integer[],
                        $6::text[], $7::text[], $8::text[], $9::text[], $10::jsonb[], $11::jsonb[],
-                       $12::text[], $13::boolean[], $14::smallint[], $15::smallint[])
+                       $12::text[], $13::boolean[], $14::smallint[], $15::smallint[],
+                       $16::uuid[], $17::text[], $18::uuid[], $19::bigint[])
     AS u(wf, ns, ref, iter, att, type, def, queue, status, input, output, reason, enqueue,
-         priority, shard)),
+         priority, shard, id, worker, token, lease_ms)),
 i AS (
   INSERT INTO "TaskExecutions"
-    ("workflowId", "namespaceId", "refName", "iteration", "attempt", "taskType", "taskDefName",
-     "queueName", "status", "input", "output", "reasonForIncompletion", "retriedTaskId",
-     "startedAt", "endedAt", "deciderSeenAt")
-  SELECT u.wf, u.ns, u.ref, u.iter, u.att, u.type::task_execution_type, u.def, u.queue,
+    ("id", "workflowId", "namespaceId", "refName", "iteration", "attempt", "taskType",
+     "taskDefName", "queueName", "status", "input", "output", "reasonForIncompletion",
+     "retriedTaskId", "startedAt", "endedAt", "deciderSeenAt", "workerId", "pollCount")
+  SELECT COALESCE(u.id, uuidv7()), u.wf, u.ns, u.ref, u.iter, u.att, u.type::task_execution_type,
+         u.def, u.queue,
          u.status::task_execution_status, u.input, u.output, u.reason,
          CASE WHEN u.att > 0 THEN
            (SELECT p."id" FROM "TaskExecutions" p
@@ -79,19 +87,22 @@ i AS (
                AND p."attempt" = u.att - 1 /*prune: AND p."workflowId" = ANY($1::uuid[]) */) END,
          CASE WHEN u.status <> 'SCHEDULED' THEN now() END,
          CASE WHEN u.status NOT IN ('SCHEDULED', 'IN_PROGRESS') THEN now() END,
-         CASE WHEN u.status NOT IN ('SCHEDULED', 'IN_PROGRESS') THEN now() END
+         CASE WHEN u.status NOT IN ('SCHEDULED', 'IN_PROGRESS') THEN now() END,
+         u.worker, CASE WHEN u.worker IS NULL THEN 0 ELSE 1 END
     FROM u
   ON CONFLICT ("workflowId", "refName", "iteration", "attempt") DO NOTHING
   RETURNING "workflowId", "id", "refName", "iteration", "attempt", "taskType", "queueName"),
 q AS (
-  INSERT INTO "TaskQueues" ("queueName", "taskId", "workflowId", "taskType", "priority", "shard")
-  SELECT i."queueName", i."id", i."workflowId", i."taskType", u.priority, u.shard
+  INSERT INTO "TaskQueues" ("queueName", "taskId", "workflowId", "taskType", "priority", "shard",
+                            "leaseToken", "leaseExpiresAt", "leasedBy")
+  SELECT i."queueName", i."id", i."workflowId", i."taskType", u.priority, u.shard, u.token,
+         to_timestamp(u.lease_ms::double precision / 1000), u.worker
     FROM i JOIN u ON u.wf = i."workflowId" AND u.ref = i."refName" AND u.iter = i."iteration"
                  AND u.att = i."attempt"
    WHERE u.enqueue
   ON CONFLICT ("queueName", "taskId") DO NOTHING)
 SELECT i."workflowId", i."id", i."refName", i."iteration", i."attempt", i."taskType",
-       CASE WHEN u.enqueue THEN i."queueName" END
+       CASE WHEN u.enqueue THEN i."queueName" END, u.token IS NOT NULL
   FROM i JOIN u ON u.wf = i."workflowId" AND u.ref = i."refName" AND u.iter = i."iteration"
                AND u.att = i."attempt")", 1};
 
@@ -229,7 +240,35 @@ caf::expected<void> check_compare_and_set(const std::vector<decision_write>& wri
   return {};
 }
 
+/// The TASK_STARTED events and start-to-close timers of the tasks leased in the decision,
+/// written as the lessor writes them (store/queues.cpp): the event after the decision's own
+/// (its seq follows theirs, I8), the timer guarding the lease's token.
+void add_lease_writes(pipeline& p, const std::vector<decision_write>& writes,
+                      std::vector<event_draft>& events) {
+  std::vector<started_lease> leases;
+  for (const auto& w : writes)
+    for (const auto& t : w.inserts)
+      if (t.lease) {
+        const auto& l = *t.lease;
+        leases.push_back(started_lease{w.id, w.ns, w.shard.value(), l.id, t.identity.ref,
+                                       t.identity.attempt, t.identity.iteration, l.worker_id,
+                                       l.token, l.expires_at_ms, l.start_to_close_seconds});
+      }
+  events = started_events(leases);
+  add_events(p, events);
+  add_start_to_close_timers(p, leases);
+}
+
 } // namespace
+
+bool is_queued(const decision_write& w, const task_insert& t) {
+  // A task this same write ends never enters a queue.
+  bool ended_here = std::any_of(w.changes.begin(), w.changes.end(), [&](const auto& c) {
+    return c.identity == t.identity && flow::is_terminal(c.status);
+  });
+  return !t.queue.empty() && t.start_delay_ms <= 0 && t.status == flow::task_status::scheduled
+         && !ended_here;
+}
 
 caf::expected<apply_result> apply_decisions(transaction& tx,
                                             const std::vector<decision_write>& writes) {
@@ -267,25 +306,30 @@ caf::expected<apply_result> apply_decisions(transaction& tx,
   {
     identity_columns ids;
     std::vector<std::string> ns, types, defs, statuses;
-    std::vector<std::optional<std::string>> queues, outputs, reasons;
+    std::vector<std::optional<std::string>> queues, outputs, reasons, task_ids, workers, tokens,
+      lease_ms;
     std::vector<json_text> inputs;
     std::vector<std::string> enqueue;
     std::vector<int64_t> priorities, shards;
     const auto empty = json(boost::json::object{});
     for (const auto& w : writes) {
       for (const auto& t : w.inserts) {
-        // A task this same write ends never enters a queue.
-        bool ended_here = std::any_of(w.changes.begin(), w.changes.end(), [&](const auto& c) {
-          return c.identity == t.identity && flow::is_terminal(c.status);
-        });
-        bool queued = !t.queue.empty() && t.start_delay_ms <= 0
-                      && t.status == flow::task_status::scheduled && !ended_here;
+        bool queued = is_queued(w, t);
+        if (t.lease && !queued)
+          return make_error(errc::internal, "decision for workflow " + w.id.str() + ": task "
+                                              + t.identity.ref + " leased but not queued");
         ids.add(w.id, t.identity);
         ns.push_back(w.ns.str());
         types.emplace_back(flow::to_string(t.type));
         defs.push_back(t.task_def_name);
         queues.push_back(t.queue.empty() ? std::nullopt : std::optional<std::string>{t.queue});
-        statuses.emplace_back(flow::to_string(t.status));
+        statuses.emplace_back(t.lease ? flow::to_string(flow::task_status::in_progress)
+                                      : flow::to_string(t.status));
+        auto some = [](const std::string& s) { return std::optional<std::string>{s}; };
+        task_ids.push_back(t.lease ? some(t.lease->id.str()) : std::nullopt);
+        workers.push_back(t.lease ? some(t.lease->worker_id) : std::nullopt);
+        tokens.push_back(t.lease ? some(t.lease->token.str()) : std::nullopt);
+        lease_ms.push_back(t.lease ? some(std::to_string(t.lease->expires_at_ms)) : std::nullopt);
         inputs.push_back(t.input ? *t.input : empty);
         outputs.push_back(opt(t.output));
         reasons.push_back(t.reason_for_incompletion);
@@ -300,7 +344,8 @@ caf::expected<apply_result> apply_decisions(transaction& tx,
                        int_array(ids.att), text_array(types), text_array(defs), text_array(queues),
                        text_array(statuses), json_array(inputs), text_array(outputs),
                        text_array(reasons), text_array(enqueue), int_array(priorities),
-                       int_array(shards)));
+                       int_array(shards), text_array(task_ids), text_array(workers),
+                       text_array(tokens), text_array(lease_ms)));
       insert_at = n++;
     }
   }
@@ -410,6 +455,11 @@ caf::expected<apply_result> apply_decisions(transaction& tx,
     }
   }
 
+  std::vector<event_draft> lease_events;
+  const size_t lease_events_at = p.size();
+  add_lease_writes(p, writes, lease_events);
+  n = static_cast<int>(p.size());
+
   {
     std::vector<std::string> ids;
     for (const auto& w : writes)
@@ -432,6 +482,7 @@ caf::expected<apply_result> apply_decisions(transaction& tx,
   if (!rs)
     return std::move(rs.error());
 
+  size_t leased_inserted = 0;
   if (insert_at >= 0) {
     const auto& r = (*rs)[static_cast<size_t>(insert_at)];
     std::set<std::string> queues;
@@ -442,11 +493,25 @@ caf::expected<apply_result> apply_decisions(transaction& tx,
       t.identity = {r.str(row, 2), r.i32(row, 3), r.i32(row, 4)};
       t.type = flow::parse_task_type(r.text(row, 5)).value_or(flow::task_type::simple);
       t.queue = r.opt_str(row, 6).value_or("");
-      if (!t.queue.empty())
+      t.leased = r.text(row, 7) == "t";
+      // A leased row needs no lessor: its queue is hinted only for rows left unleased.
+      if (!t.queue.empty() && !t.leased)
         queues.insert(t.queue);
+      leased_inserted += t.leased ? 1 : 0;
       out.inserted.push_back(std::move(t));
     }
     out.queues.assign(queues.begin(), queues.end());
+  }
+  // A leased task whose identity was there already (I1) was not inserted, and its event
+  // and timer would name a row that does not exist: never expected under the compare-and-set,
+  // and never committed.
+  if (!lease_events.empty()) {
+    if (leased_inserted != lease_events.size())
+      return make_error(errc::internal, "apply_decisions: " + std::to_string(lease_events.size())
+                                          + " tasks leased in the decision, "
+                                          + std::to_string(leased_inserted) + " inserted");
+    if (auto w = events_written(lease_events, (*rs)[lease_events_at]); !w)
+      return std::move(w.error());
   }
   if (arm_at >= 0) {
     const auto& r = (*rs)[static_cast<size_t>(arm_at)];

@@ -115,6 +115,18 @@ load_frontier(transaction& tx, const std::vector<workflow_id>& ids);
 const statement& snapshot_tasks_statement();
 const statement& frontier_statement();
 
+/// A lease granted in the deciding transaction to a poll that waits (docs/engine.md §3,
+/// "lease in the decision"): the task is inserted IN_PROGRESS with its queue row already
+/// leased, and its TASK_STARTED event and start-to-close timer are written with it, as
+/// the lessor writes them.
+struct task_lease {
+  task_id id;                  ///< the row's id, made here: the event and the timer name it
+  std::string worker_id;
+  lease_token token;
+  int64_t expires_at_ms = 0;   ///< server clock
+  int start_to_close_seconds = 0;
+};
+
 /// A task execution to insert (I1: its identity is inserted once).
 struct task_insert {
   flow::task_identity identity;
@@ -130,6 +142,8 @@ struct task_insert {
   std::optional<std::string> reason_for_incompletion;
   /// > 0: no queue row now; a `delay` timer (in decision_write::arm) enqueues it.
   int64_t start_delay_ms = 0;
+  /// Set only on a SCHEDULED task that gets a queue row (`is_queued`).
+  std::optional<task_lease> lease;
 };
 
 /// A status change of an existing task (or one inserted by the same write),
@@ -204,12 +218,16 @@ struct decision_write {
   bool dequeue = true;
 };
 
+/// Whether `t` of `w` gets a queue row now (and so may be leased in the decision).
+bool is_queued(const decision_write& w, const task_insert& t);
+
 struct inserted_task {
   workflow_id workflow;
   task_id id;
   flow::task_identity identity;
   flow::task_type type = flow::task_type::simple;
   std::string queue;  ///< empty when it got no queue row
+  bool leased = false;  ///< inserted with its lease (task_insert::lease)
 };
 
 /// What the caller nudges after commit.

@@ -43,45 +43,37 @@ SELECT count(*) FROM "TaskQueues" WHERE "queueName" = $1 AND "leaseExpiresAt" IS
 // keeps the planner from turning the probes into a join): priced as sixteen partitions
 // per row, the probes lose to hashing every task row there is until the table is large,
 // and a generic plan made on a young database kept reading all of them at every lease.
-//
-// The listed variant ($6: task ids) claims only those tasks' rows, found by the
-// ("queueName", "taskId") index: lease_request::only_tasks.
-#define NF_LEASE_CLAIM(listed) \
-  R"(WITH c AS ( )" \
-  R"(  SELECT "queueName", "id", "priority" FROM "TaskQueues" )" \
-  R"(   WHERE "queueName" = $1 AND "leaseExpiresAt" IS NULL)" listed \
-  R"(   ORDER BY "priority" DESC, "id" )" \
-  R"(   LIMIT CASE WHEN $5::int IS NULL THEN $2::int )" \
-  R"(              ELSE GREATEST(0, LEAST($2::int, $5::int - ( )" \
-  R"(                     SELECT count(*) FROM "TaskQueues" )" \
-  R"(                      WHERE "queueName" = $1 AND "leaseExpiresAt" IS NOT NULL)))::int END )" \
-  R"(   FOR UPDATE SKIP LOCKED), )" \
-  R"(n AS MATERIALIZED ( )" \
-  R"(  SELECT array_agg(c."id" ORDER BY c."priority" DESC, c."id") AS ids FROM c), )" \
-  R"(q AS ( )" \
-  R"(  UPDATE "TaskQueues" q )" \
-  R"(     SET "leaseToken" = uuidv7(), "leaseExpiresAt" = now() + make_interval(secs => $3::int), )" \
-  R"(         "leasedBy" = ($4::text[])[array_position(n.ids, q."id")] )" \
-  R"(    FROM n )" \
-  R"(   WHERE q."queueName" = $1 AND q."id" = ANY(n.ids) )" \
-  R"(  RETURNING q."id", q."taskId", q."workflowId", q."taskType", q."shard", )" \
-  R"(            array_position(n.ids, q."id") AS rn, q."leaseToken", q."leaseExpiresAt") )" \
-  R"(SELECT q."id", q."taskId", q."workflowId", q."taskType"::text, q."shard", q."leaseToken", )" \
-  R"(       )" NF_EPOCH_MS("q.\"leaseExpiresAt\"") R"(, t."status"::text, t."namespaceId",)" \
-  R"(       t."refName", t."iteration", t."attempt", t."taskDefName", t."input"::text, q.rn )" \
-  R"(  FROM q )" \
-  R"(  LEFT JOIN LATERAL ( )" \
-  R"(    SELECT te."status", te."namespaceId", te."refName", te."iteration", te."attempt", )" \
-  R"(           te."taskDefName", te."input" )" \
-  R"(      FROM "TaskExecutions" te WHERE te."workflowId" = q."workflowId" AND te."id" = q."taskId" )" \
-  R"(    OFFSET 0) t )" \
-  R"(    ON true )" \
-  R"( ORDER BY q.rn )"
-
-constexpr statement claim{"lease.claim_batch", NF_LEASE_CLAIM("")};
-constexpr statement claim_listed{"lease.claim_listed",
-                                 NF_LEASE_CLAIM(R"( AND "taskId" = ANY($6::uuid[]))")};
-#undef NF_LEASE_CLAIM
+constexpr statement claim{"lease.claim_batch", R"(
+WITH c AS (
+  SELECT "queueName", "id", "priority" FROM "TaskQueues"
+   WHERE "queueName" = $1 AND "leaseExpiresAt" IS NULL
+   ORDER BY "priority" DESC, "id"
+   LIMIT CASE WHEN $5::int IS NULL THEN $2::int
+              ELSE GREATEST(0, LEAST($2::int, $5::int - (
+                     SELECT count(*) FROM "TaskQueues"
+                      WHERE "queueName" = $1 AND "leaseExpiresAt" IS NOT NULL)))::int END
+   FOR UPDATE SKIP LOCKED),
+n AS MATERIALIZED (
+  SELECT array_agg(c."id" ORDER BY c."priority" DESC, c."id") AS ids FROM c),
+q AS (
+  UPDATE "TaskQueues" q
+     SET "leaseToken" = uuidv7(), "leaseExpiresAt" = now() + make_interval(secs => $3::int),
+         "leasedBy" = ($4::text[])[array_position(n.ids, q."id")]
+    FROM n
+   WHERE q."queueName" = $1 AND q."id" = ANY(n.ids)
+  RETURNING q."id", q."taskId", q."workflowId", q."taskType", q."shard",
+            array_position(n.ids, q."id") AS rn, q."leaseToken", q."leaseExpiresAt")
+SELECT q."id", q."taskId", q."workflowId", q."taskType"::text, q."shard", q."leaseToken",
+       )" NF_EPOCH_MS("q.\"leaseExpiresAt\"") R"(, t."status"::text, t."namespaceId",
+       t."refName", t."iteration", t."attempt", t."taskDefName", t."input"::text, q.rn
+  FROM q
+  LEFT JOIN LATERAL (
+    SELECT te."status", te."namespaceId", te."refName", te."iteration", te."attempt",
+           te."taskDefName", te."input"
+      FROM "TaskExecutions" te WHERE te."workflowId" = q."workflowId" AND te."id" = q."taskId"
+    OFFSET 0) t
+    ON true
+ ORDER BY q.rn)"};
 
 // A queue row whose task is gone or no longer SCHEDULED is stale: dropped, never leased.
 constexpr statement drop_stale{"lease.drop_stale", R"(
@@ -156,8 +148,7 @@ struct claimed_row {
 /// limit that each request's claim applies on its own.
 bool share_claim(const lease_request& a, const lease_request& b) {
   auto plain = [](const lease_request& r) { return !r.concurrency_limit && !r.rate; };
-  return a.queue == b.queue && a.lease_seconds == b.lease_seconds && plain(a) && plain(b)
-         && a.only_tasks == b.only_tasks;
+  return a.queue == b.queue && a.lease_seconds == b.lease_seconds && plain(a) && plain(b);
 }
 
 /// One claim for the requests `group` of one queue, within the limits; appends to `out`,
@@ -199,15 +190,8 @@ caf::expected<void> claim_queue(connection& conn, const std::vector<lease_reques
       workers.push_back(reqs[i].worker_id);
       request_of.push_back(i);
     }
-  auto limit_arg = count_in_claim ? req.concurrency_limit : std::nullopt;
-  auto rows = req.only_tasks.empty()
-                ? conn.run(claim, params::of(req.queue, limit, req.lease_seconds,
-                                             text_array(workers), limit_arg))
-                : conn.run(claim_listed,
-                           params::of(req.queue, limit, req.lease_seconds, text_array(workers),
-                                      limit_arg, ids_array(req.only_tasks, [](const task_id& t) {
-                                        return t;
-                                      })));
+  auto rows = conn.run(claim, params::of(req.queue, limit, req.lease_seconds, text_array(workers),
+                                         count_in_claim ? req.concurrency_limit : std::nullopt));
   if (!rows)
     return std::move(rows.error());
   if (req.rate) {
@@ -280,32 +264,26 @@ lease_in(transaction& tx, const std::vector<lease_request>& reqs) {
   // The execution rows are locked after the queue rows here (the claim must come first);
   // a decider cancelling one of these tasks meanwhile can deadlock with us, and `perform`
   // reruns whichever transaction Postgres picks.
-  std::vector<event_draft> events;
-  std::vector<timer_spec> timers;
+  std::vector<started_lease> leases;
   std::vector<std::string> workers;
   for (const auto* c : good) {
     const auto& t = c->task;
     const auto& req = reqs[c->request];
-    boost::json::object payload{{"workerId", req.worker_id},
-                                {"attempt", t.attempt},
-                                {"iteration", t.iteration},
-                                {"leaseExpiresAtMs", t.lease_expires_at_ms}};
-    events.push_back(event_draft{t.workflow, c->ns, c->shard, "TASK_STARTED", t.task,
-                                 t.ref_name, json(payload)});
-    if (req.start_to_close_seconds > 0)
-      timers.push_back(timer_spec{timer_kind::start_to_close, t.workflow, c->shard, t.task,
-                                  t.token, int64_t{req.start_to_close_seconds} * 1000});
+    leases.push_back(started_lease{t.workflow, c->ns, c->shard, t.task, t.ref_name, t.attempt,
+                                   t.iteration, req.worker_id, t.token, t.lease_expires_at_ms,
+                                   req.start_to_close_seconds});
     workers.push_back(req.worker_id);
   }
   // The execution rows (seqs and events, I8) before the task rows, as everywhere.
   pipeline p{conn};
+  auto events = started_events(leases);
   const bool appended = add_events(p, events);
   const size_t started_at = p.size();
   p.add(start_tasks,
         params::of(ids_array(good, [](const auto* c) { return c->task.workflow; }),
                    ids_array(good, [](const auto* c) { return c->task.task; }),
                    text_array(workers)));
-  add_arm_timers(p, timers);
+  add_start_to_close_timers(p, leases);
   auto rs = p.run();
   if (!rs)
     return std::move(rs.error());
@@ -338,6 +316,29 @@ caf::expected<int64_t> lease_lost_or(const std::optional<int64_t>& x) {
 }
 
 } // namespace
+
+std::vector<event_draft> started_events(const std::vector<started_lease>& leases) {
+  std::vector<event_draft> out;
+  out.reserve(leases.size());
+  for (const auto& l : leases) {
+    boost::json::object payload{{"workerId", l.worker_id},
+                                {"attempt", l.attempt},
+                                {"iteration", l.iteration},
+                                {"leaseExpiresAtMs", l.expires_at_ms}};
+    out.push_back(event_draft{l.workflow, l.ns, l.shard, "TASK_STARTED", l.task, l.ref,
+                              json(payload)});
+  }
+  return out;
+}
+
+void add_start_to_close_timers(pipeline& p, const std::vector<started_lease>& leases) {
+  std::vector<timer_spec> timers;
+  for (const auto& l : leases)
+    if (l.start_to_close_seconds > 0)
+      timers.push_back(timer_spec{timer_kind::start_to_close, l.workflow, l.shard, l.task,
+                                  l.token, int64_t{l.start_to_close_seconds} * 1000});
+  add_arm_timers(p, timers);
+}
 
 caf::expected<std::vector<std::vector<leased_task>>>
 lease_batches(transaction& tx, const std::vector<lease_request>& reqs) {

@@ -15,6 +15,7 @@
 #include "store/pg/connection.hpp"
 #include "store/pg/transaction.hpp"
 #include "store/rate_limits.hpp"
+#include "store/task_transitions.hpp"
 
 namespace nf::store {
 
@@ -30,11 +31,6 @@ struct lease_request {
   int start_to_close_seconds = 0;        ///< timeoutSeconds; 0 = no startToClose timer
   std::optional<int> concurrency_limit;  ///< concurrentExecLimit, > 0: leased rows of the queue
   std::optional<rate_limit> rate;        ///< rateLimitPerFrequency (absent = unlimited)
-  /// Non-empty: only these tasks' queue rows may be claimed, whatever else the queue
-  /// holds. The decider leases what its own transaction queued to polls that wait
-  /// (docs/engine.md §3): those rows are locked by nothing else, and their workflows'
-  /// rows are locked by that transaction already, so its lease waits on no one.
-  std::vector<task_id> only_tasks;
 };
 
 /// A leased task, as the worker receives it.
@@ -59,6 +55,29 @@ struct queue_policy {
   std::optional<int> concurrency_limit;
   std::optional<rate_limit> rate;
 };
+
+/// A lease as it is recorded beside the task's rows: its TASK_STARTED event and its
+/// start-to-close timer. The lessor's lease and the decider's (a task leased in the
+/// decision that schedules it, docs/engine.md §3) record it the same way.
+struct started_lease {
+  workflow_id workflow;
+  namespace_id ns;
+  int16_t shard = 0;
+  task_id task;
+  std::string ref;
+  int32_t attempt = 0;
+  int32_t iteration = 0;
+  std::string worker_id;
+  lease_token token;
+  int64_t expires_at_ms = 0;       ///< server clock
+  int start_to_close_seconds = 0;  ///< 0: no timer
+};
+
+/// The TASK_STARTED events of `leases`, in order (for store::add_events).
+std::vector<event_draft> started_events(const std::vector<started_lease>& leases);
+
+/// Adds the start-to-close timers of `leases` (those with one) to `p`.
+void add_start_to_close_timers(pipeline& p, const std::vector<started_lease>& leases);
 
 /// Leases up to `max_tasks` of one queue in one transaction (see `lease_batches`).
 caf::expected<std::vector<leased_task>> lease_tasks(connection& conn, const lease_request& req);

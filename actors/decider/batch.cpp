@@ -120,7 +120,8 @@ struct decider_core::attempt_state {
   /// not (a row another wake left may be claimed with them).
   std::set<std::string> rowless_completions;
   bool decide_again = false;
-  std::vector<lent_poll> lent;  ///< polls lent to this attempt (lease_to_waiting)
+  std::vector<lent_poll> lent;  ///< polls lent to this attempt (apply_plans)
+  bool may_lend = true;
   /// The completions' writes, added to a pipeline but not yet sent: they go with the
   /// claim and the reads (which must see them), in one round trip.
   store::pipeline* pending = nullptr;
@@ -208,6 +209,7 @@ batch_output decider_core::run(const batch_input& in) {
       return finish();
     }
     attempt_state st;
+    st.may_lend = pass == 1;
     caf::error err;
     // Every poll lent goes back to its lessor; only a commit makes its leases real.
     auto give_back = [&](bool committed) {
@@ -404,43 +406,7 @@ caf::expected<void> decider_core::attempt(store::transaction& tx, const batch_in
   for (size_t i = 0; i < st.completions.size(); ++i)
     if (st.completions[i] && st.evaluated.count(in.completions[i].workflow.str()) == 0)
       unevaluated.push_back(in.completions[i]);
-  if (auto r = store::unsee_tasks(tx, unevaluated); !r)
-    return r;
-  return lease_to_waiting(tx, st);
-}
-
-caf::expected<void> decider_core::lease_to_waiting(store::transaction& tx, attempt_state& st) {
-  if (!waiting_)
-    return {};
-  // Only rows this transaction queued (only_tasks): they are locked by no one else and
-  // their workflows' rows are locked here already, so the lease waits on nobody. A
-  // backlog of older rows is the lessors' (a poll parks only while its queue is empty).
-  std::vector<store::lease_request> reqs;
-  for (const auto& [queue, ids] : st.fx.queued)
-    for (auto& p : waiting_->lend(queue, ids.size())) {
-      auto r = p.request;
-      r.only_tasks = ids;
-      reqs.push_back(std::move(r));
-      st.lent.push_back(lent_poll{std::move(p), {}});
-    }
-  if (reqs.empty())
-    return {};
-  auto leased = store::lease_batches(tx, reqs);
-  if (!leased)
-    return std::move(leased.error());
-  std::map<std::string, size_t> per_queue;
-  for (size_t i = 0; i < reqs.size(); ++i) {
-    auto& got = (*leased)[i];
-    per_queue[reqs[i].queue] += got.size();
-    for (const auto& t : got)
-      st.fx.hints.outbox_shards.insert(shard_of(t.workflow.str(), partition_count_));
-    st.lent[i].tasks = std::move(got);
-  }
-  // A queue whose new rows are all leased needs no hint to its lessor.
-  for (const auto& [queue, n] : per_queue)
-    if (n >= st.fx.queued[queue].size())
-      st.fx.hints.queues.erase(queue);
-  return {};
+  return store::unsee_tasks(tx, unevaluated);
 }
 
 caf::expected<void> decider_core::run_commands(store::transaction& tx, const batch_input& in,
@@ -670,7 +636,10 @@ caf::expected<void> decider_core::decide_claimed(store::transaction& tx,
     }
     note_history_use(*it.snap, it.def && !it.history, plans.back());
   }
-  if (auto r = apply_plans(tx, plans, shards_, partition_count_, st.fx); !r)
+  // The first attempt leases to waiting polls; a retry does not, so whatever made the
+  // attempt fail cannot be the lending, and the polls are back with their lessors.
+  lending lend{st.may_lend ? waiting_.get() : nullptr, now_ms, &st.lent};
+  if (auto r = apply_plans(tx, plans, shards_, partition_count_, st.fx, &lend); !r)
     return r;
   for (const auto& s : snapshots)
     st.evaluated.insert(s.id.str());

@@ -115,8 +115,6 @@ private:
   bool ensure_connected(std::string& why);
   caf::expected<void> attempt(store::transaction& tx, const batch_input& in,
                               const std::set<std::string>& excluded, attempt_state& st);
-  /// Leases what the attempt queued to polls parked on those queues, in its transaction.
-  caf::expected<void> lease_to_waiting(store::transaction& tx, attempt_state& st);
   caf::expected<void> run_commands(store::transaction& tx, const batch_input& in,
                                    attempt_state& st);
   caf::expected<void> decide_claimed(store::transaction& tx, const std::set<std::string>& excluded,

@@ -198,9 +198,56 @@ caf::expected<workflow_plan> plan_edit_command(const command_request& c,
   return p;
 }
 
+namespace {
+
+/// Leases the queued tasks of `writes` to the polls waiting on their queues, oldest poll
+/// first, each up to its max_tasks: marks each task_insert with its lease and notes the
+/// task against its poll in `lend.lent`.
+void lend_to_waiting(std::vector<store::decision_write>& writes, const lending& lend) {
+  std::map<std::string, std::vector<std::pair<store::decision_write*, store::task_insert*>>>
+    by_queue;
+  for (auto& w : writes)
+    for (auto& t : w.inserts)
+      if (store::is_queued(w, t))
+        by_queue[t.queue].emplace_back(&w, &t);
+  for (auto& [queue, tasks] : by_queue) {
+    size_t next = 0;
+    for (auto& poll : lend.polls->lend(queue, tasks.size())) {
+      lent_poll l{std::move(poll), {}};
+      const auto& req = l.poll.request;
+      for (int k = 0; k < req.max_tasks && next < tasks.size(); ++k, ++next) {
+        auto& [w, t] = tasks[next];
+        store::task_lease lease;
+        lease.id = task_id{new_uuidv7()};
+        lease.worker_id = req.worker_id;
+        lease.token = lease_token{new_uuidv7()};
+        lease.expires_at_ms = lend.now_ms + int64_t{req.lease_seconds} * 1000;
+        lease.start_to_close_seconds = req.start_to_close_seconds;
+        store::leased_task m;
+        m.queue = queue;
+        m.task = lease.id;
+        m.workflow = w->id;
+        m.ref_name = t->identity.ref;
+        m.iteration = t->identity.iteration;
+        m.attempt = t->identity.attempt;
+        m.task_type = std::string{flow::to_string(t->type)};
+        m.task_def_name = t->task_def_name;
+        m.input = t->input ? t->input->str() : "{}";
+        m.token = lease.token;
+        m.lease_expires_at_ms = lease.expires_at_ms;
+        t->lease = std::move(lease);
+        l.tasks.push_back(std::move(m));
+      }
+      lend.lent->push_back(std::move(l));
+    }
+  }
+}
+
+} // namespace
+
 caf::expected<void> apply_plans(store::transaction& tx, const std::vector<workflow_plan>& plans,
                                 const std::set<int16_t>& served, int partition_count,
-                                plan_effects& fx) {
+                                plan_effects& fx, const lending* lend) {
   if (plans.empty())
     return {};
   // Requeues first: "DecideQueues" comes before "WorkflowExecutions" in the lock order.
@@ -224,6 +271,8 @@ caf::expected<void> apply_plans(store::transaction& tx, const std::vector<workfl
   writes.reserve(plans.size());
   for (const auto& p : plans)
     writes.push_back(p.write);
+  if (lend != nullptr && lend->polls != nullptr)
+    lend_to_waiting(writes, *lend);
   auto applied = store::apply_decisions(tx, writes);
   if (!applied) {
     if (store::code_of(applied.error()) == store::errc::stale)
@@ -232,9 +281,6 @@ caf::expected<void> apply_plans(store::transaction& tx, const std::vector<workfl
   }
   fx.workflows += plans.size();
   fx.tasks_scheduled += applied->inserted.size();
-  for (const auto& t : applied->inserted)
-    if (!t.queue.empty())
-      fx.queued[t.queue].push_back(t.id);
   fx.hints.queues.insert(applied->queues.begin(), applied->queues.end());
   fx.hints.note_timer(applied->earliest_timer_ms);
   for (const auto& w : writes) {

@@ -5,7 +5,6 @@
 // decision writes (I1–I4), then the SUB_WORKFLOW children and failure workflows they
 // start and the parent tasks their ends complete — all in the caller's transaction.
 
-#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -42,8 +41,14 @@ struct plan_effects {
   size_t tasks_scheduled = 0;
   std::vector<workflow_id> stale;  ///< set when apply failed `stale` (I4)
   bool more_here = false;          ///< new work in a shard the caller serves
-  /// The tasks that got a queue row, by queue (a poll waiting there may lease them).
-  std::map<std::string, std::vector<task_id>> queued;
+};
+
+/// Parked polls (waiting_polls.hpp) the plans' new tasks are leased to in their own
+/// transaction (docs/engine.md §3, "lease in the decision").
+struct lending {
+  waiting_polls* polls = nullptr;
+  int64_t now_ms = 0;                      ///< the server's clock: the leases' expiry
+  std::vector<lent_poll>* lent = nullptr;  ///< every poll borrowed, with what it was leased
 };
 
 /// The plan of one evaluation. `def` null = the execution's definition is missing
@@ -64,9 +69,11 @@ caf::expected<workflow_plan> plan_edit_command(const command_request& c,
                                                const store::history_facts* facts, int64_t now_ms);
 
 /// Writes `plans` in the caller's transaction. On `stale`, `fx.stale` names the
-/// workflows another evaluation got to first.
+/// workflows another evaluation got to first. With `lend`, new tasks of queues where polls
+/// wait are leased to them in the same writes; the borrowed polls are appended to
+/// `lend->lent` whatever happens, for the caller to hand back.
 caf::expected<void> apply_plans(store::transaction& tx, const std::vector<workflow_plan>& plans,
                                 const std::set<int16_t>& served, int partition_count,
-                                plan_effects& fx);
+                                plan_effects& fx, const lending* lend = nullptr);
 
 } // namespace nf::actors::decider

@@ -22,7 +22,8 @@ struct fixture : test::actor_fixture {
   caf::actor node;
 
   fixture() : actor_fixture("actors_node", 2, true) {
-    task_defs(R"([{"name": "work", "retryCount": 0, "responseTimeoutSeconds": 600}])");
+    task_defs(R"([{"name": "work", "retryCount": 0, "responseTimeoutSeconds": 600,
+                   "timeoutSeconds": 900}])");
     workflow_def(R"({"name": "one", "version": 1, "tasks": [
       {"name": "work", "taskReferenceName": "a", "type": "SIMPLE",
        "inputParameters": {"x": "${workflow.input.x}"}}],
@@ -168,13 +169,23 @@ CAF_TEST(a task decided while a poll waits is leased to it in the deciding commi
   auto r = lease_to_parked_poll(*this, true);
   CAF_REQUIRE_EQUAL(r.got.size(), 1u);
   CAF_CHECK_EQUAL(r.got[0].workflow_id, r.workflow_id);
-  CAF_CHECK_EQUAL(r.got[0].input_json, R"({"x": 5})");
+  CAF_CHECK_EQUAL(boost::json::parse(r.got[0].input_json), boost::json::parse(R"({"x": 5})"));
   // The start, its decision and the lease are one commit: no lease transaction between.
   CAF_CHECK_EQUAL(r.transactions, "1");
   CAF_CHECK_EQUAL(scalar(R"(SELECT "status"::text || ' ' || "workerId" || ' ' || "pollCount"
                               FROM "TaskExecutions" WHERE "id" = $1)",
                          store::params::of(r.got[0].task_id)),
                   "IN_PROGRESS w1 1");
+  // Its queue row carries the lease, and its start-to-close timer guards that lease (I6).
+  CAF_CHECK_EQUAL(scalar(R"(SELECT "leaseToken"::text || ' ' || "leasedBy" FROM "TaskQueues"
+                              WHERE "taskId" = $1)",
+                         store::params::of(r.got[0].task_id)),
+                  r.got[0].lease_token + " w1");
+  CAF_CHECK_EQUAL(scalar(R"(SELECT count(*)::text FROM "Timers" WHERE "taskId" = $1
+                              AND "kind" = 'startToClose' AND "leaseToken" = $2
+                              AND "fireAt" > now() + interval '800 seconds')",
+                         store::params::of(r.got[0].task_id, r.got[0].lease_token)),
+                  "1");
   CAF_CHECK_EQUAL(r.waiting_after, 0);
   // The lease is a lease like any (I5): its token completes the task, and the workflow.
   msg::task_result done;

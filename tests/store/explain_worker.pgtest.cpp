@@ -247,30 +247,6 @@ CAF_TEST(the dequeue claim reads each leased task s row by its own keys) {
   CAF_CHECK_LESS_OR_EQUAL(rows_read(plan, "TaskQueues", [](auto&&...) {}), 2 * 64.0);
 }
 
-CAF_TEST(the listed claim reads its own rows and none of the queue s backlog) {
-  // A committer leasing what its transaction queued (lease_request::only_tasks) while
-  // 10,000 older rows wait in the queue: it must find its rows by their keys, not walk the
-  // backlog in dequeue order looking for them.
-  insert_fan_out();
-  enqueue_tasks();
-  sql(R"(ANALYZE "TaskExecutions")");
-  sql(R"(ANALYZE "TaskQueues")");
-  auto ids = scalar(R"(SELECT array_agg("taskId")::text FROM (
-                         SELECT "taskId" FROM "TaskQueues" ORDER BY "id" DESC LIMIT 3) x)");
-  lease_request r; // prepares the repository's listed claim on this connection
-  r.queue = "fan";
-  r.max_tasks = 1;
-  r.worker_id = "explain";
-  r.only_tasks = {task_id{scalar(R"(SELECT "taskId"::text FROM "TaskQueues" ORDER BY "id" DESC LIMIT 1 OFFSET 3)")}};
-  auto one = lease_tasks(conn, r);
-  CAF_REQUIRE(one);
-  CAF_CHECK_EQUAL(one->size(), 1u);
-  auto plan = explain_analyze(R"(EXECUTE "lease.claim_listed"('fan', 64, 300, array_fill('w'::text, ARRAY[64]), NULL, ')"
-                              + ids + "'::uuid[])");
-  CAF_CHECK_EQUAL(plan.at("Actual Rows").to_number<double>(), 3.0);
-  CAF_CHECK_LESS_OR_EQUAL(rows_read(plan, "TaskQueues", [](auto&&...) {}), 2 * 3.0);
-}
-
 CAF_TEST(the timer claim scans only the due timer partitions) {
   // Hourly partitions for the past 60 hours as well (the migration creates only the
   // current hour and later): the claim must skip those older than its 48 h horizon, and
