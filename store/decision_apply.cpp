@@ -54,17 +54,15 @@ DELETE FROM "TaskQueues" q
  WHERE q."queueName" = x."queueName" AND q."taskId" = x."id")", 1};
 
 // I1: the identity is the arbiter; a re-run evaluation inserts nothing twice,
-// and a retry (attempt + 1) is a different identity. A task leased in the decision
-// (task_lease, $16–$19) comes with its id and is inserted IN_PROGRESS, its queue row
-// already leased: the row the lessor's claim and stamp would make, without them.
-// Neither index of "TaskQueues" that a lease changes (dequeue, lease) then sees the row twice.
-//
 // and a retry (attempt + 1) is a different identity. Only rows actually
 // inserted get a queue row. A task inserted terminal was executed by this
 // evaluation, so it is already seen. Only a retry (attempt > 0) looks up the attempt it
 // retries: a first attempt would probe the identity index for nothing. In a small batch's
 // variant the retried task's lookup is also bounded by the workflow ids, so it sets up only
 // their partitions (the `prune:` comment, store/pg/pruning.hpp).
+// A task leased in the decision (task_lease, $16–$19) comes with its id and is inserted
+// IN_PROGRESS, its queue row already leased: the rows the lessor's claim and stamp would
+// leave, without the two updates (the queue row never enters the dequeue index).
 const statement insert_tasks{"decide.insert_tasks", R"(
 WITH u AS (
   SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::text[], $4::integer[], $5::integer[],
