@@ -84,17 +84,21 @@ size_t poll_book::wake_all(const may_take& take) {
   return n;
 }
 
+void poll_book::unlist_parked(const open_poll& p) {
+  auto q = parked_.find(p.req.queue);
+  if (q == parked_.end())
+    return;
+  auto& ids = q->second;
+  ids.erase(std::remove(ids.begin(), ids.end(), p.id), ids.end());
+  if (ids.empty())
+    parked_.erase(q);
+}
+
 bool poll_book::wake_one(int64_t id) {
   auto* p = find(id);
   if (p == nullptr || !p->parked)
     return false;
-  auto q = parked_.find(p->req.queue);
-  if (q != parked_.end()) {
-    auto& ids = q->second;
-    ids.erase(std::remove(ids.begin(), ids.end(), id), ids.end());
-    if (ids.empty())
-      parked_.erase(q);
-  }
+  unlist_parked(*p);
   p->parked = false;
   pending_.push_back(id);
   return true;
@@ -104,15 +108,9 @@ void poll_book::erase(int64_t id) {
   auto it = polls_.find(id);
   if (it == polls_.end())
     return;
-  if (it->second.parked) {
-    auto q = parked_.find(it->second.req.queue);
-    if (q != parked_.end()) {
-      auto& ids = q->second;
-      ids.erase(std::remove(ids.begin(), ids.end(), id), ids.end());
-      if (ids.empty())
-        parked_.erase(q);
-    }
-  } // a pending id left behind is skipped by take_pending
+  if (it->second.parked)
+    unlist_parked(it->second);
+  // a pending id left behind is skipped by take_pending
   polls_.erase(it);
 }
 

@@ -77,6 +77,9 @@ public:
   std::vector<open_poll*> all();
 
 private:
+  /// Takes a parked poll off its queue's parked list.
+  void unlist_parked(const open_poll& p);
+
   int64_t next_id_ = 1;
   std::unordered_map<int64_t, open_poll> polls_;
   std::deque<int64_t> pending_;
