@@ -287,9 +287,9 @@ caf::expected<apply_result> apply_decisions(transaction& tx,
 
   pipeline p{tx.conn()};
   add_compare_and_set(p, writes);
-  // Which pipeline results to read back.
+  // Which pipeline results to read back (the index of the statement just added).
   int insert_at = -1, arm_at = -1;
-  int n = 1;
+  auto last = [&p] { return static_cast<int>(p.size()) - 1; };
 
   identity_columns ending;  // changes to a terminal status: their queue rows go
   for (const auto& w : writes)
@@ -298,7 +298,6 @@ caf::expected<apply_result> apply_decisions(transaction& tx,
         ending.add(w.id, c.identity);
   if (!ending.empty()) {
     p.add(unqueue, ending.to_params());
-    ++n;
   }
 
   {
@@ -344,7 +343,7 @@ caf::expected<apply_result> apply_decisions(transaction& tx,
                        text_array(reasons), text_array(enqueue), int_array(priorities),
                        int_array(shards), text_array(task_ids), text_array(workers),
                        text_array(tokens), text_array(lease_ms)));
-      insert_at = n++;
+      insert_at = last();
     }
   }
 
@@ -363,7 +362,6 @@ caf::expected<apply_result> apply_decisions(transaction& tx,
       p.add(change_tasks, params::of(text_array(ids.wf), text_array(ids.ref), int_array(ids.iter),
                                      int_array(ids.att), text_array(statuses),
                                      text_array(outputs), text_array(reasons)));
-      ++n;
     }
   }
 
@@ -379,7 +377,6 @@ caf::expected<apply_result> apply_decisions(transaction& tx,
     if (!ids.empty()) {
       p.add(cancel_timers, params::of(text_array(ids.wf), text_array(ids.ref), int_array(ids.iter),
                                       int_array(ids.att), text_array(kinds)));
-      ++n;
     }
   }
 
@@ -406,7 +403,7 @@ caf::expected<apply_result> apply_decisions(transaction& tx,
       p.add(arm_timers, params::of(text_array(wf), text_array(kinds), text_array(refs),
                                    text_array(iters), text_array(atts), int_array(fire_at),
                                    int_array(shards)));
-      arm_at = n++;
+      arm_at = last();
     }
   }
 
@@ -419,7 +416,6 @@ caf::expected<apply_result> apply_decisions(transaction& tx,
       }
     if (!wf.empty()) {
       p.add(mark_seen, params::of(text_array(wf), text_array(ids)));
-      ++n;
     }
   }
 
@@ -428,8 +424,7 @@ caf::expected<apply_result> apply_decisions(transaction& tx,
     for (const auto& w : writes)
       if (!w.events.empty())
         batch.push_back({w.id, w.ns, w.events});
-    if (insert_numbered_events(p, batch))
-      ++n;
+    insert_numbered_events(p, batch);
   }
 
   {
@@ -449,14 +444,12 @@ caf::expected<apply_result> apply_decisions(transaction& tx,
     if (!wf.empty()) {
       p.add(insert_outbox, params::of(int_array(shards), text_array(ns), text_array(wf),
                                       text_array(types), json_array(payloads)));
-      ++n;
     }
   }
 
   std::vector<event_draft> lease_events;
   const size_t lease_events_at = p.size();
   add_lease_writes(p, writes, lease_events);
-  n = static_cast<int>(p.size());
 
   {
     std::vector<std::string> ids;
@@ -465,7 +458,6 @@ caf::expected<apply_result> apply_decisions(transaction& tx,
         ids.push_back(w.id.str());
     if (!ids.empty()) {
       p.add(dequeue, params::of(text_array(ids)));
-      ++n;
     }
   }
 
@@ -491,11 +483,11 @@ caf::expected<apply_result> apply_decisions(transaction& tx,
       t.identity = {r.str(row, 2), r.i32(row, 3), r.i32(row, 4)};
       t.type = flow::parse_task_type(r.text(row, 5)).value_or(flow::task_type::simple);
       t.queue = r.opt_str(row, 6).value_or("");
-      t.leased = r.text(row, 7) == "t";
+      const bool leased = r.text(row, 7) == "t";
       // A leased row needs no lessor: its queue is hinted only for rows left unleased.
-      if (!t.queue.empty() && !t.leased)
+      if (!t.queue.empty() && !leased)
         queues.insert(t.queue);
-      leased_inserted += t.leased ? 1 : 0;
+      leased_inserted += leased ? 1 : 0;
       out.inserted.push_back(std::move(t));
     }
     out.queues.assign(queues.begin(), queues.end());

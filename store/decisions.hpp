@@ -227,7 +227,6 @@ struct inserted_task {
   flow::task_identity identity;
   flow::task_type type = flow::task_type::simple;
   std::string queue;  ///< empty when it got no queue row
-  bool leased = false;  ///< inserted with its lease (task_insert::lease)
 };
 
 /// What the caller nudges after commit.
