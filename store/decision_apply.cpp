@@ -200,15 +200,54 @@ struct identity_columns {
   }
 };
 
+/// The leases of the tasks leased in the decision, per write (store/queues.hpp).
+std::vector<std::vector<started_lease>> leases_of(const std::vector<decision_write>& writes) {
+  std::vector<std::vector<started_lease>> out(writes.size());
+  for (size_t i = 0; i < writes.size(); ++i) {
+    const auto& w = writes[i];
+    for (const auto& t : w.inserts)
+      if (t.lease) {
+        const auto& l = *t.lease;
+        out[i].push_back(started_lease{w.id, w.ns, w.shard.value(), l.id, t.identity.ref,
+                                       t.identity.attempt, t.identity.iteration, l.worker_id,
+                                       l.token, l.expires_at_ms, l.start_to_close_seconds});
+      }
+  }
+  return out;
+}
+
+/// Each write's history: the decision's events, then the TASK_STARTED of each task leased in
+/// it, numbered by the compare-and-set with the others (I8: no second seq allocation) and
+/// published as the lessor publishes its own (event_write::outbox_shard).
+std::vector<std::vector<event_write>> history_of(
+  const std::vector<decision_write>& writes,
+  const std::vector<std::vector<started_lease>>& leases) {
+  std::vector<std::vector<event_write>> out(writes.size());
+  for (size_t i = 0; i < writes.size(); ++i) {
+    out[i] = writes[i].events;
+    auto started = started_events(leases[i]);
+    for (size_t k = 0; k < started.size(); ++k) {
+      const auto& l = leases[i][k];
+      auto& d = started[k];
+      out[i].push_back(event_write{d.type, d.task,
+                                   flow::task_identity{l.ref, l.iteration, l.attempt},
+                                   std::move(d.payload), d.shard});
+    }
+  }
+  return out;
+}
+
 /// The compare-and-set for every write, as the pipeline's first statement.
-void add_compare_and_set(pipeline& p, const std::vector<decision_write>& writes) {
+void add_compare_and_set(pipeline& p, const std::vector<decision_write>& writes,
+                         const std::vector<std::vector<event_write>>& history) {
   std::vector<std::string> ids;
   std::vector<int64_t> versions, event_counts;
   std::vector<std::optional<std::string>> statuses, outputs, reasons, failed_refs, vars;
-  for (const auto& w : writes) {
+  for (size_t i = 0; i < writes.size(); ++i) {
+    const auto& w = writes[i];
     ids.push_back(w.id.str());
     versions.push_back(w.expected_version);
-    event_counts.push_back(static_cast<int64_t>(w.events.size()));
+    event_counts.push_back(static_cast<int64_t>(history[i].size()));
     statuses.push_back(w.status ? std::optional<std::string>{std::string{to_string(*w.status)}}
                                 : std::nullopt);
     outputs.push_back(opt(w.output));
@@ -236,25 +275,6 @@ caf::expected<void> check_compare_and_set(const std::vector<decision_write>& wri
     return make_error(errc::stale, "stale evaluation: another evaluation committed first for "
                                      "workflow " + missed + "; roll back and requeue");
   return {};
-}
-
-/// The TASK_STARTED events and start-to-close timers of the tasks leased in the decision,
-/// written as the lessor writes them (store/queues.cpp): the event after the decision's own
-/// (its seq follows theirs, I8), the timer guarding the lease's token.
-void add_lease_writes(pipeline& p, const std::vector<decision_write>& writes,
-                      std::vector<event_draft>& events) {
-  std::vector<started_lease> leases;
-  for (const auto& w : writes)
-    for (const auto& t : w.inserts)
-      if (t.lease) {
-        const auto& l = *t.lease;
-        leases.push_back(started_lease{w.id, w.ns, w.shard.value(), l.id, t.identity.ref,
-                                       t.identity.attempt, t.identity.iteration, l.worker_id,
-                                       l.token, l.expires_at_ms, l.start_to_close_seconds});
-      }
-  events = started_events(leases);
-  add_events(p, events);
-  add_start_to_close_timers(p, leases);
 }
 
 } // namespace
@@ -285,8 +305,10 @@ caf::expected<apply_result> apply_decisions(transaction& tx,
       return make_error(errc::invalid, "decision for workflow " + w.id.str()
                                          + ": no namespace (the snapshot's)");
 
+  const auto leases = leases_of(writes);
+  const auto history = history_of(writes, leases);
   pipeline p{tx.conn()};
-  add_compare_and_set(p, writes);
+  add_compare_and_set(p, writes, history);
   // Which pipeline results to read back (the index of the statement just added).
   int insert_at = -1, arm_at = -1;
   auto last = [&p] { return static_cast<int>(p.size()) - 1; };
@@ -421,9 +443,9 @@ caf::expected<apply_result> apply_decisions(transaction& tx,
 
   {
     std::vector<numbered_events> batch;
-    for (const auto& w : writes)
-      if (!w.events.empty())
-        batch.push_back({w.id, w.ns, w.events});
+    for (size_t i = 0; i < writes.size(); ++i)
+      if (!history[i].empty())
+        batch.push_back({writes[i].id, writes[i].ns, history[i]});
     insert_numbered_events(p, batch);
   }
 
@@ -447,9 +469,13 @@ caf::expected<apply_result> apply_decisions(transaction& tx,
     }
   }
 
-  std::vector<event_draft> lease_events;
-  const size_t lease_events_at = p.size();
-  add_lease_writes(p, writes, lease_events);
+  // The start-to-close timer of each task leased in the decision guards its lease's token,
+  // as the lessor's does (store/queues.cpp).
+  std::vector<started_lease> all_leases;
+  for (const auto& l : leases)
+    all_leases.insert(all_leases.end(), l.begin(), l.end());
+  add_start_to_close_timers(p, all_leases);
+  const size_t leased = all_leases.size();
 
   {
     std::vector<std::string> ids;
@@ -495,14 +521,10 @@ caf::expected<apply_result> apply_decisions(transaction& tx,
   // A leased task whose identity was there already (I1) was not inserted, and its event
   // and timer would name a row that does not exist: never expected under the compare-and-set,
   // and never committed.
-  if (!lease_events.empty()) {
-    if (leased_inserted != lease_events.size())
-      return make_error(errc::internal, "apply_decisions: " + std::to_string(lease_events.size())
-                                          + " tasks leased in the decision, "
-                                          + std::to_string(leased_inserted) + " inserted");
-    if (auto w = events_written(lease_events, (*rs)[lease_events_at]); !w)
-      return std::move(w.error());
-  }
+  if (leased_inserted != leased)
+    return make_error(errc::internal, "apply_decisions: " + std::to_string(leased)
+                                        + " tasks leased in the decision, "
+                                        + std::to_string(leased_inserted) + " inserted");
   if (arm_at >= 0) {
     const auto& r = (*rs)[static_cast<size_t>(arm_at)];
     for (int row = 0; row < r.rows(); ++row) {

@@ -118,7 +118,8 @@ const statement& frontier_statement();
 /// A lease granted in the deciding transaction to a poll that waits (docs/engine.md §3,
 /// "lease in the decision"): the task is inserted IN_PROGRESS with its queue row already
 /// leased, and its TASK_STARTED event and start-to-close timer are written with it, as
-/// the lessor writes them.
+/// the lessor writes them; the event takes the seq after the decision's own events, from the
+/// compare-and-set's allocation (no second update of the execution row).
 struct task_lease {
   task_id id;                  ///< the row's id, made here: the event and the timer name it
   std::string worker_id;

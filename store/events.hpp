@@ -24,6 +24,11 @@ struct event_write {
   /// in the same transaction is found).
   std::optional<flow::task_identity> identity;
   std::optional<json_text> payload;  ///< nullopt = {}
+  /// Set: the event's outbox row, in this shard, is made from the stored row as the lessor's
+  /// are (`{workflowId, seq, at, taskId, refName, data}`, store::add_events): a TASK_STARTED
+  /// leased in the decision is the lessor's event written with the decision's. Needs `task`.
+  /// Only insert_numbered_events reads it.
+  std::optional<int16_t> outbox_shard = std::nullopt;
 };
 
 /// Events of one workflow, in the order they happened.

@@ -125,6 +125,8 @@ struct parked_lease {
   std::string workflow_id;
   std::string transactions;
   int64_t waiting_after = 0;  ///< polls of "work" still offered after the lease
+  std::string history;        ///< "seq type" of each event, then the row's "lastSeq"
+  std::string published;      ///< TASK_STARTED's outbox rows in the lessor's form / all / events
 };
 
 parked_lease lease_to_parked_poll(fixture& f, bool offered) {
@@ -157,8 +159,34 @@ parked_lease lease_to_parked_poll(fixture& f, bool offered) {
                                   WHERE "workflowId" = $1
                                     AND "eventType" IN ('TASK_SCHEDULED', 'TASK_STARTED'))",
                               store::params::of(out.workflow_id));
+  // Gap-free whichever transaction leased (I8), and the row's "lastSeq" is the last event's.
+  out.history = f.scalar(R"(SELECT string_agg(e."seq" || ' ' || e."eventType", ', '
+                                               ORDER BY e."seq") || ' / ' || max(w."lastSeq")
+                              FROM "WorkflowEvents" e
+                              JOIN "WorkflowExecutions" w ON w."id" = e."workflowId"
+                             WHERE e."workflowId" = $1)",
+                         store::params::of(out.workflow_id));
+  // The outbox row of TASK_STARTED is made from the stored event, as the lessor makes it,
+  // and every event has one outbox row.
+  out.published = f.scalar(R"(SELECT (SELECT count(*) FROM "OutboxEvents" o
+                                        JOIN "WorkflowEvents" e
+                                          ON e."workflowId" = o."workflowId"
+                                         AND e."eventType" = 'TASK_STARTED'
+                                       WHERE o."workflowId" = $1
+                                         AND o."eventType" = 'TASK_STARTED'
+                                         AND o."payload" = jsonb_build_object(
+                                               'workflowId', e."workflowId", 'seq', e."seq",
+                                               'at', e."at", 'taskId', e."taskId",
+                                               'refName', e."refName", 'data', e."payload"))
+                                     || ' / ' || (SELECT count(*) FROM "OutboxEvents"
+                                                   WHERE "workflowId" = $1)
+                                     || ' / ' || (SELECT count(*) FROM "WorkflowEvents"
+                                                   WHERE "workflowId" = $1))",
+                           store::params::of(out.workflow_id));
   return out;
 }
+
+const char* const leased_history = "1 WORKFLOW_STARTED, 2 TASK_SCHEDULED, 3 TASK_STARTED / 3";
 
 } // namespace
 
@@ -172,6 +200,9 @@ CAF_TEST(a task decided while a poll waits is leased to it in the deciding commi
   CAF_CHECK_EQUAL(boost::json::parse(r.got[0].input_json), boost::json::parse(R"({"x": 5})"));
   // The start, its decision and the lease are one commit: no lease transaction between.
   CAF_CHECK_EQUAL(r.transactions, "1");
+  // Its TASK_STARTED takes the seq after the decision's events, allocated with them.
+  CAF_CHECK_EQUAL(r.history, leased_history);
+  CAF_CHECK_EQUAL(r.published, "1 / 3 / 3");
   CAF_CHECK_EQUAL(scalar(R"(SELECT "status"::text || ' ' || "workerId" || ' ' || "pollCount"
                               FROM "TaskExecutions" WHERE "id" = $1)",
                          store::params::of(r.got[0].task_id)),
@@ -207,6 +238,8 @@ CAF_TEST(with lessor.lease_in_decision off the lessor leases in a transaction of
   auto r = lease_to_parked_poll(*this, false);
   CAF_REQUIRE_EQUAL(r.got.size(), 1u);
   CAF_CHECK_EQUAL(r.transactions, "2");
+  CAF_CHECK_EQUAL(r.history, leased_history);
+  CAF_CHECK_EQUAL(r.published, "1 / 3 / 3");
 }
 
 CAF_TEST(committers switching between one and two lose and repeat nothing) {
