@@ -216,15 +216,17 @@ std::vector<std::vector<started_lease>> leases_of(const std::vector<decision_wri
   return out;
 }
 
-/// Each write's history: the decision's events, then the TASK_STARTED of each task leased in
-/// it, numbered by the compare-and-set with the others (I8: no second seq allocation) and
-/// published as the lessor publishes its own (event_write::outbox_shard).
+/// Each write's history: the completions' events it was left, the decision's events, then the
+/// TASK_STARTED of each task leased in it, all numbered by the compare-and-set (I8: one seq
+/// allocation), the TASK_STARTED published as the lessor publishes its own
+/// (event_write::outbox_shard).
 std::vector<std::vector<event_write>> history_of(
   const std::vector<decision_write>& writes,
   const std::vector<std::vector<started_lease>>& leases) {
   std::vector<std::vector<event_write>> out(writes.size());
   for (size_t i = 0; i < writes.size(); ++i) {
-    out[i] = writes[i].events;
+    out[i] = writes[i].preceding;
+    out[i].insert(out[i].end(), writes[i].events.begin(), writes[i].events.end());
     auto started = started_events(leases[i]);
     for (size_t k = 0; k < started.size(); ++k) {
       const auto& l = leases[i][k];

@@ -212,6 +212,9 @@ struct decision_write {
   /// Exactly the task ids this evaluation read as unprocessed (I3). Never a time.
   std::vector<task_id> seen;
   std::vector<event_write> events;
+  /// Events of this transaction's completions left to this write
+  /// (store::completion_writes::deferred): they take the seqs before `events`.
+  std::vector<event_write> preceding;
   std::vector<outbox_write> outbox;
   /// Delete this workflow's "DecideQueues" row: only when this transaction
   /// claimed (and so locked) it; deleting an unclaimed row could drop a

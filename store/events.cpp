@@ -53,35 +53,39 @@ SELECT "id", "lastSeq" FROM s)", 3, 1};
 // event count `n` to "lastSeq"): event k of n takes "lastSeq" - n + k, read from the row
 // this transaction updated and holds locked. Read here rather than returned by the
 // compare-and-set, so that the decision's writes go in the compare-and-set's round trip.
-#define NF_NUMBERED_EVENTS_INSERT                                                            \
-  NF_EVENTS_INSERT(R"(w."lastSeq" - e.n + e.k)", "e.ns", "$1")                                 \
-  R"( FROM unnest($1::uuid[], $2::bigint[], $3::bigint[], $4::uuid[], $5::text[], $6::uuid[],)" \
-  R"( $7::text[], $8::integer[], $9::integer[], $10::jsonb[]))"                                  \
-  R"( AS e(wf, k, n, ns, type, task, ref, iter, att, payload))"                                 \
-  R"( CROSS JOIN LATERAL ()"                                                                    \
-  R"( SELECT we."lastSeq" FROM "WorkflowExecutions" we)"                                        \
-  R"( WHERE we."id" = e.wf AND we."startedAt" = uuid_extract_timestamp(e.wf))"                  \
-  R"( /*started: we."startedAt" */ OFFSET 0) w)"
-const statement insert_numbered{"events.insert_numbered", NF_NUMBERED_EVENTS_INSERT, 1, 1};
+const statement insert_numbered{"events.insert_numbered",
+  NF_EVENTS_INSERT(R"(w."lastSeq" - e.n + e.k)", "e.ns", "$1") R"(
+    FROM unnest($1::uuid[], $2::bigint[], $3::bigint[], $4::uuid[], $5::text[], $6::uuid[],
+                $7::text[], $8::integer[], $9::integer[], $10::jsonb[])
+      AS e(wf, k, n, ns, type, task, ref, iter, att, payload)
+   CROSS JOIN LATERAL (
+     SELECT we."lastSeq" FROM "WorkflowExecutions" we
+      WHERE we."id" = e.wf AND we."startedAt" = uuid_extract_timestamp(e.wf)
+        /*started: we."startedAt" */ OFFSET 0) w)", 1, 1};
 
-// The same, when some events ($11, $12: task id and type) are published as the lessor
-// publishes its own (events.append's outbox row, store/task_transitions.cpp): from the stored
-// row, whose seq and "at" only the insert knows, in shard $13. The other events' outbox rows
-// are the decision's (decide.outbox).
-const statement insert_numbered_published{"events.insert_numbered_published",
-  R"(WITH i AS ()" NF_NUMBERED_EVENTS_INSERT R"(
+// The same, when some events are published as add_events publishes its own
+// (store/task_transitions.cpp): from the stored row, whose "at" only the insert knows, in
+// the shard $11 names (NULL: the event's outbox row is the decision's, decide.outbox).
+const statement insert_numbered_published{"events.insert_numbered_published", R"(
+WITH e AS MATERIALIZED (
+  SELECT e.*, w."lastSeq" - e.n + e.k AS seq
+    FROM unnest($1::uuid[], $2::bigint[], $3::bigint[], $4::uuid[], $5::text[], $6::uuid[],
+                $7::text[], $8::integer[], $9::integer[], $10::jsonb[], $11::smallint[])
+      AS e(wf, k, n, ns, type, task, ref, iter, att, payload, shard)
+   CROSS JOIN LATERAL (
+     SELECT we."lastSeq" FROM "WorkflowExecutions" we
+      WHERE we."id" = e.wf AND we."startedAt" = uuid_extract_timestamp(e.wf)
+        /*started: we."startedAt" */ OFFSET 0) w),
+i AS ()" NF_EVENTS_INSERT("e.seq", "e.ns", "$1") R"( FROM e
   RETURNING "workflowId", "seq", "at", "namespaceId", "eventType", "taskId", "refName", "payload")
 INSERT INTO "OutboxEvents" ("shard", "namespaceId", "workflowId", "eventType", "payload",
                             "publishedAt")
-SELECT o.shard, i."namespaceId", i."workflowId", i."eventType"::text,
+SELECT e.shard, i."namespaceId", i."workflowId", i."eventType"::text,
        jsonb_build_object('workflowId', i."workflowId", 'seq', i."seq", 'at', i."at",
                           'taskId', i."taskId", 'refName', i."refName", 'data', i."payload"),
        (SELECT "outbox_published_at"())
-  FROM i JOIN unnest($11::uuid[], $12::text[], $13::smallint[]) AS o(task, type, shard)
-    ON o.task = i."taskId" AND o.type = i."eventType"::text)",
-  1, 1};
-
-#undef NF_NUMBERED_EVENTS_INSERT
+  FROM i JOIN e ON e.wf = i."workflowId" AND e.seq = i."seq"
+ WHERE e.shard IS NOT NULL)", 1, 1};
 
 #undef NF_EVENTS_INSERT
 
@@ -202,22 +206,20 @@ bool insert_numbered_events(pipeline& p, const std::vector<numbered_events>& bat
                              text_array(nss), text_array(c.types), text_array(c.tasks),
                              text_array(c.refs), text_array(c.iters), text_array(c.attempts),
                              json_array(c.payloads));
-  std::vector<std::string> published, types;
-  std::vector<int64_t> shards;
+  std::vector<std::optional<std::string>> shards;
+  bool published = false;
   for (const auto& w : batch)
-    for (const auto& e : w.events)
-      if (e.outbox_shard && e.task) {
-        published.push_back(e.task->str());
-        types.push_back(e.type);
-        shards.push_back(*e.outbox_shard);
-      }
-  if (published.empty()) {
+    for (const auto& e : w.events) {
+      shards.push_back(e.outbox_shard
+                         ? std::optional<std::string>{std::to_string(*e.outbox_shard)}
+                         : std::nullopt);
+      published = published || e.outbox_shard.has_value();
+    }
+  if (!published) {
     p.add(insert_numbered, std::move(p_events));
     return true;
   }
-  p_events.add(text_array(published));
-  p_events.add(text_array(types));
-  p_events.add(int_array(shards));
+  p_events.add(text_array(shards));
   p.add(insert_numbered_published, std::move(p_events));
   return true;
 }

@@ -24,9 +24,10 @@ struct event_write {
   /// in the same transaction is found).
   std::optional<flow::task_identity> identity;
   std::optional<json_text> payload;  ///< nullopt = {}
-  /// Set: the event's outbox row, in this shard, is made from the stored row as the lessor's
-  /// are (`{workflowId, seq, at, taskId, refName, data}`, store::add_events): a TASK_STARTED
-  /// leased in the decision is the lessor's event written with the decision's. Needs `task`.
+  /// Set: the event's outbox row, in this shard, is made from the stored row as
+  /// store::add_events makes its own (`{workflowId, seq, at, taskId, refName, data}`): the
+  /// events a decision writes for the lessor (TASK_STARTED) and for this transaction's
+  /// completions (TASK_COMPLETED, TASK_FAILED) look as if they had written them.
   /// Only insert_numbered_events reads it.
   std::optional<int16_t> outbox_shard = std::nullopt;
 };

@@ -132,6 +132,14 @@ o AS (
     FROM u)
 SELECT "id" FROM s)", 0, 1};
 
+// Locks execution rows as an UPDATE of them would (transition_plan::locked), without
+// making a row version.
+constexpr statement lock_executions{"workflow_execution.lock", R"(
+SELECT w."id" FROM "WorkflowExecutions" w
+ WHERE w."id" = ANY($1::uuid[]) /*started: w."startedAt" */
+ ORDER BY w."id"
+   FOR NO KEY UPDATE)", 0, 1};
+
 caf::error stale(const char* what, size_t want, int64_t got) {
   return make_error(errc::stale, std::string{what} + ": plan expected " + std::to_string(want)
                                    + " rows, the locked rows gave " + std::to_string(got));
@@ -271,6 +279,9 @@ transition_slots add_transition(pipeline& p, const transition_plan& plan) {
     add_wakes(p, plan.wakes);
   at.events_at = p.size();
   at.appended = add_events(p, plan.events);
+  at.locked_at = p.size();
+  if (!plan.locked.empty())
+    p.add(lock_executions, params::of(ids_array(plan.locked, [](const auto& id) { return id; })));
   at.removals_at = p.size();
   if (!plan.removals.empty())
     add_removals(p, plan.removals);
@@ -288,6 +299,11 @@ caf::expected<void> transition_applied(const transition_plan& plan, const transi
   if (at.appended)
     if (auto w = events_written(plan.events, rs[at.events_at]); !w)
       return w;
+  if (!plan.locked.empty() && rs[at.locked_at].rows() != static_cast<int>(plan.locked.size()))
+    return make_error(errc::not_found, "workflow_execution.lock: "
+                                         + std::to_string(plan.locked.size())
+                                         + " workflows, " + std::to_string(rs[at.locked_at].rows())
+                                         + " execution rows");
   auto check = [&](size_t want, size_t i, const char* what) -> caf::expected<void> {
     if (want == 0 || rs[i].rows() == static_cast<int>(want))
       return {};

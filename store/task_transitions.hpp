@@ -86,10 +86,14 @@ struct transition_plan {
   std::vector<queue_insert> inserts;
   std::vector<task_finish> finishes;
   std::vector<event_draft> events;
+  /// Execution rows locked (FOR NO KEY UPDATE) where their events would be written, for
+  /// workflows whose events the caller writes later in the transaction (the decision's
+  /// compare-and-set numbers them): the row is still locked before the queue and task rows.
+  std::vector<workflow_id> locked;
 
   bool empty() const {
     return wakes.empty() && removals.empty() && inserts.empty() && finishes.empty()
-           && events.empty();
+           && events.empty() && locked.empty();
   }
 };
 
@@ -103,7 +107,7 @@ caf::expected<void> apply_transition(connection& conn, const transition_plan& pl
 /// (`errc::stale` as above).
 struct transition_slots {
   /// Pipeline indexes of the plan's statements (each meaningful only if it has any).
-  size_t events_at = 0, removals_at = 0, inserts_at = 0, finishes_at = 0;
+  size_t events_at = 0, locked_at = 0, removals_at = 0, inserts_at = 0, finishes_at = 0;
   bool appended = false;
 };
 transition_slots add_transition(pipeline& p, const transition_plan& plan);

@@ -70,7 +70,8 @@ void add_completion_read(pipeline& p, const std::vector<task_result>& rs) {
 
 completion_writes add_completion_writes(pipeline& p, const std::vector<task_result>& rs,
                                         const result& read, bool evaluated_here,
-                                        const std::set<workflow_id>& decided_here) {
+                                        const std::set<workflow_id>& decided_here,
+                                        bool defer_events) {
   completion_writes w;
   w.answers.assign(rs.size(), completion::done);
   auto& out = w.answers;
@@ -104,10 +105,20 @@ completion_writes add_completion_writes(pipeline& p, const std::vector<task_resu
     plan.finishes.push_back(task_finish{r.workflow, r.task, "IN_PROGRESS", status, r.output,
                                         r.reason, read.str(i, 6), read.opt_i64(i, 9),
                                         evaluated_here});
-    plan.events.push_back(event_draft{r.workflow, ns, shard,
-                                      r.outcome == task_outcome::completed ? "TASK_COMPLETED"
-                                                                           : "TASK_FAILED",
-                                      r.task, read.str(i, 1), json(payload)});
+    const char* type = r.outcome == task_outcome::completed ? "TASK_COMPLETED" : "TASK_FAILED";
+    if (defer_events && decided_here.count(r.workflow) != 0) {
+      auto& later = w.deferred[r.workflow.str()];
+      if (later.empty())
+        plan.locked.push_back(r.workflow);
+      // Published as add_events publishes it (event_write::outbox_shard).
+      later.push_back(event_write{type, r.task,
+                                  flow::task_identity{read.str(i, 1), read.i32(i, 2),
+                                                      read.i32(i, 3)},
+                                  json(payload), shard});
+      continue;
+    }
+    plan.events.push_back(event_draft{r.workflow, ns, shard, type, r.task, read.str(i, 1),
+                                      json(payload)});
   }
   w.at = add_transition(p, plan);
   return w;

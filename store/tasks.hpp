@@ -2,6 +2,7 @@
 
 // Finishing leased tasks: complete / fail, fenced by the lease token (I5, DESIGN §3 step 4).
 
+#include <map>
 #include <optional>
 #include <set>
 #include <string>
@@ -9,6 +10,7 @@
 
 #include <caf/expected.hpp>
 
+#include "store/events.hpp"
 #include "store/ids.hpp"
 #include "store/pg/connection.hpp"
 #include "store/pg/params.hpp"
@@ -78,12 +80,19 @@ caf::expected<void> check_completions(const std::vector<task_result>& rs);
 void add_completion_read(pipeline& p, const std::vector<task_result>& rs);
 struct completion_writes {
   std::vector<completion> answers;
+  /// With `defer_events`, the TASK_COMPLETED / TASK_FAILED events of the workflows in
+  /// `decided_here`, by workflow, in order: not written here (their execution rows are
+  /// locked in the events' place instead, transition_plan::locked), but by the caller's
+  /// decision of each, before its own events (decision_write::preceding), so the execution
+  /// row is updated once. The caller must write every one of them or roll back.
+  std::map<std::string, std::vector<event_write>> deferred;
   transition_plan plan;
   transition_slots at;
 };
 completion_writes add_completion_writes(pipeline& p, const std::vector<task_result>& rs,
                                         const result& read, bool evaluated_here = false,
-                                        const std::set<workflow_id>& decided_here = {});
+                                        const std::set<workflow_id>& decided_here = {},
+                                        bool defer_events = false);
 
 /// Clears "deciderSeenAt" of tasks whose ends complete_tasks stamped for an evaluation
 /// that did not happen in the transaction: they wait unseen for the one that will (I3).

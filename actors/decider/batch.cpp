@@ -122,6 +122,10 @@ struct decider_core::attempt_state {
   bool decide_again = false;
   std::vector<lent_poll> lent;  ///< polls lent to this attempt (apply_plans)
   bool may_lend = true;
+  /// The completions' events of workflows this attempt decides are written by their
+  /// decisions (store::completion_writes::deferred), each taken from here by its workflow's.
+  bool may_defer = true;
+  std::map<std::string, std::vector<store::event_write>> deferred;
   /// The completions' writes, added to a pipeline but not yet sent: they go with the
   /// claim and the reads (which must see them), in one round trip.
   store::pipeline* pending = nullptr;
@@ -210,6 +214,8 @@ batch_output decider_core::run(const batch_input& in) {
     }
     attempt_state st;
     st.may_lend = pass == 1;
+    // Commands decide before the claim: a completion's event must not follow theirs.
+    st.may_defer = pass == 1 && in.commands.empty();
     caf::error err;
     // Every poll lent goes back to its lessor; only a commit makes its leases real.
     auto give_back = [&](bool committed) {
@@ -335,7 +341,8 @@ caf::expected<void> decider_core::attempt(store::transaction& tx, const batch_in
     // The writes go with the claim below (decide_claimed). Their answers hold if the
     // writes do; if a re-check under their locks fails, the attempt is rolled back.
     completion_writes = store::add_completion_writes(writes, in.completions, firsts.back(), true,
-                                                     decided_here);
+                                                     decided_here, st.may_defer);
+    st.deferred = std::move(completion_writes.deferred);
     st.pending = &writes;
     st.pending_writes = &completion_writes;
     const auto& done = completion_writes.answers;
@@ -397,6 +404,12 @@ caf::expected<void> decider_core::attempt(store::transaction& tx, const batch_in
       histories.push_back(id);
   if (auto r = decide_claimed(tx, excluded, limit, expected, histories, namespaces, st); !r)
     return r;
+  // A completion's event no decision took would be lost: the attempt is made again, its
+  // events written where the completion is (a retry defers nothing).
+  if (!st.deferred.empty())
+    return store::make_error(store::errc::retry_tx,
+                             "the completions' events of " + std::to_string(st.deferred.size())
+                               + " workflows were left to decisions that did not happen");
   if (auto r = st.flush_pending(); !r)
     return r;
   // The completions' ends were stamped seen for the evaluations this transaction was to
@@ -625,6 +638,10 @@ caf::expected<void> decider_core::decide_claimed(store::transaction& tx,
     plans.push_back(plan_evaluation(*it.snap, it.def.get(), it.def_error, *it.tasks,
                                     f == facts->end() ? nullptr : &f->second, now_ms));
     st.decide_again = st.decide_again || plans.back().decide_again;
+    if (auto d = st.deferred.find(it.snap->id.str()); d != st.deferred.end()) {
+      plans.back().write.preceding = std::move(d->second);
+      st.deferred.erase(d);
+    }
     if (claimed.count(it.snap->id.str()) == 0) {
       // Only a row this transaction claimed (and holds locked) may be deleted: an unclaimed
       // one may carry a wake committed after the snapshot was read (I2).

@@ -125,9 +125,38 @@ struct parked_lease {
   std::string workflow_id;
   std::string transactions;
   int64_t waiting_after = 0;  ///< polls of "work" still offered after the lease
-  std::string history;        ///< "seq type" of each event, then the row's "lastSeq"
-  std::string published;      ///< TASK_STARTED's outbox rows in the lessor's form / all / events
+  std::string history;        ///< history_of the workflow
+  std::string published;      ///< published_from_rows of its TASK_STARTED
 };
+
+/// "seq type" of each event of `wf`, then its execution row's "lastSeq": gap-free whichever
+/// transaction wrote which event (I8), and the row's "lastSeq" is the last event's.
+std::string history_of(fixture& f, const std::string& wf) {
+  return f.scalar(R"(SELECT string_agg(e."seq" || ' ' || e."eventType", ', ' ORDER BY e."seq")
+                            || ' / ' || max(w."lastSeq")
+                       FROM "WorkflowEvents" e
+                       JOIN "WorkflowExecutions" w ON w."id" = e."workflowId"
+                      WHERE e."workflowId" = $1)",
+                  store::params::of(wf));
+}
+
+/// "n / outbox rows / events" of `wf`: n of its `type` events have the outbox row the
+/// lessor's and the completions' own statement makes from the stored event (store::add_events),
+/// and every event has one outbox row.
+std::string published_from_rows(fixture& f, const std::string& wf, const std::string& type) {
+  return f.scalar(R"(SELECT (SELECT count(*) FROM "OutboxEvents" o
+                               JOIN "WorkflowEvents" e
+                                 ON e."workflowId" = o."workflowId" AND e."eventType"::text = $2
+                              WHERE o."workflowId" = $1 AND o."eventType" = $2
+                                AND o."payload" = jsonb_build_object(
+                                      'workflowId', e."workflowId", 'seq', e."seq",
+                                      'at', e."at", 'taskId', e."taskId",
+                                      'refName', e."refName", 'data', e."payload"))
+                            || ' / ' || (SELECT count(*) FROM "OutboxEvents" WHERE "workflowId" = $1)
+                            || ' / ' || (SELECT count(*) FROM "WorkflowEvents"
+                                          WHERE "workflowId" = $1))",
+                  store::params::of(wf, type));
+}
 
 parked_lease lease_to_parked_poll(fixture& f, bool offered) {
   parked_lease out;
@@ -159,30 +188,8 @@ parked_lease lease_to_parked_poll(fixture& f, bool offered) {
                                   WHERE "workflowId" = $1
                                     AND "eventType" IN ('TASK_SCHEDULED', 'TASK_STARTED'))",
                               store::params::of(out.workflow_id));
-  // Gap-free whichever transaction leased (I8), and the row's "lastSeq" is the last event's.
-  out.history = f.scalar(R"(SELECT string_agg(e."seq" || ' ' || e."eventType", ', '
-                                               ORDER BY e."seq") || ' / ' || max(w."lastSeq")
-                              FROM "WorkflowEvents" e
-                              JOIN "WorkflowExecutions" w ON w."id" = e."workflowId"
-                             WHERE e."workflowId" = $1)",
-                         store::params::of(out.workflow_id));
-  // The outbox row of TASK_STARTED is made from the stored event, as the lessor makes it,
-  // and every event has one outbox row.
-  out.published = f.scalar(R"(SELECT (SELECT count(*) FROM "OutboxEvents" o
-                                        JOIN "WorkflowEvents" e
-                                          ON e."workflowId" = o."workflowId"
-                                         AND e."eventType" = 'TASK_STARTED'
-                                       WHERE o."workflowId" = $1
-                                         AND o."eventType" = 'TASK_STARTED'
-                                         AND o."payload" = jsonb_build_object(
-                                               'workflowId', e."workflowId", 'seq', e."seq",
-                                               'at', e."at", 'taskId', e."taskId",
-                                               'refName', e."refName", 'data', e."payload"))
-                                     || ' / ' || (SELECT count(*) FROM "OutboxEvents"
-                                                   WHERE "workflowId" = $1)
-                                     || ' / ' || (SELECT count(*) FROM "WorkflowEvents"
-                                                   WHERE "workflowId" = $1))",
-                           store::params::of(out.workflow_id));
+  out.history = history_of(f, out.workflow_id);
+  out.published = published_from_rows(f, out.workflow_id, "TASK_STARTED");
   return out;
 }
 
@@ -194,12 +201,29 @@ CAF_TEST(a task decided while a poll waits is leased to it in the deciding commi
   // The lessor's periodic retry takes its parked polls back for a moment: not during this.
   spawn(true, {{"lessor.poll_interval_ms", "60000"}});
   CAF_REQUIRE(owns(2));
+  // Every update of an execution row, by transaction: the events of the lease and of the
+  // completion are numbered by the decision's compare-and-set, not by updates of their own.
+  sql(R"(CREATE TABLE "test_execution_updates" ("id" uuid, "xact" xid8))");
+  sql(R"(CREATE FUNCTION "test_note_execution_update"() RETURNS trigger LANGUAGE plpgsql AS $$
+         BEGIN
+           INSERT INTO "test_execution_updates" VALUES (NEW."id", pg_current_xact_id());
+           RETURN NEW;
+         END $$)");
+  sql(R"(CREATE TRIGGER "test_note_execution_update" BEFORE UPDATE ON "WorkflowExecutions"
+         FOR EACH ROW EXECUTE FUNCTION "test_note_execution_update"())");
+  auto updates = [&](const std::string& wf) {
+    return scalar(R"(SELECT string_agg(n::text, ' ' ORDER BY x) FROM (
+                       SELECT "xact" AS x, count(*) AS n FROM "test_execution_updates"
+                        WHERE "id" = $1 GROUP BY "xact") c)",
+                  store::params::of(wf));
+  };
   auto r = lease_to_parked_poll(*this, true);
   CAF_REQUIRE_EQUAL(r.got.size(), 1u);
   CAF_CHECK_EQUAL(r.got[0].workflow_id, r.workflow_id);
   CAF_CHECK_EQUAL(boost::json::parse(r.got[0].input_json), boost::json::parse(R"({"x": 5})"));
   // The start, its decision and the lease are one commit: no lease transaction between.
   CAF_CHECK_EQUAL(r.transactions, "1");
+  CAF_CHECK_EQUAL(updates(r.workflow_id), "1");
   // Its TASK_STARTED takes the seq after the decision's events, allocated with them.
   CAF_CHECK_EQUAL(r.history, leased_history);
   CAF_CHECK_EQUAL(r.published, "1 / 3 / 3");
@@ -230,6 +254,19 @@ CAF_TEST(a task decided while a poll waits is leased to it in the deciding commi
   done.lease_token = r.got[0].lease_token;
   NF_REQUIRE_OK(ask<std::string>(node, complete_atom_v, done));
   CAF_CHECK(wait_status(r.workflow_id, "COMPLETED"));
+  // The completion's event went with the decision it caused, numbered before its events.
+  CAF_CHECK_EQUAL(history_of(*this, r.workflow_id),
+                  "1 WORKFLOW_STARTED, 2 TASK_SCHEDULED, 3 TASK_STARTED, 4 TASK_COMPLETED, "
+                  "5 WORKFLOW_COMPLETED / 5");
+  CAF_CHECK_EQUAL(published_from_rows(*this, r.workflow_id, "TASK_COMPLETED"), "1 / 5 / 5");
+  CAF_CHECK_EQUAL(updates(r.workflow_id), "1 1");
+  sql(R"(DROP TRIGGER "test_note_execution_update" ON "WorkflowExecutions")");
+  sql(R"(DROP FUNCTION "test_note_execution_update"())");
+  sql(R"(DROP TABLE "test_execution_updates")");
+  CAF_CHECK_EQUAL(scalar(R"(SELECT count(DISTINCT xmin::text)::text FROM "WorkflowEvents"
+                              WHERE "workflowId" = $1 AND "seq" >= 4)",
+                         store::params::of(r.workflow_id)),
+                  "1");
 }
 
 CAF_TEST(with lessor.lease_in_decision off the lessor leases in a transaction of its own) {
