@@ -35,6 +35,9 @@ const std::vector<setting>& all_settings() {
      "how often a decider polls its tables when no nudge arrives"},
     {"decider.group_commit_us", kind::integer, "1000", 0, 100000,
      "how long a decider waits to group more work into one commit"},
+    {"decider.group_commit_from_requests", kind::integer, "8", 2, 100000,
+     "a commit that carried at least this many requests makes the next one wait "
+     "decider.group_commit_us (fewer: the next commits at once)"},
     {"lessor.lease_seconds", kind::integer, "300", 1, 86400,
      "lease length when a task has no responseTimeoutSeconds"},
     {"lessor.poll_interval_ms", kind::integer, "1000", 10, 3600000,

@@ -56,10 +56,13 @@ struct committer_state {
     return mine;
   }
   bool flush_queued = false;
-  /// The last batch carried more than one request: load is up, so a short wait
-  /// (decider.group_commit_us) lets the next one carry more.
+  /// The last batch carried decider.group_commit_from_requests requests or more: load is
+  /// up, so a short wait (decider.group_commit_us) lets the next one carry more. Below
+  /// that the wait would add to each request's latency what it saves in commits: a few
+  /// requests per batch are what a steady low rate (a start and a completion) gives.
   bool busy = false;
   std::chrono::microseconds group_commit{0};
+  size_t group_commit_from = 2;
   std::chrono::milliseconds poll_interval{1000};
   warn_limiter errors;
 
@@ -182,7 +185,7 @@ void flush(committer_actor* self) {
   send_hints(self, out.hints);
 
   auto requests = starts.size() + completions.size() + commands.size();
-  st.busy = requests > 1;
+  st.busy = requests >= st.group_commit_from;
   if (st.ctx.split)
     st.ctx.split->note_flush(requests);
   const auto& s = out.stats;
@@ -227,6 +230,8 @@ caf::behavior committer_behavior(committer_actor* self, committer_context ctx) {
   auto& st = self->state;
   st.log = folder_logger("decider");
   st.group_commit = std::chrono::microseconds{ctx.settings.integer("decider.group_commit_us")};
+  st.group_commit_from =
+    static_cast<size_t>(ctx.settings.integer("decider.group_commit_from_requests"));
   st.poll_interval = std::chrono::milliseconds{ctx.settings.integer("decider.poll_interval_ms")};
   st.core = std::make_unique<decider_core>(
     ctx.partition_count, ctx.dsn, static_cast<int>(ctx.settings.integer("decider.batch_size")),

@@ -308,7 +308,8 @@ CAF_TEST(I3 an end is seen by the evaluation of its own commit and stays unseen 
 CAF_TEST(a burst larger than one transaction takes is cut into batches and all is answered) {
   // After a busy batch the committer waits 100 ms, so the rest of each burst is
   // pending at once: more starts and completions than one transaction takes.
-  auto d = decider(3600000, {{"decider.group_commit_us", "100000"}});
+  auto d = decider(3600000, {{"decider.group_commit_us", "100000"},
+                             {"decider.group_commit_from_requests", "2"}});
   constexpr int n = 1300;
   caf::scoped_actor client{sys};
   auto burst = [&](auto make) {
