@@ -308,7 +308,7 @@ caf::expected<apply_result> apply_decisions(transaction& tx,
                                          + ": no namespace (the snapshot's)");
 
   const auto leases = leases_of(writes);
-  const auto history = history_of(writes, leases);
+  auto history = history_of(writes, leases);
   pipeline p{tx.conn()};
   add_compare_and_set(p, writes, history);
   // Which pipeline results to read back (the index of the statement just added).
@@ -447,7 +447,8 @@ caf::expected<apply_result> apply_decisions(transaction& tx,
     std::vector<numbered_events> batch;
     for (size_t i = 0; i < writes.size(); ++i)
       if (!history[i].empty())
-        batch.push_back({writes[i].id, writes[i].ns, history[i]});
+        // The compare-and-set has its counts already: the events move to their insert.
+        batch.push_back({writes[i].id, writes[i].ns, std::move(history[i])});
     insert_numbered_events(p, batch);
   }
 
