@@ -50,7 +50,7 @@ DELETE FROM "TaskQueues" q
             WHERE "workflowId" = u.wf AND "refName" = u.ref AND "iteration" = u.iter
               AND "attempt" = u.att AND "queueName" IS NOT NULL
               AND "status" IN ('SCHEDULED', 'IN_PROGRESS')
-              AND "workflowId" = ANY($1::uuid[])) t) x
+              /*prune: AND "workflowId" = ANY($1::uuid[]) */ OFFSET 0) t) x
  WHERE q."queueName" = x."queueName" AND q."taskId" = x."id")", 1};
 
 // I1: the identity is the arbiter; a re-run evaluation inserts nothing twice,
@@ -131,7 +131,7 @@ UPDATE "Timers" tm SET "canceledAt" = now(), "claimedAt" = now()
          CROSS JOIN LATERAL (
            SELECT "id", "scheduledAt" FROM "TaskExecutions"
             WHERE "workflowId" = u.wf AND "refName" = u.ref AND "iteration" = u.iter
-              AND "attempt" = u.att AND "workflowId" = ANY($1::uuid[])) t) x
+              AND "attempt" = u.att /*prune: AND "workflowId" = ANY($1::uuid[]) */ OFFSET 0) t) x
  WHERE tm."taskId" = x."id" AND tm."kind" = x.kind::timer_kind AND tm."claimedAt" IS NULL
    AND tm."fireAt" >= x."scheduledAt")", 1};
 
@@ -145,7 +145,8 @@ WITH x AS (
     LEFT JOIN LATERAL (
       SELECT "id", "scheduledAt" FROM "TaskExecutions"
        WHERE u.ref IS NOT NULL AND "workflowId" = u.wf AND "refName" = u.ref
-         AND "iteration" = u.iter AND "attempt" = u.att AND "workflowId" = ANY($1::uuid[])) t ON true)
+         AND "iteration" = u.iter AND "attempt" = u.att
+         /*prune: AND "workflowId" = ANY($1::uuid[]) */ OFFSET 0) t ON true)
 INSERT INTO "Timers" ("fireAt", "shard", "kind", "workflowId", "workflowStartedAt", "taskId")
 SELECT GREATEST(to_timestamp(x.fire_ms::double precision / 1000), now()), x.shard,
        x.kind::timer_kind, x.wf,

@@ -108,7 +108,7 @@ UPDATE "TaskQueues" q SET "leaseExpiresAt" = now() + make_interval(secs => u.sec
   FROM unnest($1::uuid[], $2::uuid[], $3::uuid[], $4::int[]) WITH ORDINALITY AS u(wf, tid, tok, secs, ord)
   JOIN LATERAL (SELECT te."queueName" FROM "TaskExecutions" te
                  WHERE te."workflowId" = u.wf AND te."id" = u.tid
-                   AND te."workflowId" = ANY($1::uuid[]) AND te."id" = ANY($2::uuid[])) t ON true
+                   /*prune: AND te."workflowId" = ANY($1::uuid[]) */ OFFSET 0) t ON true
  WHERE q."queueName" = t."queueName" AND q."taskId" = u.tid AND q."leaseToken" = u.tok
    AND q."taskId" = ANY($2::uuid[])
 RETURNING u.ord, )" NF_EPOCH_MS("q.\"leaseExpiresAt\""), 1};

@@ -41,7 +41,7 @@ SELECT t."queueName", t."id", t."workflowId", t."taskType", COALESCE(w."priority
    SELECT te."queueName", te."id", te."workflowId", te."taskType" FROM "TaskExecutions" te
     WHERE te."workflowId" = u.wf AND te."id" = u.tid AND te."status" = 'SCHEDULED'
       AND te."queueName" IS NOT NULL
-      AND te."workflowId" = ANY($1::uuid[]) AND te."id" = ANY($2::uuid[])) t
+      /*prune: AND te."workflowId" = ANY($1::uuid[]) */ OFFSET 0) t
   LEFT JOIN LATERAL (
    SELECT we."priority" FROM "WorkflowExecutions" we
     WHERE we."id" = u.wf AND we."startedAt" = uuid_extract_timestamp(u.wf)
