@@ -4,6 +4,7 @@
 
 #include <libpq-fe.h>
 
+#include "store/pg/binary_params.hpp"
 #include "store/pg/errors.hpp"
 #include "store/pg/pipeline.hpp"
 #include "store/pg/pruning.hpp"
@@ -156,9 +157,9 @@ caf::expected<result> connection::run_prepared(const statement& st, const params
   }
   if (auto prep = prepare(st); !prep)
     return prep.error();
-  auto values = raw_values(p);
-  return check(PQexecPrepared(conn_.get(), st.name, static_cast<int>(values.size()),
-                              values.data(), nullptr, nullptr, 0),
+  wire_params wire{st, p};
+  return check(PQexecPrepared(conn_.get(), st.name, wire.count(), wire.values(), wire.lengths(),
+                              wire.formats(), 0),
                st.name);
 }
 

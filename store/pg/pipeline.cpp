@@ -5,6 +5,7 @@
 
 #include <libpq-fe.h>
 
+#include "store/pg/binary_params.hpp"
 #include "store/pg/errors.hpp"
 #include "store/pg/pruning.hpp"
 
@@ -71,12 +72,9 @@ caf::expected<std::vector<result>> pipeline::run(std::vector<result>& out) {
       newly_prepared.push_back(it.st->name);
       answers.push_back(it.st->name);
     }
-    std::vector<const char*> values;
-    values.reserve(it.p.size());
-    for (const auto& v : it.p.values())
-      values.push_back(v ? v->c_str() : nullptr);
-    if (PQsendQueryPrepared(c, it.st->name, static_cast<int>(values.size()), values.data(),
-                            nullptr, nullptr, 0)
+    wire_params wire{*it.st, it.p};
+    if (PQsendQueryPrepared(c, it.st->name, wire.count(), wire.values(), wire.lengths(),
+                            wire.formats(), 0)
         != 1) {
       send_failed = true;
       break;

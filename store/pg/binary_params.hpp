@@ -1,0 +1,48 @@
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "store/pg/params.hpp"
+#include "store/sql_check.hpp"
+
+namespace nf::store {
+
+/// The array parameters a statement's text declares, `$N::uuid[]` and the like: the
+/// array type's oid at N-1, 0 where the text declares none (or two different ones).
+/// Only the element types the binary encoder knows are declared (uuid, text, smallint,
+/// integer, bigint, boolean, jsonb). Made once per statement text and thread; a
+/// statement's text lives as long as the process.
+const std::vector<uint32_t>& declared_array_types(const statement& st);
+
+/// A Postgres array literal as `params` carries it (`{"a","b",NULL}`, one dimension)
+/// in the binary array format of `array_oid`, or nothing when the literal or one of its
+/// elements is not one this encoder reads exactly as Postgres would: the parameter then
+/// goes as text and the server parses it (and names what is wrong with it).
+///
+/// Why: the server parses a text array character by character and calls the element
+/// type's input function per element; the batches' arrays (hundreds of uuids, texts and
+/// numbers per statement) made that ~8% of Postgres' CPU in W2 (bench/README.md, round 18).
+std::optional<std::string> binary_array(uint32_t array_oid, std::string_view literal);
+
+/// What libpq's PQsendQueryPrepared / PQexecPrepared take for `p` run as `st`: each value,
+/// its length and its format (1 = binary). Arrays `st` declares go binary when they can.
+class wire_params {
+public:
+  wire_params(const statement& st, const params& p);
+
+  int count() const { return static_cast<int>(values_.size()); }
+  const char* const* values() const { return values_.data(); }
+  const int* lengths() const { return lengths_.data(); }
+  const int* formats() const { return formats_.data(); }
+
+private:
+  std::vector<std::string> binary_;
+  std::vector<const char*> values_;
+  std::vector<int> lengths_, formats_;
+};
+
+} // namespace nf::store
