@@ -1,28 +1,17 @@
 #include "store/sharding.hpp"
 
+#include <algorithm>
 #include <cassert>
 
+#include "store/hex.hpp"
+
 namespace nf {
-
-namespace {
-
-int hex_digit(char c) {
-  if (c >= '0' && c <= '9')
-    return c - '0';
-  if (c >= 'a' && c <= 'f')
-    return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F')
-    return c - 'A' + 10;
-  return 0;
-}
-
-} // namespace
 
 int16_t shard_of(std::string_view uuid_text, int partition_count) {
   assert(partition_count > 0 && uuid_text.size() >= 4);
   unsigned v = 0;
   for (char c : uuid_text.substr(uuid_text.size() - 4))
-    v = v * 16 + static_cast<unsigned>(hex_digit(c));
+    v = v * 16 + static_cast<unsigned>(std::max(0, hex_value(c)));
   return static_cast<int16_t>(v % static_cast<unsigned>(partition_count));
 }
 

@@ -5,6 +5,8 @@
 #include <limits>
 #include <unordered_map>
 
+#include "store/hex.hpp"
+
 namespace nf::store {
 
 namespace {
@@ -79,16 +81,6 @@ void put_int32(std::string& out, int32_t v) {
 void put_be(std::string& out, uint64_t v, int bytes) {
   for (int i = bytes - 1; i >= 0; --i)
     out += static_cast<char>((v >> (8 * i)) & 0xff);
-}
-
-int hex_value(char c) {
-  if (c >= '0' && c <= '9')
-    return c - '0';
-  if (c >= 'a' && c <= 'f')
-    return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F')
-    return c - 'A' + 10;
-  return -1;
 }
 
 // The canonical form (8-4-4-4-12) or 32 digits; anything else uuid_in may accept goes
