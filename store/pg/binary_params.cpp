@@ -1,8 +1,7 @@
 #include "store/pg/binary_params.hpp"
 
 #include <charconv>
-#include <cstring>
-#include <limits>
+#include <type_traits>
 #include <unordered_map>
 
 #include "store/hex.hpp"
