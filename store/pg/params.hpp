@@ -31,7 +31,8 @@ array_literal int_array(const std::vector<int64_t>& xs);
 array_literal json_array(const std::vector<json_text>& xs);
 array_literal json_array(const std::vector<std::optional<json_text>>& xs);
 
-/// Positional statement parameters ($1, $2, ...), sent in text format.
+/// Positional statement parameters ($1, $2, ...) as text. A named statement's arrays of the
+/// types its text declares go in the binary format (store/pg/binary_params.hpp).
 class params {
 public:
   params() = default;
