@@ -70,16 +70,14 @@ std::vector<uint32_t> scan_declarations(std::string_view sql) {
   return out;
 }
 
-void put_int32(std::string& out, int32_t v) {
-  auto u = static_cast<uint32_t>(v);
-  char b[4] = {static_cast<char>(u >> 24), static_cast<char>(u >> 16), static_cast<char>(u >> 8),
-               static_cast<char>(u)};
-  out.append(b, 4);
-}
-
+/// `bytes` low bytes of `v`, most significant first (the wire's order).
 void put_be(std::string& out, uint64_t v, int bytes) {
   for (int i = bytes - 1; i >= 0; --i)
     out += static_cast<char>((v >> (8 * i)) & 0xff);
+}
+
+void put_int32(std::string& out, int32_t v) {
+  put_be(out, static_cast<uint32_t>(v), 4);
 }
 
 // The canonical form (8-4-4-4-12) or 32 digits; anything else uuid_in may accept goes
