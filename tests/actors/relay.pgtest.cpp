@@ -10,7 +10,7 @@
 #include "actors/relay/outbox_relay.hpp"
 #include "actors/relay/relay.hpp"
 #include "store/outbox.hpp"
-#include "tests/actors/http_test_server.hpp"
+#include "tests/support/http_test_server.hpp"
 #include "tests/actors/partition_actors_fixture.hpp"
 
 using namespace nf;

@@ -12,7 +12,7 @@
 #include "actors/system_tasks/runner.hpp"
 #include "store/json.hpp"
 #include "store/tasks.hpp"
-#include "tests/actors/http_test_server.hpp"
+#include "tests/support/http_test_server.hpp"
 #include "tests/actors/partition_actors_fixture.hpp"
 
 using namespace nf;

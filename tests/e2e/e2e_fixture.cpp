@@ -15,6 +15,14 @@ namespace nf::test {
 
 namespace {
 
+// An end-to-end test runs for tens of seconds (ctest's TIMEOUT bounds the suite); the
+// test engine's default per-test watchdog of 30 s would abort it. Set before main()
+// reads it as the default of `-r`, which still overrides.
+[[maybe_unused]] const bool e2e_watchdog_set = [] {
+  caf::test::engine::max_runtime(200);
+  return true;
+}();
+
 using clock_type = std::chrono::steady_clock;
 using namespace std::chrono_literals;
 

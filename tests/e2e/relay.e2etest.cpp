@@ -6,7 +6,7 @@
 #include <random>
 #include <set>
 
-#include "tests/actors/http_test_server.hpp"
+#include "tests/support/http_test_server.hpp"
 #include "tests/e2e/e2e_fixture.hpp"
 
 using namespace nf;

@@ -1,17 +1,8 @@
-#pragma once
-
-// A small HTTP server on 127.0.0.1 for the relay and HTTP-task suites (Beast, one
-// thread). It records every request and answers what the test's handler says, so a
-// test can fail a share of requests, every request, or none.
+#include "tests/support/http_test_server.hpp"
 
 #include <chrono>
-#include <functional>
-#include <memory>
 #include <mutex>
-#include <string>
 #include <thread>
-#include <utility>
-#include <vector>
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
@@ -24,62 +15,19 @@
 
 namespace nf::test {
 
-struct seen_request {
-  std::string method;
-  std::string target;
-  std::vector<std::pair<std::string, std::string>> headers;
-  std::string body;
-
-  std::string header(const std::string& name) const {
-    for (const auto& [k, v] : headers)
-      if (k == name)
-        return v;
-    return "";
-  }
-};
-
-struct canned_reply {
-  int status = 200;
-  std::string body = "{}";
-  std::string content_type = "application/json";
-  int delay_ms = 0; ///< answer this much later (without holding up other requests)
-};
-
-class http_test_server {
-public:
-  /// `n` counts requests from 0, in arrival order.
-  using handler = std::function<canned_reply(const seen_request&, size_t n)>;
-
-  http_test_server() : acceptor_(ioc_, {boost::asio::ip::make_address("127.0.0.1"), 0}) {
+struct http_test_server::impl {
+  impl() : acceptor(ioc, {boost::asio::ip::make_address("127.0.0.1"), 0}) {
     accept();
-    thread_ = std::thread{[this] { ioc_.run(); }};
+    thread = std::thread{[this] { ioc.run(); }};
   }
 
-  ~http_test_server() {
-    ioc_.stop();
-    thread_.join();
+  ~impl() {
+    ioc.stop();
+    thread.join();
   }
-
-  unsigned short port() const { return acceptor_.local_endpoint().port(); }
-  std::string url(const std::string& path = "/hook") const {
-    return "http://127.0.0.1:" + std::to_string(port()) + path;
-  }
-
-  void on_request(handler h) {
-    std::lock_guard<std::mutex> g{mtx_};
-    handler_ = std::move(h);
-  }
-
-  std::vector<seen_request> requests() const {
-    std::lock_guard<std::mutex> g{mtx_};
-    return seen_;
-  }
-
-private:
 
   struct session : std::enable_shared_from_this<session> {
-    session(http_test_server& srv, boost::asio::ip::tcp::socket s)
-      : srv(srv), stream(std::move(s)) {}
+    session(impl& srv, boost::asio::ip::tcp::socket s) : srv(srv), stream(std::move(s)) {}
 
     void start() {
       auto self = shared_from_this();
@@ -99,11 +47,11 @@ private:
       r.body = req.body();
       canned_reply c;
       {
-        std::lock_guard<std::mutex> g{srv.mtx_};
-        auto n = srv.seen_.size();
-        srv.seen_.push_back(r);
-        if (srv.handler_)
-          c = srv.handler_(r, n);
+        std::lock_guard<std::mutex> g{srv.mtx};
+        auto n = srv.seen.size();
+        srv.seen.push_back(r);
+        if (srv.on_request)
+          c = srv.on_request(r, n);
       }
       if (c.delay_ms > 0) {
         timer = std::make_unique<boost::asio::steady_timer>(stream.get_executor());
@@ -130,7 +78,7 @@ private:
       });
     }
 
-    http_test_server& srv;
+    impl& srv;
     boost::beast::tcp_stream stream;
     boost::beast::flat_buffer buffer;
     boost::beast::http::request<boost::beast::http::string_body> req;
@@ -139,7 +87,7 @@ private:
   };
 
   void accept() {
-    acceptor_.async_accept([this](boost::beast::error_code ec, boost::asio::ip::tcp::socket s) {
+    acceptor.async_accept([this](boost::beast::error_code ec, boost::asio::ip::tcp::socket s) {
       if (ec)
         return;
       std::make_shared<session>(*this, std::move(s))->start();
@@ -147,12 +95,34 @@ private:
     });
   }
 
-  boost::asio::io_context ioc_;
-  boost::asio::ip::tcp::acceptor acceptor_;
-  std::thread thread_;
-  mutable std::mutex mtx_;
-  handler handler_;
-  std::vector<seen_request> seen_;
+  boost::asio::io_context ioc;
+  boost::asio::ip::tcp::acceptor acceptor;
+  std::thread thread;
+  mutable std::mutex mtx;
+  handler on_request;
+  std::vector<seen_request> seen;
 };
+
+http_test_server::http_test_server() : impl_(std::make_unique<impl>()) {}
+
+http_test_server::~http_test_server() = default;
+
+unsigned short http_test_server::port() const {
+  return impl_->acceptor.local_endpoint().port();
+}
+
+std::string http_test_server::url(const std::string& path) const {
+  return "http://127.0.0.1:" + std::to_string(port()) + path;
+}
+
+void http_test_server::on_request(handler h) {
+  std::lock_guard<std::mutex> g{impl_->mtx};
+  impl_->on_request = std::move(h);
+}
+
+std::vector<seen_request> http_test_server::requests() const {
+  std::lock_guard<std::mutex> g{impl_->mtx};
+  return impl_->seen;
+}
 
 } // namespace nf::test

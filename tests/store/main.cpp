@@ -1,7 +1,0 @@
-// The one translation unit of store_pgtests that defines main().
-#define CAF_TEST_NO_MAIN
-#include "caf/test/unit_test_impl.hpp"
-
-int main(int argc, char** argv) {
-  return caf::test::main(argc, argv);
-}
