@@ -10,8 +10,8 @@
 #include "actors/relay/outbox_relay.hpp"
 #include "actors/relay/relay.hpp"
 #include "store/outbox.hpp"
-#include "tests/support/http_test_server.hpp"
 #include "tests/actors/partition_actors_fixture.hpp"
+#include "tests/support/http_test_server.hpp"
 
 using namespace nf;
 using namespace std::chrono_literals;

@@ -12,8 +12,8 @@
 #include "actors/system_tasks/runner.hpp"
 #include "store/json.hpp"
 #include "store/tasks.hpp"
-#include "tests/support/http_test_server.hpp"
 #include "tests/actors/partition_actors_fixture.hpp"
+#include "tests/support/http_test_server.hpp"
 
 using namespace nf;
 using namespace std::chrono_literals;

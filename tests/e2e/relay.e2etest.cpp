@@ -6,8 +6,8 @@
 #include <random>
 #include <set>
 
-#include "tests/support/http_test_server.hpp"
 #include "tests/e2e/e2e_fixture.hpp"
+#include "tests/support/http_test_server.hpp"
 
 using namespace nf;
 using namespace std::chrono_literals;
