@@ -98,7 +98,7 @@ struct http_test_server::impl {
   boost::asio::io_context ioc;
   boost::asio::ip::tcp::acceptor acceptor;
   std::thread thread;
-  mutable std::mutex mtx;
+  std::mutex mtx;
   handler on_request;
   std::vector<seen_request> seen;
 };
