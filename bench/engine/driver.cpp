@@ -765,8 +765,8 @@ void print_table(FILE* f, const std::vector<json::object>& rows,
     std::fprintf(f, "ceiling  batch %3d  %2d connections  %9.0f lifecycles/s\n", c.batch,
                  c.connections, c.lifecycles_per_s);
   std::fprintf(f,
-               "\n%-8s %9s %8s %9s %9s %6s %7s %7s %7s %7s %7s %6s %6s %6s %6s %6s %6s\n",
-               "workload", "history", "wf", "wf/s", "tasks/s", "x_ceil", "e2e50", "e2e95", "e2e99",
+               "\n%-8s %9s %8s %9s %9s %7s %6s %7s %7s %7s %7s %7s %6s %6s %6s %6s %6s %6s\n",
+               "workload", "history", "wf", "wf/s", "tasks/s", "ceiling", "x_ceil", "e2e50", "e2e95", "e2e99",
                "dsp50", "dsp99", "xact/t", "rows/t", "nf_cpu", "pg_cpu", "rss_mb", "load");
   auto num = [](const json::object& o, const char* k) {
     auto* v = o.if_contains(k);
@@ -774,11 +774,11 @@ void print_table(FILE* f, const std::vector<json::object>& rows,
   };
   for (auto& o : rows) {
     std::fprintf(f,
-                 "%-8s %9.0f %8.0f %9.1f %9.1f %6.3f %7.2f %7.2f %7.2f %7.2f %7.2f %6.2f %6.1f "
+                 "%-8s %9.0f %8.0f %9.1f %9.1f %7.0f %6.3f %7.2f %7.2f %7.2f %7.2f %7.2f %6.2f %6.1f "
                  "%6.1f %6.1f %6.0f %6.2f%s\n",
                  std::string(o.at("workload").as_string()).c_str(), num(o, "history_workflows"),
                  num(o, "workflows"), num(o, "workflows_per_s"), num(o, "tasks_per_s"),
-                 num(o, "tasks_x_ceiling"), num(o, "e2e_p50_ms"), num(o, "e2e_p95_ms"),
+                 num(o, "ceiling_lifecycles_per_s"), num(o, "tasks_x_ceiling"), num(o, "e2e_p50_ms"), num(o, "e2e_p95_ms"),
                  num(o, "e2e_p99_ms"), num(o, "dispatch_p50_ms"), num(o, "dispatch_p99_ms"),
                  num(o, "pg_xacts_per_task"), num(o, "pg_rows_written_per_task"),
                  num(o, "nodeflow_cpu_s"), num(o, "postgres_cpu_s"),
@@ -858,6 +858,24 @@ int run_benchmark(const run_options& o) {
                    "\"lifecycles_per_s\":%.0f}\n",
                    c.batch, c.connections, c.seconds, c.lifecycles_per_s);
   }
+  // The machine's speed drifts by minutes (the batched ceiling measured 11,000-20,000
+  // lifecycles/s in six runs back to back), so each workload is compared with a ceiling
+  // measured just before it, not with the run's first one: the first workload takes that
+  // one, each later workload (and each W4 step) measures its own.
+  bool first_taken = false;
+  auto ceiling_for = [&](const std::string& name) -> std::optional<ceiling_result> {
+    if (!o.ceiling)
+      return std::nullopt;
+    if (!first_taken) {
+      first_taken = true;
+      return *batched;
+    }
+    say("ceiling beside " + name + ": batch 100, " + std::to_string(o.ceiling_connections)
+        + " connections, " + std::to_string(o.ceiling_seconds) + " s");
+    auto c = run_ceiling(o.dsn, 100, o.ceiling_connections, o.ceiling_seconds);
+    say("  " + std::to_string(static_cast<long long>(c.lifecycles_per_s)) + " lifecycles/s");
+    return c;
+  };
   runner run{o};
   std::vector<json::object> rows;
   bool all_completed = true;
@@ -901,9 +919,10 @@ int run_benchmark(const run_options& o) {
       bench_die("unknown workload " + name + " (W1, W1lat, W2, W3, W4)");
     }
     if (name != "W4") {
+      auto ceil = ceiling_for(name);
       say(name + ": " + std::to_string(w.workflows) + " workflows");
       auto r = run.run(w);
-      emit(r, to_json(r, batched, unbatched));
+      emit(r, to_json(r, ceil ? &*ceil : nullptr, unbatched));
       continue;
     }
     // W4: W2's shape on the history as it is, then grown to each size.
@@ -913,10 +932,11 @@ int run_benchmark(const run_options& o) {
     for (auto h : sizes) {
       grow_history(run.db(), o.dsn, h, o.quick, o.w4_writers);
       w.history = run.db().exec(sql::history_count).i64(0, 0);
+      auto ceil = ceiling_for("W4@" + std::to_string(w.history));
       say("W4: " + std::to_string(w.workflows) + " workflows on a history of "
           + std::to_string(w.history));
       steps.push_back(run.run(w));
-      auto j = to_json(steps.back(), batched, unbatched);
+      auto j = to_json(steps.back(), ceil ? &*ceil : nullptr, unbatched);
       if (steps.size() > 1 && steps.front().tasks_per_s > 0) {
         j["x_empty_tasks_per_s"] =
           std::round(steps.back().tasks_per_s / steps.front().tasks_per_s * 1000) / 1000;
