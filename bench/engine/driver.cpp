@@ -766,20 +766,22 @@ void print_table(FILE* f, const std::vector<json::object>& rows,
                  c.connections, c.lifecycles_per_s);
   std::fprintf(f,
                "\n%-8s %9s %8s %9s %9s %7s %6s %7s %7s %7s %7s %7s %6s %6s %6s %6s %6s %6s\n",
-               "workload", "history", "wf", "wf/s", "tasks/s", "ceiling", "x_ceil", "e2e50", "e2e95", "e2e99",
-               "dsp50", "dsp99", "xact/t", "rows/t", "nf_cpu", "pg_cpu", "rss_mb", "load");
+               "workload", "history", "wf", "wf/s", "tasks/s", "ceiling", "x_ceil", "e2e50",
+               "e2e95", "e2e99", "dsp50", "dsp99", "xact/t", "rows/t", "nf_cpu", "pg_cpu",
+               "rss_mb", "load");
   auto num = [](const json::object& o, const char* k) {
     auto* v = o.if_contains(k);
     return v && v->is_number() ? v->to_number<double>() : 0.0;
   };
   for (auto& o : rows) {
     std::fprintf(f,
-                 "%-8s %9.0f %8.0f %9.1f %9.1f %7.0f %6.3f %7.2f %7.2f %7.2f %7.2f %7.2f %6.2f %6.1f "
-                 "%6.1f %6.1f %6.0f %6.2f%s\n",
+                 "%-8s %9.0f %8.0f %9.1f %9.1f %7.0f %6.3f %7.2f %7.2f %7.2f %7.2f %7.2f %6.2f "
+                 "%6.1f %6.1f %6.1f %6.0f %6.2f%s\n",
                  std::string(o.at("workload").as_string()).c_str(), num(o, "history_workflows"),
                  num(o, "workflows"), num(o, "workflows_per_s"), num(o, "tasks_per_s"),
-                 num(o, "ceiling_lifecycles_per_s"), num(o, "tasks_x_ceiling"), num(o, "e2e_p50_ms"), num(o, "e2e_p95_ms"),
-                 num(o, "e2e_p99_ms"), num(o, "dispatch_p50_ms"), num(o, "dispatch_p99_ms"),
+                 num(o, "ceiling_lifecycles_per_s"), num(o, "tasks_x_ceiling"),
+                 num(o, "e2e_p50_ms"), num(o, "e2e_p95_ms"), num(o, "e2e_p99_ms"),
+                 num(o, "dispatch_p50_ms"), num(o, "dispatch_p99_ms"),
                  num(o, "pg_xacts_per_task"), num(o, "pg_rows_written_per_task"),
                  num(o, "nodeflow_cpu_s"), num(o, "postgres_cpu_s"),
                  num(o, "nodeflow_peak_rss_mb"), num(o, "load_avg_1m"),
