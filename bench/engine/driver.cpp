@@ -37,6 +37,7 @@
 #include <thread>
 #include <unistd.h>
 #include <unordered_map>
+#include <utility>
 
 #include <boost/json.hpp>
 
@@ -832,6 +833,15 @@ void grow_history(sql_conn& db, const std::string& dsn, long long target, bool q
   say("history ready in " + std::to_string(static_cast<double>(mono_ns() - t0) / 1e9) + " s");
 }
 
+/// One ceiling measurement with the run's connections and seconds, announced as `label`.
+ceiling_result measure_ceiling(const run_options& o, const std::string& label, int batch) {
+  say(label + ": batch " + std::to_string(batch) + ", " + std::to_string(o.ceiling_connections)
+      + " connections, " + std::to_string(o.ceiling_seconds) + " s");
+  auto c = run_ceiling(o.dsn, batch, o.ceiling_connections, o.ceiling_seconds);
+  say("  " + std::to_string(static_cast<long long>(c.lifecycles_per_s)) + " lifecycles/s");
+  return c;
+}
+
 } // namespace
 
 int run_benchmark(const run_options& o) {
@@ -839,13 +849,8 @@ int run_benchmark(const run_options& o) {
   const ceiling_result* batched = nullptr;
   const ceiling_result* unbatched = nullptr;
   if (o.ceiling) {
-    for (int batch : {1, 100}) {
-      say("ceiling: batch " + std::to_string(batch) + ", " + std::to_string(o.ceiling_connections)
-          + " connections, " + std::to_string(o.ceiling_seconds) + " s");
-      ceilings.push_back(run_ceiling(o.dsn, batch, o.ceiling_connections, o.ceiling_seconds));
-      say("  " + std::to_string(static_cast<long long>(ceilings.back().lifecycles_per_s))
-          + " lifecycles/s");
-    }
+    for (int batch : {1, 100})
+      ceilings.push_back(measure_ceiling(o, "ceiling", batch));
     unbatched = &ceilings[0];
     batched = &ceilings[1];
   }
@@ -864,19 +869,15 @@ int run_benchmark(const run_options& o) {
   // lifecycles/s in six runs back to back), so each workload is compared with a ceiling
   // measured just before it, not with the run's first one: the first workload takes that
   // one, each later workload (and each W4 step) measures its own.
-  bool first_taken = false;
+  std::optional<ceiling_result> first_batched;
+  if (batched)
+    first_batched = *batched;
   auto ceiling_for = [&](const std::string& name) -> std::optional<ceiling_result> {
     if (!o.ceiling)
       return std::nullopt;
-    if (!first_taken) {
-      first_taken = true;
-      return *batched;
-    }
-    say("ceiling beside " + name + ": batch 100, " + std::to_string(o.ceiling_connections)
-        + " connections, " + std::to_string(o.ceiling_seconds) + " s");
-    auto c = run_ceiling(o.dsn, 100, o.ceiling_connections, o.ceiling_seconds);
-    say("  " + std::to_string(static_cast<long long>(c.lifecycles_per_s)) + " lifecycles/s");
-    return c;
+    if (first_batched)
+      return std::exchange(first_batched, std::nullopt);
+    return measure_ceiling(o, "ceiling beside " + name, 100);
   };
   runner run{o};
   std::vector<json::object> rows;
