@@ -166,14 +166,16 @@ UPDATE "TaskExecutions" t SET "deciderSeenAt" = now()
  WHERE t."workflowId" = u.wf AND t."id" = u.id AND t."deciderSeenAt" IS NULL
    AND t."workflowId" = ANY($1::uuid[]) AND t."id" = ANY($2::uuid[]))", 1};
 
-// "publishedAt": now() while no sink is enabled (migration 0013), evaluated once per
-// statement here rather than once per row by the column default.
+// Rows only while a webhook sink is enabled ("outbox_published_at"() is NULL then, migration
+// 0013): with none an event has nowhere to go, and its row would be written published and
+// never read (docs/schema.md, OutboxEvents). Evaluated once per statement, not per row.
 const statement insert_outbox{"decide.outbox", R"(
 INSERT INTO "OutboxEvents" ("shard", "namespaceId", "workflowId", "eventType", "payload",
                             "publishedAt")
-SELECT u.*, (SELECT "outbox_published_at"())
+SELECT u.*, NULL::timestamptz
   FROM unnest($1::smallint[], $2::uuid[], $3::uuid[], $4::text[], $5::jsonb[])
-    AS u(shard, ns, wf, et, payload))"};
+    AS u(shard, ns, wf, et, payload)
+ WHERE (SELECT "outbox_published_at"()) IS NULL)"};
 
 // Only rows this transaction claimed (and so holds locked): see decision_write::dequeue.
 const statement dequeue{"decide.dequeue", R"(

@@ -65,7 +65,8 @@ const statement insert_numbered{"events.insert_numbered",
 
 // The same, when some events are published as add_events publishes its own
 // (store/task_transitions.cpp): from the stored row, whose "at" only the insert knows, in
-// the shard $11 names (NULL: the event's outbox row is the decision's, decide.outbox).
+// the shard $11 names (NULL: the event's outbox row is the decision's, decide.outbox), and
+// only while a webhook sink is enabled (store/decision_apply.cpp, decide.outbox).
 const statement insert_numbered_published{"events.insert_numbered_published", R"(
 WITH e AS MATERIALIZED (
   SELECT e.*, w."lastSeq" - e.n + e.k AS seq
@@ -83,9 +84,9 @@ INSERT INTO "OutboxEvents" ("shard", "namespaceId", "workflowId", "eventType", "
 SELECT e.shard, i."namespaceId", i."workflowId", i."eventType"::text,
        jsonb_build_object('workflowId', i."workflowId", 'seq', i."seq", 'at', i."at",
                           'taskId', i."taskId", 'refName', i."refName", 'data', i."payload"),
-       (SELECT "outbox_published_at"())
+       NULL::timestamptz
   FROM i JOIN e ON e.wf = i."workflowId" AND e.seq = i."seq"
- WHERE e.shard IS NOT NULL)", 1, 1};
+ WHERE e.shard IS NOT NULL AND (SELECT "outbox_published_at"()) IS NULL)", 1, 1};
 
 #undef NF_EVENTS_INSERT
 

@@ -97,7 +97,8 @@ constexpr int64_t unknown_timers_within_s = 10LL * 366 * 24 * 3600;
 // never from a clock (§4.1): one UPDATE for every workflow of the batch, whose ids arrive
 // sorted, and every plan (index order, or the sorted array driving the join) locks the rows
 // in ascending id order. Each event takes the seq `k` places after the workflow's old
-// "lastSeq" and is published in the same statement, built from the same row as the event
+// "lastSeq" and is given its outbox row in the same statement (while a webhook sink is
+// enabled: store/decision_apply.cpp, decide.outbox), built from the same row as the event
 // rather than joined back to the insert's RETURNING: the CTEs' row estimates are guesses, and
 // that join was planned as a nested loop, quadratic in the batch (W2: 0.14 → 0.29 ms per
 // task). "at" is the clock when the row is made, after the row lock, the same in both (as in
@@ -128,8 +129,8 @@ o AS (
   SELECT shard, ns, wf, et,
          jsonb_build_object('workflowId', wf, 'seq', seq, 'at', at, 'taskId', tid,
                             'refName', ref, 'data', payload),
-         (SELECT "outbox_published_at"())
-    FROM u)
+         NULL::timestamptz
+    FROM u WHERE (SELECT "outbox_published_at"()) IS NULL)
 SELECT "id" FROM s)", 0, 1};
 
 // Locks execution rows as an UPDATE of them would (transition_plan::locked), without

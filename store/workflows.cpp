@@ -26,7 +26,9 @@ const statement select_partition_count{"cluster.partition_count",
 // this same transaction) gets no "DecideQueues" row: no other transaction can see the
 // workflow before that decision commits with it. The resolution is part of the statement
 // rather than a read before it, which cost every batch of starts a round trip. The result
-// has a row per resolved request, its id NULL where another start holds its key.
+// has a row per resolved request, its id NULL where another start holds its key. Its
+// outbox row is written only while a webhook sink is enabled (store/decision_apply.cpp,
+// decide.outbox).
 const statement start_batch{"workflows.start_batch", R"(
 WITH u AS (
   SELECT * FROM unnest($1::uuid[], $2::text[], $3::integer[], $4::jsonb[], $5::text[],
@@ -77,8 +79,8 @@ o AS (
   INSERT INTO "OutboxEvents" ("shard", "namespaceId", "workflowId", "eventType", "payload",
                               "publishedAt")
   SELECT shard, ns, id, 'workflow.started', payload || jsonb_build_object('workflowId', id),
-         (SELECT "outbox_published_at"())
-    FROM s)
+         NULL::timestamptz
+    FROM s WHERE (SELECT "outbox_published_at"()) IS NULL)
 SELECT r.ord, s.id, s.shard FROM r LEFT JOIN s ON s.ord = r.ord)"};
 
 // After a lost key race: the winner committed before this statement began.

@@ -142,7 +142,7 @@ std::string history_of(fixture& f, const std::string& wf) {
 
 /// "n / outbox rows / events" of `wf`: n of its `type` events have the outbox row the
 /// lessor's and the completions' own statement makes from the stored event (store::add_events),
-/// and every event has one outbox row.
+/// and, with a webhook sink enabled, every event has one outbox row.
 std::string published_from_rows(fixture& f, const std::string& wf, const std::string& type) {
   return f.scalar(R"(SELECT (SELECT count(*) FROM "OutboxEvents" o
                                JOIN "WorkflowEvents" e
@@ -159,6 +159,7 @@ std::string published_from_rows(fixture& f, const std::string& wf, const std::st
 }
 
 parked_lease lease_to_parked_poll(fixture& f, bool offered) {
+  test::enable_webhook_sink(f.conn); // every event gets an outbox row (published_from_rows)
   parked_lease out;
   msg::poll_request p;
   p.queue = "work";

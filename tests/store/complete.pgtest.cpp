@@ -42,6 +42,7 @@ struct fixture : test::worker_fixture {
 CAF_TEST_FIXTURE_SCOPE(complete_tests, fixture)
 
 CAF_TEST(a completion finishes the task and wakes the decider in one transaction) {
+  test::enable_webhook_sink(conn); // the outbox rows are checked below
   auto wf = insert_workflow();
   insert_task(wf, "a", "qc");
   auto t = lease_one("qc", "w1", 60);

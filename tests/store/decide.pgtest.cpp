@@ -86,6 +86,7 @@ struct fixture : test::decide_fixture {
 CAF_TEST_FIXTURE_SCOPE(decide_tests, fixture)
 
 CAF_TEST(claim snapshot and apply write one evaluation and release the queue row) {
+  test::enable_webhook_sink(conn); // the outbox rows are checked below
   auto started = start("order");
   sql(R"(UPDATE "WorkflowExecutions" SET "priority" = 9)");
   transaction tx{conn};
@@ -129,6 +130,19 @@ CAF_TEST(claim snapshot and apply write one evaluation and release the queue row
                         params::of(started.shard.value())),
                   1);
   CAF_CHECK_EQUAL(count(R"(SELECT count(*) FROM "DecideQueues")"), 0);
+}
+
+CAF_TEST(a decision writes its events and no outbox row while no webhook sink is enabled) {
+  auto started = start("order");
+  transaction tx{conn};
+  CAF_REQUIRE_EQUAL(claim(tx, started.shard).size(), 1u);
+  auto s = snapshot(tx, started.id);
+  NF_REQUIRE_OK(apply_decisions(tx, {schedule(started.id, s.version, "a")}));
+  CAF_REQUIRE(tx.commit());
+  CAF_CHECK_EQUAL(count(R"(SELECT count(*) FROM "WorkflowEvents" WHERE "workflowId" = $1)",
+                        params::of(started.id)),
+                  2);
+  CAF_CHECK_EQUAL(count(R"(SELECT count(*) FROM "OutboxEvents")"), 0);
 }
 
 CAF_TEST(a claimed row is skipped by a second decider until the first ends) {
@@ -299,6 +313,7 @@ CAF_TEST(I3 a completion committed after the read stays unprocessed although it 
 }
 
 CAF_TEST(I4 a second evaluation of the same version is stale rolls back whole and is requeued) {
+  test::enable_webhook_sink(conn); // the outbox rows are checked below
   auto started = start("order");
   auto other = db->connect();
   // A: the owner claims and evaluates version 0.

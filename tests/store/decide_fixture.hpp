@@ -37,6 +37,7 @@ struct decide_fixture {
     // Each test starts from empty tables (DELETE: TRUNCATE rewrites every partition).
     for (const char* t : engine_tables)
       sql(std::string{"DELETE FROM \""} + t + "\"");
+    sql(R"(DELETE FROM "WebhookSinks")"); // no outbox rows until a test enables a sink
     auto p = store::load_partition_count(conn);
     CAF_REQUIRE(p);
     partitions = *p;

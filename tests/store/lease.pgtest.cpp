@@ -86,6 +86,7 @@ struct fixture : test::worker_fixture {
 CAF_TEST_FIXTURE_SCOPE(lease_tests, fixture)
 
 CAF_TEST(a lease takes the highest priority first then FIFO and starts the tasks) {
+  test::enable_webhook_sink(conn); // the outbox rows are checked below
   auto wf = insert_workflow();
   auto a = insert_task(wf, "a", "q1", true, 0, 0);
   auto b = insert_task(wf, "b", "q1", true, 0, 5);

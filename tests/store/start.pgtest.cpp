@@ -24,6 +24,7 @@ struct fixture : test::decide_fixture {
 CAF_TEST_FIXTURE_SCOPE(start_tests, fixture)
 
 CAF_TEST(a start writes every table of DESIGN step 1 in one transaction) {
+  test::enable_webhook_sink(conn); // the outbox rows are checked below
   define_workflow("order", 600);
   start_request req;
   req.name = "order";
@@ -102,7 +103,27 @@ CAF_TEST(no timer without a workflow timeout and the latest version by default) 
   CAF_CHECK_EQUAL(count(R"(SELECT count(*) FROM "IdempotencyKeys" WHERE "key" = 'plain-3')"), 0);
 }
 
+// I7 has nothing to deliver while no webhook sink is enabled: the history is written, the
+// outbox is not (a row stored published would never be read). A sink enabled later receives
+// the events written after it.
+CAF_TEST(a start writes no outbox row while no webhook sink is enabled) {
+  define_workflow("order");
+  auto quiet = start("order");
+  CAF_CHECK_EQUAL(count(R"(SELECT count(*) FROM "WorkflowEvents" WHERE "workflowId" = $1)",
+                        params::of(quiet.id)),
+                  1);
+  CAF_CHECK_EQUAL(count(R"(SELECT count(*) FROM "OutboxEvents")"), 0);
+  test::enable_webhook_sink(conn);
+  auto heard = start("order");
+  CAF_CHECK_EQUAL(count(R"(SELECT count(*) FROM "OutboxEvents" WHERE "workflowId" = $1
+                             AND "publishedAt" IS NULL)",
+                        params::of(heard.id)),
+                  1);
+  CAF_CHECK_EQUAL(count(R"(SELECT count(*) FROM "OutboxEvents")"), 1);
+}
+
 CAF_TEST(the same idempotency key returns the same workflow per namespace) {
+  test::enable_webhook_sink(conn); // the outbox rows are checked below
   define_workflow("order");
   auto first = start("order", "k-1");
   auto again = start("order", "k-1");
@@ -131,6 +152,7 @@ CAF_TEST(the same idempotency key returns the same workflow per namespace) {
 }
 
 CAF_TEST(a batch of 100 starts is one transaction with a result per request) {
+  test::enable_webhook_sink(conn); // the outbox rows are checked below
   define_workflow("order", 60);
   std::vector<start_request> reqs;
   for (int i = 0; i < 100; ++i) {

@@ -30,6 +30,17 @@ inline test_database& suite_database(const std::string& suite) {
   return *db;
 }
 
+/// An enabled webhook sink in the default namespace (nothing listens at its address). The
+/// engine writes an event's outbox row only while an enabled sink exists (I7,
+/// store/decision_apply.cpp, decide.outbox): the tests of those rows enable one first.
+inline void enable_webhook_sink(store::connection& conn) {
+  auto r = conn.exec(R"(INSERT INTO "WebhookSinks" ("namespaceId", "url")
+                        VALUES ($1, 'http://127.0.0.1:9/'))",
+                     store::params::of(default_namespace));
+  if (!r)
+    CAF_FAIL("enable_webhook_sink: " << store::message_of(r.error()));
+}
+
 struct worker_fixture {
   test_database& db;
   store::connection conn;
@@ -40,7 +51,7 @@ struct worker_fixture {
     // every partition's files (about a second).
     for (const char* t : {"WorkflowExecutions", "TaskExecutions", "TaskQueues", "DecideQueues",
                           "Timers", "OutboxEvents", "WorkflowEvents", "RateLimitBuckets",
-                          "TaskDefinitions", "IdempotencyKeys"})
+                          "TaskDefinitions", "IdempotencyKeys", "WebhookSinks"})
       sql(std::string{"DELETE FROM \""} + t + "\"");
   }
 
