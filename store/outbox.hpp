@@ -104,6 +104,14 @@ caf::expected<int64_t> replay_dead_letters(connection& conn, const std::vector<i
 /// transaction; returns how many.
 caf::expected<int64_t> replay_all_dead_letters(connection& conn, int batch = 1000);
 
+/// Retention: deletes the events published more than `retention_s` seconds ago, walking
+/// the table in key order `batch` (1 … 10000) rows per statement (each its own short
+/// transaction), from the oldest row up to the first one created within the horizon, or
+/// `max_rows` rows read. Deliverable and dead-lettered events are kept whatever their age.
+/// Returns how many were deleted.
+caf::expected<int64_t> prune_published_outbox(connection& conn, int64_t retention_s,
+                                              int batch = 10000, int64_t max_rows = 10000000);
+
 /// Where the relay delivers a namespace's events ("WebhookSinks").
 struct webhook_sink {
   std::string id;

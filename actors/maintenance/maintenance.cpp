@@ -10,6 +10,7 @@
 
 #include "actors/folder_logger.hpp"
 #include "actors/type_ids.hpp"
+#include "store/outbox.hpp"
 #include "store/output_cache.hpp"
 #include "store/partitions.hpp"
 #include "store/pg/errors.hpp"
@@ -27,6 +28,7 @@ struct maintenance_state {
   std::optional<store::session> db;
   store::partition_manager partitions;
   std::chrono::seconds interval{3600};
+  int64_t outbox_retention_s = 604800;
   std::shared_ptr<spdlog::logger> log;
 
   static inline const char* name = "nf.maintenance";
@@ -66,11 +68,16 @@ void run_pass(maintenance_actor* self) {
     if (*n < prune_batch)
       break;
   }
+  // Delivered events are kept for relay.published_retention_s, then deleted: nothing reads
+  // them again, and the table is not partitioned, so without this it only grows.
+  auto outbox_pruned = store::prune_published_outbox(c, st.outbox_retention_s);
+  if (!outbox_pruned)
+    return fail("outbox_prune_failed", outbox_pruned.error());
   auto ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0);
   st.log->info("maintenance partitions_created={} partitions_dropped={} partitions_kept={} "
-               "timers_moved={} cache_pruned={} ms={:.1f}",
+               "timers_moved={} cache_pruned={} outbox_pruned={} ms={:.1f}",
                created->size(), dropped->dropped.size(), dropped->kept.size(),
-               dropped->timers_moved, pruned, ms.count());
+               dropped->timers_moved, pruned, *outbox_pruned, ms.count());
 }
 
 caf::behavior maintenance_behavior(maintenance_actor* self, std::string dsn,
@@ -79,6 +86,7 @@ caf::behavior maintenance_behavior(maintenance_actor* self, std::string dsn,
   st.log = folder_logger("maintenance");
   st.db.emplace(std::move(dsn));
   st.interval = std::chrono::seconds{settings.integer("maintenance.interval_s")};
+  st.outbox_retention_s = settings.integer("relay.published_retention_s");
   self->send(self, tick_atom_v);
   return {
     [=](tick_atom) {

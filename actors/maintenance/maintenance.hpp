@@ -2,8 +2,10 @@
 
 // Maintenance (detached, own connection): at start and every maintenance.interval_s
 // it creates the range partitions ahead of time, drops expired ones
-// (store::partition_manager; every node runs it, the manager is race-safe) and
-// prunes expired "TaskOutputCache" rows. It takes no requests.
+// (store::partition_manager; every node runs it, the manager is race-safe), prunes
+// expired "TaskOutputCache" rows and deletes outbox events delivered longer ago than
+// relay.published_retention_s (two nodes deleting the same rows only wait for each
+// other). It takes no requests.
 
 #include <string>
 

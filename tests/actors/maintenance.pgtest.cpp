@@ -40,4 +40,23 @@ CAF_TEST(a pass at start creates partitions ahead and prunes expired cached outp
   caf::anon_send_exit(m, caf::exit_reason::user_shutdown);
 }
 
+CAF_TEST(a pass deletes outbox events delivered before the retention horizon) {
+  // Default horizon: relay.published_retention_s = 7 days.
+  sql(R"(INSERT INTO "OutboxEvents" ("shard", "namespaceId", "eventType", "createdAt",
+                                     "publishedAt")
+         VALUES (0, $1, 'delivered_long_ago', now() - interval '9 days', now() - interval '8 days'),
+                (0, $1, 'delivered_yesterday', now() - interval '9 days', now() - interval '1 day'),
+                (0, $1, 'never_delivered', now() - interval '9 days', NULL))",
+      store::params::of(default_namespace));
+  auto m = actors::spawn_maintenance(sys, db->dsn(), config::values::defaults());
+  CAF_CHECK(test::wait_until([&] {
+    return count(R"(SELECT count(*) FROM "OutboxEvents" WHERE "eventType" = 'delivered_long_ago')")
+           == 0;
+  }));
+  CAF_CHECK_EQUAL(count(R"(SELECT count(*) FROM "OutboxEvents"
+                            WHERE "eventType" IN ('delivered_yesterday', 'never_delivered'))"),
+                  2);
+  caf::anon_send_exit(m, caf::exit_reason::user_shutdown);
+}
+
 CAF_TEST_FIXTURE_SCOPE_END()

@@ -50,6 +50,26 @@ struct fixture : test::worker_fixture {
     return scalar(R"(SELECT "eventId"::text FROM "OutboxEvents" WHERE "id" = $1)", params::of(id));
   }
 
+  /// An event created `created_h` hours ago, published `published_h` hours ago (or not,
+  /// when negative); returns its id.
+  int64_t aged_event(int created_h, int published_h) {
+    return count(R"(INSERT INTO "OutboxEvents" ("shard", "namespaceId", "eventType", "createdAt",
+                                                "publishedAt")
+                    VALUES (0, '00000000-0000-0000-0000-000000000001', 'TASK_COMPLETED',
+                            now() - make_interval(hours => $1::int),
+                            CASE WHEN $2::int >= 0 THEN now() - make_interval(hours => $2::int) END)
+                    RETURNING "id")",
+                 params::of(created_h, published_h));
+  }
+
+  std::set<int64_t> remaining() {
+    std::set<int64_t> ids;
+    auto r = sql(R"(SELECT "id" FROM "OutboxEvents")");
+    for (int i = 0; i < r.rows(); ++i)
+      ids.insert(std::stoll(r.str(i, 0)));
+    return ids;
+  }
+
   /// Fails `id` until it is dead-lettered (policy: dead letter on the 3rd failure).
   void kill(int64_t id) {
     for (int i = 0; i < 3; ++i)
@@ -226,6 +246,52 @@ CAF_TEST(events written by the worker path reach the outbox with their history s
                               FROM "OutboxEvents" WHERE "id" = $1)",
                          params::of(got[0].id)),
                   "1/" + t.task.str() + "/w1");
+}
+
+CAF_TEST(retention deletes the events published before its horizon and keeps the rest) {
+  constexpr int64_t day = 86400;
+  auto old_published = aged_event(72, 72);
+  auto recently_published = aged_event(72, 1);
+  auto deliverable = aged_event(72, -1);
+  auto dead = aged_event(72, -1);
+  kill(dead);
+  auto old_behind_kept = aged_event(72, 48);
+  auto young = aged_event(0, 0);
+  // Two rows per statement: the walk goes past the rows it keeps, over three statements.
+  auto n = prune_published_outbox(conn, day, 2);
+  CAF_REQUIRE(n);
+  CAF_CHECK_EQUAL(*n, 2);
+  CAF_CHECK(remaining() == (std::set<int64_t>{recently_published, deliverable, dead, young}));
+  CAF_CHECK_EQUAL(count(R"(SELECT count(*) FROM "OutboxEvents" WHERE "id" IN ($1, $2))",
+                        params::of(old_published, old_behind_kept)),
+                  0);
+  // Nothing left to delete: a second walk deletes nothing.
+  auto again = prune_published_outbox(conn, day, 2);
+  CAF_REQUIRE(again);
+  CAF_CHECK_EQUAL(*again, 0);
+}
+
+CAF_TEST(the retention walk stops at the first event created within its horizon) {
+  auto before = aged_event(72, 72);
+  auto young = aged_event(0, 0);
+  // Not something the engine writes (ids grow with time): it shows the walk ends at `young`.
+  auto after = aged_event(72, 72);
+  auto n = prune_published_outbox(conn, 86400, 1);
+  CAF_REQUIRE(n);
+  CAF_CHECK_EQUAL(*n, 1);
+  CAF_CHECK(remaining() == (std::set<int64_t>{young, after}));
+  CAF_CHECK(before < young);
+}
+
+CAF_TEST(retention refuses a negative horizon or batch size out of range) {
+  aged_event(72, 72);
+  auto negative = prune_published_outbox(conn, -1);
+  CAF_REQUIRE(!negative);
+  CAF_CHECK_NOT_EQUAL(store::message_of(negative.error()).find("retention_s"), std::string::npos);
+  auto batch = prune_published_outbox(conn, 0, 0);
+  CAF_REQUIRE(!batch);
+  CAF_CHECK_NOT_EQUAL(store::message_of(batch.error()).find("batch"), std::string::npos);
+  CAF_CHECK_EQUAL(count(R"(SELECT count(*) FROM "OutboxEvents")"), 1);
 }
 
 CAF_TEST_FIXTURE_SCOPE_END()
