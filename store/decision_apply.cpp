@@ -16,12 +16,16 @@ namespace nf::store {
 namespace {
 
 // I4: the compare-and-set. Zero rows for a workflow = another evaluation
-// committed first (or the row is gone): the whole write is stale. It also allocates the
+// committed first (or the row is gone): the whole write is stale, and the statement says so
+// itself ("fail_if", migration 0018, SQLSTATE NF001 = errc::stale), naming each workflow it
+// missed, so the transaction is aborted on the server even when its COMMIT is already in the
+// same round trip (apply_decisions' `commit`). It also allocates the
 // seqs of the decision's $8 events (I8): the row lock is the one the compare-and-set
 // takes anyway, so the history costs no second update of the execution row. It heads the
 // pipeline of the decision's writes, which need nothing back from it: they carry the
 // snapshot's namespace, shard and priority, and the events read their seqs from the row.
 const statement cas{"decide.cas", R"(
+WITH c AS (
 UPDATE "WorkflowExecutions" w SET
   "version" = w."version" + 1,
   "lastSeq" = w."lastSeq" + u.n,
@@ -38,7 +42,13 @@ UPDATE "WorkflowExecutions" w SET
               $7::jsonb[], $8::integer[]) AS u(id, v, status, output, reason, failed_ref, vars, n)
  WHERE w."id" = u.id AND w."startedAt" = uuid_extract_timestamp(u.id) AND w."version" = u.v
    AND w."id" = ANY($1::uuid[]) /*started: w."startedAt" */
-RETURNING w."id")", 0, 1};
+RETURNING w."id")
+SELECT c."id" FROM c
+ WHERE (SELECT "fail_if"('stale evaluation: another evaluation committed first for workflow '
+                         || string_agg(m.id::text || ' (expected version ' || m.v || ')', ', ')
+                         || '; roll back and requeue', 'NF001')
+          FROM unnest($1::uuid[], $2::bigint[]) AS m(id, v)
+         WHERE m.id NOT IN (SELECT c."id" FROM c)))", 0, 1};
 
 // Lock order: queue rows before task rows. Only tasks still non-terminal.
 const statement unqueue{"decide.unqueue", R"(
@@ -62,7 +72,10 @@ DELETE FROM "TaskQueues" q
 // their partitions (the `prune:` comment, store/pg/pruning.hpp).
 // A task leased in the decision (task_lease, $16–$19) comes with its id and is inserted
 // IN_PROGRESS, its queue row already leased: the rows the lessor's claim and stamp would
-// leave, without the two updates (the queue row never enters the dequeue index).
+// leave, without the two updates (the queue row never enters the dequeue index). A leased
+// task not inserted (its identity there already, I1) fails the statement, before any COMMIT
+// in its round trip: its event and timer would name a row that does not exist. Never
+// expected under the compare-and-set.
 const statement insert_tasks{"decide.insert_tasks", R"(
 WITH u AS (
   SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::text[], $4::integer[], $5::integer[],
@@ -89,7 +102,8 @@ i AS (
          u.worker, CASE WHEN u.worker IS NULL THEN 0 ELSE 1 END
     FROM u
   ON CONFLICT ("workflowId", "refName", "iteration", "attempt") DO NOTHING
-  RETURNING "workflowId", "id", "refName", "iteration", "attempt", "taskType", "queueName"),
+  RETURNING "workflowId", "id", "refName", "iteration", "attempt", "taskType", "queueName",
+            "workerId"),
 q AS (
   INSERT INTO "TaskQueues" ("queueName", "taskId", "workflowId", "taskType", "priority", "shard",
                             "leaseToken", "leaseExpiresAt", "leasedBy")
@@ -102,7 +116,12 @@ q AS (
 SELECT i."workflowId", i."id", i."refName", i."iteration", i."attempt", i."taskType",
        CASE WHEN u.enqueue THEN i."queueName" END, u.token IS NOT NULL
   FROM i JOIN u ON u.wf = i."workflowId" AND u.ref = i."refName" AND u.iter = i."iteration"
-               AND u.att = i."attempt")", 1};
+               AND u.att = i."attempt"
+ WHERE (SELECT "fail_if"(CASE WHEN l.n <> (SELECT count(*) FROM i WHERE i."workerId" IS NOT NULL)
+                           THEN 'apply_decisions: ' || l.n || ' tasks leased in the decision, '
+                                || (SELECT count(*) FROM i WHERE i."workerId" IS NOT NULL)
+                                || ' inserted' END, 'XX000')
+          FROM (SELECT count(*) AS n FROM u WHERE u.token IS NOT NULL) l))", 1};
 
 const statement change_tasks{"decide.change_tasks", R"(
 UPDATE "TaskExecutions" t SET
@@ -265,23 +284,6 @@ void add_compare_and_set(pipeline& p, const std::vector<decision_write>& writes,
                         text_array(vars), int_array(event_counts)));
 }
 
-/// `stale` naming every write the compare-and-set's rows `r` miss.
-caf::expected<void> check_compare_and_set(const std::vector<decision_write>& writes,
-                                          const result& r) {
-  std::set<std::string> found;
-  for (int row = 0; row < r.rows(); ++row)
-    found.insert(r.str(row, 0));
-  std::string missed;
-  for (const auto& w : writes)
-    if (found.count(w.id.str()) == 0)
-      missed += (missed.empty() ? "" : ", ") + w.id.str() + " (expected version "
-                + std::to_string(w.expected_version) + ")";
-  if (!missed.empty())
-    return make_error(errc::stale, "stale evaluation: another evaluation committed first for "
-                                     "workflow " + missed + "; roll back and requeue");
-  return {};
-}
-
 } // namespace
 
 bool is_queued(const decision_write& w, const task_insert& t) {
@@ -294,7 +296,8 @@ bool is_queued(const decision_write& w, const task_insert& t) {
 }
 
 caf::expected<apply_result> apply_decisions(transaction& tx,
-                                            const std::vector<decision_write>& writes) {
+                                            const std::vector<decision_write>& writes,
+                                            bool commit) {
   apply_result out;
   if (writes.empty())
     return out;
@@ -481,7 +484,6 @@ caf::expected<apply_result> apply_decisions(transaction& tx,
   for (const auto& l : leases)
     all_leases.insert(all_leases.end(), l.begin(), l.end());
   add_start_to_close_timers(p, all_leases);
-  const size_t leased = all_leases.size();
 
   {
     std::vector<std::string> ids;
@@ -493,18 +495,12 @@ caf::expected<apply_result> apply_decisions(transaction& tx,
     }
   }
 
-  // The compare-and-set's answer first: when it missed, what failed after it (an event's
-  // seq taken, say) is a consequence, and the caller must see `stale`.
-  std::vector<result> done;
-  auto rs = p.run(done);
-  const result* cas_rows = rs ? &rs->front() : done.empty() ? nullptr : &done.front();
-  if (cas_rows != nullptr)
-    if (auto c = check_compare_and_set(writes, *cas_rows); !c)
-      return std::move(c.error());
+  // A missed compare-and-set fails its own statement, the first (`stale`), and a leased task
+  // not inserted fails the insert: nothing is left to check before the COMMIT.
+  auto rs = commit ? tx.run_and_commit(p) : p.run();
   if (!rs)
     return std::move(rs.error());
 
-  size_t leased_inserted = 0;
   if (insert_at >= 0) {
     const auto& r = (*rs)[static_cast<size_t>(insert_at)];
     std::set<std::string> queues;
@@ -519,18 +515,10 @@ caf::expected<apply_result> apply_decisions(transaction& tx,
       // A leased row needs no lessor: its queue is hinted only for rows left unleased.
       if (!t.queue.empty() && !leased)
         queues.insert(t.queue);
-      leased_inserted += leased ? 1 : 0;
       out.inserted.push_back(std::move(t));
     }
     out.queues.assign(queues.begin(), queues.end());
   }
-  // A leased task whose identity was there already (I1) was not inserted, and its event
-  // and timer would name a row that does not exist: never expected under the compare-and-set,
-  // and never committed.
-  if (leased_inserted != leased)
-    return make_error(errc::internal, "apply_decisions: " + std::to_string(leased)
-                                        + " tasks leased in the decision, "
-                                        + std::to_string(leased_inserted) + " inserted");
   if (arm_at >= 0) {
     const auto& r = (*rs)[static_cast<size_t>(arm_at)];
     for (int row = 0; row < r.rows(); ++row) {

@@ -244,9 +244,13 @@ struct apply_result {
 /// trip whatever the batch size: the version compare-and-set with event seq allocation,
 /// then the batched (unnest) writes, in one pipeline. If any workflow's version moved,
 /// the result is `stale` naming it, and what the pipeline wrote after the compare-and-set
-/// must not commit: the caller rolls back and requeues (I4).
+/// must not commit: the caller rolls back and requeues (I4). With `commit`, the pipeline ends
+/// with the transaction's COMMIT (transaction::run_and_commit), for a caller with nothing
+/// left to write: a result is then a committed one, and an error one that was not (or
+/// `in_doubt`).
 caf::expected<apply_result> apply_decisions(transaction& tx,
-                                            const std::vector<decision_write>& writes);
+                                            const std::vector<decision_write>& writes,
+                                            bool commit = false);
 
 /// Asks for another evaluation: "DecideQueues" upsert with
 /// `ON CONFLICT DO UPDATE SET "reason"` (never DO NOTHING: I2). Unknown ids

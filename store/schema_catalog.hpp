@@ -414,6 +414,7 @@ inline constexpr enum_info enums[] = {
 inline constexpr function_info functions[] = {
   {"PartitionLeases_epoch_guard", "", "trigger"},
   {"WorkflowEvents_notify", "", "trigger"},
+  {"fail_if", "problem text, code text", "boolean"},
   {"outbox_published_at", "", "timestamp with time zone"},
   {"rename_partition_indexes", "parent regclass", "void"},
 };

@@ -160,6 +160,10 @@ caf::expected<std::vector<completion>> complete_tasks(transaction& tx,
 caf::expected<void> unsee_tasks(transaction& tx, const std::vector<task_result>& rs) {
   if (rs.empty())
     return {};
+  // Outside the transaction that stamped them, the ends would have committed seen (I3).
+  if (!tx.active())
+    return make_error(errc::internal, "unsee_tasks: the transaction that stamped the ends "
+                                      "has ended (committed with the decisions' writes?)");
   auto r = tx.conn().run(unsee, params::of(ids_array(rs, [](const auto& x) { return x.workflow; }),
                                            ids_array(rs, [](const auto& x) { return x.task; })));
   if (!r)

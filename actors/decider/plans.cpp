@@ -247,7 +247,8 @@ void lend_to_waiting(std::vector<store::decision_write>& writes, const lending& 
 
 caf::expected<void> apply_plans(store::transaction& tx, const std::vector<workflow_plan>& plans,
                                 const std::set<int16_t>& served, int partition_count,
-                                plan_effects& fx, const lending* lend) {
+                                plan_effects& fx, const lending* lend,
+                                bool commit_if_last) {
   if (plans.empty())
     return {};
   // Requeues first: "DecideQueues" comes before "WorkflowExecutions" in the lock order.
@@ -273,7 +274,12 @@ caf::expected<void> apply_plans(store::transaction& tx, const std::vector<workfl
     writes.push_back(p.write);
   if (lend != nullptr && lend->polls != nullptr)
     lend_to_waiting(writes, *lend);
-  auto applied = store::apply_decisions(tx, writes);
+  // Children and parent tasks are written after the decisions (the children need the ids of
+  // the SUB_WORKFLOW rows inserted): only without them is the decisions' round trip the last.
+  bool last = commit_if_last && std::none_of(plans.begin(), plans.end(), [](const auto& p) {
+                return !p.children.empty() || p.failure || p.parent_end;
+              });
+  auto applied = store::apply_decisions(tx, writes, last);
   if (!applied) {
     if (store::code_of(applied.error()) == store::errc::stale)
       fx.stale = stale_ids(applied.error(), plans);

@@ -71,9 +71,13 @@ caf::expected<workflow_plan> plan_edit_command(const command_request& c,
 /// Writes `plans` in the caller's transaction. On `stale`, `fx.stale` names the
 /// workflows another evaluation got to first. With `lend`, new tasks of queues where polls
 /// wait are leased to them in the same writes; the borrowed polls are appended to
-/// `lend->lent` whatever happens, for the caller to hand back.
+/// `lend->lent` whatever happens, for the caller to hand back. With `commit_if_last`, a caller
+/// with nothing to write after these plans lets the transaction commit in the round trip of
+/// their writes when nothing follows them here either (no child to start, no parent task to
+/// end): `tx.committed()` then says it did.
 caf::expected<void> apply_plans(store::transaction& tx, const std::vector<workflow_plan>& plans,
                                 const std::set<int16_t>& served, int partition_count,
-                                plan_effects& fx, const lending* lend = nullptr);
+                                plan_effects& fx, const lending* lend = nullptr,
+                                bool commit_if_last = false);
 
 } // namespace nf::actors::decider

@@ -1,6 +1,7 @@
 #include "store/pg/pipeline.hpp"
 
 #include <algorithm>
+#include <cstring>
 #include <utility>
 
 #include <libpq-fe.h>
@@ -48,8 +49,11 @@ caf::expected<std::vector<result>> pipeline::run(std::vector<result>& out) {
   if (PQenterPipelineMode(c) != 1)
     return make_error(errc::conn_broken, "cannot enter pipeline mode: " + conn_.last_error());
   // What the server will answer, in order: a prepare (its name), a statement (nullptr),
-  // or the deferred BEGIN (`begin_answer`, whose result is only checked).
+  // the deferred BEGIN (`begin_answer`) or the COMMIT (`commit_answer`), whose results are
+  // only checked.
   static const char begin_answer[] = "(deferred BEGIN)";
+  static const char commit_answer[] = "(COMMIT)";
+  committed_ = false;
   std::vector<const char*> answers;
   std::vector<const char*> newly_prepared;
   bool send_failed = false;
@@ -81,6 +85,12 @@ caf::expected<std::vector<result>> pipeline::run(std::vector<result>& out) {
     }
     answers.push_back(nullptr);
   }
+  if (commit_ && !send_failed) {
+    if (PQsendQueryParams(c, "COMMIT", 0, nullptr, nullptr, nullptr, nullptr, 0) != 1)
+      send_failed = true;
+    else
+      answers.push_back(commit_answer);
+  }
   if (send_failed || PQpipelineSync(c) != 1) {
     auto err = make_error(errc::conn_broken, "pipeline send failed: " + conn_.last_error());
     PQexitPipelineMode(c);
@@ -109,6 +119,13 @@ caf::expected<std::vector<result>> pipeline::run(std::vector<result>& out) {
     // parsed it, it exists even when a later statement aborts the batch, and a
     // rerun of the batch must not prepare it again.
     if (prepared_name == begin_answer) {
+      PQclear(r);
+    } else if (prepared_name == commit_answer) {
+      // A COMMIT the server ran in a failed transaction answers ROLLBACK, without an error.
+      committed_ = std::strcmp(PQcmdStatus(r), "COMMIT") == 0;
+      if (!committed_ && !first_error)
+        first_error = make_error(errc::internal, std::string{"pipeline: COMMIT answered "}
+                                                   + PQcmdStatus(r));
       PQclear(r);
     } else if (prepared_name) {
       conn_.mark_prepared(prepared_name);

@@ -22,6 +22,15 @@ public:
   /// As `add`, for a statement whose pruning variant the caller chose already.
   pipeline& add_exact(const statement& st, params p);
   size_t size() const { return items_.size(); }
+  /// Ends the batch with COMMIT, in the same round trip (transaction::run_and_commit). The
+  /// server skips it when a statement before it fails, and the transaction stays open, in
+  /// its failed state, for the caller's rollback.
+  pipeline& commit_after() {
+    commit_ = true;
+    return *this;
+  }
+  /// The batch's COMMIT succeeded (commit_after).
+  bool committed() const { return committed_; }
 
   /// Sends everything, syncs once, and returns one result per statement, or
   /// the first error (the server aborts the rest of the batch on error).
@@ -37,6 +46,8 @@ private:
   };
   connection& conn_;
   std::vector<item> items_;
+  bool commit_ = false;
+  bool committed_ = false;
 };
 
 } // namespace nf::store

@@ -1,5 +1,7 @@
 #include "store/pg/transaction.hpp"
 
+#include "store/pg/pipeline.hpp"
+
 namespace nf::store {
 
 transaction::~transaction() {
@@ -22,6 +24,8 @@ caf::expected<void> transaction::begin(isolation level) {
 }
 
 caf::expected<void> transaction::commit() {
+  if (committed_)
+    return {};
   active_ = false;
   if (conn_.take_begin())
     return {}; // nothing ran: there is nothing to commit
@@ -34,6 +38,20 @@ caf::expected<void> transaction::commit() {
   if (code == errc::conn_broken)
     return make_error(errc::in_doubt, "commit outcome unknown: " + message_of(r.error()));
   return std::move(r.error());
+}
+
+caf::expected<std::vector<result>> transaction::run_and_commit(pipeline& p) {
+  auto r = p.commit_after().run();
+  if (p.committed()) {
+    active_ = false;
+    committed_ = true;
+    return r;
+  }
+  if (!r && code_of(r.error()) == errc::conn_broken) {
+    active_ = false;
+    return make_error(errc::in_doubt, "commit outcome unknown: " + message_of(r.error()));
+  }
+  return r;
 }
 
 void transaction::rollback() {

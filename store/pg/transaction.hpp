@@ -9,6 +9,8 @@
 
 namespace nf::store {
 
+class pipeline;
+
 enum class isolation { read_committed, repeatable_read, serializable };
 
 /// A transaction on one connection. Rolls back in its destructor unless
@@ -22,8 +24,16 @@ public:
   ~transaction();
 
   caf::expected<void> begin(isolation level = isolation::read_committed);
+  /// Commits; nothing to do when run_and_commit committed already.
   caf::expected<void> commit();
   void rollback();
+  /// Runs `p` with this transaction's COMMIT in the same round trip, for a caller with
+  /// nothing left to check on the results before committing: every check that must hold
+  /// raises its error in the statements themselves. On an error the transaction was not
+  /// committed (and is rolled back as usual), except that a link lost while the batch was
+  /// in flight leaves the outcome unknown: `in_doubt`.
+  caf::expected<std::vector<result>> run_and_commit(pipeline& p);
+  bool committed() const { return committed_; }
 
   connection& conn() { return conn_; }
   bool active() const { return active_; }
@@ -31,6 +41,7 @@ public:
 private:
   connection& conn_;
   bool active_ = false;
+  bool committed_ = false;
 };
 
 /// Runs `fn(transaction&) -> caf::expected<T>` in a fresh transaction and

@@ -305,6 +305,52 @@ CAF_TEST(I3 an end is seen by the evaluation of its own commit and stays unseen 
   CAF_CHECK_EQUAL(seen(a2), 1);
 }
 
+CAF_TEST(I3 an end a batch applies without evaluating it is unseen before the batch commits) {
+  // The batch evaluates its start (a shard the committer decides for) but only applies the
+  // completion (its workflow's shard is another committer's). Its decisions' writes are then
+  // not the transaction's last: the end, stamped seen with the completion, must be unseen
+  // before the COMMIT, not after it.
+  actors::decider::decider_core core{2, db->dsn(), 1};
+  core.serve({0, 1});
+  store::start_request req;
+  req.name = "two";
+  req.id = actors::decider::new_workflow_id_in(1, 2);
+  NF_REQUIRE_OK(store::start_workflow(conn, req, 2));
+  core.run({});
+  auto a = lease("work");
+  CAF_REQUIRE_EQUAL(a.size(), 1u);
+  core.serve({0});
+  actors::decider::batch_input in;
+  in.completions.push_back(store::task_result{a[0].workflow, a[0].task, a[0].token,
+                                              store::task_outcome::completed,
+                                              store::json(boost::json::object{{"y", 1}}),
+                                              std::nullopt});
+  store::start_request next;
+  next.name = "two";
+  next.id = actors::decider::new_workflow_id_in(0, 2);
+  in.starts.push_back(next);
+  auto out = core.run(in);
+  CAF_REQUIRE_EQUAL(out.starts.size(), 1u);
+  NF_REQUIRE_OK(out.starts[0]);
+  CAF_REQUIRE_EQUAL(out.completions.size(), 1u);
+  NF_REQUIRE_OK(out.completions[0]);
+  CAF_CHECK_EQUAL(out.stats.workflows, 1u);
+  CAF_CHECK_EQUAL(tasks_of(next.id->str(), "a"), 1);
+  // Applied, not yet reacted to: ended, unseen, and its workflow due.
+  CAF_CHECK_EQUAL(count(R"(SELECT count(*) FROM "TaskExecutions" WHERE "id" = $1
+                             AND "status" = 'COMPLETED' AND "deciderSeenAt" IS NULL)",
+                        store::params::of(a[0].task)),
+                  1);
+  CAF_CHECK_EQUAL(tasks_of(req.id->str(), "b"), 0);
+  CAF_CHECK_EQUAL(count(R"(SELECT count(*) FROM "DecideQueues" WHERE "workflowId" = $1)",
+                        store::params::of(*req.id)),
+                  1);
+  core.serve({0, 1});
+  for (int i = 0; i < 3 && count(R"(SELECT count(*) FROM "DecideQueues")") > 0; ++i)
+    core.run({});
+  CAF_CHECK_EQUAL(tasks_of(req.id->str(), "b"), 1);
+}
+
 CAF_TEST(a burst larger than one transaction takes is cut into batches and all is answered) {
   // After a busy batch the committer waits 100 ms, so the rest of each burst is
   // pending at once: more starts and completions than one transaction takes.

@@ -511,4 +511,76 @@ CAF_TEST(many workflows share one apply and requeue never duplicates a row) {
   CAF_CHECK_EQUAL(count(R"(SELECT count(*) FROM "DecideQueues" WHERE "reason" = 'signal')"), 1);
 }
 
+CAF_TEST(a decision with its COMMIT in the same round trip is committed when it returns) {
+  auto started = start("order");
+  transaction tx{conn};
+  CAF_REQUIRE(tx.begin());
+  auto r = apply_decisions(tx, {schedule(started.id, 0, "a")}, true);
+  NF_REQUIRE_OK(r);
+  CAF_CHECK(tx.committed());
+  CAF_CHECK(!tx.active());
+  CAF_CHECK_EQUAL(r->inserted.size(), 1u);
+  CAF_CHECK_EQUAL(r->queues, std::vector<std::string>{"work"});
+  // Another connection sees it before the caller's commit(), which has nothing left to do.
+  auto other = db->connect();
+  auto seen = other.exec(R"(SELECT count(*) FROM "TaskExecutions" WHERE "refName" = 'a')");
+  NF_REQUIRE_OK(seen);
+  CAF_CHECK_EQUAL(seen->i64(0, 0), 1);
+  CAF_CHECK(tx.commit());
+  CAF_CHECK_EQUAL(count(R"(SELECT "version" FROM "WorkflowExecutions")"), 1);
+}
+
+CAF_TEST(I4 a stale decision with its COMMIT in the same round trip commits nothing) {
+  test::enable_webhook_sink(conn); // its outbox row would show too
+  auto started = start("order");
+  NF_REQUIRE_OK(apply_one(schedule(started.id, 0, "first")));
+  auto before = table_counts();
+  // Evaluated at version 0, which the write above moved on: only the statement's own check
+  // stops the writes after it, and the COMMIT behind them, from committing.
+  auto w = schedule(started.id, 0, "late");
+  auto now = server_now_ms(conn);
+  NF_REQUIRE_OK(now);
+  w.arm.push_back({timer_kind::delay, flow::task_identity{"late", 0, 0}, *now + 60000});
+  transaction tx{conn};
+  CAF_REQUIRE(tx.begin());
+  auto r = apply_decisions(tx, {w}, true);
+  CAF_REQUIRE(!r);
+  CAF_CHECK_EQUAL(code_of(r.error()), errc::stale);
+  CAF_CHECK(message_of(r.error()).find(started.id.str() + " (expected version 0)")
+            != std::string::npos);
+  CAF_CHECK(!tx.committed());
+  tx.rollback();
+  CAF_CHECK_EQUAL(tasks_of(started.id, "late"), 0);
+  CAF_CHECK(table_counts() == before);
+  CAF_CHECK_EQUAL(count(R"(SELECT "version" FROM "WorkflowExecutions")"), 1);
+}
+
+CAF_TEST(a task leased in a decision whose identity exists fails the insert before its COMMIT) {
+  auto started = start("order");
+  NF_REQUIRE_OK(apply_one(schedule(started.id, 0, "a")));
+  auto before = table_counts();
+  // The version is right, so only the insert's own check sees that the leased row was
+  // absorbed by the identity already there (I1).
+  auto w = schedule(started.id, 1, "a");
+  task_lease lease;
+  lease.id = task_id{new_uuidv7()};
+  lease.worker_id = "w1";
+  lease.token = lease_token{new_uuidv7()};
+  auto now = server_now_ms(conn);
+  NF_REQUIRE_OK(now);
+  lease.expires_at_ms = *now + 60000;
+  w.inserts.front().lease = lease;
+  transaction tx{conn};
+  CAF_REQUIRE(tx.begin());
+  auto r = apply_decisions(tx, {w}, true);
+  CAF_REQUIRE(!r);
+  CAF_CHECK_EQUAL(code_of(r.error()), errc::internal);
+  CAF_CHECK(message_of(r.error()).find("1 tasks leased in the decision, 0 inserted")
+            != std::string::npos);
+  CAF_CHECK(!tx.committed());
+  tx.rollback();
+  CAF_CHECK(table_counts() == before);
+  CAF_CHECK_EQUAL(count(R"(SELECT "version" FROM "WorkflowExecutions")"), 1);
+}
+
 CAF_TEST_FIXTURE_SCOPE_END()
