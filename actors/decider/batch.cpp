@@ -132,6 +132,9 @@ struct decider_core::attempt_state {
   /// claim and the reads (which must see them), in one round trip.
   store::pipeline* pending = nullptr;
   const store::completion_writes* pending_writes = nullptr;
+  /// Or the starts' statement, in a batch of starts alone: it goes with the claim and the
+  /// reads too, and its result is read from theirs (decider_core::note_starts).
+  store::start_plan* pending_starts = nullptr;
 
   /// Sends the completions' writes on their own, when nothing is to go with them.
   caf::expected<void> flush_pending() {
@@ -303,13 +306,21 @@ caf::expected<void> decider_core::attempt(store::transaction& tx, const batch_in
   store::pipeline writes{tx.conn()};
   store::completion_writes completion_writes;
   std::vector<store::result> firsts;
-  if (first.size() > 0) {
+  // A batch of starts alone sends its start statement with the claim and the reads: the
+  // reads see the new workflows, as they would a round trip later. With completions or
+  // commands it goes first, as their writes need the completions' read.
+  bool starts_with_claim = starting && in.completions.empty() && in.commands.empty()
+                           && !shards_.empty();
+  if (starts_with_claim) {
+    st.pending = &first;
+    st.pending_starts = &start_plan;
+  } else if (first.size() > 0) {
     auto r = first.run();
     if (!r)
       return std::move(r.error());
     firsts = std::move(*r);
   }
-  if (!in.starts.empty()) {
+  if (!in.starts.empty() && !starts_with_claim) {
     // No statement when every request failed its checks: their answers are the plan's.
     auto started = starting
                      ? store::starts_of(tx, in.starts, std::move(start_plan), firsts.front())
@@ -317,20 +328,7 @@ caf::expected<void> decider_core::attempt(store::transaction& tx, const batch_in
                        std::move(start_plan.out)};
     if (!started)
       return std::move(started.error());
-    st.starts = std::move(*started);
-    for (size_t i = 0; i < st.starts.size(); ++i) {
-      const auto& r = st.starts[i];
-      if (!r)
-        continue;
-      auto shard = r->shard.value();
-      st.fx.hints.outbox_shards.insert(shard);
-      if (shards_.count(shard) == 0)
-        // Routed here before the node's committers shared the shards anew
-        // (committer_split): its row waits for the committer that decides for it now.
-        st.fx.hints.shards.insert(shard);
-      else if (r->created)
-        st.rowless_starts.emplace(r->id.str(), in.starts[i].ns);
-    }
+    note_starts(in, std::move(*started), st);
   }
   if (!in.completions.empty()) {
     // Fast path (a) for completions: a workflow of a served shard is evaluated in this
@@ -392,12 +390,22 @@ caf::expected<void> decider_core::attempt(store::transaction& tx, const batch_in
       expected.push_back(id);
   };
   std::vector<namespace_id> namespaces = recent_namespaces_;
-  for (size_t i = 0; i < st.starts.size(); ++i)
-    if (st.starts[i]) {
-      expect(st.starts[i]->id);
-      if (std::find(namespaces.begin(), namespaces.end(), in.starts[i].ns) == namespaces.end())
-        namespaces.push_back(in.starts[i].ns);
-    }
+  auto expect_start = [&](const workflow_id& id, const namespace_id& ns) {
+    expect(id);
+    if (std::find(namespaces.begin(), namespaces.end(), ns) == namespaces.end())
+      namespaces.push_back(ns);
+  };
+  if (st.pending_starts != nullptr) {
+    // Not started yet: every request the statement carries is read ahead. One whose key
+    // another start holds is read for nothing, and is not evaluated (it is not rowless).
+    for (auto i : st.pending_starts->ok)
+      if (in.starts[i].id)
+        expect_start(*in.starts[i].id, in.starts[i].ns);
+  } else {
+    for (size_t i = 0; i < st.starts.size(); ++i)
+      if (st.starts[i])
+        expect_start(st.starts[i]->id, in.starts[i].ns);
+  }
   for (size_t i = 0; i < st.completions.size(); ++i)
     if (st.completions[i])
       expect(in.completions[i].workflow);
@@ -405,7 +413,7 @@ caf::expected<void> decider_core::attempt(store::transaction& tx, const batch_in
   for (const auto& id : expected)
     if (without_history_.count(id.str()) == 0)
       histories.push_back(id);
-  if (auto r = decide_claimed(tx, excluded, limit, expected, histories, namespaces, st); !r)
+  if (auto r = decide_claimed(tx, in, excluded, limit, expected, histories, namespaces, st); !r)
     return r;
   // A completion's event no decision took would be lost: the attempt is made again, its
   // events written where the completion is (a retry defers nothing).
@@ -494,7 +502,26 @@ caf::expected<void> decider_core::run_commands(store::transaction& tx, const bat
   return {};
 }
 
-caf::expected<void> decider_core::decide_claimed(store::transaction& tx,
+void decider_core::note_starts(const batch_input& in,
+                               std::vector<caf::expected<store::start_result>> started,
+                               attempt_state& st) {
+  st.starts = std::move(started);
+  for (size_t i = 0; i < st.starts.size(); ++i) {
+    const auto& r = st.starts[i];
+    if (!r)
+      continue;
+    auto shard = r->shard.value();
+    st.fx.hints.outbox_shards.insert(shard);
+    if (shards_.count(shard) == 0)
+      // Routed here before the node's committers shared the shards anew
+      // (committer_split): its row waits for the committer that decides for it now.
+      st.fx.hints.shards.insert(shard);
+    else if (r->created)
+      st.rowless_starts.emplace(r->id.str(), in.starts[i].ns);
+  }
+}
+
+caf::expected<void> decider_core::decide_claimed(store::transaction& tx, const batch_input& in,
                                                  const std::set<std::string>& excluded,
                                                  int limit,
                                                  const std::vector<workflow_id>& expected,
@@ -518,10 +545,17 @@ caf::expected<void> decider_core::decide_claimed(store::transaction& tx,
                                      stamp_namespaces);
   if (!reads)
     return std::move(reads.error());
-  if (pending != nullptr)
+  if (pending != nullptr && st.pending_writes != nullptr)
     if (auto w = store::transition_applied(st.pending_writes->plan, st.pending_writes->at, rs);
         !w)
       return w;
+  if (auto* plan = std::exchange(st.pending_starts, nullptr)) {
+    // The start statement's result heads the pipeline's.
+    auto started = store::starts_of(tx, in.starts, std::move(*plan), rs.front());
+    if (!started)
+      return std::move(started.error());
+    note_starts(in, std::move(*started), st);
+  }
   const auto& claims = reads->claims;
   st.claim_full = static_cast<int>(claims.size()) >= limit;
   std::vector<workflow_id> ids;

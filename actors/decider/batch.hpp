@@ -117,7 +117,11 @@ private:
                               const std::set<std::string>& excluded, attempt_state& st);
   caf::expected<void> run_commands(store::transaction& tx, const batch_input& in,
                                    attempt_state& st);
-  caf::expected<void> decide_claimed(store::transaction& tx, const std::set<std::string>& excluded,
+  /// Takes the starts' answers, and notes what they leave to hint or to evaluate rowless.
+  void note_starts(const batch_input& in, std::vector<caf::expected<store::start_result>> started,
+                   attempt_state& st);
+  caf::expected<void> decide_claimed(store::transaction& tx, const batch_input& in,
+                                     const std::set<std::string>& excluded,
                                      int limit, const std::vector<workflow_id>& expected,
                                      const std::vector<workflow_id>& histories_expected,
                                      const std::vector<namespace_id>& stamp_namespaces,
