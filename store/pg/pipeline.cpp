@@ -134,9 +134,10 @@ caf::expected<std::vector<result>> pipeline::run(std::vector<result>& out) {
       out.emplace_back(r);
     }
   }
-  // The sync's own result closes the batch.
+  // The sync's own result closes the batch. After a COMMIT that succeeded, nothing it says
+  // can undo the commit: the results stand (a broken link shows at the next use).
   if (PGresult* s = PQgetResult(c)) {
-    if (PQresultStatus(s) != PGRES_PIPELINE_SYNC && !first_error)
+    if (PQresultStatus(s) != PGRES_PIPELINE_SYNC && !first_error && !committed_)
       first_error = error_from(c, s, "pipeline sync");
     PQclear(s);
   }
