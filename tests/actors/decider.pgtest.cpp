@@ -19,6 +19,20 @@ constexpr const char* two_steps = R"({"name": "two", "version": 1, "tasks": [
    "inputParameters": {"y": "${a.output.y}"}}],
   "outputParameters": {"result": "${b.output.z}"}})";
 
+/// A worker's report that `t` completed with `output`.
+store::task_result completed(const store::leased_task& t, boost::json::object output) {
+  return {t.workflow, t.task, t.token, store::task_outcome::completed,
+          store::json(std::move(output)), std::nullopt};
+}
+
+/// A start of "two" whose id falls in `shard` of `partitions`.
+store::start_request two_in(int16_t shard, int partitions) {
+  store::start_request r;
+  r.name = "two";
+  r.id = actors::decider::new_workflow_id_in(shard, partitions);
+  return r;
+}
+
 struct fixture : test::decider_fixture {
   fixture() : decider_fixture("actors_decider") {
     task_defs(R"([{"name": "work", "retryCount": 0, "responseTimeoutSeconds": 600},
@@ -231,9 +245,7 @@ CAF_TEST(a start behind a backlog the claim cannot hold is decided in its own co
   actors::decider::decider_core core{1, db->dsn(), 1};
   core.serve({0});
   actors::decider::batch_input in;
-  store::start_request req;
-  req.name = "two";
-  req.id = actors::decider::new_workflow_id_in(0, 1);
+  auto req = two_in(0, 1);
   in.starts.push_back(req);
   auto first = core.run(in);
   CAF_REQUIRE_EQUAL(first.starts.size(), 1u);
@@ -263,10 +275,7 @@ CAF_TEST(I3 an end is seen by the evaluation of its own commit and stays unseen 
   };
   auto report = [&](const store::leased_task& t) {
     actors::decider::batch_input in;
-    in.completions.push_back(store::task_result{t.workflow, t.task, t.token,
-                                                store::task_outcome::completed,
-                                                store::json(boost::json::object{{"y", 1}}),
-                                                std::nullopt});
+    in.completions.push_back(completed(t, {{"y", 1}}));
     auto out = core.run(in);
     CAF_REQUIRE_EQUAL(out.completions.size(), 1u);
     NF_REQUIRE_OK(out.completions[0]);
@@ -312,22 +321,15 @@ CAF_TEST(I3 an end a batch applies without evaluating it is unseen before the ba
   // before the COMMIT, not after it.
   actors::decider::decider_core core{2, db->dsn(), 1};
   core.serve({0, 1});
-  store::start_request req;
-  req.name = "two";
-  req.id = actors::decider::new_workflow_id_in(1, 2);
+  auto req = two_in(1, 2);
   NF_REQUIRE_OK(store::start_workflow(conn, req, 2));
   core.run({});
   auto a = lease("work");
   CAF_REQUIRE_EQUAL(a.size(), 1u);
   core.serve({0});
   actors::decider::batch_input in;
-  in.completions.push_back(store::task_result{a[0].workflow, a[0].task, a[0].token,
-                                              store::task_outcome::completed,
-                                              store::json(boost::json::object{{"y", 1}}),
-                                              std::nullopt});
-  store::start_request next;
-  next.name = "two";
-  next.id = actors::decider::new_workflow_id_in(0, 2);
+  in.completions.push_back(completed(a[0], {{"y", 1}}));
+  auto next = two_in(0, 2);
   in.starts.push_back(next);
   auto out = core.run(in);
   CAF_REQUIRE_EQUAL(out.starts.size(), 1u);
@@ -409,16 +411,14 @@ CAF_TEST(I9 with no hint at all the periodic poll alone finishes a workflow) {
     a = lease("work");
     return !a.empty();
   }));
-  store::task_result r{a[0].workflow, a[0].task, a[0].token, store::task_outcome::completed,
-                       store::json(boost::json::object{{"y", 4}}), std::nullopt};
+  auto r = completed(a[0], {{"y", 4}});
   NF_REQUIRE_OK(store::complete_task(conn, r));
   std::vector<store::leased_task> b;
   CAF_REQUIRE(test::wait_until([&] {
     b = lease("next");
     return !b.empty();
   }));
-  r = {b[0].workflow, b[0].task, b[0].token, store::task_outcome::completed,
-       store::json(boost::json::object{{"z", 5}}), std::nullopt};
+  r = completed(b[0], {{"z", 5}});
   NF_REQUIRE_OK(store::complete_task(conn, r));
   CAF_CHECK(wait_status(wf, "COMPLETED"));
   CAF_CHECK_EQUAL(scalar(R"(SELECT "output"::text FROM "WorkflowExecutions" WHERE "id" = $1)",
@@ -441,21 +441,18 @@ CAF_TEST(I1 I4 I9 two deciders owning the same partition never duplicate a step)
     NF_REQUIRE_OK(s);
     ids.push_back(s->id.str());
   }
-  auto completed = [&] {
+  auto finished = [&] {
     return count(R"(SELECT count(*) FROM "WorkflowExecutions" WHERE "status" = 'COMPLETED')");
   };
   CAF_REQUIRE(test::wait_until(
     [&] {
       for (const char* q : {"work", "next"})
         for (auto& t : lease(q, 50)) {
-          store::task_result r{t.workflow, t.task, t.token, store::task_outcome::completed,
-                               store::json(boost::json::object{{"y", 1}, {"z", 2}}),
-                               std::nullopt};
-          NF_REQUIRE_OK(store::complete_task(conn, r));
+          NF_REQUIRE_OK(store::complete_task(conn, completed(t, {{"y", 1}, {"z", 2}})));
           caf::anon_send(one, decide_atom_v);
           caf::anon_send(two, decide_atom_v);
         }
-      return completed() == n;
+      return finished() == n;
     },
     std::chrono::seconds{60}));
   CAF_CHECK_EQUAL(count(R"(SELECT count(*) FROM "TaskExecutions")"), 2 * n);
