@@ -140,6 +140,9 @@ struct decider_core::attempt_state {
   caf::expected<void> flush_pending() {
     if (pending == nullptr)
       return {};
+    if (pending_starts != nullptr)  // never: only a batch that reaches the claim defers them
+      return store::make_error(store::errc::internal,
+                               "the starts' statement was left for a claim that was not made");
     return store::run_transition(*std::exchange(pending, nullptr), pending_writes->plan,
                                  pending_writes->at);
   }
