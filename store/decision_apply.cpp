@@ -117,11 +117,11 @@ SELECT i."workflowId", i."id", i."refName", i."iteration", i."attempt", i."taskT
        CASE WHEN u.enqueue THEN i."queueName" END, u.token IS NOT NULL
   FROM i JOIN u ON u.wf = i."workflowId" AND u.ref = i."refName" AND u.iter = i."iteration"
                AND u.att = i."attempt"
- WHERE (SELECT "fail_if"(CASE WHEN l.n <> (SELECT count(*) FROM i WHERE i."workerId" IS NOT NULL)
+ WHERE (SELECT "fail_if"(CASE WHEN l.n <> k.n
                            THEN 'apply_decisions: ' || l.n || ' tasks leased in the decision, '
-                                || (SELECT count(*) FROM i WHERE i."workerId" IS NOT NULL)
-                                || ' inserted' END, 'XX000')
-          FROM (SELECT count(*) AS n FROM u WHERE u.token IS NOT NULL) l))", 1};
+                                || k.n || ' inserted' END, 'XX000')
+          FROM (SELECT count(*) AS n FROM u WHERE u.token IS NOT NULL) l,
+               (SELECT count(*) AS n FROM i WHERE i."workerId" IS NOT NULL) k))", 1};
 
 const statement change_tasks{"decide.change_tasks", R"(
 UPDATE "TaskExecutions" t SET

@@ -111,7 +111,9 @@ struct decider_core::attempt_state {
   std::vector<caf::expected<std::string>> commands;
   plan_effects fx;
   bool claim_full = false;  ///< the claim hit its limit: more rows may be waiting
-  std::set<std::string> evaluated;  ///< workflows decide_claimed wrote an evaluation of
+  /// Workflows decide_claimed writes an evaluation of (the attempt fails as a whole if the
+  /// writes do).
+  std::set<std::string> evaluated;
   /// Workflows this transaction started in a served shard, with no "DecideQueues" row
   /// (store::start_workflows): decide_claimed evaluates them without a claim.
   std::map<std::string, namespace_id> rowless_starts;
@@ -119,8 +121,6 @@ struct decider_core::attempt_state {
   /// "DecideQueues" row (store::complete_tasks): decide_claimed evaluates them, claimed or
   /// not (a row another wake left may be claimed with them).
   std::set<std::string> rowless_completions;
-  /// Workflows whose completions this transaction applied (their ends are stamped seen).
-  std::set<std::string> completed;
   bool decide_again = false;
   std::vector<lent_poll> lent;  ///< polls lent to this attempt (apply_plans)
   bool may_lend = true;
@@ -135,6 +135,17 @@ struct decider_core::attempt_state {
   /// Or the starts' statement, in a batch of starts alone: it goes with the claim and the
   /// reads too, and its result is read from theirs (decider_core::note_starts).
   store::start_plan* pending_starts = nullptr;
+
+  /// The completions applied whose ends were stamped seen for an evaluation this attempt
+  /// does not make (I3): a workflow the claim did not hold, or a stale one. Their ends must
+  /// wait unseen for the evaluation their "DecideQueues" row brings.
+  std::vector<store::task_result> unevaluated(const batch_input& in) const {
+    std::vector<store::task_result> out;
+    for (size_t i = 0; i < completions.size(); ++i)
+      if (completions[i] && evaluated.count(in.completions[i].workflow.str()) == 0)
+        out.push_back(in.completions[i]);
+    return out;
+  }
 
   /// Sends the completions' writes on their own, when nothing is to go with them.
   caf::expected<void> flush_pending() {
@@ -353,7 +364,6 @@ caf::expected<void> decider_core::attempt(store::transaction& tx, const batch_in
       const auto& r = in.completions[i];
       switch (done[i]) {
         case store::completion::done: {
-          st.completed.insert(r.workflow.str());
           auto shard = shard_of(r.workflow.str(), partition_count_);
           if (decided_here.count(r.workflow) != 0)
             st.rowless_completions.insert(r.workflow.str());
@@ -426,14 +436,7 @@ caf::expected<void> decider_core::attempt(store::transaction& tx, const batch_in
                                + " workflows were left to decisions that did not happen");
   if (auto r = st.flush_pending(); !r)
     return r;
-  // The completions' ends were stamped seen for the evaluations this transaction was to
-  // make (I3). A workflow the claim did not hold (or a stale one) was not evaluated: its
-  // ends wait unseen for the evaluation its "DecideQueues" row brings.
-  std::vector<store::task_result> unevaluated;
-  for (size_t i = 0; i < st.completions.size(); ++i)
-    if (st.completions[i] && st.evaluated.count(in.completions[i].workflow.str()) == 0)
-      unevaluated.push_back(in.completions[i]);
-  return store::unsee_tasks(tx, unevaluated);
+  return store::unsee_tasks(tx, st.unevaluated(in));
 }
 
 caf::expected<void> decider_core::run_commands(store::transaction& tx, const batch_input& in,
@@ -700,17 +703,10 @@ caf::expected<void> decider_core::decide_claimed(store::transaction& tx, const b
   // after them: no completion's event left without its decision, and no completion of a
   // workflow not evaluated here (whose end it stamps unseen again). Their COMMIT then goes
   // in their round trip: a flush takes three round trips instead of four.
-  std::set<std::string> deciding;
-  for (const auto& s : snapshots)
-    deciding.insert(s.id.str());
-  bool last = st.deferred.empty()
-              && std::all_of(st.completed.begin(), st.completed.end(),
-                             [&](const std::string& id) { return deciding.count(id) != 0; });
-  if (auto r = apply_plans(tx, plans, shards_, partition_count_, st.fx, &lend, last); !r)
-    return r;
   for (const auto& s : snapshots)
     st.evaluated.insert(s.id.str());
-  return {};
+  bool last = st.deferred.empty() && st.unevaluated(in).empty();
+  return apply_plans(tx, plans, shards_, partition_count_, st.fx, &lend, last);
 }
 
 void decider_core::note_history_use(const store::workflow_snapshot& s,
