@@ -68,17 +68,14 @@ void add_completion_read(pipeline& p, const std::vector<task_result>& rs) {
                                 ids_array(rs, [](const auto& r) { return r.task; })));
 }
 
-completion_writes add_completion_writes(pipeline& p, const std::vector<task_result>& rs,
-                                        const result& read, bool evaluated_here,
-                                        const std::set<workflow_id>& decided_here,
-                                        bool defer_events) {
-  completion_writes w;
-  w.answers.assign(rs.size(), completion::done);
-  auto& out = w.answers;
-  auto& plan = w.plan;
+std::vector<std::optional<lease_facts>> lease_facts_of(const std::vector<task_result>& rs,
+                                                       const result& read,
+                                                       std::vector<completion>& answers) {
+  std::vector<std::optional<lease_facts>> out(rs.size());
+  answers.assign(rs.size(), completion::done);
   for (int i = 0; i < read.rows(); ++i) {
     const auto& r = rs[static_cast<size_t>(i)];
-    auto& answer = out[static_cast<size_t>(i)];
+    auto& answer = answers[static_cast<size_t>(i)];
     if (read.is_null(i, 0)) {
       answer = completion::not_found;
       continue;
@@ -89,21 +86,56 @@ completion_writes add_completion_writes(pipeline& p, const std::vector<task_resu
       answer = completion::lease_lost;
       continue;
     }
-    namespace_id ns{read.str(i, 0)};
-    auto shard = static_cast<int16_t>(read.i64(i, 8));
+    out[static_cast<size_t>(i)] =
+      lease_facts{r.workflow,
+                  r.task,
+                  r.token,
+                  namespace_id{read.str(i, 0)},
+                  static_cast<int16_t>(read.i64(i, 8)),
+                  read.str(i, 5),
+                  flow::task_identity{read.str(i, 1), read.i32(i, 2), read.i32(i, 3)},
+                  read.str(i, 6),
+                  read.opt_i64(i, 9)};
+  }
+  return out;
+}
+
+completion_writes add_completion_writes(pipeline& p, const std::vector<task_result>& rs,
+                                        const result& read, bool evaluated_here,
+                                        const std::set<workflow_id>& decided_here,
+                                        bool defer_events) {
+  std::vector<completion> answers;
+  auto facts = lease_facts_of(rs, read, answers);
+  return add_completion_writes(p, rs, facts, std::move(answers), evaluated_here, decided_here,
+                               defer_events);
+}
+
+completion_writes add_completion_writes(pipeline& p, const std::vector<task_result>& rs,
+                                        const std::vector<std::optional<lease_facts>>& facts,
+                                        std::vector<completion> answers, bool evaluated_here,
+                                        const std::set<workflow_id>& decided_here,
+                                        bool defer_events) {
+  completion_writes w;
+  w.answers = std::move(answers);
+  auto& plan = w.plan;
+  for (size_t i = 0; i < rs.size(); ++i) {
+    if (!facts[i])
+      continue;
+    const auto& r = rs[i];
+    const auto& f = *facts[i];
     const char* status = status_of(r.outcome);
     boost::json::object payload{{"status", status},
-                                {"iteration", read.i64(i, 2)},
-                                {"attempt", read.i64(i, 3)}};
+                                {"iteration", f.identity.iteration},
+                                {"attempt", f.identity.attempt}};
     if (r.reason)
       payload["reason"] = *r.reason;
     if (decided_here.count(r.workflow) == 0)
-      plan.wakes.push_back(decider_wake{r.workflow, ns, shard,
+      plan.wakes.push_back(decider_wake{r.workflow, f.ns, f.shard,
                                         r.outcome == task_outcome::completed ? "taskCompleted"
                                                                              : "taskFailed"});
-    plan.removals.push_back(queue_removal{read.str(i, 5), r.task, r.token, false});
+    plan.removals.push_back(queue_removal{f.queue, r.task, r.token, false});
     plan.finishes.push_back(task_finish{r.workflow, r.task, "IN_PROGRESS", status, r.output,
-                                        r.reason, read.str(i, 6), read.opt_i64(i, 9),
+                                        r.reason, f.scheduled_at, f.timers_within_s,
                                         evaluated_here});
     const char* type = r.outcome == task_outcome::completed ? "TASK_COMPLETED" : "TASK_FAILED";
     if (defer_events && decided_here.count(r.workflow) != 0) {
@@ -111,13 +143,10 @@ completion_writes add_completion_writes(pipeline& p, const std::vector<task_resu
       if (later.empty())
         plan.locked.push_back(r.workflow);
       // Published as add_events publishes it (event_write::outbox_shard).
-      later.push_back(event_write{type, r.task,
-                                  flow::task_identity{read.str(i, 1), read.i32(i, 2),
-                                                      read.i32(i, 3)},
-                                  json(payload), shard});
+      later.push_back(event_write{type, r.task, f.identity, json(payload), f.shard});
       continue;
     }
-    plan.events.push_back(event_draft{r.workflow, ns, shard, type, r.task, read.str(i, 1),
+    plan.events.push_back(event_draft{r.workflow, f.ns, f.shard, type, r.task, f.identity.ref,
                                       json(payload)});
   }
   w.at = add_transition(p, plan);

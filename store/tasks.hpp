@@ -78,6 +78,28 @@ caf::expected<std::vector<completion>> complete_tasks(
 /// and call again); `answers` are the batch's answers if they did.
 caf::expected<void> check_completions(const std::vector<task_result>& rs);
 void add_completion_read(pipeline& p, const std::vector<task_result>& rs);
+
+/// What a completion's writes need to know of the task and the lease it finishes. Read by
+/// add_completion_read, or remembered by the decider whose decision made the lease (a
+/// scheduling cache, docs/engine.md §3): the writes re-check the lease under their locks
+/// either way, so facts that no longer hold make them `stale`, never wrong.
+struct lease_facts {
+  workflow_id workflow;
+  task_id task;
+  lease_token token;
+  namespace_id ns;
+  int16_t shard = 0;
+  std::string queue;
+  flow::task_identity identity;
+  std::string scheduled_at;  ///< the task's "scheduledAt", or any time before it
+  std::optional<int64_t> timers_within_s;  ///< task_finish::timers_within_s
+};
+
+/// The facts each completion of `rs` needs from `read` (add_completion_read's result),
+/// or nullopt with its answer in `answers` (not_found, lease_lost: I5).
+std::vector<std::optional<lease_facts>> lease_facts_of(const std::vector<task_result>& rs,
+                                                       const result& read,
+                                                       std::vector<completion>& answers);
 struct completion_writes {
   std::vector<completion> answers;
   /// With `defer_events`, the TASK_COMPLETED / TASK_FAILED events of the workflows in
@@ -93,6 +115,13 @@ completion_writes add_completion_writes(pipeline& p, const std::vector<task_resu
                                         const result& read, bool evaluated_here = false,
                                         const std::set<workflow_id>& decided_here = {},
                                         bool defer_events = false);
+/// The same from each completion's facts (nullopt: it is answered in `answers` already,
+/// and writes nothing).
+completion_writes add_completion_writes(pipeline& p, const std::vector<task_result>& rs,
+                                        const std::vector<std::optional<lease_facts>>& facts,
+                                        std::vector<completion> answers, bool evaluated_here,
+                                        const std::set<workflow_id>& decided_here,
+                                        bool defer_events);
 
 /// Clears "deciderSeenAt" of tasks whose ends complete_tasks stamped for an evaluation
 /// that did not happen in the transaction: they wait unseen for the one that will (I3).

@@ -124,6 +124,10 @@ struct decider_core::attempt_state {
   bool decide_again = false;
   std::vector<lent_poll> lent;  ///< polls lent to this attempt (apply_plans)
   bool may_lend = true;
+  /// The completions' facts may come from the lease memory (the first attempt only: a
+  /// retry reads them, so a remembered lease that no longer holds cannot fail it again).
+  bool may_recall = true;
+  size_t recalled = 0;
   /// The completions' events of workflows this attempt decides are written by their
   /// decisions (store::completion_writes::deferred), each taken from here by its workflow's.
   bool may_defer = true;
@@ -233,6 +237,7 @@ batch_output decider_core::run(const batch_input& in) {
     }
     attempt_state st;
     st.may_lend = pass == 1;
+    st.may_recall = pass == 1;
     // Commands decide before the claim: a completion's event must not follow theirs.
     st.may_defer = pass == 1 && in.commands.empty();
     caf::error err;
@@ -241,6 +246,10 @@ batch_output decider_core::run(const batch_input& in) {
       for (auto& l : st.lent) {
         if (!committed)
           l.tasks.clear();
+        else
+          for (auto& f : l.facts)
+            leases_.remember(std::move(f));
+        l.facts.clear();
         out.stats.leased += l.tasks.size();
         out.lent.push_back(std::move(l));
       }
@@ -259,6 +268,7 @@ batch_output decider_core::run(const batch_input& in) {
           out.hints = std::move(st.fx.hints);
           out.stats.workflows = st.fx.workflows;
           out.stats.tasks_scheduled = st.fx.tasks_scheduled;
+          out.stats.recalled = st.recalled;
           out.more = st.fx.more_here || st.decide_again
                      || st.claim_full;
           return finish();
@@ -312,18 +322,34 @@ caf::expected<void> decider_core::attempt(store::transaction& tx, const batch_in
     start_plan = store::plan_starts(in.starts, partition_count_, served_shards());
     starting = store::add_starts(first, start_plan);
   }
+  // Each completion's facts: remembered for a lease this core's decision made, read with
+  // the starts for the others.
+  std::vector<std::optional<store::lease_facts>> facts(in.completions.size());
+  std::vector<store::task_result> unknown;
+  std::vector<size_t> unknown_at;
   if (!in.completions.empty()) {
     if (auto c = store::check_completions(in.completions); !c)
       return c;
-    store::add_completion_read(first, in.completions);
+    for (size_t i = 0; i < in.completions.size(); ++i) {
+      if (st.may_recall)
+        facts[i] = leases_.recall(in.completions[i]);
+      if (facts[i]) {
+        ++st.recalled;
+      } else {
+        unknown.push_back(in.completions[i]);
+        unknown_at.push_back(i);
+      }
+    }
+    if (!unknown.empty())
+      store::add_completion_read(first, unknown);
   }
   store::pipeline writes{tx.conn()};
   store::completion_writes completion_writes;
   std::vector<store::result> firsts;
-  // A batch of starts alone sends its start statement with the claim and the reads: the
-  // reads see the new workflows, as they would a round trip later. With completions or
-  // commands it goes first, as their writes need the completions' read.
-  bool starts_with_claim = starting && in.completions.empty() && in.commands.empty()
+  // Unless a read or a command needs a round trip of its own first, the starts and the
+  // completions' writes go with the claim and the reads, which see them as they would a
+  // round trip later: a flush of starts and remembered completions is two round trips.
+  bool starts_with_claim = starting && unknown.empty() && in.commands.empty()
                            && !shards_.empty();
   if (starts_with_claim) {
     st.pending = &first;
@@ -354,10 +380,23 @@ caf::expected<void> decider_core::attempt(store::transaction& tx, const batch_in
         decided_here.insert(r.workflow);
     // The writes go with the claim below (decide_claimed). Their answers hold if the
     // writes do; if a re-check under their locks fails, the attempt is rolled back.
-    completion_writes = store::add_completion_writes(writes, in.completions, firsts.back(), true,
-                                                     decided_here, st.may_defer);
+    std::vector<store::completion> answers(in.completions.size(), store::completion::done);
+    if (!unknown.empty()) {
+      std::vector<store::completion> read_answers;
+      auto read = store::lease_facts_of(unknown, firsts.back(), read_answers);
+      for (size_t k = 0; k < unknown.size(); ++k) {
+        facts[unknown_at[k]] = std::move(read[k]);
+        answers[unknown_at[k]] = read_answers[k];
+      }
+    }
+    // After the starts' statement when it waits for the claim (their results head the
+    // pipeline's).
+    auto& into = starts_with_claim ? first : writes;
+    completion_writes = store::add_completion_writes(into, in.completions, facts,
+                                                     std::move(answers), true, decided_here,
+                                                     st.may_defer);
     st.deferred = std::move(completion_writes.deferred);
-    st.pending = &writes;
+    st.pending = &into;
     st.pending_writes = &completion_writes;
     const auto& done = completion_writes.answers;
     for (size_t i = 0; i < done.size(); ++i) {

@@ -20,6 +20,7 @@
 #include <caf/expected.hpp>
 
 #include "actors/decider/definition_cache.hpp"
+#include "actors/decider/lease_memory.hpp"
 #include "actors/lessor/waiting_polls.hpp"
 #include "store/pg/connection.hpp"
 #include "store/tasks.hpp"
@@ -70,6 +71,7 @@ struct batch_stats {
   size_t workflows = 0;        ///< evaluations written
   size_t tasks_scheduled = 0;  ///< task rows inserted
   size_t leased = 0;           ///< of those, leased to waiting polls in the same commit
+  size_t recalled = 0;  ///< completions whose leases the lease memory knew (no read)
   size_t stale = 0;            ///< evaluations dropped as stale (I4) and requeued
   int attempts = 0;
   double ms = 0;
@@ -80,6 +82,8 @@ struct batch_stats {
 struct lent_poll {
   waiting_poll poll;
   std::vector<store::leased_task> tasks;
+  /// What each of `tasks`' completions will need to know (lease_memory), in the same order.
+  std::vector<store::lease_facts> facts;
 };
 
 struct batch_output {
@@ -141,6 +145,8 @@ private:
   std::unique_ptr<store::connection> conn_;
   std::shared_ptr<waiting_polls> waiting_;
   definition_cache defs_;
+  /// The leases this core's committed decisions made, for their completions.
+  lease_memory leases_;
   /// The namespaces the last batch decided in: their stamps are read with the next claim.
   std::vector<namespace_id> recent_namespaces_;
   /// Running workflows whose last evaluation here needed no history facts (their

@@ -200,6 +200,29 @@ caf::expected<workflow_plan> plan_edit_command(const command_request& c,
 
 namespace {
 
+/// What the completion of a task leased in its decision needs to know (lease_memory). Its
+/// timers are the ones this decision arms for it and the lease's start-to-close: a
+/// taskTimeout is armed for the first attempt only, in the decision that schedules it.
+/// The row's "scheduledAt" is the transaction's start, before the clock read after the
+/// claim (`now_ms`): a minute before that clock bounds it from below with room to spare.
+store::lease_facts completion_facts(const store::decision_write& w, const store::task_insert& t,
+                                    const store::task_lease& lease, int64_t now_ms) {
+  int64_t within_ms = int64_t{lease.start_to_close_seconds} * 1000;
+  for (const auto& a : w.arm)
+    if (a.task && a.task->ref == t.identity.ref && a.task->iteration == t.identity.iteration
+        && a.task->attempt == t.identity.attempt)
+      within_ms = std::max(within_ms, a.fire_at_ms - now_ms);
+  return store::lease_facts{w.id,
+                            lease.id,
+                            lease.token,
+                            w.ns,
+                            w.shard.value(),
+                            t.queue,
+                            t.identity,
+                            store::timestamptz_text(now_ms - 60000),
+                            (within_ms + 999) / 1000 + 1};
+}
+
 /// Leases the queued tasks of `writes` to the polls waiting on their queues, oldest poll
 /// first, each up to its max_tasks: marks each task_insert with its lease and notes the
 /// task against its poll in `lend.lent`.
@@ -213,7 +236,7 @@ void lend_to_waiting(std::vector<store::decision_write>& writes, const lending& 
   for (auto& [queue, tasks] : by_queue) {
     size_t next = 0;
     for (auto& poll : lend.polls->lend(queue, tasks.size())) {
-      lent_poll l{std::move(poll), {}};
+      lent_poll l{std::move(poll), {}, {}};
       const auto& req = l.poll.request;
       for (int k = 0; k < req.max_tasks && next < tasks.size(); ++k, ++next) {
         auto& [w, t] = tasks[next];
@@ -235,6 +258,7 @@ void lend_to_waiting(std::vector<store::decision_write>& writes, const lending& 
         m.input = t->input ? t->input->str() : "{}";
         m.token = lease.token;
         m.lease_expires_at_ms = lease.expires_at_ms;
+        l.facts.push_back(completion_facts(*w, *t, lease, lend.now_ms));
         t->lease = std::move(lease);
         l.tasks.push_back(std::move(m));
       }

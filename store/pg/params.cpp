@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <ctime>
 
 namespace nf::store {
 
@@ -49,6 +50,21 @@ array_literal text_array(const std::vector<std::optional<std::string>>& xs) {
 
 array_literal int_array(const std::vector<int64_t>& xs) {
   return make_array(xs, [](std::string& out, int64_t x) { out += std::to_string(x); });
+}
+
+std::string timestamptz_text(int64_t epoch_ms) {
+  auto secs = static_cast<time_t>(epoch_ms / 1000);
+  auto ms = epoch_ms % 1000;
+  if (ms < 0) {
+    ms += 1000;
+    --secs;
+  }
+  struct tm tm {};
+  gmtime_r(&secs, &tm);
+  char buf[48];
+  std::snprintf(buf, sizeof buf, "%04d-%02d-%02d %02d:%02d:%02d.%03d+00", tm.tm_year + 1900,
+                tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, static_cast<int>(ms));
+  return buf;
 }
 
 array_literal json_array(const std::vector<json_text>& xs) {

@@ -31,6 +31,9 @@ array_literal int_array(const std::vector<int64_t>& xs);
 array_literal json_array(const std::vector<json_text>& xs);
 array_literal json_array(const std::vector<std::optional<json_text>>& xs);
 
+/// A `timestamptz` parameter's text for a time given in milliseconds since the epoch (UTC).
+std::string timestamptz_text(int64_t epoch_ms);
+
 /// Positional statement parameters ($1, $2, ...) as text. A named statement's arrays of the
 /// types its text declares go in the binary format (store/pg/binary_params.hpp).
 class params {

@@ -353,6 +353,156 @@ CAF_TEST(I3 an end a batch applies without evaluating it is unseen before the ba
   CAF_CHECK_EQUAL(tasks_of(req.id->str(), "b"), 1);
 }
 
+namespace {
+
+/// A decide committer of one partition whose decisions lease "work" to a parked poll.
+struct leasing_core {
+  std::shared_ptr<actors::waiting_polls> polls = std::make_shared<actors::waiting_polls>();
+  actors::decider::decider_core core;
+
+  explicit leasing_core(const std::string& dsn) : core(1, dsn, 8, polls) { core.serve({0}); }
+
+  /// Parks a poll of "work" whose leases arm a start-to-close timer.
+  void park(int64_t id) {
+    actors::waiting_poll p;
+    p.poll = id;
+    p.request.queue = "work";
+    p.request.worker_id = "w" + std::to_string(id);
+    p.request.lease_seconds = 600;
+    p.request.start_to_close_seconds = 300;
+    polls->offer(std::move(p));
+  }
+
+  /// Starts "two" with a poll parked: its first task is leased in the start's decision.
+  std::pair<std::string, store::leased_task> start_leased(int64_t poll) {
+    park(poll);
+    actors::decider::batch_input in;
+    auto req = two_in(0, 1);
+    in.starts.push_back(req);
+    auto out = core.run(in);
+    CAF_REQUIRE_EQUAL(out.lent.size(), 1u);
+    CAF_REQUIRE_EQUAL(out.lent[0].tasks.size(), 1u);
+    return {req.id->str(), out.lent[0].tasks[0]};
+  }
+};
+
+} // namespace
+
+// The completion of a task leased in its decision is written from what that decision
+// knew (lease_memory), with no read of its rows: the writes still finish the task, drop its
+// queue row and cancel every timer it has, in whatever hour they fire.
+CAF_TEST(a completion of a task its own decision leased is written without reading its lease) {
+  task_defs(R"([{"name": "work", "retryCount": 0, "responseTimeoutSeconds": 300,
+                 "timeoutSeconds": 300, "pollTimeoutSeconds": 7200,
+                 "totalTimeoutSeconds": 86400}])");
+  leasing_core c{db->dsn()};
+  auto [wf, a] = c.start_leased(1);
+  auto pending_timers = [&](const store::leased_task& t) {
+    return count(R"(SELECT count(*) FROM "Timers" WHERE "taskId" = $1 AND "claimedAt" IS NULL)",
+                 store::params::of(t.task));
+  };
+  // startToClose (5 minutes), scheduleToStart (2 hours) and taskTimeout (a day ahead).
+  CAF_CHECK_EQUAL(pending_timers(a), 3);
+  auto report = [&](const store::leased_task& t) {
+    actors::decider::batch_input in;
+    in.completions.push_back(completed(t, {{"y", 1}}));
+    auto out = c.core.run(in);
+    CAF_REQUIRE_EQUAL(out.completions.size(), 1u);
+    NF_REQUIRE_OK(out.completions[0]);
+    CAF_CHECK_EQUAL(out.stats.attempts, 1);
+    return out.stats.recalled;
+  };
+  CAF_CHECK_EQUAL(report(a), 1u);
+  CAF_CHECK_EQUAL(pending_timers(a), 0);
+  CAF_CHECK_EQUAL(count(R"(SELECT count(*) FROM "TaskQueues" WHERE "taskId" = $1)",
+                        store::params::of(a.task)),
+                  0);
+  CAF_CHECK_EQUAL(scalar(R"(SELECT "status"::text FROM "TaskExecutions" WHERE "id" = $1)",
+                         store::params::of(a.task)),
+                  "COMPLETED");
+  CAF_CHECK_EQUAL(tasks_of(wf, "b"), 1);
+  CAF_CHECK_EQUAL(scalar(R"(SELECT "payload"->>'attempt' FROM "WorkflowEvents"
+                            WHERE "workflowId" = $1 AND "eventType" = 'TASK_COMPLETED')",
+                         store::params::of(wf)),
+                  "0");
+  // I8: the history has no gap.
+  CAF_CHECK_EQUAL(count(R"(SELECT count(*) FROM "WorkflowEvents" WHERE "workflowId" = $1)",
+                        store::params::of(wf)),
+                  count(R"(SELECT "lastSeq" FROM "WorkflowExecutions" WHERE "id" = $1)",
+                        store::params::of(wf)));
+  // Asked once: a second report of the same lease reads it, and finds it spent.
+  actors::decider::batch_input again;
+  again.completions.push_back(completed(a, {{"y", 3}}));
+  auto late = c.core.run(again);
+  CAF_REQUIRE_EQUAL(late.completions.size(), 1u);
+  CAF_REQUIRE(!late.completions[0]);
+  CAF_CHECK(store::code_of(late.completions[0].error()) == store::errc::lease_lost);
+  CAF_CHECK_EQUAL(late.stats.recalled, 0u);
+  // A task the lessor leased is not remembered: its completion reads its lease.
+  store::start_request req;
+  req.name = "two";
+  auto other = store::start_workflow(conn, req, 1);
+  NF_REQUIRE_OK(other);
+  c.core.run({});
+  auto b = lease("work");
+  CAF_REQUIRE_EQUAL(b.size(), 1u);
+  CAF_CHECK_EQUAL(report(b[0]), 0u);
+  CAF_CHECK_EQUAL(tasks_of(other->id.str(), "b"), 1);
+}
+
+// The starts and the remembered completions of a batch go with the claim, in one pipeline
+// whose first result is the starts': both are applied, and both workflows decided.
+CAF_TEST(a batch of starts and remembered completions is applied with its claim) {
+  leasing_core c{db->dsn()};
+  auto [wf, a] = c.start_leased(1);
+  actors::decider::batch_input in;
+  in.completions.push_back(completed(a, {{"y", 1}}));
+  auto next = two_in(0, 1);
+  in.starts.push_back(next);
+  auto out = c.core.run(in);
+  CAF_REQUIRE_EQUAL(out.starts.size(), 1u);
+  NF_REQUIRE_OK(out.starts[0]);
+  CAF_CHECK(out.starts[0]->created);
+  CAF_REQUIRE_EQUAL(out.completions.size(), 1u);
+  NF_REQUIRE_OK(out.completions[0]);
+  CAF_CHECK_EQUAL(out.stats.recalled, 1u);
+  CAF_CHECK_EQUAL(out.stats.workflows, 2u);
+  CAF_CHECK_EQUAL(tasks_of(wf, "b"), 1);
+  CAF_CHECK_EQUAL(tasks_of(next.id->str(), "a"), 1);
+  CAF_CHECK_EQUAL(count(R"(SELECT count(*) FROM "DecideQueues")"), 0);
+}
+
+// I5 with the lease memory: a remembered lease that expired and went to another worker
+// fails the writes' re-check under their locks; the attempt is rolled back, and its retry
+// reads the lease and answers "lease lost". Nothing of the report is written.
+CAF_TEST(I5 a remembered lease that has moved since is lost and nothing is written) {
+  leasing_core c{db->dsn()};
+  auto [wf, a] = c.start_leased(1);
+  sql(R"(UPDATE "TaskQueues" SET "leaseToken" = uuidv7(), "leasedBy" = 'other'
+          WHERE "taskId" = $1)",
+      store::params::of(a.task.str()));
+  auto events = count(R"(SELECT count(*) FROM "WorkflowEvents" WHERE "workflowId" = $1)",
+                      store::params::of(wf));
+  actors::decider::batch_input in;
+  in.completions.push_back(completed(a, {{"y", 1}}));
+  auto out = c.core.run(in);
+  CAF_REQUIRE_EQUAL(out.completions.size(), 1u);
+  CAF_REQUIRE(!out.completions[0]);
+  CAF_CHECK(store::code_of(out.completions[0].error()) == store::errc::lease_lost);
+  CAF_CHECK_EQUAL(out.stats.attempts, 2);
+  CAF_CHECK_EQUAL(scalar(R"(SELECT "status"::text FROM "TaskExecutions" WHERE "id" = $1)",
+                         store::params::of(a.task.str())),
+                  "IN_PROGRESS");
+  CAF_CHECK_EQUAL(count(R"(SELECT count(*) FROM "TaskQueues" WHERE "taskId" = $1
+                             AND "leasedBy" = 'other')",
+                        store::params::of(a.task.str())),
+                  1);
+  CAF_CHECK_EQUAL(count(R"(SELECT count(*) FROM "WorkflowEvents" WHERE "workflowId" = $1)",
+                        store::params::of(wf)),
+                  events);
+  CAF_CHECK_EQUAL(tasks_of(wf, "b"), 0);
+}
+
 CAF_TEST(a burst larger than one transaction takes is cut into batches and all is answered) {
   // After a busy batch the committer waits 100 ms, so the rest of each burst is
   // pending at once: more starts and completions than one transaction takes.
