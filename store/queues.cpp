@@ -92,14 +92,16 @@ RETURNING t."id")", 1};
 
 constexpr statement policy{"lease.load_policy", R"(
 SELECT "responseTimeoutSeconds", "timeoutSeconds", "concurrentExecLimit",
-       "rateLimitPerFrequency", "rateLimitFrequencyInSeconds"
+       "rateLimitPerFrequency", "rateLimitFrequencyInSeconds", "name",
+       )" NF_TIMERS_WITHIN("\"TaskDefinitions\"") R"(
   FROM "TaskDefinitions" WHERE "namespaceId" = $1 AND "name" = $2)"};
 
 // The definition a queue serves: its "queueName", else its name (flow::queue_of). Two
 // definitions naming one queue share its concurrency limit; the first by name decides.
 constexpr statement policy_by_queue{"lease.load_policy_by_queue", R"(
 SELECT "responseTimeoutSeconds", "timeoutSeconds", "concurrentExecLimit",
-       "rateLimitPerFrequency", "rateLimitFrequencyInSeconds", "name"
+       "rateLimitPerFrequency", "rateLimitFrequencyInSeconds", "name",
+       )" NF_TIMERS_WITHIN("\"TaskDefinitions\"") R"(
   FROM "TaskDefinitions" WHERE "namespaceId" = $1 AND COALESCE("queueName", "name") = $2
  ORDER BY "name" LIMIT 1)"};
 
@@ -229,7 +231,8 @@ caf::expected<void> claim_queue(connection& conn, const std::vector<lease_reques
 }
 
 caf::expected<std::vector<std::vector<leased_task>>>
-lease_in(transaction& tx, const std::vector<lease_request>& reqs) {
+lease_in(transaction& tx, const std::vector<lease_request>& reqs,
+         std::vector<lease_facts>* facts) {
   auto& conn = tx.conn();
   // Queues in name order, so two batched leases take the queue locks in one order.
   std::vector<size_t> order(reqs.size());
@@ -295,6 +298,19 @@ lease_in(transaction& tx, const std::vector<lease_request>& reqs) {
                                       "its locked queue row");
   for (const auto* c : good)
     out[c->request].push_back(c->task);
+  if (facts != nullptr)
+    for (const auto* c : good) {
+      const auto& t = c->task;
+      const auto& req = reqs[c->request];
+      if (!req.timers_within_s)
+        continue;
+      // A minute before the lease: the cancel looks back no further than a minute before
+      // the completion (lease_facts::scheduled_at).
+      auto leased_ms = t.lease_expires_at_ms - int64_t{req.lease_seconds} * 1000;
+      facts->push_back(lease_facts{t.workflow, t.task, t.token, c->ns, c->shard, t.queue,
+                                   flow::task_identity{t.ref_name, t.iteration, t.attempt},
+                                   timestamptz_text(leased_ms - 60000), req.timers_within_s});
+    }
   return out;
 }
 
@@ -306,6 +322,7 @@ queue_policy read_policy(const result& row, const namespace_id& ns, const std::s
     p.concurrency_limit = row.i32(0, 2);
   if (row.i32(0, 3) > 0)
     p.rate = rate_limit{ns, name, row.i32(0, 3), row.i32(0, 4)};
+  p.timers_within_s = row.i64(0, 6);
   return p;
 }
 
@@ -341,16 +358,22 @@ void add_start_to_close_timers(pipeline& p, const std::vector<started_lease>& le
 }
 
 caf::expected<std::vector<std::vector<leased_task>>>
-lease_batches(transaction& tx, const std::vector<lease_request>& reqs) {
+lease_batches(transaction& tx, const std::vector<lease_request>& reqs,
+              std::vector<lease_facts>* facts) {
   for (size_t i = 0; i < reqs.size(); ++i)
     if (auto v = validate(reqs[i], "lease[" + std::to_string(i) + "]"); !v)
       return std::move(v.error());
-  return lease_in(tx, reqs);
+  return lease_in(tx, reqs, facts);
 }
 
 caf::expected<std::vector<std::vector<leased_task>>>
-lease_batches(connection& conn, const std::vector<lease_request>& reqs) {
-  return perform(conn, [&](transaction& tx) { return lease_batches(tx, reqs); });
+lease_batches(connection& conn, const std::vector<lease_request>& reqs,
+              std::vector<lease_facts>* facts) {
+  return perform(conn, [&](transaction& tx) {
+    if (facts != nullptr)
+      facts->clear();  // a retried transaction's leases are its own
+    return lease_batches(tx, reqs, facts);
+  });
 }
 
 caf::expected<std::vector<leased_task>> lease_tasks(connection& conn, const lease_request& req) {

@@ -12,6 +12,7 @@
 #include <caf/expected.hpp>
 
 #include "store/ids.hpp"
+#include "store/lease_facts.hpp"
 #include "store/pg/connection.hpp"
 #include "store/pg/transaction.hpp"
 #include "store/rate_limits.hpp"
@@ -31,6 +32,10 @@ struct lease_request {
   int start_to_close_seconds = 0;        ///< timeoutSeconds; 0 = no startToClose timer
   std::optional<int> concurrency_limit;  ///< concurrentExecLimit, > 0: leased rows of the queue
   std::optional<rate_limit> rate;        ///< rateLimitPerFrequency (absent = unlimited)
+  /// No timer of a task of this queue fires later than this many seconds after its lease
+  /// (the definition's timeouts, queue_policy): what its completion's timer cancel needs
+  /// (lease_facts). Unknown: the lease's facts are not given out.
+  std::optional<int64_t> timers_within_s;
 };
 
 /// A leased task, as the worker receives it.
@@ -54,6 +59,9 @@ struct queue_policy {
   int start_to_close_seconds = 0;
   std::optional<int> concurrency_limit;
   std::optional<rate_limit> rate;
+  /// The longest of its timeouts (timeoutSeconds, pollTimeoutSeconds, totalTimeoutSeconds)
+  /// plus a second: none of a leased task's timers fires later than that after the lease.
+  std::optional<int64_t> timers_within_s;
 };
 
 /// A lease as it is recorded beside the task's rows: its TASK_STARTED event and its
@@ -87,13 +95,17 @@ caf::expected<std::vector<leased_task>> lease_tasks(connection& conn, const leas
 /// lease token and `now() + lease_seconds`, sets the tasks IN_PROGRESS, appends a
 /// TASK_STARTED event each (gap-free seq) with its outbox row, and arms startToClose.
 /// Never exceeds a queue's concurrency limit or rate limit. Result i answers request i.
+/// With `facts`, it is also given what each leased task's completion will need to know
+/// (in no particular order), for the requests whose `timers_within_s` is known.
 caf::expected<std::vector<std::vector<leased_task>>>
-lease_batches(connection& conn, const std::vector<lease_request>& reqs);
+lease_batches(connection& conn, const std::vector<lease_request>& reqs,
+              std::vector<lease_facts>* facts = nullptr);
 
 /// The same inside the caller's open transaction (e.g. a group commit); on error the
 /// caller rolls back.
 caf::expected<std::vector<std::vector<leased_task>>>
-lease_batches(transaction& tx, const std::vector<lease_request>& reqs);
+lease_batches(transaction& tx, const std::vector<lease_request>& reqs,
+              std::vector<lease_facts>* facts = nullptr);
 
 /// Reads the lease policy of task definition `(ns, name)`; not_found when absent.
 caf::expected<queue_policy> load_queue_policy(connection& conn, const namespace_id& ns,

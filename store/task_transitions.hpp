@@ -157,4 +157,11 @@ std::optional<array_literal> shard_filter(const std::vector<shard_id>& shards);
 /// Milliseconds since the epoch of a timestamptz column, computed by the server.
 #define NF_EPOCH_MS(col) "(extract(epoch FROM " col ") * 1000)::bigint"
 
+/// The latest any timer of a task of task definition row `def` fires, in seconds after its
+/// lease (task_finish::timers_within_s): its startToClose timeoutSeconds after the lease, its
+/// scheduleToStart and taskTimeout (poll and total timeouts) after a schedule before it.
+#define NF_TIMERS_WITHIN(def)                                                                   \
+  "(GREATEST(" def ".\"timeoutSeconds\", COALESCE(" def ".\"pollTimeoutSeconds\", 0),"        \
+  " COALESCE(" def ".\"totalTimeoutSeconds\", 0)) + 1)"
+
 } // namespace nf::store

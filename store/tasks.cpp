@@ -40,8 +40,7 @@ SELECT t."namespaceId", t."refName", t."iteration", t."attempt", t."status"::tex
     SELECT y."leaseToken", y."shard" FROM "TaskQueues" y
      WHERE y."queueName" = t."queueName" AND y."taskId" = u.tid OFFSET 0) q ON true
   LEFT JOIN LATERAL (
-    SELECT GREATEST(dd."timeoutSeconds", COALESCE(dd."pollTimeoutSeconds", 0),
-                    COALESCE(dd."totalTimeoutSeconds", 0)) + 1 AS within
+    SELECT )" NF_TIMERS_WITHIN("dd") R"( AS within
       FROM "TaskDefinitions" dd
      WHERE dd."namespaceId" = t."namespaceId" AND dd."name" = t."taskDefName") d ON true
  ORDER BY u.ord)", 1};

@@ -12,6 +12,7 @@
 
 #include "store/events.hpp"
 #include "store/ids.hpp"
+#include "store/lease_facts.hpp"
 #include "store/pg/connection.hpp"
 #include "store/pg/params.hpp"
 #include "store/pg/pipeline.hpp"
@@ -78,22 +79,6 @@ caf::expected<std::vector<completion>> complete_tasks(
 /// and call again); `answers` are the batch's answers if they did.
 caf::expected<void> check_completions(const std::vector<task_result>& rs);
 void add_completion_read(pipeline& p, const std::vector<task_result>& rs);
-
-/// What a completion's writes need to know of the task and the lease it finishes. Read by
-/// add_completion_read, or remembered by the decider whose decision made the lease (a
-/// scheduling cache, docs/engine.md §3): the writes re-check the lease under their locks
-/// either way, so facts that no longer hold make them `stale`, never wrong.
-struct lease_facts {
-  workflow_id workflow;
-  task_id task;
-  lease_token token;
-  namespace_id ns;
-  int16_t shard = 0;
-  std::string queue;
-  flow::task_identity identity;
-  std::string scheduled_at;  ///< the task's "scheduledAt", or any time before it
-  std::optional<int64_t> timers_within_s;  ///< task_finish::timers_within_s
-};
 
 /// The facts each completion of `rs` needs from `read` (add_completion_read's result),
 /// or nullopt with its answer in `answers` (not_found, lease_lost: I5).

@@ -177,9 +177,11 @@ void batch_hints::merge(const batch_hints& o) {
 }
 
 decider_core::decider_core(int partition_count, std::string dsn, int batch_size,
-                           std::shared_ptr<waiting_polls> waiting)
+                           std::shared_ptr<waiting_polls> waiting,
+                           std::shared_ptr<lease_memory> leases)
   : partition_count_(partition_count), dsn_(std::move(dsn)), batch_size_(batch_size),
-    waiting_(std::move(waiting)) {
+    waiting_(std::move(waiting)),
+    leases_(leases ? std::move(leases) : std::make_shared<lease_memory>()) {
 }
 
 decider_core::~decider_core() = default;
@@ -247,8 +249,7 @@ batch_output decider_core::run(const batch_input& in) {
         if (!committed)
           l.tasks.clear();
         else
-          for (auto& f : l.facts)
-            leases_.remember(std::move(f));
+          leases_->remember(std::move(l.facts));
         l.facts.clear();
         out.stats.leased += l.tasks.size();
         out.lent.push_back(std::move(l));
@@ -332,7 +333,7 @@ caf::expected<void> decider_core::attempt(store::transaction& tx, const batch_in
       return c;
     for (size_t i = 0; i < in.completions.size(); ++i) {
       if (st.may_recall)
-        facts[i] = leases_.recall(in.completions[i]);
+        facts[i] = leases_->recall(in.completions[i]);
       if (facts[i]) {
         ++st.recalled;
       } else {

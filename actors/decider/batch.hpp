@@ -20,7 +20,7 @@
 #include <caf/expected.hpp>
 
 #include "actors/decider/definition_cache.hpp"
-#include "actors/decider/lease_memory.hpp"
+#include "actors/lease_memory.hpp"
 #include "actors/lessor/waiting_polls.hpp"
 #include "store/pg/connection.hpp"
 #include "store/tasks.hpp"
@@ -82,7 +82,7 @@ struct batch_stats {
 struct lent_poll {
   waiting_poll poll;
   std::vector<store::leased_task> tasks;
-  /// What each of `tasks`' completions will need to know (lease_memory), in the same order.
+  /// What each of `tasks`' completions will need to know (lease_memory.hpp), in order.
   std::vector<store::lease_facts> facts;
 };
 
@@ -101,9 +101,12 @@ struct batch_output {
 
 class decider_core {
 public:
-  /// `waiting` (may be null): parked polls to lease the batch's new tasks to.
+  /// `waiting` (may be null): parked polls to lease the batch's new tasks to. `leases`: the
+  /// node's lease memory, which this core writes the leases of its decisions to and asks
+  /// for the completions' (null: one of its own).
   decider_core(int partition_count, std::string dsn, int batch_size,
-               std::shared_ptr<waiting_polls> waiting = nullptr);
+               std::shared_ptr<waiting_polls> waiting = nullptr,
+               std::shared_ptr<lease_memory> leases = nullptr);
   ~decider_core();
 
   /// Runs one batch. Never throws; every request gets an answer.
@@ -145,8 +148,7 @@ private:
   std::unique_ptr<store::connection> conn_;
   std::shared_ptr<waiting_polls> waiting_;
   definition_cache defs_;
-  /// The leases this core's committed decisions made, for their completions.
-  lease_memory leases_;
+  std::shared_ptr<lease_memory> leases_;
   /// The namespaces the last batch decided in: their stamps are read with the next claim.
   std::vector<namespace_id> recent_namespaces_;
   /// Running workflows whose last evaluation here needed no history facts (their

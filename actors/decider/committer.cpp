@@ -235,7 +235,7 @@ caf::behavior committer_behavior(committer_actor* self, committer_context ctx) {
   st.poll_interval = std::chrono::milliseconds{ctx.settings.integer("decider.poll_interval_ms")};
   st.core = std::make_unique<decider_core>(
     ctx.partition_count, ctx.dsn, static_cast<int>(ctx.settings.integer("decider.batch_size")),
-    ctx.waiting);
+    ctx.waiting, ctx.leases);
   st.ctx = std::move(ctx);
   // A partition that moved away takes its shard with it; the others go on.
   self->set_down_handler([self](caf::down_msg& dm) { self->state.served.leave(dm.source); });

@@ -37,6 +37,7 @@
 namespace nf::actors {
 
 class committer_split;
+class lease_memory;
 class waiting_polls;
 
 struct committer_context {
@@ -50,6 +51,8 @@ struct committer_context {
   /// The node's parked polls: a task queued where one waits is leased to it in the
   /// same transaction (null: never, lessor.lease_in_decision = false).
   std::shared_ptr<waiting_polls> waiting;
+  /// The node's lease memory (lease_memory.hpp; null: one of the committer's own).
+  std::shared_ptr<lease_memory> leases;
   config::values settings = config::values::defaults();
 };
 

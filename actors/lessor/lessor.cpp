@@ -14,6 +14,7 @@
 
 #include "actors/lessor/leased_task_message.hpp"
 #include "actors/lessor/poll_book.hpp"
+#include "actors/lease_memory.hpp"
 #include "actors/lessor/waiting_polls.hpp"
 #include "actors/partition_db.hpp"
 #include "actors/type_ids.hpp"
@@ -135,6 +136,7 @@ caf::expected<store::lease_request> lease_request_for(lessor_actor* self, store:
   r.start_to_close_seconds = policy->start_to_close_seconds;
   r.concurrency_limit = policy->concurrency_limit;
   r.rate = policy->rate;
+  r.timers_within_s = policy->timers_within_s;
   return r;
 }
 
@@ -237,12 +239,16 @@ void flush(lessor_actor* self) {
     }
     reqs.push_back(std::move(*r));
   }
-  auto leased = store::lease_batches(*conn, reqs);
+  std::vector<store::lease_facts> facts;
+  auto leased = store::lease_batches(*conn, reqs, st.ctx.leases ? &facts : nullptr);
   if (!leased) {
     st.db->failed("lease_failed", leased.error());
     fail_all(leased.error());
     return;
   }
+  // Committed: remembered before any worker has the tasks, so every completion finds them.
+  if (!facts.empty())
+    st.ctx.leases->remember(std::move(facts));
   now = self->clock().now();
   for (size_t i = 0; i < batch.size(); ++i) {
     const auto& r = reqs[i];

@@ -17,6 +17,7 @@
 #include "actors/decider/committer.hpp"
 #include "actors/decider/committer_split.hpp"
 #include "actors/folder_logger.hpp"
+#include "actors/lease_memory.hpp"
 #include "actors/lessor/waiting_polls.hpp"
 #include "actors/maintenance/maintenance.hpp"
 #include "actors/membership/membership.hpp"
@@ -51,6 +52,8 @@ struct node_state {
   std::shared_ptr<committer_split> split;
   /// The lessors' parked polls, lent to the committers (null: lessor.lease_in_decision off).
   std::shared_ptr<waiting_polls> waiting;
+  /// The leases this node's lessors and committers made, for their completions.
+  std::shared_ptr<lease_memory> leases = std::make_shared<lease_memory>();
   caf::actor outbox_relay;  ///< delivers the outbox of every partition of this node
   caf::actor node_timer;    ///< fires the timers of every partition of this node
   std::vector<int16_t> owned;  ///< what membership last said
@@ -193,6 +196,7 @@ void sync_partitions(node_actor* self) {
     ctx.outbox_relay = st.outbox_relay;
     ctx.node_timer = st.node_timer;
     ctx.waiting = st.waiting;
+    ctx.leases = st.leases;
     ctx.settings = st.opt.settings;
     auto h = spawn_partition(self->system(), ctx);
     self->monitor(h.supervisor);
@@ -290,6 +294,7 @@ caf::behavior node_behavior(node_actor* self, node_options opt) {
     st.waiting = std::make_shared<waiting_polls>();
   committer_context d;
   d.waiting = st.waiting;
+  d.leases = st.leases;
   d.partition_count = st.partitions;
   d.dsn = st.opt.dsn;
   d.node = me;

@@ -12,6 +12,7 @@
 namespace nf::actors {
 
 class committer_split;
+class lease_memory;
 class waiting_polls;
 
 /// What every per-partition actor is spawned with.
@@ -30,6 +31,9 @@ struct partition_context {
   /// Where the lessor offers its parked polls to the node's committers (null: it does
   /// not, lessor.lease_in_decision = false).
   std::shared_ptr<waiting_polls> waiting;
+  /// Where the lessor writes the leases it made, for their completions (lease_memory.hpp;
+  /// null: nowhere).
+  std::shared_ptr<lease_memory> leases;
   config::values settings = config::values::defaults();
 };
 

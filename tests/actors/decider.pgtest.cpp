@@ -358,9 +358,13 @@ namespace {
 /// A decide committer of one partition whose decisions lease "work" to a parked poll.
 struct leasing_core {
   std::shared_ptr<actors::waiting_polls> polls = std::make_shared<actors::waiting_polls>();
+  /// The node's lease memory, shared with its lessors.
+  std::shared_ptr<actors::lease_memory> leases = std::make_shared<actors::lease_memory>();
   actors::decider::decider_core core;
 
-  explicit leasing_core(const std::string& dsn) : core(1, dsn, 8, polls) { core.serve({0}); }
+  explicit leasing_core(const std::string& dsn) : core(1, dsn, 8, polls, leases) {
+    core.serve({0});
+  }
 
   /// Parks a poll of "work" whose leases arm a start-to-close timer.
   void park(int64_t id) {
@@ -384,13 +388,54 @@ struct leasing_core {
     CAF_REQUIRE_EQUAL(out.lent[0].tasks.size(), 1u);
     return {req.id->str(), out.lent[0].tasks[0]};
   }
+
+  /// A batch of the one report `r`.
+  actors::decider::batch_output report(const store::task_result& r) {
+    actors::decider::batch_input in;
+    in.completions.push_back(r);
+    auto out = core.run(in);
+    CAF_REQUIRE_EQUAL(out.completions.size(), 1u);
+    return out;
+  }
 };
+
+bool lease_lost(const caf::expected<std::string>& answer) {
+  return !answer && store::code_of(answer.error()) == store::errc::lease_lost;
+}
 
 } // namespace
 
 // The completion of a task leased in its decision is written from what that decision
 // knew (lease_memory), with no read of its rows: the writes still finish the task, drop its
 // queue row and cancel every timer it has, in whatever hour they fire.
+namespace {
+
+/// A workflow started and decided, whose first task a lessor's lease transaction took, with
+/// that lease's facts given out to `facts` (null: none).
+std::pair<std::string, store::leased_task>
+lessor_leased(actors::decider::decider_core& core, std::vector<store::lease_facts>* facts,
+                   store::connection& conn) {
+  store::start_request req;
+  req.name = "two";
+  auto started = store::start_workflow(conn, req, 1);
+  NF_REQUIRE_OK(started);
+  core.run({});
+  auto policy = store::load_queue_policy(conn, default_namespace, "work");
+  NF_REQUIRE_OK(policy);
+  store::lease_request r;
+  r.queue = "work";
+  r.worker_id = "lessor";
+  r.lease_seconds = policy->lease_seconds;
+  r.start_to_close_seconds = policy->start_to_close_seconds;
+  r.timers_within_s = policy->timers_within_s;
+  auto leased = store::lease_batches(conn, {r}, facts);
+  NF_REQUIRE_OK(leased);
+  CAF_REQUIRE_EQUAL(leased->front().size(), 1u);
+  return {started->id.str(), leased->front().front()};
+}
+
+} // namespace
+
 CAF_TEST(a completion of a task its own decision leased is written without reading its lease) {
   task_defs(R"([{"name": "work", "retryCount": 0, "responseTimeoutSeconds": 300,
                  "timeoutSeconds": 300, "pollTimeoutSeconds": 7200,
@@ -404,10 +449,7 @@ CAF_TEST(a completion of a task its own decision leased is written without readi
   // startToClose (5 minutes), scheduleToStart (2 hours) and taskTimeout (a day ahead).
   CAF_CHECK_EQUAL(pending_timers(a), 3);
   auto report = [&](const store::leased_task& t) {
-    actors::decider::batch_input in;
-    in.completions.push_back(completed(t, {{"y", 1}}));
-    auto out = c.core.run(in);
-    CAF_REQUIRE_EQUAL(out.completions.size(), 1u);
+    auto out = c.report(completed(t, {{"y", 1}}));
     NF_REQUIRE_OK(out.completions[0]);
     CAF_CHECK_EQUAL(out.stats.attempts, 1);
     return out.stats.recalled;
@@ -431,23 +473,23 @@ CAF_TEST(a completion of a task its own decision leased is written without readi
                   count(R"(SELECT "lastSeq" FROM "WorkflowExecutions" WHERE "id" = $1)",
                         store::params::of(wf)));
   // Asked once: a second report of the same lease reads it, and finds it spent.
-  actors::decider::batch_input again;
-  again.completions.push_back(completed(a, {{"y", 3}}));
-  auto late = c.core.run(again);
-  CAF_REQUIRE_EQUAL(late.completions.size(), 1u);
-  CAF_REQUIRE(!late.completions[0]);
-  CAF_CHECK(store::code_of(late.completions[0].error()) == store::errc::lease_lost);
+  auto late = c.report(completed(a, {{"y", 3}}));
+  CAF_CHECK(lease_lost(late.completions[0]));
   CAF_CHECK_EQUAL(late.stats.recalled, 0u);
-  // A task the lessor leased is not remembered: its completion reads its lease.
-  store::start_request req;
-  req.name = "two";
-  auto other = store::start_workflow(conn, req, 1);
-  NF_REQUIRE_OK(other);
-  c.core.run({});
-  auto b = lease("work");
-  CAF_REQUIRE_EQUAL(b.size(), 1u);
-  CAF_CHECK_EQUAL(report(b[0]), 0u);
-  CAF_CHECK_EQUAL(tasks_of(other->id.str(), "b"), 1);
+  // A lease that gave out no facts (made elsewhere): its completion reads its rows.
+  auto [other, b] = lessor_leased(c.core, nullptr, conn);
+  CAF_CHECK_EQUAL(report(b), 0u);
+  CAF_CHECK_EQUAL(tasks_of(other, "b"), 1);
+  // The node's lessor gives out its leases' facts (the timers' reach from the definition):
+  // their completions are written without a read too, and reach every timer.
+  std::vector<store::lease_facts> facts;
+  auto [third, d] = lessor_leased(c.core, &facts, conn);
+  CAF_REQUIRE_EQUAL(facts.size(), 1u);
+  c.leases->remember(std::move(facts));
+  CAF_CHECK_EQUAL(pending_timers(d), 3);
+  CAF_CHECK_EQUAL(report(d), 1u);
+  CAF_CHECK_EQUAL(pending_timers(d), 0);
+  CAF_CHECK_EQUAL(tasks_of(third, "b"), 1);
 }
 
 // The starts and the remembered completions of a batch go with the claim, in one pipeline
@@ -483,12 +525,8 @@ CAF_TEST(I5 a remembered lease that has moved since is lost and nothing is writt
       store::params::of(a.task.str()));
   auto events = count(R"(SELECT count(*) FROM "WorkflowEvents" WHERE "workflowId" = $1)",
                       store::params::of(wf));
-  actors::decider::batch_input in;
-  in.completions.push_back(completed(a, {{"y", 1}}));
-  auto out = c.core.run(in);
-  CAF_REQUIRE_EQUAL(out.completions.size(), 1u);
-  CAF_REQUIRE(!out.completions[0]);
-  CAF_CHECK(store::code_of(out.completions[0].error()) == store::errc::lease_lost);
+  auto out = c.report(completed(a, {{"y", 1}}));
+  CAF_CHECK(lease_lost(out.completions[0]));
   CAF_CHECK_EQUAL(out.stats.attempts, 2);
   CAF_CHECK_EQUAL(scalar(R"(SELECT "status"::text FROM "TaskExecutions" WHERE "id" = $1)",
                          store::params::of(a.task.str())),

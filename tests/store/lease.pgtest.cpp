@@ -176,6 +176,41 @@ CAF_TEST(several queues lease in one transaction and each request gets its own a
                   "1,2");
 }
 
+// What each leased task's completion needs (lease_facts), given out only after the lease
+// and only for the requests whose timers' reach is known.
+CAF_TEST(a lease gives out what its completions need for the requests that ask) {
+  auto wf = insert_workflow();
+  auto a = insert_task(wf, "a1", "qa");
+  insert_task(wf, "b1", "qb");
+  auto ra = req("qa", 5, 30);
+  ra.timers_within_s = 31;
+  std::vector<lease_facts> facts{lease_facts{}};  // a stale entry: cleared first
+  auto got = lease_batches(conn, {ra, req("qb", 5)}, &facts);
+  CAF_REQUIRE(got);
+  CAF_REQUIRE_EQUAL((*got)[0].size(), 1u);
+  CAF_REQUIRE_EQUAL((*got)[1].size(), 1u);
+  CAF_REQUIRE_EQUAL(facts.size(), 1u);
+  const auto& f = facts[0];
+  const auto& t = (*got)[0][0];
+  CAF_CHECK_EQUAL(f.task.str(), a.str());
+  CAF_CHECK_EQUAL(f.workflow.str(), wf.str());
+  CAF_CHECK_EQUAL(f.token.str(), t.token.str());
+  CAF_CHECK_EQUAL(f.queue, "qa");
+  CAF_CHECK_EQUAL(f.identity.ref, "a1");
+  CAF_CHECK_EQUAL(f.timers_within_s.value_or(0), 31);
+  CAF_CHECK_EQUAL(f.ns.str(), scalar(R"(SELECT "namespaceId"::text FROM "TaskExecutions"
+                                         WHERE "id" = $1)",
+                                     params::of(a)));
+  CAF_CHECK_EQUAL(f.shard, count(R"(SELECT "shard" FROM "TaskQueues" WHERE "taskId" = $1)",
+                                 params::of(a)));
+  // A minute before the lease, as the server's clock has it.
+  CAF_CHECK_EQUAL(count(R"(SELECT count(*) FROM "TaskQueues" WHERE "taskId" = $1
+                           AND $2::timestamptz BETWEEN "leaseExpiresAt" - interval '6 minutes 1 second'
+                                                   AND "leaseExpiresAt" - interval '5 minutes 59 seconds')",
+                        params::of(a, f.scheduled_at)),
+                  1);
+}
+
 CAF_TEST(polls of one queue share a claim and each gets its rows in order under its worker) {
   auto wf = insert_workflow();
   std::vector<task_id> tasks;
@@ -389,6 +424,12 @@ CAF_TEST(a task definition gives the queue policy) {
   CAF_REQUIRE(p->rate);
   CAF_CHECK_EQUAL(p->rate->per_frequency, 7);
   CAF_CHECK_EQUAL(p->rate->frequency_seconds, 60);
+  // The longest timeout plus a second: here timeoutSeconds alone.
+  CAF_CHECK_EQUAL(p->timers_within_s.value_or(0), 31);
+  sql(R"(UPDATE "TaskDefinitions" SET "pollTimeoutSeconds" = 7200, "totalTimeoutSeconds" = 600
+          WHERE "name" = 'enc')");
+  CAF_CHECK_EQUAL(load_queue_policy(conn, default_namespace, "enc")->timers_within_s.value_or(0),
+                  7201);
   auto missing = load_queue_policy(conn, default_namespace, "nope");
   CAF_REQUIRE(!missing);
   CAF_CHECK_EQUAL(code_of(missing.error()), errc::not_found);
