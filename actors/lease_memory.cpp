@@ -12,7 +12,8 @@ void lease_memory::remember(std::vector<store::lease_facts> leases) {
   }
 }
 
-std::optional<store::lease_facts> lease_memory::recall(const store::task_result& r) {
+std::optional<store::lease_facts> lease_memory::recall(const store::task_result& r,
+                                                       int64_t now_ms) {
   std::optional<store::lease_facts> f;
   {
     std::lock_guard<std::mutex> lock{mutex_};
@@ -22,7 +23,8 @@ std::optional<store::lease_facts> lease_memory::recall(const store::task_result&
     f = std::move(it->second);
     by_task_.erase(it);
   }
-  if (f->token != r.token || f->workflow != r.workflow)
+  if (f->token != r.token || f->workflow != r.workflow
+      || f->lease_expires_at_ms <= now_ms + expiry_margin_ms)
     return std::nullopt;
   return f;
 }

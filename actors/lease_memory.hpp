@@ -32,9 +32,15 @@ public:
   /// Called once the leases' transaction has committed.
   void remember(std::vector<store::lease_facts> leases);
 
-  /// The facts of `r`'s lease if this node made it and `r` holds its token. Forgotten
-  /// once asked: a second report of the task, or a retried attempt, reads the rows.
-  std::optional<store::lease_facts> recall(const store::task_result& r);
+  /// The facts of `r`'s lease if this node made it, `r` holds its token, and the lease is
+  /// not due to expire by `now_ms` (server clock) and a margin: an expired lease is likely
+  /// swept or taken by now, and writing from its facts would fail the caller's attempt
+  /// (its rows are read instead; a lease a heartbeat extended is read too). Forgotten once
+  /// asked: a second report of the task, or a retried attempt, reads the rows.
+  std::optional<store::lease_facts> recall(const store::task_result& r, int64_t now_ms);
+
+  /// How close to its expiry a lease is no longer recalled.
+  static constexpr int64_t expiry_margin_ms = 500;
 
   size_t size() const;
 

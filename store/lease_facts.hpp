@@ -28,6 +28,7 @@ struct lease_facts {
   /// back: a timer due before that is the timer actor's, store/task_transitions.cpp).
   std::string scheduled_at;
   std::optional<int64_t> timers_within_s;  ///< task_finish::timers_within_s
+  int64_t lease_expires_at_ms = 0;  ///< as the lease set it (server clock)
 };
 
 } // namespace nf::store

@@ -309,7 +309,8 @@ lease_in(transaction& tx, const std::vector<lease_request>& reqs,
       auto leased_ms = t.lease_expires_at_ms - int64_t{req.lease_seconds} * 1000;
       facts->push_back(lease_facts{t.workflow, t.task, t.token, c->ns, c->shard, t.queue,
                                    flow::task_identity{t.ref_name, t.iteration, t.attempt},
-                                   timestamptz_text(leased_ms - 60000), req.timers_within_s});
+                                   timestamptz_text(leased_ms - 60000), req.timers_within_s,
+                                   t.lease_expires_at_ms});
     }
   return out;
 }

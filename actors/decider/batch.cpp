@@ -331,9 +331,16 @@ caf::expected<void> decider_core::attempt(store::transaction& tx, const batch_in
   if (!in.completions.empty()) {
     if (auto c = store::check_completions(in.completions); !c)
       return c;
+    // The server's clock now, as far as this core can tell without asking it (before its
+    // first claim it cannot: every lease is asked for, the writes' re-checks still hold).
+    int64_t now_ms = 0;
+    if (server_ms_ != 0)
+      now_ms = server_ms_ + std::chrono::duration_cast<std::chrono::milliseconds>(
+                              std::chrono::steady_clock::now() - server_ms_at_)
+                              .count();
     for (size_t i = 0; i < in.completions.size(); ++i) {
       if (st.may_recall)
-        facts[i] = leases_->recall(in.completions[i]);
+        facts[i] = leases_->recall(in.completions[i], now_ms);
       if (facts[i]) {
         ++st.recalled;
       } else {
@@ -633,6 +640,8 @@ caf::expected<void> decider_core::decide_claimed(store::transaction& tx, const b
     return {};
   recent_namespaces_ = namespaces;
   auto now_ms = reads->now_ms;
+  server_ms_ = now_ms;
+  server_ms_at_ = std::chrono::steady_clock::now();
 
   // The snapshots read with the claim, and those of what else it holds.
   std::set<std::string> read_ahead;

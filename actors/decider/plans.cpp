@@ -220,7 +220,8 @@ store::lease_facts completion_facts(const store::decision_write& w, const store:
                             t.queue,
                             t.identity,
                             store::timestamptz_text(now_ms - 60000),
-                            (within_ms + 999) / 1000 + 1};
+                            (within_ms + 999) / 1000 + 1,
+                            lease.expires_at_ms};
 }
 
 /// Leases the queued tasks of `writes` to the polls waiting on their queues, oldest poll

@@ -367,19 +367,20 @@ struct leasing_core {
   }
 
   /// Parks a poll of "work" whose leases arm a start-to-close timer.
-  void park(int64_t id) {
+  void park(int64_t id, int lease_seconds = 600) {
     actors::waiting_poll p;
     p.poll = id;
     p.request.queue = "work";
     p.request.worker_id = "w" + std::to_string(id);
-    p.request.lease_seconds = 600;
+    p.request.lease_seconds = lease_seconds;
     p.request.start_to_close_seconds = 300;
     polls->offer(std::move(p));
   }
 
   /// Starts "two" with a poll parked: its first task is leased in the start's decision.
-  std::pair<std::string, store::leased_task> start_leased(int64_t poll) {
-    park(poll);
+  std::pair<std::string, store::leased_task> start_leased(int64_t poll,
+                                                          int lease_seconds = 600) {
+    park(poll, lease_seconds);
     actors::decider::batch_input in;
     auto req = two_in(0, 1);
     in.starts.push_back(req);
@@ -490,6 +491,20 @@ CAF_TEST(a completion of a task its own decision leased is written without readi
   CAF_CHECK_EQUAL(report(d), 1u);
   CAF_CHECK_EQUAL(pending_timers(d), 0);
   CAF_CHECK_EQUAL(tasks_of(third, "b"), 1);
+}
+
+// A report that comes when its lease has expired (or is about to) is likely late: the lease
+// may be swept or taken by now, and writing from what was remembered would cost the batch a
+// rolled-back attempt. Its rows are read instead, and it is applied if the lease still holds.
+CAF_TEST(a report after its remembered lease expired reads the lease instead) {
+  leasing_core c{db->dsn()};
+  auto [wf, a] = c.start_leased(1, 1);
+  std::this_thread::sleep_for(std::chrono::milliseconds{1200});
+  auto out = c.report(completed(a, {{"y", 1}}));
+  NF_REQUIRE_OK(out.completions[0]);  // nothing swept it: the lease still holds
+  CAF_CHECK_EQUAL(out.stats.recalled, 0u);
+  CAF_CHECK_EQUAL(out.stats.attempts, 1);
+  CAF_CHECK_EQUAL(tasks_of(wf, "b"), 1);
 }
 
 // The starts and the remembered completions of a batch go with the claim, in one pipeline
