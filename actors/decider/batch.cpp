@@ -102,6 +102,13 @@ void fill(std::vector<caf::expected<T>>& xs, size_t n, const caf::error& err) {
     xs.emplace_back(err);
 }
 
+/// This process's steady clock in milliseconds.
+int64_t steady_ms() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+           std::chrono::steady_clock::now().time_since_epoch())
+    .count();
+}
+
 } // namespace
 
 /// What one attempt of the transaction produced (discarded when it rolls back).
@@ -333,11 +340,7 @@ caf::expected<void> decider_core::attempt(store::transaction& tx, const batch_in
       return c;
     // The server's clock now, as far as this core can tell without asking it (before its
     // first claim it cannot: every lease is asked for, the writes' re-checks still hold).
-    int64_t now_ms = 0;
-    if (server_ms_ != 0)
-      now_ms = server_ms_ + std::chrono::duration_cast<std::chrono::milliseconds>(
-                              std::chrono::steady_clock::now() - server_ms_at_)
-                              .count();
+    int64_t now_ms = server_offset_ms_ ? *server_offset_ms_ + steady_ms() : 0;
     for (size_t i = 0; i < in.completions.size(); ++i) {
       if (st.may_recall)
         facts[i] = leases_->recall(in.completions[i], now_ms);
@@ -640,8 +643,7 @@ caf::expected<void> decider_core::decide_claimed(store::transaction& tx, const b
     return {};
   recent_namespaces_ = namespaces;
   auto now_ms = reads->now_ms;
-  server_ms_ = now_ms;
-  server_ms_at_ = std::chrono::steady_clock::now();
+  server_offset_ms_ = now_ms - steady_ms();
 
   // The snapshots read with the claim, and those of what else it holds.
   std::set<std::string> read_ahead;

@@ -149,10 +149,9 @@ private:
   std::shared_ptr<waiting_polls> waiting_;
   definition_cache defs_;
   std::shared_ptr<lease_memory> leases_;
-  /// The server's clock as the last claim read it, and when that was here: what the lease
-  /// memory is asked against (lease_memory::recall).
-  int64_t server_ms_ = 0;
-  std::chrono::steady_clock::time_point server_ms_at_;
+  /// The server's clock less this process's steady clock, in milliseconds, as the last
+  /// claim read it: the lease memory is asked against the server's clock (recall).
+  std::optional<int64_t> server_offset_ms_;
   /// The namespaces the last batch decided in: their stamps are read with the next claim.
   std::vector<namespace_id> recent_namespaces_;
   /// Running workflows whose last evaluation here needed no history facts (their

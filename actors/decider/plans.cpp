@@ -209,8 +209,7 @@ store::lease_facts completion_facts(const store::decision_write& w, const store:
                                     const store::task_lease& lease, int64_t now_ms) {
   int64_t within_ms = int64_t{lease.start_to_close_seconds} * 1000;
   for (const auto& a : w.arm)
-    if (a.task && a.task->ref == t.identity.ref && a.task->iteration == t.identity.iteration
-        && a.task->attempt == t.identity.attempt)
+    if (a.task && *a.task == t.identity)
       within_ms = std::max(within_ms, a.fire_at_ms - now_ms);
   return store::lease_facts{w.id,
                             lease.id,
