@@ -29,9 +29,4 @@ std::optional<store::lease_facts> lease_memory::recall(const store::task_result&
   return f;
 }
 
-size_t lease_memory::size() const {
-  std::lock_guard<std::mutex> lock{mutex_};
-  return by_task_.size();
-}
-
 } // namespace nf::actors

@@ -42,8 +42,6 @@ public:
   /// How close to its expiry a lease is no longer recalled.
   static constexpr int64_t expiry_margin_ms = 500;
 
-  size_t size() const;
-
 private:
   size_t capacity_;
   mutable std::mutex mutex_;

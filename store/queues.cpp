@@ -10,6 +10,7 @@
 #include "store/pg/pipeline.hpp"
 #include "store/pg/transaction.hpp"
 #include "store/task_transitions.hpp"
+#include "store/tasks.hpp"
 #include "store/timers.hpp"
 
 namespace nf::store {
@@ -304,12 +305,10 @@ lease_in(transaction& tx, const std::vector<lease_request>& reqs,
       const auto& req = reqs[c->request];
       if (!req.timers_within_s)
         continue;
-      // A minute before the lease: the cancel looks back no further than a minute before
-      // the completion (lease_facts::scheduled_at).
       auto leased_ms = t.lease_expires_at_ms - int64_t{req.lease_seconds} * 1000;
       facts->push_back(lease_facts{t.workflow, t.task, t.token, c->ns, c->shard, t.queue,
                                    flow::task_identity{t.ref_name, t.iteration, t.attempt},
-                                   timestamptz_text(leased_ms - 60000), req.timers_within_s,
+                                   scheduled_bound_of_lease(leased_ms), req.timers_within_s,
                                    t.lease_expires_at_ms});
     }
   return out;

@@ -67,6 +67,10 @@ void add_completion_read(pipeline& p, const std::vector<task_result>& rs) {
                                 ids_array(rs, [](const auto& r) { return r.task; })));
 }
 
+std::string scheduled_bound_of_lease(int64_t leased_ms) {
+  return timestamptz_text(leased_ms - 60000);
+}
+
 std::vector<std::optional<lease_facts>> lease_facts_of(const std::vector<task_result>& rs,
                                                        const result& read,
                                                        std::vector<completion>& answers) {

@@ -80,6 +80,10 @@ caf::expected<std::vector<completion>> complete_tasks(
 caf::expected<void> check_completions(const std::vector<task_result>& rs);
 void add_completion_read(pipeline& p, const std::vector<task_result>& rs);
 
+/// lease_facts::scheduled_at for a lease made at `leased_ms` (server clock): a minute before
+/// it, which is no later than a minute before the lease's completion.
+std::string scheduled_bound_of_lease(int64_t leased_ms);
+
 /// The facts each completion of `rs` needs from `read` (add_completion_read's result),
 /// or nullopt with its answer in `answers` (not_found, lease_lost: I5).
 std::vector<std::optional<lease_facts>> lease_facts_of(const std::vector<task_result>& rs,

@@ -203,8 +203,7 @@ namespace {
 /// What the completion of a task leased in its decision needs to know (lease_memory). Its
 /// timers are the ones this decision arms for it and the lease's start-to-close: a
 /// taskTimeout is armed for the first attempt only, in the decision that schedules it.
-/// The row's "scheduledAt" is the transaction's start, before the clock read after the
-/// claim (`now_ms`): a minute before that clock bounds it from below with room to spare.
+/// The lease is made at the clock read after the claim (`now_ms`).
 store::lease_facts completion_facts(const store::decision_write& w, const store::task_insert& t,
                                     const store::task_lease& lease, int64_t now_ms) {
   int64_t within_ms = int64_t{lease.start_to_close_seconds} * 1000;
@@ -218,7 +217,7 @@ store::lease_facts completion_facts(const store::decision_write& w, const store:
                             w.shard.value(),
                             t.queue,
                             t.identity,
-                            store::timestamptz_text(now_ms - 60000),
+                            store::scheduled_bound_of_lease(now_ms),
                             (within_ms + 999) / 1000 + 1,
                             lease.expires_at_ms};
 }
