@@ -760,6 +760,27 @@ json::object to_json(const workload_result& r, const ceiling_result* batched,
   return o;
 }
 
+/// A W4 step's figures against the empty database's runs just before and after it: the
+/// mean of the two, and the step as a ratio to that mean.
+void add_beside(json::object& j, const workload_result& step,
+                const std::vector<workload_result>& beside) {
+  double tps = 0, p99 = 0;
+  for (const auto& b : beside) {
+    tps += b.tasks_per_s / static_cast<double>(beside.size());
+    p99 += b.dispatch.p99 / static_cast<double>(beside.size());
+  }
+  json::array each;
+  for (const auto& b : beside)
+    each.push_back(json::value(r2(b.tasks_per_s)));
+  j["beside_empty_tasks_per_s_runs"] = std::move(each);
+  j["beside_empty_tasks_per_s"] = r2(tps);
+  j["beside_empty_dispatch_p99_ms"] = r2(p99);
+  if (tps > 0)
+    j["x_beside_empty_tasks_per_s"] = std::round(step.tasks_per_s / tps * 1000) / 1000;
+  if (p99 > 0)
+    j["x_beside_empty_dispatch_p99"] = std::round(step.dispatch.p99 / p99 * 1000) / 1000;
+}
+
 void print_table(FILE* f, const std::vector<json::object>& rows,
                  const std::vector<ceiling_result>& ceilings) {
   for (auto& c : ceilings)
@@ -787,6 +808,11 @@ void print_table(FILE* f, const std::vector<json::object>& rows,
                  num(o, "nodeflow_cpu_s"), num(o, "postgres_cpu_s"),
                  num(o, "nodeflow_peak_rss_mb"), num(o, "load_avg_1m"),
                  o.at("completed").as_bool() ? "" : "  NOT COMPLETED");
+    if (auto* b = o.if_contains("beside_empty_tasks_per_s"))
+      std::fprintf(f, "%-8s %9s   beside it on an empty database: %.1f tasks/s (history %.3fx), "
+                      "dispatch p99 %.2f ms (history %.3fx)\n",
+                   "", "", b->to_number<double>(), num(o, "x_beside_empty_tasks_per_s"),
+                   num(o, "beside_empty_dispatch_p99_ms"), num(o, "x_beside_empty_dispatch_p99"));
   }
 }
 
@@ -880,6 +906,17 @@ int run_benchmark(const run_options& o) {
     return measure_ceiling(o, "ceiling beside " + name, 100);
   };
   runner run{o};
+  // W4's empty database beside each step: its own node, its own runner (made at W4's turn).
+  run_options control_options = o;
+  control_options.node = o.w4_control_node;
+  control_options.more_nodes.clear();
+  control_options.dsn = o.w4_control_dsn;
+  control_options.serve_pids.clear();
+  if (o.w4_control_serve_pid != 0)
+    control_options.serve_pids.push_back(o.w4_control_serve_pid);
+  control_options.statements_dir.clear();
+  control_options.latencies_dir.clear();
+  std::unique_ptr<runner> control;
   std::vector<json::object> rows;
   bool all_completed = true;
   // One JSON line per workload (W4: per history size, `j` carrying the ratios).
@@ -929,6 +966,8 @@ int run_benchmark(const run_options& o) {
       continue;
     }
     // W4: W2's shape on the history as it is, then grown to each size.
+    if (!o.w4_control_node.empty() && !control)
+      control = std::make_unique<runner>(control_options);
     std::vector<workload_result> steps;
     std::vector<long long> sizes{0};
     sizes.insert(sizes.end(), o.w4_history.begin(), o.w4_history.end());
@@ -936,9 +975,27 @@ int run_benchmark(const run_options& o) {
       grow_history(run.db(), o.dsn, h, o.quick, o.w4_writers);
       w.history = run.db().exec(sql::history_count).i64(0, 0);
       auto ceil = ceiling_for("W4@" + std::to_string(w.history));
+      // The empty database's runs beside a step on a history: one just before, one just after.
+      std::vector<workload_result> beside;
+      const bool on_history = control && !steps.empty();
+      auto run_beside = [&] {
+        if (!on_history)
+          return;
+        say("W4: " + std::to_string(w.workflows) + " workflows on the empty database beside it");
+        auto empty = w;
+        empty.history = 0;
+        beside.push_back(control->run(empty));
+        if (!beside.back().completed || !beside.back().problem.empty()) {
+          all_completed = false;
+          say("W4 on the empty database beside it: "
+              + (beside.back().problem.empty() ? "did not complete" : beside.back().problem));
+        }
+      };
+      run_beside();
       say("W4: " + std::to_string(w.workflows) + " workflows on a history of "
           + std::to_string(w.history));
       steps.push_back(run.run(w));
+      run_beside();
       auto j = to_json(steps.back(), ceil ? &*ceil : nullptr, unbatched);
       if (steps.size() > 1 && steps.front().tasks_per_s > 0) {
         j["x_empty_tasks_per_s"] =
@@ -947,6 +1004,8 @@ int run_benchmark(const run_options& o) {
           j["x_empty_dispatch_p99"] =
             std::round(steps.back().dispatch.p99 / steps.front().dispatch.p99 * 1000) / 1000;
       }
+      if (!beside.empty())
+        add_beside(j, steps.back(), beside);
       emit(steps.back(), std::move(j));
     }
   }

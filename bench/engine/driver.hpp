@@ -37,6 +37,12 @@ struct run_options {
   std::vector<long long> w4_history{1000000, 10000000};
   /// Connections that generate W4's history side by side; 0 = one per core.
   int w4_writers = 0;
+  /// A node on an empty database of the same Postgres (bench/run starts one): each W4 step
+  /// on a history runs W2's shape there too, just before and just after it, so that the
+  /// machine's drift over the history's generation is not counted as the history's cost.
+  std::string w4_control_node;
+  std::string w4_control_dsn;
+  pid_t w4_control_serve_pid = 0;
   bool ceiling = true;
   double ceiling_seconds = 5;
   int ceiling_connections = 16;

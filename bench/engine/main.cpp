@@ -34,6 +34,8 @@ const char* usage = R"(usage:
       --w1-workflows N --w1lat-rate R --w1lat-seconds S --w2-workflows N --w2-tasks N
       --w3-workflows N --w3-fanout N --w4-workflows N --w4-history N[,N...]
       --w4-writers N                 connections generating W4's history (default: one per core)
+      --w4-control-node HOST:PORT --w4-control-dsn DSN [--w4-control-serve-pid PID]
+                                     a node on an empty database beside each W4 step
       --worker-procs N --pollers N --batch N --start-concurrency N
       --ceiling-seconds S --ceiling-connections N --no-ceiling --timeout S --work-dir DIR
   nodeflow-bench ceiling --dsn DSN [--batch N] [--connections N] [--seconds S]
@@ -194,6 +196,9 @@ int main(int argc, char** argv) {
     else if (a == "--w3-workflows") o.w3_workflows = static_cast<int>(integer(a, value(i), 1, 1000000));
     else if (a == "--w3-fanout") o.w3_fanout = static_cast<int>(integer(a, value(i), 1, 1000));
     else if (a == "--w4-writers") o.w4_writers = static_cast<int>(integer(a, value(i), 1, 64));
+    else if (a == "--w4-control-node") o.w4_control_node = value(i);
+    else if (a == "--w4-control-dsn") o.w4_control_dsn = value(i);
+    else if (a == "--w4-control-serve-pid") o.w4_control_serve_pid = static_cast<pid_t>(integer(a, value(i), 1, 1 << 30));
     else if (a == "--w4-workflows") o.w4_workflows = static_cast<int>(integer(a, value(i), 1, 10000000));
     else if (a == "--w4-history") {
       o.w4_history.clear();
@@ -225,6 +230,8 @@ int main(int argc, char** argv) {
       bad("--workload: expected W1, W1lat, W2, W3 or W4, got \"" + w + "\"");
   if (o.dsn.empty())
     bad("run needs --dsn (the node's Postgres)");
+  if (o.w4_control_node.empty() != o.w4_control_dsn.empty())
+    bad("--w4-control-node and --w4-control-dsn go together (the control node and its database)");
   if (o.w4_writers == 0)
     o.w4_writers = static_cast<int>(std::clamp(std::thread::hardware_concurrency(), 1u, 8u));
   return run_benchmark(o);
