@@ -18,6 +18,7 @@ caf::expected<decide_reads> claim_and_read(pipeline& p, std::vector<result>& rs,
                                            const std::vector<namespace_id>& namespaces) {
   const size_t base = p.size();
   add_claim(p, shards, limit);
+  add_now_ms(p);
   if (!expected.empty())
     add_snapshot_reads(p, expected);
   if (!histories.empty())
@@ -31,8 +32,8 @@ caf::expected<decide_reads> claim_and_read(pipeline& p, std::vector<result>& rs,
   const auto& r = rs;
   decide_reads out;
   out.claims = claims_of(r[base]);
-  out.now_ms = claim_clock_ms_of(r[base]);
-  size_t next = base + 1;
+  out.now_ms = now_ms_of(r[base + 1]);
+  size_t next = base + 2;
   if (!expected.empty()) {
     out.snapshots = snapshots_of(r[next], r[next + 1]);
     next += 2;

@@ -24,7 +24,7 @@ namespace nf::store {
 
 struct decide_reads {
   std::vector<decide_claim> claims;
-  int64_t now_ms = 0;  ///< the server's clock, read by the claim after locking its rows
+  int64_t now_ms = 0;  ///< server_now_ms(), read after the claim
   /// The snapshots of the expected workflows that exist, claimed or not: the caller
   /// decides only what it claimed.
   std::vector<workflow_snapshot> snapshots;
@@ -32,7 +32,7 @@ struct decide_reads {
   std::map<std::string, std::string> stamps;    ///< of `namespaces`
 };
 
-/// claim_decide_batch with the server's clock, then load_snapshots of `expected`,
+/// claim_decide_batch, server_now_ms, then load_snapshots of `expected`,
 /// load_history_facts of `histories` (those of the expected workflows whose facts the
 /// caller may need) and load_definition_stamps of `namespaces` (each skipped when empty).
 caf::expected<decide_reads> claim_and_read(transaction& tx, const std::vector<shard_id>& shards,

@@ -75,11 +75,19 @@ array_literal id_list(const std::vector<workflow_id>& ids) {
 
 } // namespace
 
+void add_now_ms(pipeline& p) {
+  p.add(now_ms_read, params{});
+}
+
+int64_t now_ms_of(const result& r) {
+  return r.i64(0, 0);
+}
+
 caf::expected<int64_t> server_now_ms(connection& conn) {
   auto r = conn.run1(now_ms_read);
   if (!r)
     return std::move(r.error());
-  return r->i64(0, 0);
+  return now_ms_of(*r);
 }
 
 void add_definition_stamps(pipeline& p, const std::vector<namespace_id>& namespaces) {

@@ -60,6 +60,8 @@ const statement& history_facts_statement();
 
 /// The reads above as statements of the caller's pipeline, and their results read, so
 /// the decider can send them with its claim in one round trip (store/decide_reads.hpp).
+void add_now_ms(pipeline& p);
+int64_t now_ms_of(const result& r);
 void add_definition_stamps(pipeline& p, const std::vector<namespace_id>& namespaces);
 std::map<std::string, std::string> definition_stamps_of(const result& r);
 void add_history_facts(pipeline& p, const std::vector<workflow_id>& ids);

@@ -14,21 +14,14 @@ namespace {
 
 // docs/schema.md §4.3: one index range scan on "DecideQueues_shard_idx" per
 // shard the caller serves; the rows stay locked until its transaction ends.
-// The server's clock comes with the claim, read once every claimed row is locked (`n` counts
-// them first): a row the claim returns may be a version committed after the statement began
-// (a locked row is read again at its latest), and decide() must not see a timer whose wake-up
-// the claim holds as not yet due. With nothing claimed, one row carries the clock alone.
 const statement claim{"decide.claim_batch", R"(
 WITH c AS (
   SELECT "workflowId", "workflowStartedAt", "namespaceId" FROM "DecideQueues"
    WHERE "shard" = ANY($1::smallint[])
    ORDER BY "enqueuedAt" LIMIT $2
-   FOR UPDATE SKIP LOCKED),
-n AS (SELECT (extract(epoch FROM clock_timestamp()) * 1000)::bigint AS ms
-        FROM (SELECT count(*) FROM c) k)
-SELECT c."workflowId", (extract(epoch FROM c."workflowStartedAt") * 1000)::bigint,
-       c."namespaceId", n.ms
-  FROM n LEFT JOIN c ON true)"};
+   FOR UPDATE SKIP LOCKED)
+SELECT "workflowId", (extract(epoch FROM "workflowStartedAt") * 1000)::bigint, "namespaceId"
+  FROM c)"};
 
 // By id alone the execution names its month (startedAt = uuid_extract_timestamp(id)).
 const statement select_executions{"decide.executions", R"(
@@ -195,13 +188,8 @@ std::vector<decide_claim> claims_of(const result& r) {
   std::vector<decide_claim> out;
   out.reserve(static_cast<size_t>(r.rows()));
   for (int row = 0; row < r.rows(); ++row)
-    if (!r.is_null(row, 0)) // the clock's row when nothing was claimed
-      out.push_back({workflow_id{r.str(row, 0)}, r.i64(row, 1), namespace_id{r.str(row, 2)}});
+    out.push_back({workflow_id{r.str(row, 0)}, r.i64(row, 1), namespace_id{r.str(row, 2)}});
   return out;
-}
-
-int64_t claim_clock_ms_of(const result& r) {
-  return r.i64(0, 3);
 }
 
 caf::expected<std::vector<decide_claim>>

@@ -39,8 +39,6 @@ claim_decide_batch(transaction& tx, const std::vector<shard_id>& shards, int lim
 /// claim_decide_batch as one statement of the caller's pipeline, and its result read.
 void add_claim(pipeline& p, const std::vector<shard_id>& shards, int limit);
 std::vector<decide_claim> claims_of(const result& r);
-/// The server's clock (ms since the epoch) as the claim read it, after locking its rows.
-int64_t claim_clock_ms_of(const result& r);
 
 /// One "TaskExecutions" row. JSON columns are the stored text.
 struct task_row {

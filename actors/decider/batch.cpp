@@ -588,9 +588,9 @@ caf::expected<void> decider_core::decide_claimed(store::transaction& tx, const b
   if (shards_.empty())
     return st.flush_pending();
   auto shards = served_shards();
-  // The clock is read by the claim once its rows are locked, not at the transaction's
-  // start: a timer that committed its wake-up after this transaction began (the claim
-  // still sees it, READ COMMITTED) fired later than that start, and decide() must not
+  // The clock is read after the claim, not at the transaction's start: a timer
+  // that committed its wake-up after this transaction began (the claim still
+  // sees it, READ COMMITTED) fired later than that start, and decide() must not
   // see its WAIT as not yet due.
   // The completions' writes go first in the claim's round trip: the reads see them.
   std::vector<store::result> rs;
