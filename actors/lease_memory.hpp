@@ -44,7 +44,7 @@ public:
 
 private:
   size_t capacity_;
-  mutable std::mutex mutex_;
+  std::mutex mutex_;
   std::unordered_map<std::string, store::lease_facts> by_task_;
 };
 
