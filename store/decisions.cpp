@@ -1,4 +1,5 @@
 #include "store/decisions.hpp"
+#include "store/execution_columns.hpp"
 
 #include <cassert>
 #include <map>
@@ -24,14 +25,9 @@ SELECT "workflowId", (extract(epoch FROM "workflowStartedAt") * 1000)::bigint, "
   FROM c)"};
 
 // By id alone the execution names its month (startedAt = uuid_extract_timestamp(id)).
-const statement select_executions{"decide.executions", R"(
-SELECT e.* FROM unnest($1::uuid[]) AS w(id)
-CROSS JOIN LATERAL (
-  SELECT "id", (extract(epoch FROM "startedAt") * 1000)::bigint AS "startedAtMs", "namespaceId",
-         "workflowName", "workflowVersion", "status", "input", "variables", "output",
-         "reasonForIncompletion", "failedTaskRef", "correlationId", "idempotencyKey", "priority",
-         "parentWorkflowId", "parentTaskId", "shard", "lastSeq",
-         (extract(epoch FROM "endedAt") * 1000)::bigint AS "endedAtMs", "version"
+const statement select_executions{"decide.executions",
+                                  "SELECT e.* FROM unnest($1::uuid[]) AS w(id) "
+                                  "CROSS JOIN LATERAL (SELECT " NF_EXECUTION_COLUMNS R"(
     FROM "WorkflowExecutions"
    WHERE "id" = w.id AND "startedAt" = uuid_extract_timestamp(w.id) AND "id" = ANY($1::uuid[])
      /*started: "startedAt" */) e)", 0, 1};
@@ -123,34 +119,35 @@ task_row task_of(const result& r, int row) {
   return t;
 }
 
-workflow_snapshot execution_of(const result& r, int row) {
+} // namespace
+
+workflow_snapshot execution_of(const result& r, int row, int first) {
+  auto c = [first](int k) { return first + k; };
   workflow_snapshot s;
-  s.id = workflow_id{r.str(row, 0)};
-  s.started_at_ms = r.i64(row, 1);
-  s.ns = namespace_id{r.str(row, 2)};
-  s.workflow_name = r.str(row, 3);
-  s.workflow_version = r.i32(row, 4);
-  s.status = label<flow::workflow_status>(r.text(row, 5), flow::parse_workflow_status);
-  s.input = r.str(row, 6);
-  s.variables = r.str(row, 7);
-  s.output = r.opt_str(row, 8);
-  s.reason_for_incompletion = r.opt_str(row, 9);
-  s.failed_task_ref = r.opt_str(row, 10);
-  s.correlation_id = r.opt_str(row, 11);
-  s.idempotency_key = r.opt_str(row, 12);
-  s.priority = static_cast<int16_t>(r.i64(row, 13));
-  if (auto x = r.opt_str(row, 14))
+  s.id = workflow_id{r.str(row, c(0))};
+  s.started_at_ms = r.i64(row, c(1));
+  s.ns = namespace_id{r.str(row, c(2))};
+  s.workflow_name = r.str(row, c(3));
+  s.workflow_version = r.i32(row, c(4));
+  s.status = label<flow::workflow_status>(r.text(row, c(5)), flow::parse_workflow_status);
+  s.input = r.str(row, c(6));
+  s.variables = r.str(row, c(7));
+  s.output = r.opt_str(row, c(8));
+  s.reason_for_incompletion = r.opt_str(row, c(9));
+  s.failed_task_ref = r.opt_str(row, c(10));
+  s.correlation_id = r.opt_str(row, c(11));
+  s.idempotency_key = r.opt_str(row, c(12));
+  s.priority = static_cast<int16_t>(r.i64(row, c(13)));
+  if (auto x = r.opt_str(row, c(14)))
     s.parent_workflow_id = workflow_id{*x};
-  if (auto x = r.opt_str(row, 15))
+  if (auto x = r.opt_str(row, c(15)))
     s.parent_task_id = task_id{*x};
-  s.shard = shard_id{static_cast<int16_t>(r.i64(row, 16))};
-  s.last_seq = r.i64(row, 17);
-  s.ended_at_ms = r.opt_i64(row, 18);
-  s.version = r.i64(row, 19);
+  s.shard = shard_id{static_cast<int16_t>(r.i64(row, c(16)))};
+  s.last_seq = r.i64(row, c(17));
+  s.ended_at_ms = r.opt_i64(row, c(18));
+  s.version = r.i64(row, c(19));
   return s;
 }
-
-} // namespace
 
 const char* to_string(timer_kind k) {
   switch (k) {

@@ -4,6 +4,7 @@
 
 #include "flow/json_read.hpp"
 #include "flow/parse.hpp"
+#include "store/execution_columns.hpp"
 #include "store/input_errors.hpp"
 #include "store/json.hpp"
 #include "store/pg/errors.hpp"
@@ -26,7 +27,9 @@ const statement select_partition_count{"cluster.partition_count",
 // this same transaction) gets no "DecideQueues" row: no other transaction can see the
 // workflow before that decision commits with it. The resolution is part of the statement
 // rather than a read before it, which cost every batch of starts a round trip. The result
-// has a row per resolved request, its id NULL where another start holds its key. Its
+// has a row per resolved request, its id NULL where another start holds its key, and the
+// execution each wrote as the decider reads one (store/execution_columns.hpp): a workflow
+// decided in the transaction that starts it is not read back. Its
 // outbox row is written only while a webhook sink is enabled (store/decision_apply.cpp,
 // decide.outbox).
 const statement start_batch{"workflows.start_batch", R"(
@@ -63,7 +66,8 @@ w AS (
      "parentWorkflowStartedAt", "parentTaskId", "shard", "lastSeq", "version")
   SELECT id, started, ns, name, version, 'RUNNING', input, variables, correlation, key, priority,
          parent_id, uuid_extract_timestamp(parent_id), parent_task, shard, 1, 0
-    FROM s),
+    FROM s
+  RETURNING )" NF_EXECUTION_COLUMNS R"(),
 e AS (
   INSERT INTO "WorkflowEvents" ("workflowId", "seq", "namespaceId", "eventType", "payload")
   SELECT id, 1, ns, 'WORKFLOW_STARTED', payload FROM s),
@@ -81,7 +85,7 @@ o AS (
   SELECT shard, ns, id, 'workflow.started', payload || jsonb_build_object('workflowId', id),
          NULL::timestamptz
     FROM s WHERE (SELECT "outbox_published_at"()) IS NULL)
-SELECT r.ord, s.id, s.shard FROM r LEFT JOIN s ON s.ord = r.ord)"};
+SELECT r.ord, s.id, s.shard, w.* FROM r LEFT JOIN s ON s.ord = r.ord LEFT JOIN w ON w."id" = s.id)"};
 
 // After a lost key race: the winner committed before this statement began.
 const statement select_key_owners{"workflows.key_owners", R"(
@@ -241,7 +245,7 @@ start_workflows(transaction& tx, const std::vector<start_request>& requests, int
 
 caf::expected<std::vector<caf::expected<start_result>>>
 starts_of(transaction& tx, const std::vector<start_request>& requests, start_plan plan,
-          const result& written) {
+          const result& written, std::vector<workflow_snapshot>* created_executions) {
   auto& out = plan.out;
   const auto& ok = plan.ok;
   // A row per request whose definition resolved; a NULL id: its key is another start's.
@@ -254,6 +258,8 @@ starts_of(transaction& tx, const std::vector<start_request>& requests, start_pla
     created[j] = true;
     out[ok[j]] = start_result{workflow_id{written.str(row, 1)}, true,
                               shard_id{static_cast<int16_t>(written.i64(row, 2))}};
+    if (created_executions != nullptr)
+      created_executions->push_back(execution_of(written, row, 3));
   }
   for (size_t j = 0; j < ok.size(); ++j) {
     if (resolved[j])

@@ -17,6 +17,8 @@
 
 namespace nf::store {
 
+struct workflow_snapshot;
+
 /// The workflow a child was started for (SUB_WORKFLOW).
 struct parent_ref {
   workflow_id workflow;
@@ -74,7 +76,9 @@ start_workflows(transaction& tx, const std::vector<start_request>& requests, int
 /// pipeline of its own (the decider sends it with the completions' read): plan_starts
 /// checks the requests and makes the statement's parameters; add_starts adds the statement
 /// (false, adding nothing, when no request passed the checks); starts_of reads its result,
-/// and the winners of lost keys in a round trip of its own.
+/// and the winners of lost keys in a round trip of its own. `created_executions` (unless
+/// null) receives the execution each created workflow was inserted as, with no tasks: what
+/// load_snapshots would read of it in this transaction.
 struct start_plan {
   std::vector<caf::expected<start_result>> out;  ///< per request; the invalid ones answered
   std::vector<size_t> ok;                        ///< the requests the statement carries
@@ -86,7 +90,7 @@ start_plan plan_starts(const std::vector<start_request>& requests, int partition
 bool add_starts(pipeline& p, const start_plan& plan);
 caf::expected<std::vector<caf::expected<start_result>>>
 starts_of(transaction& tx, const std::vector<start_request>& requests, start_plan plan,
-          const result& written);
+          const result& written, std::vector<workflow_snapshot>* created_executions = nullptr);
 
 /// One start in its own transaction.
 caf::expected<start_result> start_workflow(connection& conn, const start_request& request,

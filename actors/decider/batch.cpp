@@ -122,8 +122,9 @@ struct decider_core::attempt_state {
   /// writes do).
   std::set<std::string> evaluated;
   /// Workflows this transaction started in a served shard, with no "DecideQueues" row
-  /// (store::start_workflows): decide_claimed evaluates them without a claim.
-  std::map<std::string, namespace_id> rowless_starts;
+  /// (store::start_workflows): decide_claimed evaluates them without a claim, from the
+  /// executions the start statement returned (nothing else can have touched them yet).
+  std::map<std::string, store::workflow_snapshot> rowless_starts;
   /// Workflows of served shards whose completions this transaction applied without a
   /// "DecideQueues" row (store::complete_tasks): decide_claimed evaluates them, claimed or
   /// not (a row another wake left may be claimed with them).
@@ -373,13 +374,15 @@ caf::expected<void> decider_core::attempt(store::transaction& tx, const batch_in
   }
   if (!in.starts.empty() && !starts_with_claim) {
     // No statement when every request failed its checks: their answers are the plan's.
-    auto started = starting
-                     ? store::starts_of(tx, in.starts, std::move(start_plan), firsts.front())
-                     : caf::expected<std::vector<caf::expected<store::start_result>>>{
-                       std::move(start_plan.out)};
+    std::vector<store::workflow_snapshot> created;
+    auto started = starting ? store::starts_of(tx, in.starts, std::move(start_plan),
+                                               firsts.front(), &created)
+                            : caf::expected<std::vector<caf::expected<store::start_result>>>{
+                              std::move(start_plan.out)};
     if (!started)
       return std::move(started.error());
-    note_starts(in, std::move(*started), st);
+    if (auto n = note_starts(std::move(*started), std::move(created), st); !n)
+      return n;
   }
   if (!in.completions.empty()) {
     // Fast path (a) for completions: a workflow of a served shard is evaluated in this
@@ -452,22 +455,20 @@ caf::expected<void> decider_core::attempt(store::transaction& tx, const batch_in
     if (excluded.count(id.str()) == 0 && seen.insert(id.str()).second)
       expected.push_back(id);
   };
+  // The starts' executions come back from their own statement (note_starts): only their
+  // namespaces' stamps are read with the claim.
   std::vector<namespace_id> namespaces = recent_namespaces_;
-  auto expect_start = [&](const workflow_id& id, const namespace_id& ns) {
-    expect(id);
+  auto note_namespace = [&](const namespace_id& ns) {
     if (std::find(namespaces.begin(), namespaces.end(), ns) == namespaces.end())
       namespaces.push_back(ns);
   };
   if (st.pending_starts != nullptr) {
-    // Not started yet: every request the statement carries is read ahead. One whose key
-    // another start holds is read for nothing, and is not evaluated (it is not rowless).
     for (auto i : st.pending_starts->ok)
-      if (in.starts[i].id)
-        expect_start(*in.starts[i].id, in.starts[i].ns);
+      note_namespace(in.starts[i].ns);
   } else {
     for (size_t i = 0; i < st.starts.size(); ++i)
       if (st.starts[i])
-        expect_start(st.starts[i]->id, in.starts[i].ns);
+        note_namespace(in.starts[i].ns);
   }
   for (size_t i = 0; i < st.completions.size(); ++i)
     if (st.completions[i])
@@ -558,10 +559,13 @@ caf::expected<void> decider_core::run_commands(store::transaction& tx, const bat
   return {};
 }
 
-void decider_core::note_starts(const batch_input& in,
-                               std::vector<caf::expected<store::start_result>> started,
+caf::expected<void> decider_core::note_starts(std::vector<caf::expected<store::start_result>> started,
+                               std::vector<store::workflow_snapshot> created,
                                attempt_state& st) {
   st.starts = std::move(started);
+  std::map<std::string, store::workflow_snapshot> executions;
+  for (auto& s : created)
+    executions.emplace(s.id.str(), std::move(s));
   for (size_t i = 0; i < st.starts.size(); ++i) {
     const auto& r = st.starts[i];
     if (!r)
@@ -572,9 +576,17 @@ void decider_core::note_starts(const batch_input& in,
       // Routed here before the node's committers shared the shards anew
       // (committer_split): its row waits for the committer that decides for it now.
       st.fx.hints.shards.insert(shard);
-    else if (r->created)
-      st.rowless_starts.emplace(r->id.str(), in.starts[i].ns);
+    else if (r->created) {
+      // Never: the statement returns every execution it inserts. Without it the workflow
+      // would be left with neither a decision nor a row that brings one.
+      auto e = executions.find(r->id.str());
+      if (e == executions.end())
+        return store::make_error(store::errc::internal,
+                                 "the start of workflow " + r->id.str() + " returned no execution");
+      st.rowless_starts.emplace(r->id.str(), std::move(e->second));
+    }
   }
+  return {};
 }
 
 caf::expected<void> decider_core::decide_claimed(store::transaction& tx, const batch_input& in,
@@ -607,10 +619,12 @@ caf::expected<void> decider_core::decide_claimed(store::transaction& tx, const b
       return w;
   if (auto* plan = std::exchange(st.pending_starts, nullptr)) {
     // The start statement's result heads the pipeline's.
-    auto started = store::starts_of(tx, in.starts, std::move(*plan), rs.front());
+    std::vector<store::workflow_snapshot> created;
+    auto started = store::starts_of(tx, in.starts, std::move(*plan), rs.front(), &created);
     if (!started)
       return std::move(started.error());
-    note_starts(in, std::move(*started), st);
+    if (auto n = note_starts(std::move(*started), std::move(created), st); !n)
+      return n;
   }
   const auto& claims = reads->claims;
   st.claim_full = static_cast<int>(claims.size()) >= limit;
@@ -631,8 +645,8 @@ caf::expected<void> decider_core::decide_claimed(store::transaction& tx, const b
   }
   // Nothing else can see a workflow this transaction started, so no one else can have
   // evaluated it (it is never stale), and it has no row to claim.
-  for (const auto& [id, ns] : st.rowless_starts)
-    add(workflow_id{id}, ns);
+  for (const auto& [id, s] : st.rowless_starts)
+    add(s.id, s.ns);
   // A rowless completion's workflow is evaluated whether or not the claim holds a row of
   // it. Another evaluation of it committing first makes this one stale (I4): the batch is
   // then retried with the workflow excluded, and its completion writes its row.
@@ -652,6 +666,10 @@ caf::expected<void> decider_core::decide_claimed(store::transaction& tx, const b
   std::map<std::string, store::workflow_snapshot> by_id;
   for (auto& s : reads->snapshots)
     by_id.emplace(s.id.str(), std::move(s));
+  for (auto& [id, s] : st.rowless_starts) {
+    read_ahead.insert(id);
+    by_id.emplace(id, std::move(s));
+  }
   std::vector<workflow_id> rest;
   for (const auto& id : ids)
     if (read_ahead.count(id.str()) == 0)
@@ -711,9 +729,12 @@ caf::expected<void> decider_core::decide_claimed(store::transaction& tx, const b
     }
     items.push_back(std::move(it));
   }
+  // A workflow this transaction started has no facts yet: its only event is its start.
   std::set<std::string> facts_read;
   for (const auto& id : histories_expected)
     facts_read.insert(id.str());
+  for (const auto& [id, s] : st.rowless_starts)
+    facts_read.insert(id);
   std::vector<workflow_id> facts_left;
   for (const auto& id : need_facts)
     if (facts_read.count(id.str()) == 0)

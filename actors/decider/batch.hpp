@@ -125,8 +125,9 @@ private:
   caf::expected<void> run_commands(store::transaction& tx, const batch_input& in,
                                    attempt_state& st);
   /// Takes the starts' answers, and notes what they leave to hint or to evaluate rowless.
-  void note_starts(const batch_input& in, std::vector<caf::expected<store::start_result>> started,
-                   attempt_state& st);
+  caf::expected<void> note_starts(std::vector<caf::expected<store::start_result>> started,
+                                  std::vector<store::workflow_snapshot> created,
+                                  attempt_state& st);
   caf::expected<void> decide_claimed(store::transaction& tx, const batch_input& in,
                                      const std::set<std::string>& excluded,
                                      int limit, const std::vector<workflow_id>& expected,

@@ -1,10 +1,13 @@
 #define CAF_SUITE store.start
 #include "caf/test/unit_test.hpp"
 
+#include <algorithm>
 #include <atomic>
 #include <set>
 #include <thread>
 
+#include "store/decisions.hpp"
+#include "store/pg/pipeline.hpp"
 #include "store/pg/transaction.hpp"
 #include "store/sharding.hpp"
 #include "store/workflows.hpp"
@@ -223,6 +226,64 @@ CAF_TEST(a start in a shard its caller decides writes no DecideQueues row) {
   }
   CAF_CHECK(decided_here > 0 && decided_here < 200); // both kinds were made
   CAF_CHECK_EQUAL(count(R"(SELECT count(*) FROM "WorkflowExecutions")"), 200);
+}
+
+CAF_TEST(the executions a start returns are what a read of them in its transaction finds) {
+  define_workflow("order", 600);
+  std::vector<start_request> reqs(3);
+  for (auto& r : reqs)
+    r.name = "order";
+  // Keys out of order and a nested object: the returned input is Postgres's text of it.
+  reqs[0].input = boost::json::object{{"zeta", 1}, {"alpha", boost::json::object{{"b", 2}}}};
+  reqs[0].correlation_id = "corr-7";
+  reqs[0].priority = 9;
+  reqs[1].idempotency_key = "k-1";
+  reqs[2].idempotency_key = "k-1"; // loses to reqs[1]: created, but not returned
+  transaction tx{conn};
+  CAF_REQUIRE(tx.begin());
+  auto plan = plan_starts(reqs, partitions);
+  pipeline p{conn};
+  CAF_REQUIRE(add_starts(p, plan));
+  auto written = p.run();
+  NF_REQUIRE_OK(written);
+  std::vector<workflow_snapshot> returned;
+  auto rs = starts_of(tx, reqs, std::move(plan), written->front(), &returned);
+  NF_REQUIRE_OK(rs);
+  CAF_REQUIRE_EQUAL(returned.size(), 2u);
+  std::vector<workflow_id> ids;
+  for (const auto& r : returned)
+    ids.push_back(r.id);
+  auto read = load_snapshots(tx, ids);
+  NF_REQUIRE_OK(read);
+  CAF_REQUIRE_EQUAL(read->size(), 2u);
+  for (const auto& got : returned) {
+    auto it = std::find_if(read->begin(), read->end(),
+                           [&](const workflow_snapshot& s) { return s.id == got.id; });
+    CAF_REQUIRE(it != read->end());
+    const auto& want = *it;
+    CAF_CHECK_EQUAL(got.started_at_ms, want.started_at_ms);
+    CAF_CHECK_EQUAL(got.ns, want.ns);
+    CAF_CHECK_EQUAL(got.workflow_name, want.workflow_name);
+    CAF_CHECK_EQUAL(got.workflow_version, want.workflow_version);
+    CAF_CHECK(got.status == want.status);
+    CAF_CHECK_EQUAL(got.input, want.input);
+    CAF_CHECK_EQUAL(got.variables, want.variables);
+    CAF_CHECK(got.output == want.output);
+    CAF_CHECK(got.correlation_id == want.correlation_id);
+    CAF_CHECK(got.idempotency_key == want.idempotency_key);
+    CAF_CHECK_EQUAL(got.priority, want.priority);
+    CAF_CHECK(!got.parent_workflow_id && !want.parent_workflow_id);
+    CAF_CHECK_EQUAL(got.shard, want.shard);
+    CAF_CHECK_EQUAL(got.last_seq, want.last_seq);
+    CAF_CHECK(got.ended_at_ms == want.ended_at_ms);
+    CAF_CHECK_EQUAL(got.version, want.version);
+    CAF_CHECK(got.tasks.empty() && want.tasks.empty());
+  }
+  CAF_CHECK_EQUAL(returned[0].input, R"({"zeta": 1, "alpha": {"b": 2}})");
+  CAF_CHECK_EQUAL(returned[0].priority, 9);
+  CAF_CHECK(returned[1].idempotency_key == std::optional<std::string>{"k-1"});
+  CAF_CHECK_EQUAL((*rs)[2]->id, (*rs)[1]->id);
+  CAF_CHECK(!(*rs)[2]->created);
 }
 
 CAF_TEST(I10 fifty concurrent starts with one key make one workflow) {
