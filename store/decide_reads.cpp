@@ -5,22 +5,24 @@ namespace nf::store {
 caf::expected<decide_reads> claim_and_read(transaction& tx, const std::vector<shard_id>& shards,
                                            int limit, const std::vector<workflow_id>& expected,
                                            const std::vector<workflow_id>& histories,
-                                           const std::vector<namespace_id>& namespaces) {
+                                           const std::vector<namespace_id>& namespaces,
+                                           const std::vector<std::optional<task_id>>& after) {
   pipeline p{tx.conn()};
   std::vector<result> rs;
-  return claim_and_read(p, rs, shards, limit, expected, histories, namespaces);
+  return claim_and_read(p, rs, shards, limit, expected, histories, namespaces, after);
 }
 
 caf::expected<decide_reads> claim_and_read(pipeline& p, std::vector<result>& rs,
                                            const std::vector<shard_id>& shards, int limit,
                                            const std::vector<workflow_id>& expected,
                                            const std::vector<workflow_id>& histories,
-                                           const std::vector<namespace_id>& namespaces) {
+                                           const std::vector<namespace_id>& namespaces,
+                                           const std::vector<std::optional<task_id>>& after) {
   const size_t base = p.size();
   add_claim(p, shards, limit);
   add_now_ms(p);
   if (!expected.empty())
-    add_snapshot_reads(p, expected);
+    add_snapshot_reads(p, expected, after);
   if (!histories.empty())
     add_history_facts(p, histories);
   if (!namespaces.empty())

@@ -35,10 +35,13 @@ struct decide_reads {
 /// claim_decide_batch, server_now_ms, then load_snapshots of `expected`,
 /// load_history_facts of `histories` (those of the expected workflows whose facts the
 /// caller may need) and load_definition_stamps of `namespaces` (each skipped when empty).
+/// `after` (empty, or one per expected workflow): the task rows the caller knows
+/// (add_snapshot_reads): only those past them are read.
 caf::expected<decide_reads> claim_and_read(transaction& tx, const std::vector<shard_id>& shards,
                                            int limit, const std::vector<workflow_id>& expected,
                                            const std::vector<workflow_id>& histories,
-                                           const std::vector<namespace_id>& namespaces);
+                                           const std::vector<namespace_id>& namespaces,
+                                           const std::vector<std::optional<task_id>>& after = {});
 
 /// The same after the statements the caller put in `p` already (writes whose effects the
 /// reads must see: they run first, in the same round trip). `rs` receives every result
@@ -47,6 +50,7 @@ caf::expected<decide_reads> claim_and_read(pipeline& p, std::vector<result>& rs,
                                            const std::vector<shard_id>& shards, int limit,
                                            const std::vector<workflow_id>& expected,
                                            const std::vector<workflow_id>& histories,
-                                           const std::vector<namespace_id>& namespaces);
+                                           const std::vector<namespace_id>& namespaces,
+                                           const std::vector<std::optional<task_id>>& after = {});
 
 } // namespace nf::store

@@ -1,6 +1,7 @@
 #include "store/decisions.hpp"
 #include "store/execution_columns.hpp"
 
+#include <algorithm>
 #include <cassert>
 #include <map>
 #include <set>
@@ -53,6 +54,17 @@ const statement select_tasks{"decide.tasks", "SELECT t.* FROM unnest($1::uuid[])
                                              "CROSS JOIN LATERAL (SELECT " NF_TASK_COLUMNS
                                              R"( FROM "TaskExecutions"
    WHERE "workflowId" = w.id /*prune: AND "workflowId" = ANY($1::uuid[]) */ ORDER BY "id") t)", 1};
+
+// The same after a part of each workflow's rows the decider already knows (every task up to
+// the id $2 it passes, all of them terminal when its last decision committed; the nil uuid:
+// none): a range of the primary key ("workflowId", "id") past them, so a long sequence's
+// earlier tasks are neither fetched nor sent again for each of its steps.
+const statement select_tasks_after{
+  "decide.tasks_after",
+  "SELECT t.* FROM unnest($1::uuid[], $2::uuid[]) AS w(id, after) CROSS JOIN LATERAL (SELECT "
+  NF_TASK_COLUMNS R"( FROM "TaskExecutions"
+   WHERE "workflowId" = w.id AND "id" > w.after /*prune: AND "workflowId" = ANY($1::uuid[]) */
+   ORDER BY "id") t)", 1};
 
 // The frontier: the predicate repeats the partial index's seven statuses
 // verbatim, or the planner cannot prove the index applies. OFFSET 0 keeps the
@@ -165,6 +177,10 @@ const statement& snapshot_tasks_statement() {
   return select_tasks;
 }
 
+const statement& snapshot_tasks_after_statement() {
+  return select_tasks_after;
+}
+
 const statement& frontier_statement() {
   return select_frontier;
 }
@@ -199,10 +215,20 @@ claim_decide_batch(transaction& tx, const std::vector<shard_id>& shards, int lim
   return claims_of((*rs)[0]);
 }
 
-void add_snapshot_reads(pipeline& p, const std::vector<workflow_id>& ids) {
+void add_snapshot_reads(pipeline& p, const std::vector<workflow_id>& ids,
+                        const std::vector<std::optional<task_id>>& after) {
   auto arg = text_array(id_texts(ids));
   p.add(select_executions, params::of(arg));
-  p.add(select_tasks, params::of(arg));
+  if (std::none_of(after.begin(), after.end(), [](const auto& a) { return a.has_value(); })) {
+    p.add(select_tasks, params::of(arg));
+    return;
+  }
+  static const std::string none = "00000000-0000-0000-0000-000000000000";
+  std::vector<std::string> from;
+  from.reserve(ids.size());
+  for (size_t i = 0; i < ids.size(); ++i)
+    from.push_back(i < after.size() && after[i] ? after[i]->str() : none);
+  p.add(select_tasks_after, params::of(arg, text_array(from)));
 }
 
 caf::expected<std::vector<workflow_snapshot>> load_snapshots(transaction& tx,

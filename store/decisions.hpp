@@ -101,8 +101,10 @@ caf::expected<std::vector<workflow_snapshot>> load_snapshots(transaction& tx,
                                                              const std::vector<workflow_id>& ids);
 
 /// load_snapshots as two statements of the caller's pipeline (ids not empty), and
-/// the snapshots read from their two results.
-void add_snapshot_reads(pipeline& p, const std::vector<workflow_id>& ids);
+/// the snapshots read from their two results. `after` (empty, or one per id): of a
+/// workflow with an id there, only the task rows whose ids are greater are read.
+void add_snapshot_reads(pipeline& p, const std::vector<workflow_id>& ids,
+                        const std::vector<std::optional<task_id>>& after = {});
 std::vector<workflow_snapshot> snapshots_of(const result& executions, const result& tasks);
 
 /// The non-terminal tasks of each workflow (the frontier index, one partition
@@ -113,6 +115,7 @@ load_frontier(transaction& tx, const std::vector<workflow_id>& ids);
 /// The statements behind load_snapshots' task read and load_frontier, so
 /// EXPLAIN tests check the very SQL the decider runs.
 const statement& snapshot_tasks_statement();
+const statement& snapshot_tasks_after_statement();
 const statement& frontier_statement();
 
 /// A lease granted in the deciding transaction to a poll that waits (docs/engine.md §3,

@@ -130,6 +130,12 @@ struct decider_core::attempt_state {
   /// not (a row another wake left may be claimed with them).
   std::set<std::string> rowless_completions;
   bool decide_again = false;
+  /// Per expected workflow (the claim's read ahead), the last task row known_ holds of it:
+  /// only the rows past it are read.
+  std::vector<std::optional<task_id>> after;
+  /// What this attempt's decisions leave known_ to hold of their workflows, once it commits
+  /// (nullopt: nothing).
+  std::map<std::string, std::optional<known_tasks>> learned;
   std::vector<lent_poll> lent;  ///< polls lent to this attempt (apply_plans)
   bool may_lend = true;
   /// The completions' facts may come from the lease memory (the first attempt only: a
@@ -271,6 +277,7 @@ batch_output decider_core::run(const batch_input& in) {
         auto c = tx.commit();
         if (c) {
           give_back(true);
+          learn(st);
           out.starts = std::move(st.starts);
           out.completions = std::move(st.completions);
           out.commands = std::move(st.commands);
@@ -474,9 +481,13 @@ caf::expected<void> decider_core::attempt(store::transaction& tx, const batch_in
     if (st.completions[i])
       expect(in.completions[i].workflow);
   std::vector<workflow_id> histories;
-  for (const auto& id : expected)
+  for (const auto& id : expected) {
     if (without_history_.count(id.str()) == 0)
       histories.push_back(id);
+    auto k = known_.find(id.str());
+    st.after.push_back(k == known_.end() ? std::nullopt
+                                         : std::optional<task_id>{k->second.rows.back().id});
+  }
   if (auto r = decide_claimed(tx, in, excluded, limit, expected, histories, namespaces, st); !r)
     return r;
   // A completion's event no decision took would be lost: the attempt is made again, its
@@ -610,7 +621,7 @@ caf::expected<void> decider_core::decide_claimed(store::transaction& tx, const b
   store::pipeline own{conn};
   auto& p = pending != nullptr ? *pending : own;
   auto reads = store::claim_and_read(p, rs, shards, limit, expected, histories_expected,
-                                     stamp_namespaces);
+                                     stamp_namespaces, st.after);
   if (!reads)
     return std::move(reads.error());
   if (pending != nullptr && st.pending_writes != nullptr)
@@ -666,6 +677,22 @@ caf::expected<void> decider_core::decide_claimed(store::transaction& tx, const b
   std::map<std::string, store::workflow_snapshot> by_id;
   for (auto& s : reads->snapshots)
     by_id.emplace(s.id.str(), std::move(s));
+  // A workflow read past the rows known_ holds takes them back, unless another evaluation
+  // committed since that decision (its version moved): then it is read whole.
+  for (size_t i = 0; i < expected.size() && i < st.after.size(); ++i) {
+    if (!st.after[i])
+      continue;
+    auto s = by_id.find(expected[i].str());
+    if (s == by_id.end())
+      continue;
+    auto k = known_.find(s->first);
+    if (k != known_.end() && k->second.version == s->second.version) {
+      auto& tasks = s->second.tasks;
+      tasks.insert(tasks.begin(), k->second.rows.begin(), k->second.rows.end());
+    } else {
+      read_ahead.erase(s->first);
+    }
+  }
   for (auto& [id, s] : st.rowless_starts) {
     read_ahead.insert(id);
     by_id.emplace(id, std::move(s));
@@ -679,7 +706,7 @@ caf::expected<void> decider_core::decide_claimed(store::transaction& tx, const b
     if (!more)
       return std::move(more.error());
     for (auto& s : *more)
-      by_id.emplace(s.id.str(), std::move(s));
+      by_id.insert_or_assign(s.id.str(), std::move(s));
   }
   std::vector<store::workflow_snapshot> snapshots;
   std::vector<workflow_id> orphans;
@@ -778,7 +805,64 @@ caf::expected<void> decider_core::decide_claimed(store::transaction& tx, const b
   for (const auto& s : snapshots)
     st.evaluated.insert(s.id.str());
   bool last = st.deferred.empty() && st.unevaluated(in).empty();
-  return apply_plans(tx, plans, shards_, partition_count_, st.fx, &lend, last);
+  if (auto r = apply_plans(tx, plans, shards_, partition_count_, st.fx, &lend, last); !r)
+    return r;
+  for (size_t i = 0; i < items.size(); ++i)
+    st.learned[items[i].snap->id.str()] = known_after(*items[i].snap, plans[i], st.fx);
+  return {};
+}
+
+std::optional<decider_core::known_tasks>
+decider_core::known_after(const store::workflow_snapshot& s, const workflow_plan& p,
+                          const plan_effects& fx) {
+  const auto& ends = p.write.status;
+  if (flow::is_terminal(s.status) || (ends && flow::is_terminal(*ends)))
+    return std::nullopt;  // no evaluation follows
+  std::set<task_id> seen(p.write.seen.begin(), p.write.seen.end());
+  known_tasks k;
+  k.version = p.write.expected_version + 1;
+  size_t n = 0;
+  for (; n < s.tasks.size(); ++n) {
+    const auto& t = s.tasks[n];
+    // The write changes only tasks that are not terminal, and stamps seen exactly `seen`.
+    if (!flow::is_terminal(t.status) || (t.unprocessed && seen.count(t.id) == 0))
+      break;
+    k.rows.push_back(t);
+    k.rows.back().unprocessed = false;
+  }
+  // Every row not held must lie past the last one held, the rows this write inserts too:
+  // their ids are the clock's, and a clock that stepped back could make one smaller.
+  std::optional<task_id> lowest;
+  for (size_t i = n; i < s.tasks.size(); ++i)
+    if (!lowest || s.tasks[i].id < *lowest)
+      lowest = s.tasks[i].id;
+  if (auto f = fx.first_inserted.find(s.id.str()); f != fx.first_inserted.end())
+    if (!lowest || f->second < *lowest)
+      lowest = f->second;
+  while (!k.rows.empty() && lowest && !(k.rows.back().id < *lowest))
+    k.rows.pop_back();
+  if (k.rows.empty())
+    return std::nullopt;
+  return k;
+}
+
+void decider_core::learn(attempt_state& st) {
+  // Bounded: past this many rows held, what is known starts again from nothing.
+  constexpr size_t max_known_rows = 200000;
+  for (auto& [id, k] : st.learned) {
+    if (auto old = known_.find(id); old != known_.end()) {
+      known_rows_ -= old->second.rows.size();
+      known_.erase(old);
+    }
+    if (!k)
+      continue;
+    if (known_rows_ + k->rows.size() > max_known_rows) {
+      known_.clear();
+      known_rows_ = 0;
+    }
+    known_rows_ += k->rows.size();
+    known_.emplace(id, std::move(*k));
+  }
 }
 
 void decider_core::note_history_use(const store::workflow_snapshot& s,

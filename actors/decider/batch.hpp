@@ -12,6 +12,7 @@
 #include <memory>
 #include <optional>
 #include <set>
+#include <unordered_map>
 #include <string>
 #include <unordered_set>
 #include <vector>
@@ -27,12 +28,14 @@
 #include "store/workflows.hpp"
 
 namespace nf::store {
+struct task_row;
 struct workflow_snapshot;
 }
 
 namespace nf::actors::decider {
 
 struct workflow_plan;
+struct plan_effects;
 
 /// An operator command on one execution, already validated.
 struct command_request {
@@ -141,6 +144,20 @@ private:
   void recover_in_doubt(const batch_input& in, batch_output& out);
   /// shards_ as the store takes them.
   std::vector<shard_id> served_shards() const;
+  /// Moves what a committed attempt's decisions left to know into known_.
+  void learn(attempt_state& st);
+
+  /// Of a running workflow this core decided last, the task rows that decision saw and left
+  /// as they were: the terminal ones (which nothing but an evaluation's edit changes), up to
+  /// the first that was not, in id order. Its next snapshot reads only the rows past them,
+  /// and takes these while the execution's version is still the one that decision wrote.
+  struct known_tasks {
+    int64_t version = 0;
+    std::vector<store::task_row> rows;  ///< never empty
+  };
+  /// What known_ may hold of `s`'s workflow once `p`'s write commits (nullopt: nothing).
+  static std::optional<known_tasks> known_after(const store::workflow_snapshot& s,
+                                                const workflow_plan& p, const plan_effects& fx);
 
   std::set<int16_t> shards_;
   int partition_count_;
@@ -160,6 +177,8 @@ private:
   /// Only a guess about what to read ahead: a workflow that turns out to need facts
   /// has them read once its definition is known.
   std::unordered_set<std::string> without_history_;
+  std::unordered_map<std::string, known_tasks> known_;
+  size_t known_rows_ = 0;
 };
 
 /// A fresh uuidv7 whose shard (`shard_of`) is `shard`: its last 16 random bits are

@@ -310,6 +310,11 @@ caf::expected<void> apply_plans(store::transaction& tx, const std::vector<workfl
   }
   fx.workflows += plans.size();
   fx.tasks_scheduled += applied->inserted.size();
+  for (const auto& t : applied->inserted) {
+    auto [at, fresh] = fx.first_inserted.emplace(t.workflow.str(), t.id);
+    if (!fresh && t.id < at->second)
+      at->second = t.id;
+  }
   fx.hints.queues.insert(applied->queues.begin(), applied->queues.end());
   fx.hints.note_timer(applied->earliest_timer_ms);
   for (const auto& w : writes) {

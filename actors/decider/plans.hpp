@@ -5,6 +5,7 @@
 // decision writes (I1–I4), then the SUB_WORKFLOW children and failure workflows they
 // start and the parent tasks their ends complete — all in the caller's transaction.
 
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -41,6 +42,8 @@ struct plan_effects {
   size_t tasks_scheduled = 0;
   std::vector<workflow_id> stale;  ///< set when apply failed `stale` (I4)
   bool more_here = false;          ///< new work in a shard the caller serves
+  /// Per workflow, the lowest id of the task rows the plans inserted.
+  std::map<std::string, task_id> first_inserted;
 };
 
 /// Parked polls (waiting_polls.hpp) the plans' new tasks are leased to in their own

@@ -146,6 +146,41 @@ CAF_TEST(a completion through the decider advances the workflow in the same comm
                   1);
 }
 
+// The rows of a running workflow's ended tasks are the committer's to remember after its
+// decision: the next snapshot reads only the rows past them, while the execution's version
+// says no other evaluation committed since. Each row below is changed behind the engine's
+// back, once without a new version (the remembered row is used: it was not read again) and
+// once with one (the workflow is read whole).
+CAF_TEST(a decision reads only the task rows past those its committer knows) {
+  workflow_def(R"({"name": "three", "version": 1, "tasks": [
+    {"name": "work", "taskReferenceName": "a", "type": "SIMPLE"},
+    {"name": "next", "taskReferenceName": "b", "type": "SIMPLE"},
+    {"name": "work", "taskReferenceName": "c", "type": "SIMPLE",
+     "inputParameters": {"fromA": "${a.output.y}"}}],
+    "outputParameters": {"a": "${a.output.y}", "c": "${c.output.z}"}})");
+  auto d = decider();
+  auto wf = decider_fixture::start(d, "three");
+  NF_REQUIRE_OK(wf);
+  auto id = store::params::of(wf->workflow_id);
+  auto a = lease_one("work");
+  NF_REQUIRE_OK(ask<std::string>(d, complete_atom_v, result(a, R"({"y": 1})")));
+  sql(R"(UPDATE "TaskExecutions" SET "output" = '{"y": 7}'
+          WHERE "workflowId" = $1 AND "refName" = 'a')", id);
+  auto b = lease_one("next");
+  NF_REQUIRE_OK(ask<std::string>(d, complete_atom_v, result(b, "{}")));
+  CAF_CHECK_EQUAL(scalar(R"(SELECT "input"::text FROM "TaskExecutions"
+                             WHERE "workflowId" = $1 AND "refName" = 'c')", id),
+                  R"({"fromA": 1})");
+  sql(R"(UPDATE "TaskExecutions" SET "output" = '{"y": 9}'
+          WHERE "workflowId" = $1 AND "refName" = 'a')", id);
+  sql(R"(UPDATE "WorkflowExecutions" SET "version" = "version" + 1 WHERE "id" = $1)", id);
+  auto c = lease_one("work");
+  NF_REQUIRE_OK(ask<std::string>(d, complete_atom_v, result(c, R"({"z": 3})")));
+  CAF_CHECK_EQUAL(status_of(wf->workflow_id), "COMPLETED");
+  CAF_CHECK_EQUAL(scalar(R"(SELECT "output"::text FROM "WorkflowExecutions" WHERE "id" = $1)", id),
+                  R"({"a": 9, "c": 3})");
+}
+
 // I5 across the committer's round trips: the lease is read, then the writes go with the
 // claim; a lease that moved in between must fail the writes' re-check, and the retried
 // attempt answers "lease lost".
