@@ -843,24 +843,29 @@ decider_core::known_after(const store::workflow_snapshot& s, const workflow_plan
     k.rows.pop_back();
   if (k.rows.empty())
     return std::nullopt;
+  k.bytes = s.id.str().size();
+  for (const auto& t : k.rows)
+    k.bytes += sizeof(t) + t.input.size() + (t.output ? t.output->size() : 0)
+               + (t.reason_for_incompletion ? t.reason_for_incompletion->size() : 0);
   return k;
 }
 
 void decider_core::learn(attempt_state& st) {
-  // Bounded: past this many rows held, what is known starts again from nothing.
-  constexpr size_t max_known_rows = 200000;
+  // Bounded by the text the rows hold (task outputs can be large): past it, what is known
+  // starts again from nothing.
+  constexpr size_t max_known_bytes = size_t{64} << 20;
   for (auto& [id, k] : st.learned) {
     if (auto old = known_.find(id); old != known_.end()) {
-      known_rows_ -= old->second.rows.size();
+      known_bytes_ -= old->second.bytes;
       known_.erase(old);
     }
     if (!k)
       continue;
-    if (known_rows_ + k->rows.size() > max_known_rows) {
+    if (known_bytes_ + k->bytes > max_known_bytes) {
       known_.clear();
-      known_rows_ = 0;
+      known_bytes_ = 0;
     }
-    known_rows_ += k->rows.size();
+    known_bytes_ += k->bytes;
     known_.emplace(id, std::move(*k));
   }
 }

@@ -154,6 +154,7 @@ private:
   struct known_tasks {
     int64_t version = 0;
     std::vector<store::task_row> rows;  ///< never empty
+    size_t bytes = 0;                   ///< about what the rows take in memory
   };
   /// What known_ may hold of `s`'s workflow once `p`'s write commits (nullopt: nothing).
   static std::optional<known_tasks> known_after(const store::workflow_snapshot& s,
@@ -178,7 +179,7 @@ private:
   /// has them read once its definition is known.
   std::unordered_set<std::string> without_history_;
   std::unordered_map<std::string, known_tasks> known_;
-  size_t known_rows_ = 0;
+  size_t known_bytes_ = 0;
 };
 
 /// A fresh uuidv7 whose shard (`shard_of`) is `shard`: its last 16 random bits are
