@@ -853,7 +853,7 @@ decider_core::known_after(const store::workflow_snapshot& s, const workflow_plan
 void decider_core::learn(attempt_state& st) {
   // Bounded by the text the rows hold (task outputs can be large): past it, what is known
   // starts again from nothing.
-  constexpr size_t max_known_bytes = size_t{64} << 20;
+  constexpr size_t max_known_bytes = size_t{32} << 20;
   for (auto& [id, k] : st.learned) {
     if (auto old = known_.find(id); old != known_.end()) {
       known_bytes_ -= old->second.bytes;
