@@ -402,7 +402,7 @@ caf::expected<apply_result> apply_decisions(transaction& tx,
       for (const auto& c : w.cancel)
         if (c.kind != timer_kind::workflow_timeout) {
           ids.add(w.id, c.task);
-          kinds.emplace_back(to_string(c.kind));
+          kinds.emplace_back(to_sql(c.kind));
         }
     if (!ids.empty()) {
       p.add(cancel_timers, params::of(text_array(ids.wf), text_array(ids.ref), int_array(ids.iter),
@@ -420,7 +420,7 @@ caf::expected<apply_result> apply_decisions(transaction& tx,
         if (a.kind == timer_kind::workflow_timeout && w.expected_version == 0)
           continue;
         wf.push_back(w.id.str());
-        kinds.emplace_back(to_string(a.kind));
+        kinds.emplace_back(to_sql(a.kind));
         refs.push_back(a.task ? std::optional<std::string>{a.task->ref} : std::nullopt);
         iters.push_back(a.task ? std::optional<std::string>{std::to_string(a.task->iteration)}
                                : std::nullopt);

@@ -161,18 +161,6 @@ workflow_snapshot execution_of(const result& r, int row, int first) {
   return s;
 }
 
-const char* to_string(timer_kind k) {
-  switch (k) {
-    case timer_kind::schedule_to_start: return "scheduleToStart";
-    case timer_kind::start_to_close: return "startToClose";
-    case timer_kind::task_timeout: return "taskTimeout";
-    case timer_kind::workflow_timeout: return "workflowTimeout";
-    case timer_kind::wait: return "wait";
-    case timer_kind::delay: return "delay";
-  }
-  return "delay";
-}
-
 const statement& snapshot_tasks_statement() {
   return select_tasks;
 }

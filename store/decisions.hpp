@@ -15,6 +15,7 @@
 #include "store/pg/params.hpp"
 #include "store/pg/pipeline.hpp"
 #include "store/pg/transaction.hpp"
+#include "store/timer_kind.hpp"
 
 namespace nf::store {
 
@@ -158,13 +159,6 @@ struct task_change {
   std::optional<json_text> output;  ///< replaces the output when set
   std::optional<std::string> reason_for_incompletion;
 };
-
-enum class timer_kind : uint8_t {
-  schedule_to_start, start_to_close, task_timeout, workflow_timeout, wait, delay,
-};
-
-/// The "timer_kind" ENUM label.
-const char* to_string(timer_kind k);
 
 /// A deadline to arm at `fire_at_ms`, Unix milliseconds on the clock decide() read
 /// (`clock_timestamp()`, later than the arming transaction's `now()`: a delay added to

@@ -14,16 +14,11 @@
 #include "store/ids.hpp"
 #include "store/pg/connection.hpp"
 #include "store/pg/transaction.hpp"
+#include "store/timer_kind.hpp"
 
 namespace nf::store {
 
 class pipeline;
-
-enum class timer_kind { schedule_to_start, start_to_close, task_timeout, workflow_timeout, wait, delay };
-
-/// The `timer_kind` enum value in the database ("scheduleToStart", …).
-const char* to_sql(timer_kind k);
-std::optional<timer_kind> timer_kind_from_sql(std::string_view s);
 
 struct timer_spec {
   timer_kind kind = timer_kind::delay;
