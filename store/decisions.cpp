@@ -1,11 +1,11 @@
 #include "store/decisions.hpp"
-#include "store/execution_columns.hpp"
 
 #include <algorithm>
 #include <cassert>
 #include <map>
 #include <set>
 
+#include "store/execution_columns.hpp"
 #include "store/pg/errors.hpp"
 #include "store/pg/pipeline.hpp"
 #include "store/task_transitions.hpp"

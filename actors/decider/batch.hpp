@@ -12,8 +12,8 @@
 #include <memory>
 #include <optional>
 #include <set>
-#include <unordered_map>
 #include <string>
+#include <unordered_map>
 #include <unordered_set>
 #include <vector>
 
