@@ -1,5 +1,6 @@
 #include "net/api/api.hpp"
 
+#include <algorithm>
 #include <map>
 #include <vector>
 
@@ -10,6 +11,7 @@
 #include <spdlog/spdlog.h>
 
 #include "net/api/store_worker.hpp"
+#include "net/request_deadlines.hpp"
 #include "actors/folder_logger.hpp"
 #include "store/ids.hpp"
 #include "store/pg/errors.hpp"
@@ -18,14 +20,15 @@ namespace nf::net {
 
 namespace {
 
-// The published interface plus the api's own messages: its timer (re-reading
-// the history for events requests that wait), the node arriving after the api
+// The published interface plus the api's own messages: its timers (re-reading
+// the history for events requests that wait; the sweep of its requests' deadlines), the
+// node arriving after the api
 // was published, and what another node forwards to this one (docs/engine.md §2:
 // a completion, command or poll for a partition this node owns, and the hints it
 // routes here; served here, never forwarded again). Only `client_api` is
 // published; a peer node sends through an untyped handle.
 using api_actor = client_api::extend<
-  caf::reacts_to<tick_atom, uint64_t>, caf::reacts_to<caf::actor>,
+  caf::reacts_to<tick_atom, uint64_t>, caf::reacts_to<tick_atom>, caf::reacts_to<caf::actor>,
   caf::replies_to<forward_atom, msg::task_result>::with<std::string>,
   caf::replies_to<forward_atom, msg::workflow_command>::with<std::string>,
   caf::replies_to<forward_atom, msg::poll_request>::with<std::vector<msg::leased_task>>,
@@ -46,6 +49,10 @@ struct api_state {
   size_t next_worker = 0;
   uint64_t next_wait_id = 1;
   std::map<uint64_t, pending_events> waits;
+  /// The relayed requests in flight (request_deadlines.hpp), and whether a sweep of them is
+  /// due: one timer for all of them, not two wake-ups of the clock's thread per request.
+  request_deadlines deadlines;
+  bool sweep_pending = false;
   static inline const char* name = "nf.api";
 
   const caf::actor& worker() {
@@ -64,7 +71,30 @@ caf::error as_protocol_error(caf::error err, const char* what) {
                            std::string{what} + ": " + caf::to_string(err));
 }
 
-// Sends a request on and delivers its answer (or error) to the client.
+// How late a relayed request may time out: an eighth of the request timeout, between 10 ms
+// and half a second (30 s requests end at most 1.7% late).
+caf::timespan sweep_interval(std::chrono::milliseconds timeout) {
+  return std::clamp<caf::timespan>(timeout / 8, std::chrono::milliseconds{10},
+                                   std::chrono::milliseconds{500});
+}
+
+void schedule_sweep(api_pointer self) {
+  auto& st = self->state;
+  if (st.sweep_pending || st.deadlines.size() == 0)
+    return;
+  st.sweep_pending = true;
+  self->delayed_send(self, sweep_interval(st.opts.request_timeout), tick_atom_v);
+}
+
+void sweep(api_pointer self) {
+  auto& st = self->state;
+  st.sweep_pending = false;
+  st.deadlines.expire(self->clock().now());
+  schedule_sweep(self);
+}
+
+// Sends a request on and delivers its answer (or error) to the client. The request carries
+// no timeout of its own: its deadline is the api's (request_deadlines.hpp).
 template <class Reply, class... Ts>
 caf::result<Reply> relay(api_pointer self, const caf::actor& dest, const char* what,
                          std::chrono::milliseconds timeout, Ts&&... xs) {
@@ -72,9 +102,21 @@ caf::result<Reply> relay(api_pointer self, const caf::actor& dest, const char* w
     return store::make_error(store::errc::unavailable,
                              std::string{what} + ": no engine node in this process");
   auto rp = self->make_response_promise<Reply>();
-  self->request(dest, timeout, std::forward<Ts>(xs)...)
-    .then([rp](Reply& r) mutable { rp.deliver(std::move(r)); },
-          [rp, what](caf::error& e) mutable { rp.deliver(as_protocol_error(std::move(e), what)); });
+  auto id = self->state.deadlines.add(self->clock().now() + timeout,
+                                      [rp, what](caf::error e) mutable {
+                                        rp.deliver(as_protocol_error(std::move(e), what));
+                                      });
+  schedule_sweep(self);
+  self->request(dest, caf::infinite, std::forward<Ts>(xs)...)
+    .then(
+      [self, id, rp](Reply& r) mutable {
+        if (self->state.deadlines.settle(id))
+          rp.deliver(std::move(r));
+      },
+      [self, id, rp, what](caf::error& e) mutable {
+        if (self->state.deadlines.settle(id))
+          rp.deliver(as_protocol_error(std::move(e), what));
+      });
   return rp;
 }
 
@@ -234,6 +276,7 @@ api_actor::behavior_type api(api_pointer self, api_options opts) {
       return rp;
     },
     [self](tick_atom, uint64_t wait_id) { read_events_or_wait(self, wait_id); },
+    [self](tick_atom) { sweep(self); },
     [self](caf::actor& node) {
       actors::folder_logger("net")->info("api_node_attached");
       self->state.opts.node = std::move(node);

@@ -39,6 +39,31 @@ caf::behavior counting_node(caf::event_based_actor*, std::shared_ptr<std::atomic
   }};
 }
 
+// Stands in for a node that holds the first start it gets until told to answer it (a node
+// that never answers, then answers too late), and answers every later start at once.
+struct holding_state {
+  std::vector<caf::typed_response_promise<msg::start_reply>> held;
+  int starts = 0;
+};
+
+caf::behavior holding_node(caf::stateful_actor<holding_state>* self) {
+  return {
+    [self](start_atom, msg::start_request&) -> caf::result<msg::start_reply> {
+      auto reply = msg::start_reply{"01890000-0000-7000-8000-000000000001", true};
+      if (self->state.starts++ > 0)
+        return reply;
+      auto rp = self->make_response_promise<msg::start_reply>();
+      self->state.held.push_back(rp);
+      return rp;
+    },
+    [self](flush_atom) {
+      for (auto& rp : self->state.held)
+        rp.deliver(msg::start_reply{"01890000-0000-7000-8000-000000000002", true});
+      self->state.held.clear();
+    },
+  };
+}
+
 struct fixture : test::worker_fixture {
   actors::system_config cfg;
   caf::actor_system sys{cfg};
@@ -323,6 +348,38 @@ CAF_TEST(status joins the node and the queues) {
   CAF_CHECK_EQUAL(v.at("queues").as_array()[0].at("name").as_string(), "charge");
   CAF_CHECK_EQUAL(v.at("queues").as_array()[0].at("ready").as_int64(), 1);
   CAF_CHECK_EQUAL(v.at("pendingDecisions").at("total").as_int64(), 1);
+}
+
+CAF_TEST(a request the node does not answer in time fails unavailable and its late answer is dropped) {
+  auto node = sys.spawn(holding_node);
+  auto opts = net::make_api_options(config::values::defaults(), db.dsn(), node);
+  opts.request_timeout = 200ms;
+  auto slow = net::spawn_api(sys, opts);
+  msg::start_request s;
+  s.workflow_name = "order";
+  s.input_json = "{}";
+  auto ask_slow = [&] {
+    caf::expected<msg::start_reply> out{caf::error{}};
+    // Far longer than the api's deadline: the api answers first, or this test fails.
+    self->request(slow, 20s, start_atom_v, s)
+      .receive([&](msg::start_reply& r) { out = std::move(r); },
+               [&](caf::error& e) { out = std::move(e); });
+    return out;
+  };
+  auto began = std::chrono::steady_clock::now();
+  auto held = ask_slow();
+  auto took = std::chrono::steady_clock::now() - began;
+  CAF_REQUIRE(!held);
+  CAF_CHECK(is(held.error(), store::errc::unavailable, "engine node"));
+  CAF_CHECK(took >= 200ms);
+  // The node answers the held start now, after its deadline: the api drops that answer, and
+  // the next start gets its own.
+  caf::anon_send(node, flush_atom_v);
+  auto next = ask_slow();
+  CAF_REQUIRE(next);
+  CAF_CHECK_EQUAL(next->workflow_id, "01890000-0000-7000-8000-000000000001");
+  caf::anon_send_exit(slow, caf::exit_reason::user_shutdown);
+  caf::anon_send_exit(node, caf::exit_reason::user_shutdown);
 }
 
 CAF_TEST_FIXTURE_SCOPE_END()
