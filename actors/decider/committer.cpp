@@ -15,6 +15,7 @@
 #include "actors/decider/requests.hpp"
 #include "actors/folder_logger.hpp"
 #include "actors/lessor/leased_task_message.hpp"
+#include "actors/relay/sink_presence.hpp"
 #include "actors/served_shards.hpp"
 #include "actors/type_ids.hpp"
 #include "store/pg/errors.hpp"
@@ -64,6 +65,7 @@ struct committer_state {
   std::chrono::microseconds group_commit{0};
   size_t group_commit_from = 2;
   std::chrono::milliseconds poll_interval{1000};
+  int64_t timer_poll_interval_ms = 1000;  ///< timer.poll_interval_ms (timer_hint_wanted)
   warn_limiter errors;
 
   static inline const char* name = "nf.decide_committer";
@@ -110,17 +112,31 @@ void schedule_flush(committer_actor* self) {
     self->send(self, flush_atom_v);
 }
 
+/// Whether the node's timer needs to hear of a timer due at `fire_at_ms` (wall clock): only
+/// when it is due before the timer's own polls (timer.poll_interval_ms) would find it in
+/// time, with as much again for the clocks of node and server to disagree. Most timers a
+/// decision arms are task and workflow timeouts minutes away: their hint woke three actors
+/// for nothing.
+bool timer_hint_wanted(const committer_state& st, int64_t fire_at_ms) {
+  auto now_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                  std::chrono::system_clock::now().time_since_epoch())
+                  .count();
+  return fire_at_ms - now_ms <= 2 * st.timer_poll_interval_ms;
+}
+
 void send_hints(committer_actor* self, const batch_hints& h) {
-  auto& node = self->state.ctx.node;
+  auto& st = self->state;
+  auto& node = st.ctx.node;
   if (!node)
     return;
   for (const auto& q : h.queues)
     self->send(node, work_atom_v, q);
-  if (h.earliest_timer_ms)
+  if (h.earliest_timer_ms && timer_hint_wanted(st, *h.earliest_timer_ms))
     for (auto shard : h.timer_shards)
       self->send(node, armed_atom_v, shard, *h.earliest_timer_ms);
-  for (auto shard : h.outbox_shards)
-    self->send(node, outbox_atom_v, shard);
+  if (!st.ctx.sinks || st.ctx.sinks->any())
+    for (auto shard : h.outbox_shards)
+      self->send(node, outbox_atom_v, shard);
   for (auto s : h.shards)
     self->send(node, decide_atom_v, s);
 }
@@ -233,6 +249,7 @@ caf::behavior committer_behavior(committer_actor* self, committer_context ctx) {
   st.group_commit_from =
     static_cast<size_t>(ctx.settings.integer("decider.group_commit_from_requests"));
   st.poll_interval = std::chrono::milliseconds{ctx.settings.integer("decider.poll_interval_ms")};
+  st.timer_poll_interval_ms = ctx.settings.integer("timer.poll_interval_ms");
   st.core = std::make_unique<decider_core>(
     ctx.partition_count, ctx.dsn, static_cast<int>(ctx.settings.integer("decider.batch_size")),
     ctx.waiting, ctx.leases);

@@ -38,6 +38,7 @@ namespace nf::actors {
 
 class committer_split;
 class lease_memory;
+class sink_presence;
 class waiting_polls;
 
 struct committer_context {
@@ -53,6 +54,8 @@ struct committer_context {
   std::shared_ptr<waiting_polls> waiting;
   /// The node's lease memory (lease_memory.hpp; null: one of the committer's own).
   std::shared_ptr<lease_memory> leases;
+  /// Whether the node's outbox relay has sinks to deliver to (null: hint it always).
+  std::shared_ptr<const sink_presence> sinks;
   config::values settings = config::values::defaults();
 };
 

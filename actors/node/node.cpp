@@ -292,7 +292,10 @@ caf::behavior node_behavior(node_actor* self, node_options opt) {
   st.maintenance = spawn_maintenance(self->system(), st.opt.dsn, st.opt.settings);
   if (st.opt.settings.boolean("lessor.lease_in_decision"))
     st.waiting = std::make_shared<waiting_polls>();
+  // What the outbox relay last read of its sinks, for the committers' hints.
+  auto sinks = std::make_shared<sink_presence>();
   committer_context d;
+  d.sinks = sinks;
   d.waiting = st.waiting;
   d.leases = st.leases;
   d.partition_count = st.partitions;
@@ -308,6 +311,7 @@ caf::behavior node_behavior(node_actor* self, node_options opt) {
     st.committers.push_back(spawn_decide_committer(self->system(), d));
   }
   outbox_relay_context o;
+  o.presence = sinks;
   o.dsn = st.opt.dsn;
   o.settings = st.opt.settings;
   st.outbox_relay = spawn_outbox_relay(self->system(), o);

@@ -67,6 +67,8 @@ caf::expected<const std::vector<store::webhook_sink>*> sinks(relay_actor* self,
       return std::move(got.error());
     st.sinks = std::move(*got);
     st.sinks_loaded = now;
+    if (st.ctx.presence)
+      st.ctx.presence->note(!st.sinks.empty());
   }
   return &st.sinks;
 }

@@ -16,17 +16,21 @@
 //   (outbox_atom)                hint: outbox rows were written in a served shard.
 // It also polls every relay.poll_interval_ms (I9).
 
+#include <memory>
 #include <string>
 
 #include <caf/actor.hpp>
 #include <caf/fwd.hpp>
 
+#include "actors/relay/sink_presence.hpp"
 #include "config/settings.hpp"
 
 namespace nf::actors {
 
 struct outbox_relay_context {
   std::string dsn;  ///< for the relay's own connection
+  /// Told after every read of the sinks whether there are any (null: nobody asks).
+  std::shared_ptr<sink_presence> presence;
   config::values settings = config::values::defaults();
 };
 

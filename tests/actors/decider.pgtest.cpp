@@ -94,6 +94,31 @@ CAF_TEST(a committer that does not decide for the shard keeps the start s row an
   CAF_CHECK(test::wait_until([&] { return hints->count("decide") > nudges; }));
 }
 
+CAF_TEST(a commit hints the outbox only while the relay has sinks and a timer only if due soon) {
+  // The timer's own poll (timer.poll_interval_ms, 1 s by default) finds a timer due in an
+  // hour in time; one due in a second needs the hint.
+  workflow_def(R"({"name": "long_wait", "version": 1, "tasks": [{"name": "w",
+    "taskReferenceName": "w", "type": "WAIT", "inputParameters": {"duration": "1h"}}]})");
+  workflow_def(R"({"name": "short_wait", "version": 1, "tasks": [{"name": "w",
+    "taskReferenceName": "w", "type": "WAIT", "inputParameters": {"duration": "1s"}}]})");
+  auto presence = std::make_shared<actors::sink_presence>();
+  presence->note(false);
+  sinks = presence;
+  auto d = decider();
+  NF_REQUIRE_OK(decider_fixture::start(d, "long_wait"));
+  NF_REQUIRE_OK(decider_fixture::start(d, "short_wait"));
+  // The committer's hints reach the probe in the order it sent them: once the second
+  // start's arrived, so had any of the first's.
+  CAF_REQUIRE(test::wait_until([&] { return hints->count("armed") >= 1; }));
+  CAF_CHECK_EQUAL(hints->count("armed"), 1);
+  CAF_CHECK_EQUAL(hints->count("outbox"), 0);
+  // The relay read a sink: the outbox is hinted again.
+  presence->note(true);
+  NF_REQUIRE_OK(decider_fixture::start(d, "short_wait"));
+  CAF_REQUIRE(test::wait_until([&] { return hints->count("armed") >= 2; }));
+  CAF_CHECK_GREATER_OR_EQUAL(hints->count("outbox"), 1);
+}
+
 CAF_TEST(an idempotent start returns the same workflow) {
   auto d = decider();
   msg::start_request r;

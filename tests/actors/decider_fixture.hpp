@@ -10,6 +10,7 @@
 #include "actors/decider/committer.hpp"
 #include "actors/decider/decider.hpp"
 #include "actors/partition/context.hpp"
+#include "actors/relay/sink_presence.hpp"
 #include "store/json.hpp"
 #include "store/queues.hpp"
 #include "store/tasks.hpp"
@@ -20,6 +21,9 @@ namespace nf::test {
 
 struct decider_fixture : actor_fixture {
   std::vector<caf::actor> spawned;
+  /// What the committers decider() spawns know of the outbox relay's sinks (null: nothing,
+  /// they hint it always).
+  std::shared_ptr<const actors::sink_presence> sinks;
 
   explicit decider_fixture(const std::string& suite) : actor_fixture(suite, 1) {
   }
@@ -42,6 +46,7 @@ struct decider_fixture : actor_fixture {
     c.index = index;
     c.dsn = db->dsn();
     c.node = probe_actor;
+    c.sinks = sinks;
     CAF_REQUIRE(!c.settings.set("decider.poll_interval_ms", std::to_string(poll_ms), "test"));
     for (const auto& [k, v] : overrides)
       CAF_REQUIRE(!c.settings.set(k, v, "test"));
