@@ -112,11 +112,11 @@ CAF_TEST(a commit hints the outbox only while the relay has sinks and a timer on
   CAF_REQUIRE(test::wait_until([&] { return hints->count("armed") >= 1; }));
   CAF_CHECK_EQUAL(hints->count("armed"), 1);
   CAF_CHECK_EQUAL(hints->count("outbox"), 0);
-  // The relay read a sink: the outbox is hinted again.
+  // The relay read a sink: the outbox is hinted again (after the timer: wait for it).
   presence->note(true);
   NF_REQUIRE_OK(decider_fixture::start(d, "short_wait"));
-  CAF_REQUIRE(test::wait_until([&] { return hints->count("armed") >= 2; }));
-  CAF_CHECK_GREATER_OR_EQUAL(hints->count("outbox"), 1);
+  CAF_CHECK(test::wait_until([&] { return hints->count("outbox") >= 1; }));
+  CAF_CHECK_EQUAL(hints->count("armed"), 2);
 }
 
 CAF_TEST(an idempotent start returns the same workflow) {
