@@ -20,10 +20,9 @@ namespace nf::net {
 
 namespace {
 
-// The published interface plus the api's own messages: its timers (re-reading
-// the history for events requests that wait; the sweep of its requests' deadlines), the
-// node arriving after the api
-// was published, and what another node forwards to this one (docs/engine.md §2:
+// The published interface plus the api's own messages: its timers (re-reading the history
+// for events requests that wait; the sweep of its requests' deadlines), the node arriving
+// after the api was published, and what another node forwards to this one (docs/engine.md §2:
 // a completion, command or poll for a partition this node owns, and the hints it
 // routes here; served here, never forwarded again). Only `client_api` is
 // published; a peer node sends through an untyped handle.
@@ -94,7 +93,10 @@ void sweep(api_pointer self) {
 }
 
 // Sends a request on and delivers its answer (or error) to the client. The request carries
-// no timeout of its own: its deadline is the api's (request_deadlines.hpp).
+// no timeout of its own: its deadline is the api's (request_deadlines.hpp). An answer that
+// never comes (an actor stopped while it held the request) leaves CAF's handler for it
+// registered after the client was answered `unavailable`: a few bytes per such request, for
+// as long as the api lives.
 template <class Reply, class... Ts>
 caf::result<Reply> relay(api_pointer self, const caf::actor& dest, const char* what,
                          std::chrono::milliseconds timeout, Ts&&... xs) {
