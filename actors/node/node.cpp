@@ -149,35 +149,18 @@ void hint_elsewhere(node_actor* self, int16_t shard, Ts&&... xs) {
       self->send(*peer, forward_atom_v, std::forward<Ts>(xs)...);
 }
 
-/// The committer that decides for `shard` now (committer_split). A start, report or command
-/// for a partition owned here goes to it straight: the partition's decider would only
-/// delegate it there, a hand-off more per request. While a partition is new, its decider's
-/// join may reach the committer after such a request: the committer then takes it as it
-/// takes one for a shard it does not decide for (its row waits, a nudge brings it).
-const caf::actor& committer_for(node_actor* self, int16_t shard) {
-  const auto& st = self->state;
-  return st.committers[st.split->committer_of(shard)];
-}
-
-/// Routes a request about one workflow to the committer that decides for its shard, or to
-/// the node that owns the shard.
+/// Routes a request about one workflow to the decider of its shard.
 template <class Atom, class Msg>
 caf::response_promise to_decider(node_actor* self, const std::string& workflow, bool forwarded,
                                  Atom atom, const Msg& m) {
-  auto rp = self->make_response_promise();
   if (!is_uuid_text(workflow)) {
+    auto rp = self->make_response_promise();
     rp.deliver(store::make_error(store::errc::invalid,
                                  "workflow_id: expected a UUID, got \"" + workflow + "\""));
     return rp;
   }
-  auto shard = shard_of(workflow, self->state.partitions);
-  if (owner(self, shard) != nullptr)
-    rp.delegate(committer_for(self, shard), atom, m);
-  else if (forwarded)
-    rp.deliver(not_owned(shard));
-  else
-    forward(self, shard, rp, m);
-  return rp;
+  return route(self, shard_of(workflow, self->state.partitions), &partition_handles::decider,
+               forwarded, atom, m);
 }
 
 /// Routes a poll to the lessor of its queue's shard.
@@ -370,7 +353,7 @@ caf::behavior node_behavior(node_actor* self, node_options opt) {
     },
     [=](tick_atom) { sync_partitions(self); },
     [=](start_atom, const msg::start_request& m) {
-      // Any owned partition may take a start: its committer makes the id in that shard.
+      // Any decider may start a workflow: it makes the id in its own shard.
       auto& st = self->state;
       auto rp = self->make_response_promise();
       if (st.parts.empty()) {
@@ -380,7 +363,7 @@ caf::behavior node_behavior(node_actor* self, node_options opt) {
       }
       auto it = st.parts.begin();
       std::advance(it, static_cast<long>(st.next_start++ % st.parts.size()));
-      rp.delegate(committer_for(self, it->first), start_atom_v, it->first, m);
+      rp.delegate(it->second.decider, start_atom_v, m);
       return rp;
     },
     [=](complete_atom, const msg::task_result& m) {
