@@ -1,6 +1,7 @@
 #include "net/request_deadlines.hpp"
 
 #include <utility>
+#include <vector>
 
 #include <caf/sec.hpp>
 
@@ -9,45 +10,35 @@ namespace nf::net {
 uint64_t request_deadlines::add(clock::time_point deadline, fail_fn fail) {
   auto id = next_id_++;
   pending_.emplace(id, entry{deadline, std::move(fail)});
-  by_deadline_.emplace(deadline, id);
   return id;
 }
 
 bool request_deadlines::settle(uint64_t id) {
-  auto it = pending_.find(id);
-  if (it == pending_.end())
-    return false;
-  auto range = by_deadline_.equal_range(it->second.deadline);
-  for (auto d = range.first; d != range.second; ++d)
-    if (d->second == id) {
-      by_deadline_.erase(d);
-      break;
-    }
-  pending_.erase(it);
-  return true;
+  return pending_.erase(id) != 0;
 }
 
 size_t request_deadlines::expire(clock::time_point now) {
-  size_t n = 0;
-  while (!by_deadline_.empty() && by_deadline_.begin()->first <= now) {
-    auto id = by_deadline_.begin()->second;
-    by_deadline_.erase(by_deadline_.begin());
-    auto it = pending_.find(id);
-    if (it == pending_.end())
-      continue;
-    // Out of the table before the callback runs: whatever it does, the request is over.
-    auto fail = std::move(it->second.fail);
-    pending_.erase(it);
-    fail(caf::make_error(caf::sec::request_timeout));
-    ++n;
+  std::vector<fail_fn> due;
+  for (auto it = pending_.begin(); it != pending_.end();) {
+    if (it->second.deadline <= now) {
+      due.push_back(std::move(it->second.fail));
+      it = pending_.erase(it);
+    } else {
+      ++it;
+    }
   }
-  return n;
+  // Out of the table before the callbacks run: whatever they do, those requests are over.
+  for (auto& fail : due)
+    fail(caf::make_error(caf::sec::request_timeout));
+  return due.size();
 }
 
 std::optional<request_deadlines::clock::time_point> request_deadlines::next_deadline() const {
-  if (by_deadline_.empty())
-    return std::nullopt;
-  return by_deadline_.begin()->first;
+  std::optional<clock::time_point> out;
+  for (const auto& [id, e] : pending_)
+    if (!out || e.deadline < *out)
+      out = e.deadline;
+  return out;
 }
 
 } // namespace nf::net

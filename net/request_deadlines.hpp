@@ -46,8 +46,10 @@ private:
     fail_fn fail;
   };
   uint64_t next_id_ = 1;
+  // Ordered by id, not by deadline: a sweep walks every request in flight (a few per
+  // worker's open polls, every 10-500 ms), which costs less than keeping a second index
+  // to update on every answer.
   std::map<uint64_t, entry> pending_;
-  std::multimap<clock::time_point, uint64_t> by_deadline_;
 };
 
 } // namespace nf::net

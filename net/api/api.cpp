@@ -104,10 +104,11 @@ caf::result<Reply> relay(api_pointer self, const caf::actor& dest, const char* w
     return store::make_error(store::errc::unavailable,
                              std::string{what} + ": no engine node in this process");
   auto rp = self->make_response_promise<Reply>();
-  auto id = self->state.deadlines.add(self->clock().now() + timeout,
-                                      [rp, what](caf::error e) mutable {
-                                        rp.deliver(as_protocol_error(std::move(e), what));
-                                      });
+  // The one way the client hears of a failure: the node's error, or the deadline's.
+  auto fail = [rp, what](caf::error e) mutable {
+    rp.deliver(as_protocol_error(std::move(e), what));
+  };
+  auto id = self->state.deadlines.add(self->clock().now() + timeout, fail);
   schedule_sweep(self);
   self->request(dest, caf::infinite, std::forward<Ts>(xs)...)
     .then(
@@ -115,9 +116,9 @@ caf::result<Reply> relay(api_pointer self, const caf::actor& dest, const char* w
         if (self->state.deadlines.settle(id))
           rp.deliver(std::move(r));
       },
-      [self, id, rp, what](caf::error& e) mutable {
+      [self, id, fail](caf::error& e) mutable {
         if (self->state.deadlines.settle(id))
-          rp.deliver(as_protocol_error(std::move(e), what));
+          fail(std::move(e));
       });
   return rp;
 }
