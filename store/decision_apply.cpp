@@ -143,8 +143,8 @@ UPDATE "TaskExecutions" t SET
 // docs/schema.md §4.5: no timer of a task fires before the task was scheduled,
 // which prunes every older partition.
 const statement cancel_timers{"decide.cancel_timers", R"(
-UPDATE "Timers" tm SET "canceledAt" = now(), "claimedAt" = now()
-  FROM (SELECT t."id", t."scheduledAt", u.kind
+DELETE FROM "Timers" tm
+ USING (SELECT t."id", t."scheduledAt", u.kind
           FROM unnest($1::uuid[], $2::text[], $3::integer[], $4::integer[], $5::text[])
             AS u(wf, ref, iter, att, kind)
          CROSS JOIN LATERAL (

@@ -156,7 +156,6 @@ inline constexpr column_info columns[] = {
   {"leaseToken", "uuid", false},
   {"createdAt", "timestamp with time zone", true},
   {"claimedAt", "timestamp with time zone", false},
-  {"canceledAt", "timestamp with time zone", false},
   // WebhookSinks
   {"id", "uuid", true},
   {"namespaceId", "uuid", true},
@@ -232,11 +231,11 @@ inline constexpr table_info tables[] = {
   {"TaskExecutions", 76, 22},
   {"TaskOutputCache", 98, 6},
   {"TaskQueues", 104, 11},
-  {"Timers", 115, 11},
-  {"WebhookSinks", 126, 9},
-  {"WorkflowDefinitions", 135, 15},
-  {"WorkflowEvents", 150, 8},
-  {"WorkflowExecutions", 158, 22},
+  {"Timers", 115, 10},
+  {"WebhookSinks", 125, 9},
+  {"WorkflowDefinitions", 134, 15},
+  {"WorkflowEvents", 149, 8},
+  {"WorkflowExecutions", 157, 22},
 };
 
 /// Indexes on those tables, sorted by name.

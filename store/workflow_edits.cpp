@@ -34,8 +34,8 @@ DELETE FROM "TaskQueues" q
 // An optimisation (the firing re-check is the correctness, I6); SKIP LOCKED as in
 // task_transitions: a timer being fired waits for rows this transaction holds.
 constexpr statement edit_cancel_timers{"edit.cancel_timers", R"(
-UPDATE "Timers" tm SET "canceledAt" = now(), "claimedAt" = now()
-  FROM (SELECT c."id", c."fireAt"
+DELETE FROM "Timers" tm
+ USING (SELECT c."id", c."fireAt"
           FROM unnest($2::text[], $3::integer[], $4::integer[]) AS u(ref, iter, att)
           JOIN "TaskExecutions" t
             ON t."workflowId" = $1 AND t."refName" = u.ref AND t."iteration" = u.iter

@@ -20,11 +20,10 @@ namespace {
 struct fixture : test::worker_fixture {
   fixture() : worker_fixture("timers") {}
 
-  /// Makes a task's pending timer of `kind` due now (and pending again if cancelled).
+  /// Makes a task's pending timer of `kind` due now.
   void make_due(const task_id& t, const char* kind) {
-    sql(R"(UPDATE "Timers" SET "fireAt" = now() - interval '1 second', "claimedAt" = NULL,
-                                "canceledAt" = NULL
-            WHERE "taskId" = $1 AND "kind" = $2::timer_kind)",
+    sql(R"(UPDATE "Timers" SET "fireAt" = now() - interval '1 second'
+            WHERE "taskId" = $1 AND "kind" = $2::timer_kind AND "claimedAt" IS NULL)",
         params::of(t, std::string{kind}));
   }
 
@@ -56,15 +55,26 @@ struct fixture : test::worker_fixture {
 
 CAF_TEST_FIXTURE_SCOPE(timer_tests, fixture)
 
-// I6: the completion normally cancels the deadline; here the cancel is undone (as when
-// the timer was being claimed at that moment and SKIP LOCKED passed it by), so only the
-// re-check stands between the late timer and an invented failure.
+// I6: the completion normally deletes the deadlines; here a claimer holds them locked at
+// that moment, so SKIP LOCKED passes them by and they outlive the task. Only the re-check
+// stands between the late timers and an invented failure.
 CAF_TEST(deadlines that fire after the task completed are no-ops) {
   auto wf = insert_workflow();
   insert_task(wf, "a", "q1");
   auto t = lease_one("q1", "w1", 60);
   CAF_REQUIRE(arm_timers(conn, {due_now(timer_kind::schedule_to_start, wf, t.task)}));
-  complete(t);
+  {
+    auto claimer = db.connect();
+    transaction tx{claimer};
+    CAF_REQUIRE(tx.begin());
+    auto locked = claimer.exec(R"(SELECT "id" FROM "Timers" WHERE "taskId" = $1 FOR UPDATE)",
+                               params::of(t.task));
+    CAF_REQUIRE(locked);
+    CAF_REQUIRE_EQUAL(locked->rows(), 2);
+    complete(t);
+  } // the claimer rolls back: both timers are still pending
+  CAF_REQUIRE_EQUAL(count(R"(SELECT count(*) FROM "Timers" WHERE "taskId" = $1
+                              AND "claimedAt" IS NULL)", params::of(t.task)), 2);
   make_due(t.task, "startToClose");
   make_due(t.task, "scheduleToStart");
   auto before = snapshot(wf, false);
