@@ -68,15 +68,15 @@ RETURNING t."id")", 1};
 // An optimisation only (the firing re-check is the correctness, I6). A cancelled timer is
 // deleted (migration 0019): no row version left behind for every finished task. SKIP
 // LOCKED: a timer being fired right now is locked by its claimer, which waits for our
-// "DecideQueues" row; waiting for it here would close that cycle. The bounds are what keeps this cheap: a
-// generic plan sets up a scan of every partition its parameters and stable functions do
-// not prune when the executor starts, and "Timers" has ~50 hourly partitions ahead and up
-// to 48 behind (2.3-2.6 ms for a handful of tasks without them). From above: the latest
-// deadline these tasks can have ($3 seconds after now()). From below: a minute ago, as a
-// timer already due is the timer actor's to fire (a no-op by then); the schedule-time
-// bound, a subquery, prunes only once the plan runs. The outer DELETE repeats the task
-// filter so its side of the join is a probe of the task index too, never a scan of every
-// hour.
+// "DecideQueues" row; waiting for it here would close that cycle. The bounds are what keeps
+// this cheap: a generic plan sets up a scan of every partition its parameters and stable
+// functions do not prune when the executor starts, and "Timers" has ~50 hourly partitions
+// ahead and up to 48 behind (2.3-2.6 ms for a handful of tasks without them). From above:
+// the latest deadline these tasks can have ($3 seconds after now()). From below: a minute
+// ago, as a timer already due is the timer actor's to fire (a no-op by then); the
+// schedule-time bound, a subquery, prunes only once the plan runs. The outer DELETE repeats
+// the task filter so its side of the join is a probe of the task index too, never a scan of
+// every hour.
 constexpr statement cancel_timers{"timer.cancel_for_tasks", R"(
 DELETE FROM "Timers" t
  USING (SELECT c."id", c."fireAt" FROM "Timers" c
