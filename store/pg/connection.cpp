@@ -6,6 +6,7 @@
 
 #include "store/pg/binary_params.hpp"
 #include "store/pg/errors.hpp"
+#include "store/pg/hour_window.hpp"
 #include "store/pg/pipeline.hpp"
 #include "store/pg/pruning.hpp"
 
@@ -125,9 +126,24 @@ void connection::mark_prepared(const char* name) {
   prepared_.emplace(name);
 }
 
+std::vector<std::string> connection::superseded_by(const char* name) const {
+  std::vector<std::string> out;
+  for (const auto& p : prepared_)
+    if (supersedes(name, p))
+      out.push_back(p);
+  return out;
+}
+
 caf::expected<void> connection::prepare(const statement& st) {
   if (is_prepared(st.name))
     return {};
+  // Outside a transaction a failed DEALLOCATE harms nothing; inside one it would abort it,
+  // so there the next pipeline's does it (store/pg/pipeline.cpp).
+  if (PQtransactionStatus(conn_.get()) == PQTRANS_IDLE)
+    for (const auto& old : superseded_by(st.name)) {
+      PQclear(PQexec(conn_.get(), ("DEALLOCATE \"" + old + "\"").c_str()));
+      forget_prepared(old);
+    }
   auto r = check(PQprepare(conn_.get(), st.name, st.sql, 0, nullptr), st.name);
   // 42P05: an aborted pipeline prepared it already; the statement is usable.
   if (!r && sqlstate_of(r.error()) != "42P05")

@@ -4,6 +4,7 @@
 #include <optional>
 #include <string>
 #include <unordered_set>
+#include <vector>
 
 #include <caf/expected.hpp>
 
@@ -52,6 +53,11 @@ public:
   caf::expected<void> prepare(const statement& st);
   bool is_prepared(const char* name) const;
   void mark_prepared(const char* name);
+  /// The statements prepared here that preparing `name` makes useless (an hour window's
+  /// older variants, store/pg/hour_window.hpp): the pipeline deallocates them.
+  std::vector<std::string> superseded_by(const char* name) const;
+  /// `name` is no longer prepared here (deallocated, or the server does not know it).
+  void forget_prepared(const std::string& name) { prepared_.erase(name); }
 
   /// Holds `sql` (a BEGIN) back to go with the next statement instead of in a round trip
   /// of its own: exec() prefixes it, a prepared statement and a pipeline send it first in

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "store/ids.hpp"
+#include "store/pg/sql_comments.hpp"
 
 namespace nf::store {
 
@@ -88,21 +89,6 @@ std::optional<std::pair<std::string, std::string>> start_bounds(const std::strin
   return std::make_pair(lo, hi);
 }
 
-/// Each `/*<tag> <body> */` in `sql` replaced by `make(body)`.
-template <class Make>
-std::string expand_comments(std::string sql, const std::string& tag, Make make) {
-  const std::string open = "/*" + tag, close = "*/";
-  for (auto pos = sql.find(open); pos != std::string::npos; pos = sql.find(open, pos)) {
-    auto end = sql.find(close, pos);
-    if (end == std::string::npos)
-      break;
-    auto made = make(sql.substr(pos + open.size(), end - pos - open.size()));
-    sql = sql.substr(0, pos) + made + sql.substr(end + close.size());
-    pos += made.size();
-  }
-  return sql;
-}
-
 /// How a variant differs from its statement: `count` keys spelled out from parameter
 /// `keys_at` on (none when 0), and the start-time bounds at `bounds_at` and after it (none
 /// when 0).
@@ -135,8 +121,7 @@ std::string rewrite(const statement& st, const shape& s) {
   if (s.bounds_at > 0) {
     auto param = [](int n) { return "uuid_extract_timestamp($" + std::to_string(n) + "::uuid)"; };
     out = expand_comments(out, "started:", [&](const std::string& body) {
-      auto first = body.find_first_not_of(' '), last = body.find_last_not_of(' ');
-      auto column = first == std::string::npos ? body : body.substr(first, last - first + 1);
+      auto column = trimmed(body);
       return " AND " + column + " BETWEEN " + param(s.bounds_at) + " AND "
              + param(s.bounds_at + 1) + " ";
     });

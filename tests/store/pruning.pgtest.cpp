@@ -8,6 +8,8 @@
 #include <boost/json.hpp>
 
 #include "store/decisions.hpp"
+#include "store/pg/hour_window.hpp"
+#include "store/pg/pipeline.hpp"
 #include "store/pg/pruning.hpp"
 #include "tests/store/decide_fixture.hpp"
 
@@ -27,6 +29,10 @@ SELECT (SELECT x."id" FROM "TaskExecutions" x
   FROM unnest($1::uuid[]) AS u(wf))", 1};
 
 constexpr statement plain{"test.plain", R"(SELECT $1::uuid[])"};
+
+constexpr statement timers_due{"test.timers_due", R"(
+SELECT count(*) FROM "Timers"
+ WHERE "fireAt" <= now() + make_interval(secs => $1::bigint) /*hours: "fireAt" */)"};
 
 constexpr statement started{"test.started", R"(
 SELECT e."id"::text FROM unnest($1::uuid[]) AS u(id)
@@ -78,6 +84,10 @@ struct fixture : test::decide_fixture {
     std::set<std::string> out;
     partitions_in(doc.as_array().at(0).as_object().at("Plan").as_object(), prefix, out);
     return out;
+  }
+
+  int64_t scalar_int(const std::string& text) {
+    return sql(text).i64(0, 0);
   }
 
   /// A RUNNING execution whose id (and so its month) is `days` from now.
@@ -246,6 +256,63 @@ CAF_TEST(start bounds follow the spelled out keys and need uuidv7 ids) {
   CAF_CHECK_EQUAL(r->rows(), 1);
   auto none = params::of(array_literal{"{NULL}"});
   CAF_CHECK_EQUAL(&with_pruning_keys(started, none), &started);
+}
+
+CAF_TEST(an hour window covers whole hours and names them in its variant) {
+  auto w = hours_covering(3599, 3600, 3);
+  CAF_REQUIRE(w);
+  CAF_CHECK_EQUAL(w->first_hour, 0);
+  CAF_CHECK_EQUAL(w->hours, 2);
+  w = hours_covering(-1, 0, 3);  // before the epoch: the hour that holds it
+  CAF_REQUIRE(w);
+  CAF_CHECK_EQUAL(w->first_hour, -1);
+  CAF_CHECK_EQUAL(w->hours, 2);
+  CAF_CHECK(!hours_covering(0, 3 * 3600, 3));  // four hours
+  CAF_CHECK(!hours_covering(10, 9, 3));
+  const int64_t hour = 493'000;  // 2026-03-29 16:00 UTC
+  const auto& v = within_hours(timers_due, hour_window{hour, 2});
+  CAF_CHECK_EQUAL(std::string{v.name}, "test.timers_due@h493000+2");
+  std::string text = v.sql;
+  CAF_CHECK(text.find(R"(AND "fireAt" >= '2026-03-29 16:00:00.000+00'::timestamptz AND "fireAt" < )"
+                      R"('2026-03-29 18:00:00.000+00'::timestamptz)")
+            != std::string::npos);
+  CAF_CHECK(text.find("hours:") == std::string::npos);
+  CAF_CHECK_EQUAL(&within_hours(timers_due, hour_window{hour, 2}), &v);
+  CAF_CHECK(supersedes("test.timers_due@h493001+1", v.name));
+  CAF_CHECK(!supersedes(v.name, "test.timers_due@h493001+1"));
+  CAF_CHECK(!supersedes("test.timers_due@h493000+3", v.name));  // the same first hour
+  CAF_CHECK(!supersedes("test.other@h493001+1", v.name));
+  CAF_CHECK(!supersedes("test.timers_due@h493001+1", "test.timers_due"));
+}
+
+CAF_TEST(a connection deallocates the variants of hours a newer window left behind) {
+  auto now_s = scalar_int("SELECT extract(epoch FROM now())::bigint");
+  auto hour = now_s / 3600;
+  auto prepared = [&] {
+    std::set<std::string> out;
+    auto r = sql("SELECT name FROM pg_prepared_statements WHERE name LIKE 'test.timers_due@%'");
+    for (int i = 0; i < r.rows(); ++i)
+      out.insert(r.str(i, 0));
+    return out;
+  };
+  auto run = [&](int64_t first_hour, int hours) {
+    pipeline p{conn};
+    p.add(within_hours(timers_due, hour_window{first_hour, hours}), params::of(int64_t{60}));
+    NF_REQUIRE_OK(p.run());
+  };
+  run(hour, 1);
+  run(hour, 2);  // the same first hour: both stay
+  CAF_CHECK_EQUAL(prepared(), (std::set<std::string>{"test.timers_due@h" + std::to_string(hour) + "+1",
+                                                     "test.timers_due@h" + std::to_string(hour) + "+2"}));
+  run(hour + 1, 1);  // the hours have moved on
+  CAF_CHECK_EQUAL(prepared(),
+                  (std::set<std::string>{"test.timers_due@h" + std::to_string(hour + 1) + "+1"}));
+  CAF_CHECK(!conn.is_prepared(("test.timers_due@h" + std::to_string(hour) + "+1").c_str()));
+  // Outside a transaction the connection's own prepare does the same.
+  NF_REQUIRE_OK(conn.run(within_hours(timers_due, hour_window{hour + 2, 1}),
+                         params::of(int64_t{60})));
+  CAF_CHECK_EQUAL(prepared(),
+                  (std::set<std::string>{"test.timers_due@h" + std::to_string(hour + 2) + "+1"}));
 }
 
 CAF_TEST_FIXTURE_SCOPE_END()
