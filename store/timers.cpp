@@ -8,6 +8,7 @@
 #include "store/pg/errors.hpp"
 #include "store/pg/pipeline.hpp"
 #include "store/task_transitions.hpp"
+#include "store/timer_hours.hpp"
 
 namespace nf::store {
 
@@ -22,13 +23,14 @@ SELECT now() + u.ms * interval '1 millisecond', u.shard, u.kind::timer_kind, u.w
        AS u(ms, shard, kind, wf, tid, tok))"};
 
 // §4.5: both "fireAt" bounds, in the claim and again on the outer UPDATE, so both prune to
-// the due partitions. The lateral reads take no lock: what they say is only a plan, which
-// apply_transition re-checks under the locks (I6).
+// the due partitions. It runs as the variant for the hours up to now (fire_due_timers), whose
+// plan leaves out the hours ahead. The lateral reads take no lock: what they say is only a
+// plan, which apply_transition re-checks under the locks (I6).
 constexpr statement claim_due{"timer.claim_due", R"(
 WITH c AS (
   SELECT "id", "fireAt" FROM "Timers"
    WHERE "fireAt" <= now() AND "fireAt" >= now() - make_interval(hours => $1::int)
-     AND "claimedAt" IS NULL
+     /*hours: "fireAt" */ AND "claimedAt" IS NULL
      AND ($2::smallint[] IS NULL OR "shard" = ANY($2::smallint[]))
    ORDER BY "fireAt" LIMIT $3 FOR UPDATE SKIP LOCKED),
 f AS (
@@ -36,6 +38,7 @@ f AS (
     FROM c
    WHERE t."id" = c."id" AND t."fireAt" = c."fireAt"
      AND t."fireAt" <= now() AND t."fireAt" >= now() - make_interval(hours => $1::int)
+     /*hours: t."fireAt" */
   RETURNING t."id", t."kind", t."workflowId", t."workflowStartedAt", t."taskId", t."leaseToken",
             t."shard", t."fireAt")
 SELECT f."id", f."kind"::text, f."workflowId", f."taskId", f."leaseToken", f."shard",
@@ -216,8 +219,9 @@ caf::expected<std::vector<fired_timer>> fire_due_timers(transaction& tx, const f
   if (opt.horizon_hours < 1)
     return make_error(errc::invalid, "fire_options.horizon_hours: expected an integer >= 1, got "
                                        + std::to_string(opt.horizon_hours));
-  auto rows = tx.conn().run(claim_due, params::of(opt.horizon_hours, shard_filter(opt.shards),
-                                                  opt.limit));
+  auto window = timer_hours(-int64_t{opt.horizon_hours} * 3600, 0, opt.horizon_hours + 2);
+  auto rows = tx.conn().run(window ? within_hours(claim_due, *window) : claim_due,
+                            params::of(opt.horizon_hours, shard_filter(opt.shards), opt.limit));
   if (!rows)
     return std::move(rows.error());
   transition_plan plan;
@@ -232,6 +236,10 @@ caf::expected<std::vector<fired_timer>> fire_due_timers(transaction& tx, const f
 
 caf::expected<std::vector<fired_timer>> fire_due_timers(connection& conn, const fire_options& opt) {
   return perform_replanning(conn, [&](transaction& tx) { return fire_due_timers(tx, opt); });
+}
+
+const statement& timer_claim_statement() {
+  return claim_due;
 }
 
 caf::expected<std::optional<int64_t>>

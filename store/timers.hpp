@@ -65,6 +65,11 @@ caf::expected<std::vector<fired_timer>> fire_due_timers(connection& conn, const 
 /// The same inside the caller's open transaction; `errc::stale`: roll back, call again.
 caf::expected<std::vector<fired_timer>> fire_due_timers(transaction& tx, const fire_options& opt);
 
+/// The claim's and the completions' cancel's statements as written, so EXPLAIN tests compare
+/// them with the hour-window variants the engine runs (store/pg/hour_window.hpp).
+const statement& timer_claim_statement();
+const statement& timer_cancel_statement();
+
 /// Milliseconds from the server's now() until the earliest pending timer of `shards`
 /// (empty = every shard), 0 if one is already due; nullopt when none is pending.
 caf::expected<std::optional<int64_t>>

@@ -22,6 +22,20 @@ using namespace nf::store;
 
 namespace {
 
+/// How many "Timers" partitions a plan names: those it sets up, and those its Appends
+/// prune when the executor starts ("Subplans Removed"; a plan over "Timers" alone).
+size_t timer_partitions_named(const boost::json::object& plan) {
+  size_t n = 0;
+  if (auto it = plan.find("Relation Name"); it != plan.end())
+    n += std::string{it->value().get_string()}.rfind("Timers_", 0) == 0 ? 1 : 0;
+  if (auto it = plan.find("Subplans Removed"); it != plan.end())
+    n += static_cast<size_t>(it->value().to_number<int64_t>());
+  if (auto it = plan.find("Plans"); it != plan.end())
+    for (const auto& child : it->value().as_array())
+      n += timer_partitions_named(child.as_object());
+  return n;
+}
+
 /// The scan nodes of one plan subtree: relation → index names used on it.
 struct scans {
   std::map<std::string, std::set<std::string>> by_relation;
@@ -176,6 +190,15 @@ struct fixture : test::worker_fixture {
     return v.as_array().at(0).as_object().at("Plan").as_object();
   }
 
+  /// The name of the one statement prepared on this connection whose name is LIKE
+  /// `pattern`.
+  std::string prepared_like(const std::string& pattern) {
+    auto r = sql("SELECT name FROM pg_prepared_statements WHERE name LIKE $1",
+                 params::of(pattern));
+    CAF_REQUIRE_EQUAL(r.rows(), 1);
+    return r.str(0, 0);
+  }
+
   boost::json::object explain(const std::string& execute) {
     auto text = scalar("EXPLAIN (FORMAT JSON) " + execute);
     boost::system::error_code ec;
@@ -272,7 +295,9 @@ CAF_TEST(the timer claim scans only the due timer partitions) {
          SELECT now() - interval '1 second', g % 16, 'workflowTimeout', w, uuid_extract_timestamp(w)
            FROM (SELECT g, uuidv7() AS w FROM generate_series(1, 20) g) x)");
   sql(R"(ANALYZE "Timers")");
-  // Prepare the repository's claim on this connection: fire with a shard nobody uses.
+  // Prepare the repository's claim on this connection, set up as the timer's own: fire with
+  // a shard nobody uses.
+  CAF_REQUIRE(prefer_index_scans(conn));
   CAF_REQUIRE(fire_due_timers(conn, fire_options{{shard_id{999}}, 1, 48}));
   // Partitions whose hour overlaps [now() - 48 h, now()].
   auto due = sql(R"(
@@ -290,7 +315,25 @@ CAF_TEST(the timer claim scans only the due timer partitions) {
   // Older and far-future partitions exist, and must not be scanned.
   CAF_REQUIRE_GREATER(count(R"(SELECT count(*) FROM pg_inherits WHERE inhparent = '"Timers"'::regclass)"),
                       49 + 40);
-  auto plan = explain(R"(EXECUTE "timer.claim_due"(48, NULL, 100))");
+  // The engine runs the variant for the hours up to now: its plan leaves out the hours
+  // ahead and those older than the horizon, where the statement as written names every hour
+  // and prunes them only when the executor starts.
+  // "Timers" is named twice, in the claim and in the UPDATE; the window is the horizon's 49
+  // hours and the skew allowed each way, 50 hours at most.
+  auto variant = prepared_like("timer.claim_due@h%");
+  CAF_CHECK_LESS_OR_EQUAL(timer_partitions_named(explain("EXECUTE \"" + variant
+                                                         + "\"(48, NULL, 100)")),
+                          2u * 50u);
+  CAF_REQUIRE(conn.prepare(timer_claim_statement()));
+  CAF_CHECK_GREATER_OR_EQUAL(
+    timer_partitions_named(explain(R"(EXECUTE "timer.claim_due"(48, NULL, 100))")),
+    2u * (49u + 40u));
+  auto plan = explain("EXECUTE \"" + variant + "\"(48, NULL, 100)");
+  // The earliest due rows in the index's order, hour after hour, up to the limit: nothing
+  // sorted.
+  std::multiset<std::string> types;
+  node_types(*find_subplan(plan, "CTE c"), types);
+  CAF_CHECK_EQUAL(types.count("Sort"), 0u);
   auto claim = claim_scans(plan, false);
   CAF_CHECK_EQUAL(claim.by_relation.size(), 49u);
   CAF_CHECK_EQUAL(claim.by_relation.count("Timers_default"), 0u);
@@ -317,17 +360,21 @@ CAF_TEST(a completion s timer cancel sets up only the partitions up to the task 
   done.workflow = wf;
   done.task = task;
   done.token = leased.token;
-  CAF_REQUIRE(complete_task(conn, done)); // prepares the cancel on this connection
+  CAF_REQUIRE(complete_task(conn, done)); // prepares the cancel's variant on this connection
   CAF_CHECK_EQUAL(count(R"(SELECT count(*) FROM "Timers" WHERE "taskId" = $1
                             AND "kind" = 'startToClose')",
                         params::of(task)),
                   0);
-  auto partitions = [&](int64_t within_s) {
-    auto plan = explain(R"(EXECUTE "timer.cancel_for_tasks"(ARRAY[')" + task.str()
-                        + R"(']::uuid[], ARRAY[now()]::timestamptz[], )"
-                        + std::to_string(within_s) + ")");
+  auto variant = prepared_like("timer.cancel_for_tasks@h%");
+  CAF_REQUIRE(conn.prepare(timer_cancel_statement()));
+  auto execute = [&](const std::string& name, int64_t within_s) {
+    return explain("EXECUTE \"" + name + "\"(ARRAY['" + task.str()
+                   + "']::uuid[], ARRAY[now()]::timestamptz[], " + std::to_string(within_s)
+                   + ")");
+  };
+  auto partitions = [&](const std::string& name, int64_t within_s) {
     scans all;
-    collect(plan, false, all);
+    collect(execute(name, within_s), false, all);
     size_t n = 0;
     for (const auto& [rel, _] : all.by_relation)
       n += rel.rfind("Timers_", 0) == 0 ? 1 : 0;
@@ -336,8 +383,14 @@ CAF_TEST(a completion s timer cancel sets up only the partitions up to the task 
   // The hour a minute ago, this hour and the next at most, though the claim test made 60
   // hours of partitions behind; a task with no known deadline sets up every hourly
   // partition ahead (the migration makes 48).
-  CAF_CHECK_LESS_OR_EQUAL(partitions(61), 3u);
-  CAF_CHECK_GREATER_OR_EQUAL(partitions(10LL * 366 * 24 * 3600), 48u);
+  CAF_CHECK_LESS_OR_EQUAL(partitions(variant, 61), 3u);
+  CAF_CHECK_LESS_OR_EQUAL(partitions("timer.cancel_for_tasks", 61), 3u);
+  CAF_CHECK_GREATER_OR_EQUAL(partitions("timer.cancel_for_tasks", 10LL * 366 * 24 * 3600), 48u);
+  // Both name Timers twice. The variant's plan names the hours of its window alone (the
+  // skew allowed each way makes them three at most); the statement as written names every
+  // hour there is, and prunes them only when the executor starts.
+  CAF_CHECK_LESS_OR_EQUAL(timer_partitions_named(execute(variant, 61)), 2u * 3u);
+  CAF_CHECK_GREATER(timer_partitions_named(execute("timer.cancel_for_tasks", 61)), 2u * 48u);
 }
 
 namespace {
