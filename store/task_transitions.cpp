@@ -5,8 +5,6 @@
 #include <set>
 
 #include "store/pg/pipeline.hpp"
-#include "store/timer_hours.hpp"
-#include "store/timers.hpp"
 
 namespace nf::store {
 
@@ -78,27 +76,20 @@ RETURNING t."id")", 1};
 // ago, as a timer already due is the timer actor's to fire (a no-op by then); the
 // schedule-time bound, a subquery, prunes only once the plan runs. The outer DELETE repeats
 // the task filter so its side of the join is a probe of the task index too, never a scan of
-// every hour. Those bounds prune when the executor starts; the plan still names every hour,
-// and is built again after each vacuum of any of them. So a batch whose deadlines are known
-// runs the variant for the one or two hours they fall in (store/pg/hour_window.hpp).
+// every hour.
 constexpr statement cancel_timers{"timer.cancel_for_tasks", R"(
 DELETE FROM "Timers" t
  USING (SELECT c."id", c."fireAt" FROM "Timers" c
          WHERE c."taskId" = ANY($1::uuid[]) AND c."claimedAt" IS NULL
            AND c."fireAt" >= (SELECT min(s) FROM unnest($2::timestamptz[]) s)
            AND c."fireAt" >= now() - interval '1 minute'
-           AND c."fireAt" <= now() + make_interval(secs => $3::bigint) /*hours: c."fireAt" */
+           AND c."fireAt" <= now() + make_interval(secs => $3::bigint)
          FOR UPDATE SKIP LOCKED) c
  WHERE t."id" = c."id" AND t."fireAt" = c."fireAt"
    AND t."taskId" = ANY($1::uuid[]) AND t."claimedAt" IS NULL
    AND t."fireAt" >= (SELECT min(s) FROM unnest($2::timestamptz[]) s)
    AND t."fireAt" >= now() - interval '1 minute'
-   AND t."fireAt" <= now() + make_interval(secs => $3::bigint) /*hours: t."fireAt" */)"};
-
-// The cancel's window, from a minute back (its lower bound) to its upper bound ahead: three
-// hours at most, which holds deadlines up to about an hour away (a ten-minute one falls in
-// one or two); a batch whose tasks may run longer probes every hour instead.
-constexpr int cancel_window_max_hours = 3;
+   AND t."fireAt" <= now() + make_interval(secs => $3::bigint))"};
 
 // A finish whose tasks' deadlines are unknown probes every partition ahead (ten years).
 constexpr int64_t unknown_timers_within_s = 10LL * 366 * 24 * 3600;
@@ -218,16 +209,10 @@ void add_finishes(pipeline& p, const std::vector<task_finish>& finishes) {
   p.add(finish_tasks, params::of(ids_array(finishes, [](const auto& f) { return f.workflow; }),
                                  tids, text_array(from), text_array(to), json_array(outs),
                                  text_array(reasons), text_array(seen)));
-  auto window = timer_hours(-60, within_s, cancel_window_max_hours);
-  p.add(window ? within_hours(cancel_timers, *window) : cancel_timers,
-        params::of(tids, text_array(sched), within_s));
+  p.add(cancel_timers, params::of(tids, text_array(sched), within_s));
 }
 
 } // namespace
-
-const statement& timer_cancel_statement() {
-  return cancel_timers;
-}
 
 array_literal shard_array(const std::vector<shard_id>& shards) {
   std::vector<int64_t> xs;

@@ -1,5 +1,6 @@
 #include "store/timers.hpp"
 
+#include <chrono>
 #include <set>
 
 #include <boost/json.hpp>
@@ -8,7 +9,7 @@
 #include "store/pg/errors.hpp"
 #include "store/pg/pipeline.hpp"
 #include "store/task_transitions.hpp"
-#include "store/timer_hours.hpp"
+#include "store/pg/hour_window.hpp"
 
 namespace nf::store {
 
@@ -22,10 +23,15 @@ SELECT now() + u.ms * interval '1 millisecond', u.shard, u.kind::timer_kind, u.w
   FROM unnest($1::bigint[], $2::smallint[], $3::text[], $4::uuid[], $5::uuid[], $6::uuid[])
        AS u(ms, shard, kind, wf, tid, tok))"};
 
+// The transaction's now(), which the claim's bounds use: its hours are the claim's window.
+constexpr statement transaction_now{"timer.transaction_now",
+                                    R"(SELECT extract(epoch FROM now())::bigint)"};
+
 // §4.5: both "fireAt" bounds, in the claim and again on the outer UPDATE, so both prune to
-// the due partitions. It runs as the variant for the hours up to now (fire_due_timers), whose
-// plan leaves out the hours ahead. The lateral reads take no lock: what they say is only a
-// plan, which apply_transition re-checks under the locks (I6).
+// the due partitions. It runs as the variant for the hours of those bounds (fire_due_timers,
+// store/pg/hour_window.hpp): its plan leaves out the hours ahead and those past the horizon,
+// which the bounds prune only when the executor starts. The lateral reads take no lock: what
+// they say is only a plan, which apply_transition re-checks under the locks (I6).
 constexpr statement claim_due{"timer.claim_due", R"(
 WITH c AS (
   SELECT "id", "fireAt" FROM "Timers"
@@ -63,11 +69,20 @@ SELECT f."id", f."kind"::text, f."workflowId", f."taskId", f."leaseToken", f."sh
      LIMIT 1) o ON true
  ORDER BY f."fireAt", f."id")"};
 
+// Run as the variant for the horizon up to an hour ahead (earliest_pending_timer), by this
+// process's clock.
 constexpr statement earliest{"timer.earliest_pending", R"(
 SELECT GREATEST(0, extract(epoch FROM ("fireAt" - now())) * 1000)::bigint FROM "Timers"
  WHERE "claimedAt" IS NULL AND "fireAt" >= now() - make_interval(hours => $1::int)
-   AND ($2::smallint[] IS NULL OR "shard" = ANY($2::smallint[]))
+   /*hours: "fireAt" */ AND ($2::smallint[] IS NULL OR "shard" = ANY($2::smallint[]))
  ORDER BY "fireAt" LIMIT 1)"};
+
+// How far ahead the earliest pending timer is looked for: the timer's own poll
+// (timer.poll_interval_ms, an hour at most) finds one due later. The window reaches ten
+// minutes further each way, for this process's clock being off the server's; a timer it
+// misses even so is found by the poll too.
+constexpr int64_t earliest_ahead_s = 3600;
+constexpr int64_t clock_skew_s = 600;
 
 constexpr const char* kind_names[] = {"scheduleToStart", "startToClose", "taskTimeout",
                                       "workflowTimeout", "wait", "delay"};
@@ -219,7 +234,11 @@ caf::expected<std::vector<fired_timer>> fire_due_timers(transaction& tx, const f
   if (opt.horizon_hours < 1)
     return make_error(errc::invalid, "fire_options.horizon_hours: expected an integer >= 1, got "
                                        + std::to_string(opt.horizon_hours));
-  auto window = timer_hours(-int64_t{opt.horizon_hours} * 3600, 0, opt.horizon_hours + 2);
+  auto now_s = tx.conn().run1(transaction_now);
+  if (!now_s)
+    return std::move(now_s.error());
+  auto now = now_s->i64(0, 0);
+  auto window = hours_covering(now - int64_t{opt.horizon_hours} * 3600, now, opt.horizon_hours + 1);
   auto rows = tx.conn().run(window ? within_hours(claim_due, *window) : claim_due,
                             params::of(opt.horizon_hours, shard_filter(opt.shards), opt.limit));
   if (!rows)
@@ -244,7 +263,13 @@ const statement& timer_claim_statement() {
 
 caf::expected<std::optional<int64_t>>
 earliest_pending_timer(connection& conn, const std::vector<shard_id>& shards, int horizon_hours) {
-  auto r = conn.run01(earliest, params::of(horizon_hours, shard_filter(shards)));
+  int64_t now = std::chrono::duration_cast<std::chrono::seconds>(
+                  std::chrono::system_clock::now().time_since_epoch())
+                  .count();
+  auto window = hours_covering(now - int64_t{horizon_hours} * 3600 - clock_skew_s,
+                               now + earliest_ahead_s + clock_skew_s, horizon_hours + 3);
+  auto r = conn.run01(window ? within_hours(earliest, *window) : earliest,
+                      params::of(horizon_hours, shard_filter(shards)));
   if (!r)
     return std::move(r.error());
   if (!*r)

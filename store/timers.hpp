@@ -65,13 +65,14 @@ caf::expected<std::vector<fired_timer>> fire_due_timers(connection& conn, const 
 /// The same inside the caller's open transaction; `errc::stale`: roll back, call again.
 caf::expected<std::vector<fired_timer>> fire_due_timers(transaction& tx, const fire_options& opt);
 
-/// The claim's and the completions' cancel's statements as written, so EXPLAIN tests compare
-/// them with the hour-window variants the engine runs (store/pg/hour_window.hpp).
+/// The claim's statement as written, so EXPLAIN tests compare it with the hour-window variant
+/// the engine runs (store/pg/hour_window.hpp).
 const statement& timer_claim_statement();
-const statement& timer_cancel_statement();
 
 /// Milliseconds from the server's now() until the earliest pending timer of `shards`
-/// (empty = every shard), 0 if one is already due; nullopt when none is pending.
+/// (empty = every shard), 0 if one is already due; nullopt when none is pending within
+/// about an hour (the window's hours, store/pg/hour_window.hpp): the timer's poll, at most
+/// an hour apart, finds a later one.
 caf::expected<std::optional<int64_t>>
 earliest_pending_timer(connection& conn, const std::vector<shard_id>& shards,
                        int horizon_hours = 48);

@@ -312,6 +312,13 @@ CAF_TEST(timers fire only when due and the earliest pending one sets the sleep) 
   soon.after_ms = 5000;
   auto later = soon;
   later.after_ms = 600000;
+  // Three hours ahead is past the hours the lookup plans for: the timer's poll finds it.
+  auto far = soon;
+  far.after_ms = 3 * 3600 * 1000;
+  CAF_REQUIRE(arm_timers(conn, {far}));
+  auto beyond = earliest_pending_timer(conn, {shard});
+  CAF_REQUIRE(beyond);
+  CAF_CHECK(!beyond->has_value());
   CAF_REQUIRE(arm_timers(conn, {later, soon}));
   auto e = earliest_pending_timer(conn, {shard});
   CAF_REQUIRE(e);
