@@ -7,9 +7,9 @@
 
 #include "store/json.hpp"
 #include "store/pg/errors.hpp"
+#include "store/pg/hour_window.hpp"
 #include "store/pg/pipeline.hpp"
 #include "store/task_transitions.hpp"
-#include "store/pg/hour_window.hpp"
 
 namespace nf::store {
 
