@@ -4,6 +4,7 @@
 #include <memory>
 #include <mutex>
 
+#include "store/pg/owned_statement.hpp"
 #include "store/pg/params.hpp"
 #include "store/pg/sql_comments.hpp"
 
@@ -54,9 +55,7 @@ std::optional<parsed_name> parse(std::string_view name) {
 }
 
 struct variant {
-  std::string name;
-  std::string sql;
-  statement st{nullptr, nullptr};
+  std::unique_ptr<owned_statement> owned;
   int64_t end_hour = 0;
 };
 
@@ -68,27 +67,24 @@ public:
                 + std::to_string(w.hours);
     auto& of_base = variants_[base.name];
     auto& slot = of_base[name];
-    if (!slot) {
-      slot = std::make_unique<variant>();
-      slot->name = name;
-      slot->sql = rewrite(base, w);
-      slot->st = statement{slot->name.c_str(), slot->sql.c_str()};
-      slot->end_hour = w.first_hour + w.hours;
+    if (!slot.owned) {
+      slot.owned = std::make_unique<owned_statement>(name, rewrite(base, w));
+      slot.end_hour = w.first_hour + w.hours;
       // One new window an hour per statement: those that ended a day before this one began
       // are not asked for again.
       for (auto it = of_base.begin(); it != of_base.end();) {
-        if (it->second->end_hour + 24 < w.first_hour)
+        if (it->second.end_hour + 24 < w.first_hour)
           it = of_base.erase(it);
         else
           ++it;
       }
     }
-    return slot->st;
+    return slot.owned->st;
   }
 
 private:
   std::mutex mutex_;
-  std::map<std::string, std::map<std::string, std::unique_ptr<variant>>> variants_;
+  std::map<std::string, std::map<std::string, variant>> variants_;
 };
 
 registry& variants() {

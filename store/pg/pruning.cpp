@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "store/ids.hpp"
+#include "store/pg/owned_statement.hpp"
 #include "store/pg/sql_comments.hpp"
 
 namespace nf::store {
@@ -129,12 +130,6 @@ std::string rewrite(const statement& st, const shape& s) {
   return out;
 }
 
-struct variant {
-  std::string name;
-  std::string sql;
-  statement st{nullptr, nullptr};
-};
-
 class registry {
 public:
   const statement& get(const statement& base, const shape& s) {
@@ -144,18 +139,14 @@ public:
     std::string name = std::string{base.name} + "/" + (s.count ? std::to_string(s.count) : "")
                        + (s.bounds_at ? "r" : "");
     auto& slot = variants_[name];
-    if (!slot) {
-      slot = std::make_unique<variant>();
-      slot->name = name;
-      slot->sql = rewrite(base, s);
-      slot->st = statement{slot->name.c_str(), slot->sql.c_str()};
-    }
+    if (!slot)
+      slot = std::make_unique<owned_statement>(name, rewrite(base, s));
     return slot->st;
   }
 
 private:
   std::mutex mutex_;
-  std::map<std::string, std::unique_ptr<variant>> variants_;
+  std::map<std::string, std::unique_ptr<owned_statement>> variants_;
 };
 
 registry& variants() {
