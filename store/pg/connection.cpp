@@ -126,6 +126,10 @@ void connection::mark_prepared(const char* name) {
   prepared_.emplace(name);
 }
 
+std::string deallocate_sql(const std::string& name) {
+  return "DEALLOCATE \"" + name + "\"";
+}
+
 std::vector<std::string> connection::superseded_by(const char* name) const {
   std::vector<std::string> out;
   for (const auto& p : prepared_)
@@ -137,13 +141,16 @@ std::vector<std::string> connection::superseded_by(const char* name) const {
 caf::expected<void> connection::prepare(const statement& st) {
   if (is_prepared(st.name))
     return {};
-  // Outside a transaction a failed DEALLOCATE harms nothing; inside one it would abort it,
-  // so there the next pipeline's does it (store/pg/pipeline.cpp).
-  if (PQtransactionStatus(conn_.get()) == PQTRANS_IDLE)
-    for (const auto& old : superseded_by(st.name)) {
-      PQclear(PQexec(conn_.get(), ("DEALLOCATE \"" + old + "\"").c_str()));
+  // An hour window's older variants go, as in a pipeline (store/pg/pipeline.cpp), whether
+  // or not a transaction is open: the timer prepares its claim inside one. A DEALLOCATE
+  // that failed there has aborted the transaction, so its error is this prepare's.
+  for (const auto& old : superseded_by(st.name)) {
+    auto d = check(PQexec(conn_.get(), deallocate_sql(old).c_str()), "DEALLOCATE");
+    if (d || sqlstate_of(d.error()) == "26000")  // 26000: the server does not have it
       forget_prepared(old);
-    }
+    if (!d && PQtransactionStatus(conn_.get()) != PQTRANS_IDLE)
+      return std::move(d.error());
+  }
   auto r = check(PQprepare(conn_.get(), st.name, st.sql, 0, nullptr), st.name);
   // 42P05: an aborted pipeline prepared it already; the statement is usable.
   if (!r && sqlstate_of(r.error()) != "42P05")

@@ -54,7 +54,7 @@ public:
   bool is_prepared(const char* name) const;
   void mark_prepared(const char* name);
   /// The statements prepared here that preparing `name` makes useless (an hour window's
-  /// older variants, store/pg/hour_window.hpp): the pipeline deallocates them.
+  /// older variants, store/pg/hour_window.hpp): prepare() and the pipeline deallocate them.
   std::vector<std::string> superseded_by(const char* name) const;
   /// `name` is no longer prepared here (deallocated, or the server does not know it).
   void forget_prepared(const std::string& name) { prepared_.erase(name); }
@@ -92,6 +92,9 @@ private:
   std::unordered_set<std::string> prepared_;
   const char* pending_begin_ = nullptr;
 };
+
+/// The DEALLOCATE of a statement this store prepared under `name`.
+std::string deallocate_sql(const std::string& name);
 
 /// Turns a failed PGresult (or its absence) into a store error.
 caf::error error_from(pg_conn* conn, pg_result* res, const char* what);

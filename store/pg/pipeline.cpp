@@ -82,7 +82,7 @@ caf::expected<std::vector<result>> pipeline::run(std::vector<result>& out) {
             || std::any_of(items_.begin(), items_.end(),
                            [&](const item& x) { return name == x.st->name; }))
           continue;
-        auto sql = "DEALLOCATE \"" + name + "\"";
+        auto sql = deallocate_sql(name);
         if (PQsendQueryParams(c, sql.c_str(), 0, nullptr, nullptr, nullptr, nullptr, 0) != 1) {
           send_failed = true;
           break;

@@ -313,6 +313,18 @@ CAF_TEST(a connection deallocates the variants of hours a newer window left behi
                          params::of(int64_t{60})));
   CAF_CHECK_EQUAL(prepared(),
                   (std::set<std::string>{"test.timers_due@h" + std::to_string(hour + 2) + "+1"}));
+  // And inside one, after its first statement has taken the BEGIN: where the timer prepares
+  // its claim, after reading the transaction's now().
+  {
+    transaction tx{conn};
+    NF_REQUIRE_OK(tx.begin());
+    NF_REQUIRE_OK(conn.run(plain, params::of(array_literal{"{}"})));
+    NF_REQUIRE_OK(conn.run(within_hours(timers_due, hour_window{hour + 3, 1}),
+                           params::of(int64_t{60})));
+    NF_REQUIRE_OK(tx.commit());
+  }
+  CAF_CHECK_EQUAL(prepared(),
+                  (std::set<std::string>{"test.timers_due@h" + std::to_string(hour + 3) + "+1"}));
 }
 
 CAF_TEST_FIXTURE_SCOPE_END()
