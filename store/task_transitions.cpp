@@ -1,9 +1,11 @@
 #include "store/task_transitions.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <map>
 #include <set>
 
+#include "store/pg/hour_window.hpp"
 #include "store/pg/pipeline.hpp"
 
 namespace nf::store {
@@ -90,6 +92,28 @@ DELETE FROM "Timers" t
    AND t."fireAt" >= (SELECT min(s) FROM unnest($2::timestamptz[]) s)
    AND t."fireAt" >= now() - interval '1 minute'
    AND t."fireAt" <= now() + make_interval(secs => $3::bigint))"};
+
+// The same cancel as the variant for the hours its tasks' timers can be in (add_finishes):
+// its plan names those hours' partitions alone, so it is cheap to build again when autovacuum
+// invalidates it, and only their vacuum does. The window is its only bound on "fireAt": a
+// range on it, with bounds the planner does not know, looks selective on the due index, and
+// a plan that walks every pending timer of the hour there was 20 times slower (round 28 of
+// bench/README.md). The ids locked first, as above, then the rows deleted by id: no join
+// between the two scans for the planner to order by "fireAt". A due timer of a finished task
+// goes too, where the timer actor would have fired it as a no-op.
+constexpr statement cancel_timers_in_hours{"timer.cancel_for_tasks_in_hours", R"(
+DELETE FROM "Timers" t
+ WHERE t."id" = ANY(ARRAY(
+         SELECT c."id" FROM "Timers" c
+          WHERE c."taskId" = ANY($1::uuid[]) AND c."claimedAt" IS NULL /*hours: c."fireAt" */
+          FOR UPDATE SKIP LOCKED))
+   AND t."taskId" = ANY($1::uuid[]) AND t."claimedAt" IS NULL /*hours: t."fireAt" */)"};
+
+// The cancel's window: from a minute ago (a timer due earlier is the timer actor's) to the
+// tasks' latest deadline, by this process's clock and so widened by node_clock_skew_s each
+// way; wider than this, it runs as written. A timer outside the window is left to fire, a
+// no-op (I6).
+constexpr int cancel_max_hours = 4;
 
 // A finish whose tasks' deadlines are unknown probes every partition ahead (ten years).
 constexpr int64_t unknown_timers_within_s = 10LL * 366 * 24 * 3600;
@@ -189,7 +213,8 @@ void add_inserts(pipeline& p, const std::vector<queue_insert>& inserts) {
                                     int_array(shards)));
 }
 
-/// The status change, then the timer cancel (both per task).
+/// The status change, then the timer cancel (both per task), as the hour-window variant
+/// when the tasks' deadlines are near enough.
 void add_finishes(pipeline& p, const std::vector<task_finish>& finishes) {
   std::vector<std::string> from, to, sched;
   std::vector<std::optional<json_text>> outs;
@@ -209,10 +234,26 @@ void add_finishes(pipeline& p, const std::vector<task_finish>& finishes) {
   p.add(finish_tasks, params::of(ids_array(finishes, [](const auto& f) { return f.workflow; }),
                                  tids, text_array(from), text_array(to), json_array(outs),
                                  text_array(reasons), text_array(seen)));
-  p.add(cancel_timers, params::of(tids, text_array(sched), within_s));
+  int64_t now_s = std::chrono::duration_cast<std::chrono::seconds>(
+                    std::chrono::system_clock::now().time_since_epoch())
+                    .count();
+  auto window = hours_covering(now_s - 60 - node_clock_skew_s,
+                               now_s + within_s + node_clock_skew_s, cancel_max_hours);
+  if (window)
+    p.add(within_hours(cancel_timers_in_hours, *window), params::of(tids));
+  else
+    p.add(cancel_timers, params::of(tids, text_array(sched), within_s));
 }
 
 } // namespace
+
+const statement& timer_cancel_statement() {
+  return cancel_timers;
+}
+
+const statement& timer_cancel_in_hours_statement() {
+  return cancel_timers_in_hours;
+}
 
 array_literal shard_array(const std::vector<shard_id>& shards) {
   std::vector<int64_t> xs;

@@ -82,7 +82,6 @@ SELECT GREATEST(0, extract(epoch FROM ("fireAt" - now())) * 1000)::bigint FROM "
 // minutes further each way, for this process's clock being off the server's; a timer it
 // misses even so is found by the poll too.
 constexpr int64_t earliest_ahead_s = 3600;
-constexpr int64_t clock_skew_s = 600;
 
 constexpr const char* kind_names[] = {"scheduleToStart", "startToClose", "taskTimeout",
                                       "workflowTimeout", "wait", "delay"};
@@ -266,8 +265,8 @@ earliest_pending_timer(connection& conn, const std::vector<shard_id>& shards, in
   int64_t now = std::chrono::duration_cast<std::chrono::seconds>(
                   std::chrono::system_clock::now().time_since_epoch())
                   .count();
-  auto window = hours_covering(now - int64_t{horizon_hours} * 3600 - clock_skew_s,
-                               now + earliest_ahead_s + clock_skew_s, horizon_hours + 3);
+  auto window = hours_covering(now - int64_t{horizon_hours} * 3600 - node_clock_skew_s,
+                               now + earliest_ahead_s + node_clock_skew_s, horizon_hours + 3);
   auto r = conn.run01(window ? within_hours(earliest, *window) : earliest,
                       params::of(horizon_hours, shard_filter(shards)));
   if (!r)

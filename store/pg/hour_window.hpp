@@ -9,6 +9,10 @@
 
 namespace nf::store {
 
+/// How far this process's clock may be off the server's, for a window worked out by the
+/// process's clock: the window reaches this much further each way.
+constexpr int64_t node_clock_skew_s = 600;
+
 /// Whole UTC hours [first_hour, first_hour + hours), counted from the epoch: the hourly
 /// "Timers" partitions a statement may touch.
 struct hour_window {
@@ -27,10 +31,13 @@ std::optional<hour_window> hours_covering(int64_t from_s, int64_t to_s, int max_
 /// milliseconds (~50 hours ahead, up to 48 behind, each of them twice in a statement that
 /// names the table twice), and a vacuum or analyse of any one of them makes every backend
 /// build it again at its next use (bench/README.md, rounds 15 and 26). In the variant, each
-/// `/*hours: <column> */` comment becomes `AND <column> >= '<first hour>' AND <column> <
-/// '<end of the last>'`, constants the planner prunes with: its plan names the window's
-/// partitions alone, builds in a fraction of the time, and only their vacuum invalidates it.
-/// The statement as written keeps the comments as comments.
+/// `/*hours: <column> */` comment becomes `AND <column> >= ALL('{<first hour>}') AND <column>
+/// < ALL('{<end of the last>}')`, constants the planner prunes with: its plan names the
+/// window's partitions alone, builds in a fraction of the time, and only their vacuum
+/// invalidates it. Written with `ALL` over one element, the bounds prune as plain comparisons
+/// would but are no index condition: the window, which covers its partitions whole, never
+/// makes an index on the column look selective, and the statement keeps the index its other
+/// conditions pick. The statement as written keeps the comments as comments.
 ///
 /// The variant is named `<name>@h<first_hour>+<hours>` and lives while its window is
 /// recent: the variants of a window that ended a day before the newest one asked for are
