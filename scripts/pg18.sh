@@ -120,10 +120,11 @@ CONF
 }
 
 # glibc gives the top of a backend's heap back to the kernel whenever more than 128 KiB of
-# it is free (its default trim threshold). An engine transaction's statements allocate a few
-# hundred KiB and free them at its end, so each backend mapped those pages again, zeroed,
-# at every transaction: W2's committing backends spent ~20% more CPU (bench/README.md, round
-# 29). Kept up to 32 MiB per backend, they are reused. Tunables the caller set come first.
+# it is free (its default trim threshold, which glibc also moves by a rule of its own). A
+# backend frees much of what an engine transaction allocated at its end, so it mapped those
+# pages again, zeroed, at the next: W2's committing backends spent ~20% more CPU, with ~5x the
+# brk calls (bench/README.md, round 29). Kept up to 32 MiB per backend, they are reused.
+# Tunables the caller set come first.
 malloc_tunables() {
   echo "${GLIBC_TUNABLES:+$GLIBC_TUNABLES:}glibc.malloc.trim_threshold=33554432"
 }

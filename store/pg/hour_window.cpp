@@ -20,8 +20,8 @@ int64_t floor_div(int64_t a, int64_t b) {
 }
 
 // A one-element array: `col >= ALL('{…}')` prunes partitions at plan time as `col >= …`
-// would, but no index scan can take it as a condition (btree takes `= ANY`-style arrays
-// only), so the window never makes an index on the column look selective.
+// would, but no index scan can take it as a condition (a btree takes an array only as
+// `op ANY`), so the window never makes an index on the column look selective.
 std::string hour_text(int64_t hour) {
   return "ALL('{\"" + timestamptz_text(hour * hour_s * 1000) + "\"}'::timestamptz[])";
 }
