@@ -1,7 +1,6 @@
 #include "store/task_transitions.hpp"
 
 #include <algorithm>
-#include <chrono>
 #include <map>
 #include <set>
 
@@ -110,8 +109,7 @@ DELETE FROM "Timers" t
    AND t."taskId" = ANY($1::uuid[]) AND t."claimedAt" IS NULL /*hours: t."fireAt" */)"};
 
 // The cancel's window: from a minute ago (a timer due earlier is the timer actor's) to the
-// tasks' latest deadline, by this process's clock and so widened by node_clock_skew_s each
-// way; wider than this, it runs as written. A timer outside the window is left to fire, a
+// tasks' latest deadline, by this process's clock (hours_around_now); wider than this, it runs as written. A timer outside the window is left to fire, a
 // no-op (I6).
 constexpr int cancel_max_hours = 4;
 
@@ -234,11 +232,7 @@ void add_finishes(pipeline& p, const std::vector<task_finish>& finishes) {
   p.add(finish_tasks, params::of(ids_array(finishes, [](const auto& f) { return f.workflow; }),
                                  tids, text_array(from), text_array(to), json_array(outs),
                                  text_array(reasons), text_array(seen)));
-  int64_t now_s = std::chrono::duration_cast<std::chrono::seconds>(
-                    std::chrono::system_clock::now().time_since_epoch())
-                    .count();
-  auto window = hours_covering(now_s - 60 - node_clock_skew_s,
-                               now_s + within_s + node_clock_skew_s, cancel_max_hours);
+  auto window = hours_around_now(-60, within_s, cancel_max_hours);
   if (window)
     p.add(within_hours(cancel_timers_in_hours, *window), params::of(tids));
   else
@@ -249,10 +243,6 @@ void add_finishes(pipeline& p, const std::vector<task_finish>& finishes) {
 
 const statement& timer_cancel_statement() {
   return cancel_timers;
-}
-
-const statement& timer_cancel_in_hours_statement() {
-  return cancel_timers_in_hours;
 }
 
 array_literal shard_array(const std::vector<shard_id>& shards) {

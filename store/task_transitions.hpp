@@ -149,11 +149,9 @@ array_literal ids_array(const Range& xs, Get get) {
 }
 
 /// A completion's timer cancel as written ($1 task ids, $2 their schedule times, $3 the
-/// latest deadline in seconds after now()), and the statement whose hour-window variant
-/// (store/pg/hour_window.hpp; $1 task ids) a completion runs instead when the tasks' deadlines
-/// are near: EXPLAIN tests compare the two.
+/// latest deadline in seconds after now()), run when the tasks' deadlines are not near (else
+/// an hour-window variant, store/pg/hour_window.hpp): EXPLAIN tests compare the two.
 const statement& timer_cancel_statement();
-const statement& timer_cancel_in_hours_statement();
 
 /// `{1,2}` for a `$n::smallint[]` parameter (`{}` when `shards` is empty).
 array_literal shard_array(const std::vector<shard_id>& shards);

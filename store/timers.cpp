@@ -262,11 +262,8 @@ const statement& timer_claim_statement() {
 
 caf::expected<std::optional<int64_t>>
 earliest_pending_timer(connection& conn, const std::vector<shard_id>& shards, int horizon_hours) {
-  int64_t now = std::chrono::duration_cast<std::chrono::seconds>(
-                  std::chrono::system_clock::now().time_since_epoch())
-                  .count();
-  auto window = hours_covering(now - int64_t{horizon_hours} * 3600 - node_clock_skew_s,
-                               now + earliest_ahead_s + node_clock_skew_s, horizon_hours + 3);
+  auto window = hours_around_now(-int64_t{horizon_hours} * 3600, earliest_ahead_s,
+                                 horizon_hours + 3);
   auto r = conn.run01(window ? within_hours(earliest, *window) : earliest,
                       params::of(horizon_hours, shard_filter(shards)));
   if (!r)

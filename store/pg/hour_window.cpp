@@ -1,5 +1,6 @@
 #include "store/pg/hour_window.hpp"
 
+#include <chrono>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -105,6 +106,16 @@ std::optional<hour_window> hours_covering(int64_t from_s, int64_t to_s, int max_
   if (last - first + 1 > max_hours)
     return std::nullopt;
   return hour_window{first, static_cast<int>(last - first + 1)};
+}
+
+std::optional<hour_window> hours_around_now(int64_t from_offset_s, int64_t to_offset_s,
+                                            int max_hours) {
+  constexpr int64_t clock_skew_s = 600;
+  int64_t now = std::chrono::duration_cast<std::chrono::seconds>(
+                  std::chrono::system_clock::now().time_since_epoch())
+                  .count();
+  return hours_covering(now + from_offset_s - clock_skew_s, now + to_offset_s + clock_skew_s,
+                        max_hours);
 }
 
 const statement& within_hours(const statement& st, hour_window w) {

@@ -9,10 +9,6 @@
 
 namespace nf::store {
 
-/// How far this process's clock may be off the server's, for a window worked out by the
-/// process's clock: the window reaches this much further each way.
-constexpr int64_t node_clock_skew_s = 600;
-
 /// Whole UTC hours [first_hour, first_hour + hours), counted from the epoch: the hourly
 /// "Timers" partitions a statement may touch.
 struct hour_window {
@@ -23,6 +19,11 @@ struct hour_window {
 /// The hours that cover [from_s, to_s] (UTC seconds since the epoch); nothing when that
 /// takes more than `max_hours` of them.
 std::optional<hour_window> hours_covering(int64_t from_s, int64_t to_s, int max_hours);
+
+/// The hours that cover [now + from_offset_s, now + to_offset_s] by this process's clock,
+/// widened by ten minutes each way for that clock being off the server's (hours_covering).
+std::optional<hour_window> hours_around_now(int64_t from_offset_s, int64_t to_offset_s,
+                                            int max_hours);
 
 /// The variant of `st` that names only the hours of `w`.
 ///
