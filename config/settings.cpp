@@ -53,6 +53,9 @@ const std::vector<setting>& all_settings() {
      "how often a timer actor polls for due timers when no nudge arrives"},
     {"timer.batch_size", kind::integer, "256", 1, 10000,
      "due timers one timer transaction claims"},
+    {"timer.full_sweep_interval_ms", kind::integer, "60000", 10, 3600000,
+     "how often a timer actor also claims timers overdue by more than an hour (its other "
+     "claims look at the last hour only)"},
     {"relay.poll_interval_ms", kind::integer, "1000", 10, 3600000,
      "how often the relay polls the outbox when no nudge arrives"},
     {"relay.batch_size", kind::integer, "128", 1, 10000,

@@ -1,6 +1,5 @@
 #include "store/timers.hpp"
 
-#include <chrono>
 #include <set>
 
 #include <boost/json.hpp>

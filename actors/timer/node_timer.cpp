@@ -29,12 +29,23 @@ using std::chrono::milliseconds;
 // after this long instead of spinning.
 constexpr milliseconds locked_retry{10};
 
+// How far back a check claims and looks, unless it is a full sweep: the hours named by
+// the claim's plan (store/pg/hour_window.hpp). A generic plan over the whole horizon names
+// ~49 hourly partitions twice; it takes 25-30 ms to build again after any of them is
+// vacuumed, and locks them all at every check (bench/README.md, round 30). A timer overdue
+// by more than this waits for the next full sweep (timer.full_sweep_interval_ms): only a
+// shard nobody served for that long, or a backlog, has one.
+constexpr int recent_hours = 1;
+
 struct timer_state {
   node_timer_context ctx;
   served_shards served;  ///< the shards of the partition timers that joined
   std::optional<partition_db> db;
   int batch_size = 256;
   milliseconds poll_interval{1000};
+  milliseconds full_sweep_interval{60000};
+  clock_type::time_point next_full_sweep{}; ///< the first check sweeps the whole horizon
+  bool sweep_again = false; ///< a full sweep filled its batch, or a shard joined
   std::optional<clock_type::time_point> alarm_at; ///< the pending wake-up, if any
   int64_t alarm_gen = 0;                          ///< older alarms are stale
 
@@ -104,20 +115,31 @@ void check(timer_actor* self) {
   if (opt.shards.empty())
     return; // an empty list would mean every shard
   opt.limit = st.batch_size;
+  auto now = clock_type::now();
+  bool full = st.sweep_again || now >= st.next_full_sweep;
+  if (!full)
+    opt.horizon_hours = recent_hours;
   auto fired = store::fire_due_timers(*conn, opt);
   if (!fired) {
     st.db->failed("timer_failed", fired.error());
     return;
   }
+  bool filled = static_cast<int>(fired->size()) == st.batch_size;
+  if (full) {
+    st.next_full_sweep = now + st.full_sweep_interval;
+    st.sweep_again = filled; // drains an old backlog at full speed
+  }
   if (!fired->empty()) {
     log_fired(self, *fired, opt.shards.size());
     send_hints(self, *fired);
   }
-  if (static_cast<int>(fired->size()) == st.batch_size) {
+  if (filled) {
     arm(self, milliseconds{0}); // more are due: next batch after the mailbox had its turn
     return;
   }
-  auto next = store::earliest_pending_timer(*conn, opt.shards);
+  // The recent hours only: a timer overdue for longer is the full sweep's, and would
+  // otherwise read as due now at every check the recent claim cannot find it in.
+  auto next = store::earliest_pending_timer(*conn, opt.shards, recent_hours);
   if (!next) {
     st.db->failed("timer_failed", next.error());
     return;
@@ -163,14 +185,19 @@ caf::behavior timer(timer_actor* self, node_timer_context ctx) {
   st.db.emplace(st.ctx.dsn, "timer");
   st.batch_size = static_cast<int>(st.ctx.settings.integer("timer.batch_size"));
   st.poll_interval = milliseconds{st.ctx.settings.integer("timer.poll_interval_ms")};
+  st.full_sweep_interval =
+    milliseconds{st.ctx.settings.integer("timer.full_sweep_interval_ms")};
   // A partition that moved away takes its shard with it; the others go on.
   self->set_down_handler([self](caf::down_msg& dm) { self->state.served.leave(dm.source); });
   self->send(self, tick_atom_v);
   return {
     [=](join_atom, int16_t shard) {
-      // The first check fires whatever fell due while nobody served this shard.
-      if (self->state.served.join_sender(self, shard))
+      // The first check fires whatever fell due while nobody served this shard, however
+      // long ago.
+      if (self->state.served.join_sender(self, shard)) {
+        self->state.sweep_again = true;
         arm(self, milliseconds{0});
+      }
     },
     [=](armed_atom, int64_t fire_at_ms) {
       // The hint carries wall-clock time; the wait is measured on the actor clock.

@@ -7,7 +7,10 @@
 // (I6). One claim covers every served shard, so a node plans and runs the timer
 // statements on one connection, not sixteen: a generic plan over the hourly
 // "Timers" partitions takes 0.1-0.8 s to build, and every ANALYZE of a partition
-// makes each connection build it again. Protocol:
+// makes each connection build it again. Its checks claim what fell due in the last
+// hour, a plan of two hours; the whole horizon (48 hours) only when a shard joins and every
+// timer.full_sweep_interval_ms, so that plan is built and locked once a minute, not at every
+// check. Protocol:
 //   (join_atom, int16_t shard)        from a partition's timer: serve `shard` while it lives;
 //   (armed_atom, int64_t fire_at_ms)  hint: a served shard's timer fires at fire_at_ms
 //                                     (ms since the epoch).

@@ -6,6 +6,7 @@
 
 #include "actors/timer/node_timer.hpp"
 #include "actors/timer/timer.hpp"
+#include "store/partitions.hpp"
 #include "store/tasks.hpp"
 #include "store/timers.hpp"
 #include "tests/actors/partition_actors_fixture.hpp"
@@ -19,13 +20,27 @@ struct fixture : test::partition_actors_fixture {
   fixture() : partition_actors_fixture("actors_timer") {}
 
   /// As a node does: the partition's timer joins a node timer, which fires.
-  caf::actor timer(int16_t shard, const std::string& poll_interval_ms) {
-    auto ctx = context(shard, {{"timer.poll_interval_ms", poll_interval_ms}});
-    actors::node_timer_context t;
-    t.dsn = ctx.dsn;
-    t.node = ctx.node;
-    t.settings = ctx.settings;
-    ctx.node_timer = keep(actors::spawn_node_timer(sys, t));
+  caf::actor timer(int16_t shard, const std::string& poll_interval_ms,
+                   const std::string& full_sweep_interval_ms = "60000") {
+    return timer(shard, poll_interval_ms, full_sweep_interval_ms, nullptr);
+  }
+
+  /// The same, joining `node_timer` when it is given (as a second partition of a node).
+  caf::actor timer(int16_t shard, const std::string& poll_interval_ms,
+                   const std::string& full_sweep_interval_ms, caf::actor* node_timer) {
+    auto ctx = context(shard, {{"timer.poll_interval_ms", poll_interval_ms},
+                               {"timer.full_sweep_interval_ms", full_sweep_interval_ms}});
+    if (node_timer == nullptr || !*node_timer) {
+      actors::node_timer_context t;
+      t.dsn = ctx.dsn;
+      t.node = ctx.node;
+      t.settings = ctx.settings;
+      ctx.node_timer = keep(actors::spawn_node_timer(sys, t));
+      if (node_timer != nullptr)
+        *node_timer = ctx.node_timer;
+    } else {
+      ctx.node_timer = *node_timer;
+    }
     return keep(actors::spawn_timer(sys, ctx));
   }
 
@@ -43,6 +58,40 @@ struct fixture : test::partition_actors_fixture {
 
   int64_t pending_timers() {
     return count(R"(SELECT count(*) FROM "Timers" WHERE "claimedAt" IS NULL)");
+  }
+
+  /// The "Timers" partitions of the last hours (the manager makes them from now on).
+  void make_past_hours() {
+    CAF_REQUIRE(store::partition_manager{}.ensure_ahead(conn, std::chrono::system_clock::now()
+                                                                - std::chrono::hours{3}));
+  }
+
+  /// A workflow timeout of `wf` that fell due two hours ago, as for a shard nobody served
+  /// since (make_past_hours first).
+  void arm_overdue(const workflow_id& wf) {
+    store::timer_spec t;
+    t.kind = store::timer_kind::workflow_timeout;
+    t.workflow = wf;
+    t.shard = shard_of(wf);
+    t.after_ms = 3600000; // not due before it is moved back: no poll may claim it on the way
+    CAF_REQUIRE(store::arm_timers(conn, {t}));
+    sql(R"(UPDATE "Timers" SET "fireAt" = now() - interval '2 hours' WHERE "workflowId" = $1)",
+        store::params::of(wf));
+  }
+
+  int64_t pending_timers_of(const workflow_id& wf) {
+    return count(R"(SELECT count(*) FROM "Timers" WHERE "claimedAt" IS NULL AND "workflowId" = $1)",
+                 store::params::of(wf));
+  }
+
+  bool await_fired(const workflow_id& wf, std::chrono::milliseconds within) {
+    auto deadline = std::chrono::steady_clock::now() + within;
+    while (pending_timers_of(wf) > 0) {
+      if (std::chrono::steady_clock::now() >= deadline)
+        return false;
+      std::this_thread::sleep_for(10ms);
+    }
+    return true;
   }
 
   static int64_t wall_ms() {
@@ -162,6 +211,43 @@ CAF_TEST(a partition whose timer stopped is no longer fired by the node timer) {
   await_hints([] { return false; }, 300ms);
   CAF_CHECK_EQUAL(pending_timers(), 1);
   CAF_CHECK_EQUAL(task_status(task), "IN_PROGRESS");
+}
+
+CAF_TEST(a timer overdue by hours fires when its shard is joined) {
+  make_past_hours();
+  auto wf = insert_workflow();
+  auto shard = shard_of(wf);
+  // The node timer serves another shard first: its own first sweep is over before the
+  // overdue timer is armed, and the next is an hour away.
+  caf::actor node_timer;
+  timer(static_cast<int16_t>((shard + 1) % 16), "20", "3600000", &node_timer);
+  await_hints([] { return false; }, 300ms);
+  arm_overdue(wf);
+  // Polls every 20 ms look at the last hour only: the join's check sweeps the horizon.
+  timer(shard, "20", "3600000", &node_timer);
+  CAF_CHECK(await_fired(wf, 10s));
+}
+
+CAF_TEST(a timer overdue by hours is left to the full sweep and fired by it) {
+  make_past_hours();
+  auto early = insert_workflow();
+  auto shard = shard_of(early);
+  auto fresh = insert_workflow();
+  while (shard_of(fresh) != shard)
+    fresh = insert_workflow();
+  timer(shard, "20", "3000");
+  await_hints([] { return false; }, 300ms); // the join's full sweep is over
+  arm_overdue(early);
+  store::timer_spec t;
+  t.kind = store::timer_kind::workflow_timeout;
+  t.workflow = fresh;
+  t.shard = shard;
+  CAF_REQUIRE(store::arm_timers(conn, {t}));
+  // The polls' claims, of the last hour, fire the fresh one and leave the old one...
+  CAF_REQUIRE(await_fired(fresh, 5s));
+  CAF_CHECK_EQUAL(pending_timers_of(early), 1);
+  // ...to the full sweep, which comes within timer.full_sweep_interval_ms.
+  CAF_CHECK(await_fired(early, 15s));
 }
 
 CAF_TEST_FIXTURE_SCOPE_END()
