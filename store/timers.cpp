@@ -29,8 +29,8 @@ constexpr statement transaction_now{"timer.transaction_now",
 // §4.5: both "fireAt" bounds, in the claim and again on the outer UPDATE, so both prune to
 // the due partitions. It runs as the variant for the hours of those bounds (fire_due_timers,
 // store/pg/hour_window.hpp): its plan leaves out the hours ahead and those past the horizon,
-// which the bounds prune only when the executor starts. The lateral reads take no lock: what
-// they say is only a plan, which apply_transition re-checks under the locks (I6).
+// which the bounds prune only when the executor starts. It names "Timers" alone: what the
+// claimed timers point at is read by claimed_targets, only when it claimed any.
 constexpr statement claim_due{"timer.claim_due", R"(
 WITH c AS (
   SELECT "id", "fireAt" FROM "Timers"
@@ -44,29 +44,40 @@ f AS (
    WHERE t."id" = c."id" AND t."fireAt" = c."fireAt"
      AND t."fireAt" <= now() AND t."fireAt" >= now() - make_interval(hours => $1::int)
      /*hours: t."fireAt" */
-  RETURNING t."id", t."kind", t."workflowId", t."workflowStartedAt", t."taskId", t."leaseToken",
-            t."shard", t."fireAt")
-SELECT f."id", f."kind"::text, f."workflowId", f."taskId", f."leaseToken", f."shard",
+  RETURNING t."id", t."kind", t."workflowId", t."taskId", t."leaseToken", t."shard", t."fireAt")
+SELECT f."id", f."kind"::text, f."workflowId", f."taskId", f."leaseToken", f."shard"
+  FROM f
+ ORDER BY f."fireAt", f."id")"};
+
+// The claimed timers (in claim_due's order) with what they point at. Kept apart from the
+// claim because it names every partition of "TaskExecutions" (twice) and of "TaskQueues":
+// within the claim, its generic plan was built again after a vacuum of any of them, at the
+// timer's checks that find nothing due too, 7-18 ms each (bench/README.md, round 30). The
+// reads take no lock: what they say is only a plan, which apply_transition re-checks under
+// the locks (I6).
+constexpr statement claimed_targets{"timer.claimed_targets", R"(
+SELECT f.id, f.kind, f.wf, f.tid, f.tok, f.shard,
        w."status"::text, w."namespaceId",
        te."status"::text, te."queueName", te."refName", te."scheduledAt",
        q."taskId" IS NOT NULL, q."leaseToken", o.is_open IS NOT NULL
-  FROM f
+  FROM unnest($1::bigint[], $2::text[], $3::uuid[], $4::uuid[], $5::uuid[], $6::smallint[])
+       WITH ORDINALITY AS f(id, kind, wf, tid, tok, shard, ord)
   LEFT JOIN LATERAL (
     SELECT we."status", we."namespaceId" FROM "WorkflowExecutions" we
-     WHERE we."id" = f."workflowId" AND we."startedAt" = f."workflowStartedAt") w ON true
+     WHERE we."id" = f.wf AND we."startedAt" = uuid_extract_timestamp(f.wf)) w ON true
   LEFT JOIN LATERAL (
     SELECT x."status", x."queueName", x."refName", x."iteration", x."scheduledAt"
-      FROM "TaskExecutions" x WHERE x."workflowId" = f."workflowId" AND x."id" = f."taskId") te
+      FROM "TaskExecutions" x WHERE x."workflowId" = f.wf AND x."id" = f.tid) te
     ON true
   LEFT JOIN LATERAL (
     SELECT y."taskId", y."leaseToken" FROM "TaskQueues" y
-     WHERE y."queueName" = te."queueName" AND y."taskId" = f."taskId") q ON true
+     WHERE y."queueName" = te."queueName" AND y."taskId" = f.tid) q ON true
   LEFT JOIN LATERAL (
     SELECT true AS is_open FROM "TaskExecutions" z
-     WHERE z."workflowId" = f."workflowId" AND z."refName" = te."refName"
+     WHERE z."workflowId" = f.wf AND z."refName" = te."refName"
        AND z."iteration" = te."iteration" AND z."status" IN ('SCHEDULED', 'IN_PROGRESS')
      LIMIT 1) o ON true
- ORDER BY f."fireAt", f."id")"};
+ ORDER BY f.ord)"};
 
 // Run as the variant for the horizon up to an hour ahead (earliest_pending_timer), by this
 // process's clock.
@@ -237,8 +248,26 @@ caf::expected<std::vector<fired_timer>> fire_due_timers(transaction& tx, const f
     return std::move(now_s.error());
   auto now = now_s->i64(0, 0);
   auto window = hours_covering(now - int64_t{opt.horizon_hours} * 3600, now, opt.horizon_hours + 1);
-  auto rows = tx.conn().run(window ? within_hours(claim_due, *window) : claim_due,
-                            params::of(opt.horizon_hours, shard_filter(opt.shards), opt.limit));
+  auto claimed = tx.conn().run(window ? within_hours(claim_due, *window) : claim_due,
+                               params::of(opt.horizon_hours, shard_filter(opt.shards), opt.limit));
+  if (!claimed)
+    return std::move(claimed.error());
+  if (claimed->rows() == 0)
+    return std::vector<fired_timer>{};
+  std::vector<int64_t> ids, shards;
+  std::vector<std::string> kinds, wfs;
+  std::vector<std::optional<std::string>> tids, toks;
+  for (int i = 0; i < claimed->rows(); ++i) {
+    ids.push_back(claimed->i64(i, 0));
+    kinds.push_back(claimed->str(i, 1));
+    wfs.push_back(claimed->str(i, 2));
+    tids.push_back(claimed->opt_str(i, 3));
+    toks.push_back(claimed->opt_str(i, 4));
+    shards.push_back(claimed->i64(i, 5));
+  }
+  auto rows = tx.conn().run(claimed_targets,
+                            params::of(int_array(ids), text_array(kinds), text_array(wfs),
+                                       text_array(tids), text_array(toks), int_array(shards)));
   if (!rows)
     return std::move(rows.error());
   transition_plan plan;
