@@ -12,16 +12,24 @@ namespace {
 
 // §4.4's sweep scan (each partition a range scan on its lease index), but WITHOUT a lock:
 // the queue rows come third in the lock order, so they are locked (and re-checked)
-// by apply_transition after the "DecideQueues" and execution rows.
+// by apply_transition after the "DecideQueues" and execution rows. It names "TaskQueues"
+// alone: the sweep runs on every poll of the node's timer and nearly always finds nothing,
+// and with the task rows read in the same statement its generic plan named every
+// "TaskExecutions" partition too, and was built again after a vacuum of any of them
+// (bench/README.md, round 30).
 constexpr statement read_expired{"lease.read_expired", R"(
-SELECT q."queueName", q."taskId", q."workflowId", q."leaseToken", q."shard",
-       t."namespaceId", t."status"::text, t."refName", t."scheduledAt", t."attempt"
-  FROM (SELECT "queueName", "taskId", "workflowId", "leaseToken", "shard" FROM "TaskQueues"
-         WHERE "leaseExpiresAt" < now() ORDER BY "leaseExpiresAt" LIMIT $1) q
+SELECT "queueName", "taskId", "workflowId", "leaseToken", "shard" FROM "TaskQueues"
+ WHERE "leaseExpiresAt" < now() ORDER BY "leaseExpiresAt" LIMIT $1)"};
+
+// The task rows of the expired leases, in their order; read only when there are some.
+constexpr statement expired_tasks{"lease.expired_tasks", R"(
+SELECT t."namespaceId", t."status"::text, t."refName", t."scheduledAt", t."attempt"
+  FROM unnest($1::uuid[], $2::uuid[]) WITH ORDINALITY AS u(wf, tid, ord)
   LEFT JOIN LATERAL (
     SELECT x."namespaceId", x."status", x."refName", x."scheduledAt", x."attempt"
-      FROM "TaskExecutions" x WHERE x."workflowId" = q."workflowId" AND x."id" = q."taskId") t
-    ON true)"};
+      FROM "TaskExecutions" x WHERE x."workflowId" = u.wf AND x."id" = u.tid) t
+    ON true
+ ORDER BY u.ord)"};
 
 } // namespace
 
@@ -33,6 +41,16 @@ caf::expected<std::vector<swept_lease>> sweep_expired_leases(connection& conn, i
     auto rows = tx.conn().run(read_expired, params::of(limit));
     if (!rows)
       return std::move(rows.error());
+    if (rows->rows() == 0)
+      return std::vector<swept_lease>{};
+    std::vector<std::string> wfs, tids;
+    for (int i = 0; i < rows->rows(); ++i) {
+      wfs.push_back(rows->str(i, 2));
+      tids.push_back(rows->str(i, 1));
+    }
+    auto tasks = tx.conn().run(expired_tasks, params::of(text_array(wfs), text_array(tids)));
+    if (!tasks)
+      return std::move(tasks.error());
     transition_plan plan;
     std::vector<swept_lease> out;
     for (int i = 0; i < rows->rows(); ++i) {
@@ -40,19 +58,19 @@ caf::expected<std::vector<swept_lease>> sweep_expired_leases(connection& conn, i
                     static_cast<int16_t>(rows->i64(i, 4))};
       lease_token token{rows->str(i, 3)};
       plan.removals.push_back(queue_removal{s.queue, s.task, token, true});
-      if (!rows->is_null(i, 6) && rows->text(i, 6) == "IN_PROGRESS") {
-        namespace_id ns{rows->str(i, 5)};
+      if (!tasks->is_null(i, 1) && tasks->text(i, 1) == "IN_PROGRESS") {
+        namespace_id ns{tasks->str(i, 0)};
         auto shard = static_cast<int16_t>(rows->i64(i, 4));
         boost::json::object payload{{"timeout", "responseTimeout"},
-                                    {"attempt", rows->i64(i, 9)}};
+                                    {"attempt", tasks->i64(i, 4)}};
         plan.wakes.push_back(decider_wake{s.workflow, ns, shard, "leaseExpired"});
         plan.finishes.push_back(task_finish{s.workflow, s.task, "IN_PROGRESS", "TIMED_OUT",
                                             std::nullopt,
                                             "lease expired: no completion or heartbeat within "
                                             "the response timeout",
-                                            rows->str(i, 8), std::nullopt});
+                                            tasks->str(i, 3), std::nullopt});
         plan.events.push_back(event_draft{s.workflow, ns, shard, "TASK_TIMED_OUT", s.task,
-                                          rows->str(i, 7), json(payload)});
+                                          tasks->str(i, 2), json(payload)});
       } // else: a queue row whose task is not running is stale; it only goes away
       out.push_back(std::move(s));
     }
