@@ -612,6 +612,31 @@ CAF_TEST(an execution row is probed by its key when its plan was made on a young
                   1.0);
 }
 
+CAF_TEST(the dequeue claim reads only the rows it claims of a queue analyzed while empty) {
+  // A queue is empty most of the time, and autovacuum analyzes it so: its statistics say
+  // no rows on pages it still has, and the planner takes it for a one-row table. Then a
+  // backlog comes: the update of the claimed rows must still probe them by key, not read
+  // the queue whole for each lease.
+  insert_fan_out();
+  enqueue_tasks(1000);
+  sql(R"(ANALYZE "TaskExecutions")");
+  sql(R"(DELETE FROM "TaskQueues")");
+  sql(R"(ANALYZE "TaskQueues")");
+  CAF_REQUIRE_GREATER_OR_EQUAL(count(R"(SELECT count(*) FROM pg_class c JOIN pg_inherits i ON i.inhrelid = c.oid
+                                         WHERE i.inhparent = '"TaskQueues"'::regclass
+                                           AND c.reltuples = 0 AND c.relpages > 0)"),
+                               1);
+  enqueue_tasks(1000);
+  lease_request r; // prepares the repository's claim on this connection
+  r.queue = "fan";
+  r.max_tasks = 1;
+  r.worker_id = "explain";
+  CAF_REQUIRE(lease_tasks(conn, r));
+  auto plan = explain_analyze(R"(EXECUTE "lease.claim_batch"('fan', 64, 300, array_fill('w'::text, ARRAY[64]), NULL))");
+  CAF_CHECK_EQUAL(plan.at("Actual Rows").to_number<double>(), 64.0);
+  CAF_CHECK_LESS_OR_EQUAL(rows_read(plan, "TaskQueues", [](auto&&...) {}), 2 * 64.0);
+}
+
 CAF_TEST(the lease sweep s scan names the queue partitions alone) {
   // It runs on every poll of the node's timer and nearly always finds nothing: the task
   // rows of what it finds are read apart, so no vacuum of "TaskExecutions" makes its plan
