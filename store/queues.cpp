@@ -43,12 +43,12 @@ SELECT count(*) FROM "TaskQueues" WHERE "queueName" = $1 AND "leaseExpiresAt" IS
 // few queues) is the only plan. With `= $1`, a queue analysed while empty (its usual
 // state: no rows on the pages it keeps) looked like one row to the planner, and a scan of
 // the queue's ("queueName", "taskId") index, which reads every queued row, tied with the
-// probes and won: 1,389 buffers per claim of 256 rows in W3 (bench/README.md, round 30). The lateral read of the task row takes no
-// lock: the claimed queue rows are locked, and every writer that changes a queued task
-// deletes its queue row first. It probes each leased row's task by its keys ("OFFSET 0"
-// keeps the planner from turning the probes into a join): priced as sixteen partitions
-// per row, the probes lose to hashing every task row there is until the table is large,
-// and a generic plan made on a young database kept reading all of them at every lease.
+// probes and won: 1,389 buffers per claim of 256 rows in W3 (bench/README.md, round 30).
+// It names "TaskQueues" alone: the claimed rows' tasks are read by claimed_tasks, only
+// when it claimed some. Most claims find nothing (at W1lat's rate, 109 of 127 in a run:
+// the decisions lease to the polls that wait), and with the task rows read in the same
+// statement its generic plan named every "TaskExecutions" partition too, and was built
+// again after a vacuum of any of them.
 constexpr statement claim{"lease.claim_batch", R"(
 WITH c AS (
   SELECT "queueName", "id", "priority" FROM "TaskQueues"
@@ -70,16 +70,27 @@ q AS (
   RETURNING q."id", q."taskId", q."workflowId", q."taskType", q."shard",
             array_position(n.ids, q."id") AS rn, q."leaseToken", q."leaseExpiresAt")
 SELECT q."id", q."taskId", q."workflowId", q."taskType"::text, q."shard", q."leaseToken",
-       )" NF_EPOCH_MS("q.\"leaseExpiresAt\"") R"(, t."status"::text, t."namespaceId",
-       t."refName", t."iteration", t."attempt", t."taskDefName", t."input"::text, q.rn
+       )" NF_EPOCH_MS("q.\"leaseExpiresAt\"") R"(, q.rn
   FROM q
+ ORDER BY q.rn)"};
+
+// The tasks of the claimed rows, in their order. The read takes no lock: the claimed queue
+// rows are locked, and every writer that changes a queued task deletes its queue row
+// first. It probes each task by its keys ("OFFSET 0" keeps the planner from turning the
+// probes into a join): priced as sixteen partitions per row, the probes lose to hashing
+// every task row there is until the table is large, and a generic plan made on a young
+// database kept reading all of them at every lease.
+constexpr statement claimed_tasks{"lease.claimed_tasks", R"(
+SELECT t."status"::text, t."namespaceId", t."refName", t."iteration", t."attempt",
+       t."taskDefName", t."input"::text
+  FROM unnest($1::uuid[], $2::uuid[]) WITH ORDINALITY AS u(wf, tid, ord)
   LEFT JOIN LATERAL (
     SELECT te."status", te."namespaceId", te."refName", te."iteration", te."attempt",
            te."taskDefName", te."input"
-      FROM "TaskExecutions" te WHERE te."workflowId" = q."workflowId" AND te."id" = q."taskId"
+      FROM "TaskExecutions" te WHERE te."workflowId" = u.wf AND te."id" = u.tid
     OFFSET 0) t
     ON true
- ORDER BY q.rn)"};
+ ORDER BY u.ord)"};
 
 // A queue row whose task is gone or no longer SCHEDULED is stale: dropped, never leased.
 constexpr statement drop_stale{"lease.drop_stale", R"(
@@ -206,16 +217,30 @@ caf::expected<void> claim_queue(connection& conn, const std::vector<lease_reques
     if (auto b = give_back_rate_grant(conn, *req.rate, granted - rows->rows()); !b)
       return std::move(b.error());
   }
+  if (rows->rows() == 0)
+    return {};
+  std::vector<std::string> wfs, tids;
+  for (int i = 0; i < rows->rows(); ++i) {
+    wfs.push_back(rows->str(i, 2));
+    tids.push_back(rows->str(i, 1));
+  }
+  auto tasks = conn.run(claimed_tasks, params::of(text_array(wfs), text_array(tids)));
+  if (!tasks)
+    return std::move(tasks.error());
+  if (tasks->rows() != rows->rows())
+    return make_error(errc::internal, "lease.claimed_tasks: " + std::to_string(tasks->rows())
+                                        + " rows for " + std::to_string(rows->rows())
+                                        + " claimed");
   for (int i = 0; i < rows->rows(); ++i) {
     claimed_row c;
-    auto rn = rows->i64(i, 14);
+    auto rn = rows->i64(i, 7);
     if (rn < 1 || rn > static_cast<int64_t>(request_of.size()))
       return make_error(errc::internal, "lease.claim_batch: row number " + std::to_string(rn)
                                           + " outside the claim's " + std::to_string(limit));
     c.request = request_of[static_cast<size_t>(rn - 1)];
     c.queue_row_id = rows->i64(i, 0);
     c.shard = static_cast<int16_t>(rows->i64(i, 4));
-    c.runnable = !rows->is_null(i, 7) && rows->text(i, 7) == "SCHEDULED";
+    c.runnable = !tasks->is_null(i, 0) && tasks->text(i, 0) == "SCHEDULED";
     auto& t = c.task;
     t.queue = req.queue;
     t.task = task_id{rows->str(i, 1)};
@@ -224,12 +249,12 @@ caf::expected<void> claim_queue(connection& conn, const std::vector<lease_reques
     t.token = lease_token{rows->str(i, 5)};
     t.lease_expires_at_ms = rows->i64(i, 6);
     if (c.runnable) {
-      c.ns = namespace_id{rows->str(i, 8)};
-      t.ref_name = rows->str(i, 9);
-      t.iteration = rows->i32(i, 10);
-      t.attempt = rows->i32(i, 11);
-      t.task_def_name = rows->str(i, 12);
-      t.input = rows->str(i, 13);
+      c.ns = namespace_id{tasks->str(i, 1)};
+      t.ref_name = tasks->str(i, 2);
+      t.iteration = tasks->i32(i, 3);
+      t.attempt = tasks->i32(i, 4);
+      t.task_def_name = tasks->str(i, 5);
+      t.input = tasks->str(i, 6);
     }
     out.push_back(std::move(c));
   }

@@ -283,11 +283,19 @@ CAF_TEST(the dequeue claim reads each leased task s row by its own keys) {
   CAF_REQUIRE(lease_tasks(conn, r));
   auto plan = explain_analyze(R"(EXECUTE "lease.claim_batch"('fan', 64, 300, array_fill('w'::text, ARRAY[64]), NULL))");
   CAF_CHECK_EQUAL(plan.at("Actual Rows").to_number<double>(), 64.0);
-  // One row read per leased task, through the primary key of the task's partition.
-  CAF_CHECK_EQUAL(task_rows_read(plan), 64.0);
-  // And per leased queue row: once by the dequeue index, once by the update's probe, never
-  // a join with the whole queue (936 rows stay queued).
+  // The claim reads no task row: its tasks are read apart, only when it claimed some.
+  CAF_CHECK_EQUAL(task_rows_read(plan), 0.0);
+  // Per leased queue row: once by the dequeue index, once by the update's probe, never a
+  // join with the whole queue (936 rows stay queued).
   CAF_CHECK_LESS_OR_EQUAL(rows_read(plan, "TaskQueues", [](auto&&...) {}), 2 * 64.0);
+  // One row read per leased task, through the primary key of the task's partition.
+  auto leased = sql(R"(SELECT '{' || string_agg("workflowId"::text, ',' ORDER BY "id") || '}',
+                             '{' || string_agg("taskId"::text, ',' ORDER BY "id") || '}'
+                        FROM "TaskQueues" WHERE "queueName" = 'fan' AND "leasedBy" = 'w')");
+  auto read = explain_analyze("EXECUTE \"lease.claimed_tasks\"('" + leased.str(0, 0) + "', '"
+                              + leased.str(0, 1) + "')");
+  CAF_CHECK_EQUAL(read.at("Actual Rows").to_number<double>(), 64.0);
+  CAF_CHECK_EQUAL(task_rows_read(read), 64.0);
 }
 
 CAF_TEST(the timer claim scans only the due timer partitions) {
