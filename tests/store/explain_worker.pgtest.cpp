@@ -210,6 +210,19 @@ struct fixture : test::worker_fixture {
     return v.as_array().at(0).as_object().at("Plan").as_object();
   }
 
+  /// The lessor's claim of 64 rows of the queue "fan" as it ran (EXPLAIN ANALYZE); a lease
+  /// of one row first prepares the repository's statement on this connection.
+  boost::json::object explain_claim_of_64() {
+    lease_request r;
+    r.queue = "fan";
+    r.max_tasks = 1;
+    r.worker_id = "explain";
+    CAF_REQUIRE(lease_tasks(conn, r));
+    auto plan = explain_analyze(R"(EXECUTE "lease.claim_batch"('fan', 64, 300, array_fill('w'::text, ARRAY[64]), NULL))");
+    CAF_CHECK_EQUAL(plan.at("Actual Rows").to_number<double>(), 64.0);
+    return plan;
+  }
+
   /// The name of the one statement prepared on this connection whose name is LIKE
   /// `pattern`.
   std::string prepared_like(const std::string& pattern) {
@@ -276,13 +289,7 @@ CAF_TEST(the dequeue claim reads each leased task s row by its own keys) {
   enqueue_tasks(1000);
   sql(R"(ANALYZE "TaskExecutions")");
   sql(R"(ANALYZE "TaskQueues")");
-  lease_request r; // prepares the repository's claim on this connection
-  r.queue = "fan";
-  r.max_tasks = 1;
-  r.worker_id = "explain";
-  CAF_REQUIRE(lease_tasks(conn, r));
-  auto plan = explain_analyze(R"(EXECUTE "lease.claim_batch"('fan', 64, 300, array_fill('w'::text, ARRAY[64]), NULL))");
-  CAF_CHECK_EQUAL(plan.at("Actual Rows").to_number<double>(), 64.0);
+  auto plan = explain_claim_of_64();
   // The claim reads no task row: its tasks are read apart, only when it claimed some.
   CAF_CHECK_EQUAL(task_rows_read(plan), 0.0);
   // Per leased queue row: once by the dequeue index, once by the update's probe, never a
@@ -635,13 +642,7 @@ CAF_TEST(the dequeue claim reads only the rows it claims of a queue analyzed whi
                                            AND c.reltuples = 0 AND c.relpages > 0)"),
                                1);
   enqueue_tasks(1000);
-  lease_request r; // prepares the repository's claim on this connection
-  r.queue = "fan";
-  r.max_tasks = 1;
-  r.worker_id = "explain";
-  CAF_REQUIRE(lease_tasks(conn, r));
-  auto plan = explain_analyze(R"(EXECUTE "lease.claim_batch"('fan', 64, 300, array_fill('w'::text, ARRAY[64]), NULL))");
-  CAF_CHECK_EQUAL(plan.at("Actual Rows").to_number<double>(), 64.0);
+  auto plan = explain_claim_of_64();
   CAF_CHECK_LESS_OR_EQUAL(rows_read(plan, "TaskQueues", [](auto&&...) {}), 2 * 64.0);
 }
 
