@@ -43,12 +43,9 @@ caf::expected<std::vector<swept_lease>> sweep_expired_leases(connection& conn, i
       return std::move(rows.error());
     if (rows->rows() == 0)
       return std::vector<swept_lease>{};
-    std::vector<std::string> wfs, tids;
-    for (int i = 0; i < rows->rows(); ++i) {
-      wfs.push_back(rows->str(i, 2));
-      tids.push_back(rows->str(i, 1));
-    }
-    auto tasks = tx.conn().run(expired_tasks, params::of(text_array(wfs), text_array(tids)));
+    auto tasks = tx.conn().run_n(expired_tasks,
+                                 params::of(text_array(*rows, 2), text_array(*rows, 1)),
+                                 rows->rows());
     if (!tasks)
       return std::move(tasks.error());
     transition_plan plan;

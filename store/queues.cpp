@@ -219,18 +219,10 @@ caf::expected<void> claim_queue(connection& conn, const std::vector<lease_reques
   }
   if (rows->rows() == 0)
     return {};
-  std::vector<std::string> wfs, tids;
-  for (int i = 0; i < rows->rows(); ++i) {
-    wfs.push_back(rows->str(i, 2));
-    tids.push_back(rows->str(i, 1));
-  }
-  auto tasks = conn.run(claimed_tasks, params::of(text_array(wfs), text_array(tids)));
+  auto tasks = conn.run_n(claimed_tasks, params::of(text_array(*rows, 2), text_array(*rows, 1)),
+                          rows->rows());
   if (!tasks)
     return std::move(tasks.error());
-  if (tasks->rows() != rows->rows())
-    return make_error(errc::internal, "lease.claimed_tasks: " + std::to_string(tasks->rows())
-                                        + " rows for " + std::to_string(rows->rows())
-                                        + " claimed");
   for (int i = 0; i < rows->rows(); ++i) {
     claimed_row c;
     auto rn = rows->i64(i, 7);

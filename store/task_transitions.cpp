@@ -109,8 +109,8 @@ DELETE FROM "Timers" t
    AND t."taskId" = ANY($1::uuid[]) AND t."claimedAt" IS NULL /*hours: t."fireAt" */)"};
 
 // The cancel's window: from a minute ago (a timer due earlier is the timer actor's) to the
-// tasks' latest deadline, by this process's clock (hours_around_now); wider than this, it runs as written. A timer outside the window is left to fire, a
-// no-op (I6).
+// tasks' latest deadline, by this process's clock (hours_around_now); wider than this, it
+// runs as written. A timer outside the window is left to fire, a no-op (I6).
 constexpr int cancel_max_hours = 4;
 
 // A finish whose tasks' deadlines are unknown probes every partition ahead (ten years).

@@ -49,19 +49,17 @@ SELECT f."id", f."kind"::text, f."workflowId", f."taskId", f."leaseToken", f."sh
   FROM f
  ORDER BY f."fireAt", f."id")"};
 
-// The claimed timers (in claim_due's order) with what they point at. Kept apart from the
-// claim because it names every partition of "TaskExecutions" (twice) and of "TaskQueues":
-// within the claim, its generic plan was built again after a vacuum of any of them, at the
-// timer's checks that find nothing due too, 7-18 ms each (bench/README.md, round 30). The
-// reads take no lock: what they say is only a plan, which apply_transition re-checks under
-// the locks (I6).
+// What the claimed timers point at, one row per timer in claim_due's order ($1 workflow
+// ids, $2 task ids, NULL for a workflow's own timer). Kept apart from the claim because it
+// names every partition of "TaskExecutions" (twice) and of "TaskQueues": within the claim,
+// its generic plan was built again after a vacuum of any of them, at the timer's checks
+// that find nothing due too, 7-18 ms each (bench/README.md, round 30). The reads take no
+// lock: what they say is only a plan, which apply_transition re-checks under the locks (I6).
 constexpr statement claimed_targets{"timer.claimed_targets", R"(
-SELECT f.id, f.kind, f.wf, f.tid, f.tok, f.shard,
-       w."status"::text, w."namespaceId",
+SELECT w."status"::text, w."namespaceId",
        te."status"::text, te."queueName", te."refName", te."scheduledAt",
        q."taskId" IS NOT NULL, q."leaseToken", o.is_open IS NOT NULL
-  FROM unnest($1::bigint[], $2::text[], $3::uuid[], $4::uuid[], $5::uuid[], $6::smallint[])
-       WITH ORDINALITY AS f(id, kind, wf, tid, tok, shard, ord)
+  FROM unnest($1::uuid[], $2::uuid[]) WITH ORDINALITY AS f(wf, tid, ord)
   LEFT JOIN LATERAL (
     SELECT we."status", we."namespaceId" FROM "WorkflowExecutions" we
      WHERE we."id" = f.wf AND we."startedAt" = uuid_extract_timestamp(f.wf)) w ON true
@@ -115,27 +113,28 @@ caf::expected<void> validate(const std::vector<timer_spec>& timers) {
   return {};
 }
 
-bool open_workflow(const result& r, int i) {
-  return !r.is_null(i, 6) && (r.text(i, 6) == "RUNNING" || r.text(i, 6) == "PAUSED");
+bool open_workflow(const result& t, int i) {
+  return !t.is_null(i, 0) && (t.text(i, 0) == "RUNNING" || t.text(i, 0) == "PAUSED");
 }
 
-/// What one claimed timer does, decided from the unlocked read; `plan` gets its writes.
-fired_timer plan_one(const result& r, int i, std::set<std::string>& touched,
+/// What claimed timer `i` does (row i of claim_due's `c`), decided from the unlocked read
+/// of its targets (row i of claimed_targets' `t`); `plan` gets its writes.
+fired_timer plan_one(const result& c, const result& t, int i, std::set<std::string>& touched,
                      transition_plan& plan) {
   fired_timer f;
-  f.id = r.i64(i, 0);
-  f.kind = timer_kind_from_sql(r.text(i, 1)).value_or(timer_kind::delay);
-  f.workflow = workflow_id{r.str(i, 2)};
-  if (!r.is_null(i, 3))
-    f.task = task_id{r.str(i, 3)};
-  f.shard = static_cast<int16_t>(r.i64(i, 5));
-  if (!open_workflow(r, i))
+  f.id = c.i64(i, 0);
+  f.kind = timer_kind_from_sql(c.text(i, 1)).value_or(timer_kind::delay);
+  f.workflow = workflow_id{c.str(i, 2)};
+  if (!c.is_null(i, 3))
+    f.task = task_id{c.str(i, 3)};
+  f.shard = static_cast<int16_t>(c.i64(i, 5));
+  if (!open_workflow(t, i))
     return f;
   auto shard = f.shard;
-  namespace_id ns{r.str(i, 7)};
-  std::string task_status = r.is_null(i, 8) ? "" : r.str(i, 8);
-  bool has_queue_row = r.boolean(i, 12);
-  bool leased = !r.is_null(i, 13);
+  namespace_id ns{t.str(i, 1)};
+  std::string task_status = t.is_null(i, 2) ? "" : t.str(i, 2);
+  bool has_queue_row = t.boolean(i, 6);
+  bool leased = !t.is_null(i, 7);
   // One action per task per batch: a second timer on a task already acted on is a no-op.
   auto target = f.task ? f.task->str() : "wf:" + f.workflow.str();
   if (touched.count(target) > 0)
@@ -143,12 +142,12 @@ fired_timer plan_one(const result& r, int i, std::set<std::string>& touched,
   boost::json::object payload{{"timer", to_sql(f.kind)}, {"timerId", f.id}};
   auto timed_out = [&](const char* from, std::optional<lease_token> token) {
     if (has_queue_row)
-      plan.removals.push_back(queue_removal{r.str(i, 9), *f.task, std::move(token), false});
+      plan.removals.push_back(queue_removal{t.str(i, 3), *f.task, std::move(token), false});
     plan.finishes.push_back(task_finish{f.workflow, *f.task, from, "TIMED_OUT", std::nullopt,
-                                        std::string{to_sql(f.kind)} + " timeout", r.str(i, 11),
+                                        std::string{to_sql(f.kind)} + " timeout", t.str(i, 5),
                                         std::nullopt});
     plan.events.push_back(event_draft{f.workflow, ns, shard, "TASK_TIMED_OUT", f.task,
-                                      r.str(i, 10), json(payload)});
+                                      t.str(i, 4), json(payload)});
   };
   switch (f.kind) {
     case timer_kind::schedule_to_start:
@@ -157,12 +156,12 @@ fired_timer plan_one(const result& r, int i, std::set<std::string>& touched,
         timed_out("SCHEDULED", std::nullopt);
       break;
     case timer_kind::start_to_close:
-      f.acted = task_status == "IN_PROGRESS" && leased && r.str(i, 13) == r.str(i, 4);
+      f.acted = task_status == "IN_PROGRESS" && leased && t.str(i, 7) == c.str(i, 4);
       if (f.acted)
-        timed_out("IN_PROGRESS", lease_token{r.str(i, 4)});
+        timed_out("IN_PROGRESS", lease_token{c.str(i, 4)});
       break;
     case timer_kind::task_timeout:
-      f.acted = r.boolean(i, 14);
+      f.acted = t.boolean(i, 8);
       break;
     case timer_kind::workflow_timeout:
       f.acted = true;
@@ -172,8 +171,8 @@ fired_timer plan_one(const result& r, int i, std::set<std::string>& touched,
       break;
     case timer_kind::delay:
       f.acted = task_status == "SCHEDULED" && !has_queue_row;
-      if (f.acted && !r.is_null(i, 9)) {
-        f.queue = r.str(i, 9);
+      if (f.acted && !t.is_null(i, 3)) {
+        f.queue = t.str(i, 3);
         plan.inserts.push_back(queue_insert{f.workflow, *f.task, shard});
         touched.insert(target);
         return f; // the lessor takes it from here; the decider has nothing to decide
@@ -186,8 +185,8 @@ fired_timer plan_one(const result& r, int i, std::set<std::string>& touched,
   if (f.kind == timer_kind::task_timeout || f.kind == timer_kind::workflow_timeout
       || f.kind == timer_kind::wait || f.kind == timer_kind::delay)
     plan.events.push_back(event_draft{f.workflow, ns, shard, "TIMER_FIRED", f.task,
-                                      r.is_null(i, 10) ? std::nullopt
-                                                       : std::optional<std::string>{r.str(i, 10)},
+                                      t.is_null(i, 4) ? std::nullopt
+                                                      : std::optional<std::string>{t.str(i, 4)},
                                       json(payload)});
   plan.wakes.push_back(decider_wake{f.workflow, ns, shard, to_sql(f.kind)});
   return f;
@@ -254,27 +253,15 @@ caf::expected<std::vector<fired_timer>> fire_due_timers(transaction& tx, const f
     return std::move(claimed.error());
   if (claimed->rows() == 0)
     return std::vector<fired_timer>{};
-  std::vector<int64_t> ids, shards;
-  std::vector<std::string> kinds, wfs;
-  std::vector<std::optional<std::string>> tids, toks;
-  for (int i = 0; i < claimed->rows(); ++i) {
-    ids.push_back(claimed->i64(i, 0));
-    kinds.push_back(claimed->str(i, 1));
-    wfs.push_back(claimed->str(i, 2));
-    tids.push_back(claimed->opt_str(i, 3));
-    toks.push_back(claimed->opt_str(i, 4));
-    shards.push_back(claimed->i64(i, 5));
-  }
-  auto rows = tx.conn().run(claimed_targets,
-                            params::of(int_array(ids), text_array(kinds), text_array(wfs),
-                                       text_array(tids), text_array(toks), int_array(shards)));
-  if (!rows)
-    return std::move(rows.error());
+  auto targets = tx.conn().run_n(
+    claimed_targets, params::of(text_array(*claimed, 2), text_array(*claimed, 3)), claimed->rows());
+  if (!targets)
+    return std::move(targets.error());
   transition_plan plan;
   std::set<std::string> touched;
   std::vector<fired_timer> out;
-  for (int i = 0; i < rows->rows(); ++i)
-    out.push_back(plan_one(*rows, i, touched, plan));
+  for (int i = 0; i < claimed->rows(); ++i)
+    out.push_back(plan_one(*claimed, *targets, i, touched, plan));
   if (auto a = apply_transition(tx.conn(), plan); !a)
     return std::move(a.error());
   return out;

@@ -210,6 +210,16 @@ caf::expected<std::optional<result>> connection::run01(const statement& st, cons
   return std::optional<result>{std::move(*r)};
 }
 
+caf::expected<result> connection::run_n(const statement& st, const params& p, int rows) {
+  auto r = run(st, p);
+  if (!r)
+    return r;
+  if (r->rows() != rows)
+    return make_error(errc::internal, std::string{st.name} + ": expected " + std::to_string(rows)
+                                        + " rows, got " + std::to_string(r->rows()));
+  return r;
+}
+
 bool connection::ok() const {
   return conn_ && PQstatus(conn_.get()) == CONNECTION_OK;
 }

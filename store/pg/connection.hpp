@@ -49,6 +49,10 @@ public:
   /// As `run`, but zero or one row: nullopt when there is none.
   caf::expected<std::optional<result>> run01(const statement& st, const params& p = {});
 
+  /// As `run`, but exactly `rows` rows (internal otherwise): a read of one row per key of
+  /// an earlier statement.
+  caf::expected<result> run_n(const statement& st, const params& p, int rows);
+
   /// Makes sure `st` is prepared here (used by the pipeline before sending).
   caf::expected<void> prepare(const statement& st);
   bool is_prepared(const char* name) const;

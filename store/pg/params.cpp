@@ -1,5 +1,7 @@
 #include "store/pg/params.hpp"
 
+#include "store/pg/result.hpp"
+
 #include <cmath>
 #include <cstdio>
 #include <ctime>
@@ -46,6 +48,14 @@ array_literal text_array(const std::vector<std::optional<std::string>>& xs) {
     else
       out += "NULL";
   });
+}
+
+array_literal text_array(const result& r, int column) {
+  std::vector<std::optional<std::string>> xs;
+  xs.reserve(static_cast<size_t>(r.rows()));
+  for (int i = 0; i < r.rows(); ++i)
+    xs.push_back(r.opt_str(i, column));
+  return text_array(xs);
 }
 
 array_literal int_array(const std::vector<int64_t>& xs) {

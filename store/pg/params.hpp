@@ -20,6 +20,8 @@ private:
   std::string text_;
 };
 
+class result;
+
 /// A Postgres array literal (`{"a","b",NULL}`) for `unnest($n::type[])` batches.
 struct array_literal {
   std::string text;
@@ -27,6 +29,9 @@ struct array_literal {
 
 array_literal text_array(const std::vector<std::string>& xs);
 array_literal text_array(const std::vector<std::optional<std::string>>& xs);
+/// Column `column` of every row of `r`, in row order, a NULL as NULL: the keys one statement
+/// returned, for the next to read by.
+array_literal text_array(const result& r, int column);
 array_literal int_array(const std::vector<int64_t>& xs);
 array_literal json_array(const std::vector<json_text>& xs);
 array_literal json_array(const std::vector<std::optional<json_text>>& xs);
