@@ -113,6 +113,7 @@ struct workload_spec {
   int workflows = 0;
   int tasks_per_workflow = 1;
   double rate = 0; // > 0: started at this rate (W1lat)
+  int starts_in_flight = 64; // otherwise: at most this many start calls in flight
   long long history = 0; // W4: finished workflows in the history tables
 };
 
@@ -498,7 +499,7 @@ workload_result runner::run(const workload_spec& w) {
     worker_cpu0.push_back(cpu_seconds(wp.pid).value_or(0));
   auto load0 = load_average();
 
-  // Starts: one client call per workflow; up to start_concurrency in flight,
+  // Starts: one client call per workflow; up to starts_in_flight at once,
   // or issued at a fixed rate.
   std::vector<started> starts(static_cast<size_t>(w.workflows));
   std::mutex mx;
@@ -506,7 +507,7 @@ workload_result runner::run(const workload_spec& w) {
   int in_flight = 0;
   std::atomic<long long> start_errors{0};
   std::string first_start_error;
-  int limit = w.rate > 0 ? 100000 : o_.start_concurrency;
+  int limit = w.rate > 0 ? 100000 : w.starts_in_flight;
   auto t0 = mono_ns();
   for (int i = 0; i < w.workflows; ++i) {
     if (w.rate > 0) {
@@ -715,6 +716,8 @@ json::object to_json(const workload_result& r, const ceiling_result* batched,
   o["tasks"] = r.tasks;
   if (r.spec.rate > 0)
     o["start_rate_per_s"] = r.spec.rate;
+  else
+    o["starts_in_flight"] = r.spec.starts_in_flight;
   if (r.spec.name == "W4")
     o["history_workflows"] = r.spec.history;
   o["seconds"] = r2(r.seconds);
@@ -938,8 +941,10 @@ int run_benchmark(const run_options& o) {
   for (const auto& name : o.workloads) {
     workload_spec w;
     w.name = name;
+    w.starts_in_flight = o.start_concurrency;
     if (name == "W1") {
       w.workflows = o.w1_workflows;
+      w.starts_in_flight = o.w1_start_concurrency;
     } else if (name == "W1lat") {
       w.rate = o.w1lat_rate;
       w.workflows = static_cast<int>(o.w1lat_rate * o.w1lat_seconds);

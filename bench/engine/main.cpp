@@ -36,7 +36,9 @@ const char* usage = R"(usage:
       --w4-writers N                 connections generating W4's history (default: one per core)
       --w4-control-node HOST:PORT --w4-control-dsn DSN [--w4-control-serve-pid PID]
                                      a node on an empty database beside each W4 step
-      --worker-procs N --pollers N --batch N --start-concurrency N
+      --worker-procs N --pollers N --batch N
+      --start-concurrency N          start calls in flight in W2, W3, W4 (default 64)
+      --w1-start-concurrency N       start calls in flight in W1 (default 512)
       --ceiling-seconds S --ceiling-connections N --no-ceiling --timeout S --work-dir DIR
   nodeflow-bench ceiling --dsn DSN [--batch N] [--connections N] [--seconds S]
   nodeflow-bench worker --node HOST:PORT --queue Q --out FILE [--pollers N] [--batch N] [--id ID]
@@ -217,6 +219,7 @@ int main(int argc, char** argv) {
     else if (a == "--pollers") o.pollers = static_cast<int>(integer(a, value(i), 1, 256));
     else if (a == "--batch") o.batch = static_cast<int>(integer(a, value(i), 1, 1000));
     else if (a == "--start-concurrency") o.start_concurrency = static_cast<int>(integer(a, value(i), 1, 100000));
+    else if (a == "--w1-start-concurrency") o.w1_start_concurrency = static_cast<int>(integer(a, value(i), 1, 100000));
     else if (a == "--ceiling-seconds") o.ceiling_seconds = number(a, value(i), 0.1, 3600);
     else if (a == "--ceiling-connections") o.ceiling_connections = static_cast<int>(integer(a, value(i), 1, 256));
     else if (a == "--no-ceiling") o.ceiling = false;
