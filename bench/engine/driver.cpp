@@ -46,6 +46,7 @@
 #include "bench/engine/pg.hpp"
 #include "bench/engine/procstat.hpp"
 #include "net/client.hpp"
+#include "store/pg/errors.hpp"
 
 extern char** environ;
 
@@ -79,6 +80,24 @@ std::string fixed2(double x) {
 
 void sleep_s(double s) {
   std::this_thread::sleep_for(std::chrono::duration<double>(s));
+}
+
+/// A set-up call (a registration, the warm-up start) made again while it fails with
+/// `unavailable`, up to five seconds: a connection the client lost while the machine stalled
+/// for longer than the middleman's connection timeout (W4's history generation syncs
+/// checkpoints for seconds) fails the calls made just after it until the client has
+/// connected again (bench/README.md, round 31). The workload's own calls are not retried.
+template <class F>
+auto with_set_up_retries(F call) -> decltype(call()) {
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  for (;;) {
+    auto r = call();
+    if (r || nf::store::code_of(r.error()) != nf::store::errc::unavailable
+        || std::chrono::steady_clock::now() > deadline)
+      return r;
+    say("set-up call failed, again in 0.2 s: " + nf::describe(r.error()));
+    sleep_s(0.2);
+  }
 }
 
 struct percentiles {
@@ -434,7 +453,9 @@ workload_result runner::run(const workload_spec& w) {
   auto td_name = tag + "_task";
   res.tasks = static_cast<long long>(w.workflows) * w.tasks_per_workflow;
 
-  if (auto r = client_->register_definitions(definitions_json(w, wf_name, td_name)); !r)
+  if (auto r = with_set_up_retries(
+        [&] { return client_->register_definitions(definitions_json(w, wf_name, td_name)); });
+      !r)
     bench_die("registering " + wf_name + ": " + describe(r.error()));
 
   std::vector<worker_proc> workers;
@@ -451,7 +472,10 @@ workload_result runner::run(const workload_spec& w) {
   // events a completed workflow of this shape has.
   long long final_seq = 0;
   {
-    auto s = client_->start(req);
+    // Keyed, so that a start made again after a lost answer names the same workflow.
+    auto warm_up = req;
+    warm_up.idempotency_key = tag + "_warm_up";
+    auto s = with_set_up_retries([&] { return client_->start(warm_up); });
     if (!s)
       bench_die("warm-up start of " + wf_name + ": " + describe(s.error()));
     auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
