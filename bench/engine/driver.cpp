@@ -46,7 +46,6 @@
 #include "bench/engine/pg.hpp"
 #include "bench/engine/procstat.hpp"
 #include "net/client.hpp"
-#include "store/pg/errors.hpp"
 
 extern char** environ;
 
@@ -92,8 +91,7 @@ auto with_set_up_retries(F call) -> decltype(call()) {
   auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
   for (;;) {
     auto r = call();
-    if (r || nf::store::code_of(r.error()) != nf::store::errc::unavailable
-        || std::chrono::steady_clock::now() > deadline)
+    if (r || !nf::is_unavailable(r.error()) || std::chrono::steady_clock::now() > deadline)
       return r;
     say("set-up call failed, again in 0.2 s: " + nf::describe(r.error()));
     sleep_s(0.2);
