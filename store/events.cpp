@@ -48,20 +48,28 @@ i AS ()" NF_EVENTS_INSERT(R"(s."lastSeq" - s.n + e.k)", R"(s."namespaceId")", "$
     JOIN s ON s."id" = e.wf)
 SELECT "id", "lastSeq" FROM s)", 3, 1};
 
-// The same insert when the caller allocated the seqs under the row lock already (the
-// decision's compare-and-set does, in the UPDATE it makes anyway, adding each workflow's
-// event count `n` to "lastSeq"): event k of n takes "lastSeq" - n + k, read from the row
-// this transaction updated and holds locked. Read here rather than returned by the
-// compare-and-set, so that the decision's writes go in the compare-and-set's round trip.
+// Each workflow's "lastSeq", read once from the row this transaction's decision updated and
+// holds locked (the decision's compare-and-set adds each workflow's event count `n` to it):
+// `ids` names each workflow once, and an event's `slot` is its workflow's place in `ids`, so
+// the array the subquery makes (once per statement: it is uncorrelated) holds its
+// "lastSeq" there. A probe per event instead read the execution row again for each of a
+// workflow's events. A row not found is a NULL that the insert refuses, never a shifted
+// array.
+#define NF_LAST_SEQS(ids)                                                                     \
+  R"((SELECT array_agg(w."lastSeq" ORDER BY u.ord))"                                          \
+  R"( FROM unnest()" ids R"(::uuid[]) WITH ORDINALITY AS u(wf, ord))"                         \
+  R"( LEFT JOIN LATERAL (SELECT we."lastSeq" FROM "WorkflowExecutions" we)"                   \
+  R"( WHERE we."id" = u.wf AND we."startedAt" = uuid_extract_timestamp(u.wf))"                \
+  R"( /*started: we."startedAt" */ OFFSET 0) w ON true))"
+
+// The same insert when the caller allocated the seqs under the row lock already: event k
+// of n takes "lastSeq" - n + k. Read here rather than returned by the compare-and-set, so
+// that the decision's writes go in the compare-and-set's round trip.
 const statement insert_numbered{"events.insert_numbered",
-  NF_EVENTS_INSERT(R"(w."lastSeq" - e.n + e.k)", "e.ns", "$1") R"(
+  NF_EVENTS_INSERT(NF_LAST_SEQS("$11") R"([e.slot] - e.n + e.k)", "e.ns", "$1") R"(
     FROM unnest($1::uuid[], $2::bigint[], $3::bigint[], $4::uuid[], $5::text[], $6::uuid[],
-                $7::text[], $8::integer[], $9::integer[], $10::jsonb[])
-      AS e(wf, k, n, ns, type, task, ref, iter, att, payload)
-   CROSS JOIN LATERAL (
-     SELECT we."lastSeq" FROM "WorkflowExecutions" we
-      WHERE we."id" = e.wf AND we."startedAt" = uuid_extract_timestamp(e.wf)
-        /*started: we."startedAt" */ OFFSET 0) w)", 1, 1};
+                $7::text[], $8::integer[], $9::integer[], $10::jsonb[], $12::integer[])
+      AS e(wf, k, n, ns, type, task, ref, iter, att, payload, slot))", 1, 11};
 
 // The same, when some events are published as add_events publishes its own
 // (store/task_transitions.cpp): from the stored row, whose "at" only the insert knows, in
@@ -69,14 +77,11 @@ const statement insert_numbered{"events.insert_numbered",
 // only while a webhook sink is enabled (store/decision_apply.cpp, decide.outbox).
 const statement insert_numbered_published{"events.insert_numbered_published", R"(
 WITH e AS MATERIALIZED (
-  SELECT e.*, w."lastSeq" - e.n + e.k AS seq
+  SELECT e.*, )" NF_LAST_SEQS("$12") R"([e.slot] - e.n + e.k AS seq
     FROM unnest($1::uuid[], $2::bigint[], $3::bigint[], $4::uuid[], $5::text[], $6::uuid[],
-                $7::text[], $8::integer[], $9::integer[], $10::jsonb[], $11::smallint[])
-      AS e(wf, k, n, ns, type, task, ref, iter, att, payload, shard)
-   CROSS JOIN LATERAL (
-     SELECT we."lastSeq" FROM "WorkflowExecutions" we
-      WHERE we."id" = e.wf AND we."startedAt" = uuid_extract_timestamp(e.wf)
-        /*started: we."startedAt" */ OFFSET 0) w),
+                $7::text[], $8::integer[], $9::integer[], $10::jsonb[], $11::smallint[],
+                $13::integer[])
+      AS e(wf, k, n, ns, type, task, ref, iter, att, payload, shard, slot)),
 i AS ()" NF_EVENTS_INSERT("e.seq", "e.ns", "$1") R"( FROM e
   RETURNING "workflowId", "seq", "at", "namespaceId", "eventType", "taskId", "refName", "payload")
 INSERT INTO "OutboxEvents" ("shard", "namespaceId", "workflowId", "eventType", "payload",
@@ -86,8 +91,9 @@ SELECT e.shard, i."namespaceId", i."workflowId", i."eventType"::text,
                           'taskId', i."taskId", 'refName', i."refName", 'data', i."payload"),
        NULL::timestamptz
   FROM i JOIN e ON e.wf = i."workflowId" AND e.seq = i."seq"
- WHERE e.shard IS NOT NULL AND (SELECT "outbox_published_at"()) IS NULL)", 1, 1};
+ WHERE e.shard IS NOT NULL AND (SELECT "outbox_published_at"()) IS NULL)", 1, 12};
 
+#undef NF_LAST_SEQS
 #undef NF_EVENTS_INSERT
 
 // docs/schema.md §4.7: the "at" bound prunes months before the workflow began
@@ -193,12 +199,20 @@ bool insert_numbered_events(pipeline& p, const std::vector<numbered_events>& bat
   event_columns c;
   std::vector<std::string> nss;
   std::vector<int64_t> counts;
+  // Each workflow once (a decision writes one entry per workflow), and each event's place
+  // in that list: the statement reads a workflow's "lastSeq" once for all its events.
+  std::vector<std::string> ids;
+  std::vector<int64_t> slots;
   for (const auto& w : batch) {
+    if (w.events.empty())
+      continue;
+    ids.push_back(w.id.str());
     int64_t k = 0;
     for (const auto& e : w.events) {
       c.add(w.id.str(), ++k, e);
       nss.push_back(w.ns.str());
       counts.push_back(static_cast<int64_t>(w.events.size()));
+      slots.push_back(static_cast<int64_t>(ids.size()));
     }
   }
   if (c.wf.empty())
@@ -216,12 +230,11 @@ bool insert_numbered_events(pipeline& p, const std::vector<numbered_events>& bat
                          : std::nullopt);
       published = published || e.outbox_shard.has_value();
     }
-  if (!published) {
-    p.add(insert_numbered, std::move(p_events));
-    return true;
-  }
-  p_events.add(text_array(shards));
-  p.add(insert_numbered_published, std::move(p_events));
+  if (published)
+    p_events.add(text_array(shards));
+  p_events.add(text_array(ids));
+  p_events.add(int_array(slots));
+  p.add(published ? insert_numbered_published : insert_numbered, std::move(p_events));
   return true;
 }
 
