@@ -129,6 +129,17 @@ double task_rows_read(const boost::json::object& plan) {
                    });
 }
 
+/// Rows a plan compared and threw away in its joins' filters.
+double removed_by_join_filters(const boost::json::object& node) {
+  double n = 0;
+  if (auto* r = node.if_contains("Rows Removed by Join Filter"))
+    n += r->to_number<double>() * node.at("Actual Loops").to_number<double>();
+  if (auto* plans = node.if_contains("Plans"))
+    for (const auto& child : plans->as_array())
+      n += removed_by_join_filters(child.as_object());
+  return n;
+}
+
 /// The subtree named `name` ("CTE c"), or nullptr.
 const boost::json::object* find_subplan(const boost::json::object& node, const std::string& name) {
   if (auto* n = node.if_contains("Subplan Name"); n && n->as_string() == name)
@@ -549,18 +560,8 @@ CAF_TEST(the read of a large batch of completions probes each queue row once) {
   prepare_read_leases_as_written(); // the generic plan is made now
   enqueue_tasks();
   auto plan = explain_read_of_1000_tasks();
-  // Rows compared and thrown away by a join's filter: about the batch size squared when
-  // each completion is matched against the whole batch's queue rows.
-  std::function<double(const boost::json::object&)> removed_by_join_filters =
-    [&](const boost::json::object& node) {
-      double n = 0;
-      if (auto* r = node.if_contains("Rows Removed by Join Filter"))
-        n += r->to_number<double>() * node.at("Actual Loops").to_number<double>();
-      if (auto* plans = node.if_contains("Plans"))
-        for (const auto& child : plans->as_array())
-          n += removed_by_join_filters(child.as_object());
-      return n;
-    };
+  // About the batch size squared when each completion is matched against the whole batch's
+  // queue rows.
   CAF_CHECK_LESS(removed_by_join_filters(plan), 1000.0);
   size_t queue_scans = 0;
   for_each_scan(plan, [&](const boost::json::object& node, const std::string& rel) {
@@ -575,6 +576,39 @@ CAF_TEST(the read of a large batch of completions probes each queue row once) {
     CAF_CHECK(!per_row_batch);
   });
   CAF_CHECK_GREATER(queue_scans, 0u);
+}
+
+CAF_TEST(ends unseen again in a large batch are found by their keys and not matched pair by pair) {
+  // The plan of the statement as written (a batch of more workflows than a variant takes)
+  // once joined the pairs to the rows both arrays find by a nested loop: ~500,000 rows
+  // compared for a fork's 1,000 tasks. decide.mark_seen had the same shape.
+  insert_fan_out();
+  sql(R"(ANALYZE "TaskExecutions")");
+  auto batch = sql(R"(SELECT '{' || string_agg("workflowId"::text, ',') || '}',
+                             '{' || string_agg("id"::text, ',') || '}',
+                             count(DISTINCT "workflowId")
+                        FROM (SELECT "workflowId", "id" FROM "TaskExecutions" LIMIT 1000) b)");
+  CAF_REQUIRE_GREATER(std::stoul(batch.str(0, 2)), store::max_pruning_keys);
+  {
+    // Prepares the repository's statement on this connection.
+    std::vector<store::task_result> ends;
+    for (size_t i = 0; i <= store::max_pruning_keys; ++i) {
+      store::task_result r;
+      r.workflow = workflow_id{scalar("SELECT uuidv7()")};
+      r.task = task_id{scalar("SELECT uuidv7()")};
+      ends.push_back(r);
+    }
+    store::transaction tx{conn};
+    CAF_REQUIRE(tx.begin());
+    CAF_REQUIRE(store::unsee_tasks(tx, ends));
+    tx.rollback();
+  }
+  sql(R"(UPDATE "TaskExecutions" SET "deciderSeenAt" = now())");
+  auto plan = explain_analyze("EXECUTE \"task.unsee\"('" + batch.str(0, 0) + "', '"
+                              + batch.str(0, 1) + "')");
+  CAF_CHECK_LESS(removed_by_join_filters(plan), 1000.0);
+  CAF_CHECK_EQUAL(scalar(R"(SELECT count(*) FROM "TaskExecutions" WHERE "deciderSeenAt" IS NULL)"),
+                  "1000");
 }
 
 CAF_TEST(the report s read probes a task by its key after a history of one task workflows) {
