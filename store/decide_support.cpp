@@ -13,17 +13,13 @@ namespace nf::store {
 
 namespace {
 
-// No definition is ever deleted, so counts only grow; an update bumps a task
-// definition's "revision". "updatedAt" catches a workflow definition updated in place.
+// Each namespace's "stamp", which every write of its definitions moves in the writing
+// transaction (migration 0020): one row per namespace, however many definitions it holds.
+// A namespace without a row has never had a definition.
 constexpr statement definition_stamps{"decide.definition_stamps", R"(
-SELECT u.ns::text,
-       (SELECT count(*)::text || '/' || COALESCE(sum(t."revision"), 0)::text || '/'
-               || COALESCE(max(t."updatedAt")::text, '')
-          FROM "TaskDefinitions" t WHERE t."namespaceId" = u.ns)
-       || '|'
-       || (SELECT count(*)::text || '/' || COALESCE(max(w."updatedAt")::text, '')
-             FROM "WorkflowDefinitions" w WHERE w."namespaceId" = u.ns)
-  FROM unnest($1::uuid[]) AS u(ns))"};
+SELECT u.ns::text, COALESCE(s."stamp", 0)::text
+  FROM unnest($1::uuid[]) AS u(ns)
+  LEFT JOIN "DefinitionStamps" s ON s."namespaceId" = u.ns)"};
 
 // The "at" bound prunes every month before the workflow started. The event types are
 // the predicate of "WorkflowEvents_facts_idx" (migration 0014), repeated so that the

@@ -28,6 +28,9 @@ inline constexpr column_info columns[] = {
   {"shard", "smallint", true},
   {"enqueuedAt", "timestamp with time zone", true},
   {"reason", "text", false},
+  // DefinitionStamps
+  {"namespaceId", "uuid", true},
+  {"stamp", "bigint", true},
   // IdempotencyKeys
   {"namespaceId", "uuid", true},
   {"key", "text", true},
@@ -220,22 +223,23 @@ inline constexpr column_info columns[] = {
 inline constexpr table_info tables[] = {
   {"ClusterSettings", 0, 3},
   {"DecideQueues", 3, 6},
-  {"IdempotencyKeys", 9, 5},
-  {"Namespaces", 14, 3},
-  {"Nodes", 17, 5},
-  {"OutboxEvents", 22, 13},
-  {"PartitionLeases", 35, 5},
-  {"RateLimitBuckets", 40, 5},
-  {"SchemaMigrations", 45, 3},
-  {"TaskDefinitions", 48, 28},
-  {"TaskExecutions", 76, 22},
-  {"TaskOutputCache", 98, 6},
-  {"TaskQueues", 104, 11},
-  {"Timers", 115, 10},
-  {"WebhookSinks", 125, 9},
-  {"WorkflowDefinitions", 134, 15},
-  {"WorkflowEvents", 149, 8},
-  {"WorkflowExecutions", 157, 22},
+  {"DefinitionStamps", 9, 2},
+  {"IdempotencyKeys", 11, 5},
+  {"Namespaces", 16, 3},
+  {"Nodes", 19, 5},
+  {"OutboxEvents", 24, 13},
+  {"PartitionLeases", 37, 5},
+  {"RateLimitBuckets", 42, 5},
+  {"SchemaMigrations", 47, 3},
+  {"TaskDefinitions", 50, 28},
+  {"TaskExecutions", 78, 22},
+  {"TaskOutputCache", 100, 6},
+  {"TaskQueues", 106, 11},
+  {"Timers", 117, 10},
+  {"WebhookSinks", 127, 9},
+  {"WorkflowDefinitions", 136, 15},
+  {"WorkflowEvents", 151, 8},
+  {"WorkflowExecutions", 159, 22},
 };
 
 /// Indexes on those tables, sorted by name.
@@ -246,6 +250,8 @@ inline constexpr index_info indexes[] = {
    "CREATE UNIQUE INDEX \"DecideQueues_pkey\" ON public.\"DecideQueues\" USING btree (\"workflowId\")"},
   {"DecideQueues_shard_idx", "DecideQueues",
    "CREATE INDEX \"DecideQueues_shard_idx\" ON public.\"DecideQueues\" USING btree (shard, \"enqueuedAt\")"},
+  {"DefinitionStamps_pkey", "DefinitionStamps",
+   "CREATE UNIQUE INDEX \"DefinitionStamps_pkey\" ON public.\"DefinitionStamps\" USING btree (\"namespaceId\")"},
   {"IdempotencyKeys_pkey", "IdempotencyKeys",
    "CREATE UNIQUE INDEX \"IdempotencyKeys_pkey\" ON public.\"IdempotencyKeys\" USING btree (\"namespaceId\", key)"},
   {"IdempotencyKeys_workflowStartedAt_idx", "IdempotencyKeys",
@@ -411,6 +417,7 @@ inline constexpr enum_info enums[] = {
 
 /// Functions the migrations define, sorted by name.
 inline constexpr function_info functions[] = {
+  {"DefinitionStamps_bump", "", "trigger"},
   {"PartitionLeases_epoch_guard", "", "trigger"},
   {"WorkflowEvents_notify", "", "trigger"},
   {"fail_if", "problem text, code text", "boolean"},

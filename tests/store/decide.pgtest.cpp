@@ -215,6 +215,62 @@ CAF_TEST(the reads sent with the claim equal the reads sent after it) {
   CAF_CHECK(bare->stamps.empty());
 }
 
+CAF_TEST(a namespace s definition stamp moves with every write of its definitions alone) {
+  auto other = namespace_id{
+    scalar(R"(INSERT INTO "Namespaces" ("name") VALUES ('stamps-other') RETURNING "id")")};
+  auto stamp = [&](const namespace_id& ns) {
+    auto s = load_definition_stamps(conn, {ns});
+    CAF_REQUIRE(s);
+    CAF_REQUIRE_EQUAL(s->count(ns.str()), 1u);
+    return s->at(ns.str());
+  };
+  CAF_CHECK_EQUAL(stamp(other), "0"); // never had a definition
+  auto mine = stamp(default_namespace);
+  auto moved = [&](const namespace_id& ns, const std::string& before) {
+    auto now = stamp(ns);
+    CAF_CHECK_NOT_EQUAL(now, before);
+    return now;
+  };
+  sql(R"(INSERT INTO "TaskDefinitions" ("namespaceId", "name") VALUES ($1, 't1'))",
+      params::of(other));
+  auto theirs = moved(other, "0");
+  CAF_CHECK_EQUAL(stamp(default_namespace), mine); // another namespace's write
+  sql(R"(UPDATE "TaskDefinitions" SET "retryCount" = 5 WHERE "namespaceId" = $1)",
+      params::of(other));
+  theirs = moved(other, theirs);
+  sql(R"(INSERT INTO "WorkflowDefinitions" ("namespaceId", "name", "version", "tasks")
+         VALUES ($1, 'w', 1, '[]'))",
+      params::of(other));
+  theirs = moved(other, theirs);
+  sql(R"(UPDATE "WorkflowDefinitions" SET "description" = 'edited in place'
+          WHERE "namespaceId" = $1)",
+      params::of(other));
+  theirs = moved(other, theirs);
+  // A statement that changes nothing moves nothing.
+  sql(R"(UPDATE "WorkflowDefinitions" SET "description" = 'x' WHERE "name" = 'none')");
+  CAF_CHECK_EQUAL(stamp(other), theirs);
+  sql(R"(DELETE FROM "WorkflowDefinitions" WHERE "namespaceId" = $1)", params::of(other));
+  theirs = moved(other, theirs);
+  sql(R"(DELETE FROM "TaskDefinitions" WHERE "namespaceId" = $1)", params::of(other));
+  moved(other, theirs);
+  CAF_CHECK_EQUAL(stamp(default_namespace), mine);
+  // A definition moved to another namespace moves both stamps.
+  sql(R"(INSERT INTO "TaskDefinitions" ("namespaceId", "name") VALUES ($1, 't2'))",
+      params::of(default_namespace));
+  mine = stamp(default_namespace);
+  theirs = stamp(other);
+  sql(R"(UPDATE "TaskDefinitions" SET "namespaceId" = $1 WHERE "name" = 't2')",
+      params::of(other));
+  moved(default_namespace, mine);
+  moved(other, theirs);
+  sql(R"(DELETE FROM "TaskDefinitions" WHERE "namespaceId" = $1)", params::of(other));
+  // The namespace can go once its definitions have; its stamp goes with it.
+  sql(R"(DELETE FROM "Namespaces" WHERE "id" = $1)", params::of(other));
+  CAF_CHECK_EQUAL(scalar(R"(SELECT count(*) FROM "DefinitionStamps" WHERE "namespaceId" = $1)",
+                         params::of(other)),
+                  "0");
+}
+
 CAF_TEST(a snapshot holds every attempt and marks exactly the unprocessed terminals) {
   auto one = start("order");
   auto two = start("order");
