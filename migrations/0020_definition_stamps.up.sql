@@ -34,18 +34,21 @@ BEGIN
 END
 $$;
 
-CREATE TRIGGER "TaskDefinitions_stamp_trg"
-  AFTER INSERT OR UPDATE OR DELETE ON "TaskDefinitions"
-  FOR EACH ROW EXECUTE FUNCTION "DefinitionStamps_bump"();
-CREATE TRIGGER "TaskDefinitions_truncate_stamp_trg"
-  AFTER TRUNCATE ON "TaskDefinitions"
-  FOR EACH STATEMENT EXECUTE FUNCTION "DefinitionStamps_bump"();
-CREATE TRIGGER "WorkflowDefinitions_stamp_trg"
-  AFTER INSERT OR UPDATE OR DELETE ON "WorkflowDefinitions"
-  FOR EACH ROW EXECUTE FUNCTION "DefinitionStamps_bump"();
-CREATE TRIGGER "WorkflowDefinitions_truncate_stamp_trg"
-  AFTER TRUNCATE ON "WorkflowDefinitions"
-  FOR EACH STATEMENT EXECUTE FUNCTION "DefinitionStamps_bump"();
+-- The same two triggers on each definition table: "<table>_stamp_trg" for its rows,
+-- "<table>_truncate_stamp_trg" for TRUNCATE.
+DO $$
+DECLARE t TEXT;
+BEGIN
+  FOREACH t IN ARRAY ARRAY['TaskDefinitions', 'WorkflowDefinitions'] LOOP
+    EXECUTE format('CREATE TRIGGER %I AFTER INSERT OR UPDATE OR DELETE ON %I '
+                   'FOR EACH ROW EXECUTE FUNCTION "DefinitionStamps_bump"()',
+                   t || '_stamp_trg', t);
+    EXECUTE format('CREATE TRIGGER %I AFTER TRUNCATE ON %I '
+                   'FOR EACH STATEMENT EXECUTE FUNCTION "DefinitionStamps_bump"()',
+                   t || '_truncate_stamp_trg', t);
+  END LOOP;
+END
+$$;
 
 -- The namespaces that hold definitions already start at 1.
 INSERT INTO "DefinitionStamps" ("namespaceId", "stamp")
