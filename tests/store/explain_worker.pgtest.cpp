@@ -1,7 +1,6 @@
 #define CAF_SUITE store.explain_worker
 #include "caf/test/unit_test.hpp"
 
-#include <functional>
 #include <optional>
 #include <set>
 
@@ -172,6 +171,12 @@ struct fixture : test::worker_fixture {
   /// (store/pg/pruning.hpp): a large batch runs the array form, a small one its own variant
   /// (the pruning suite).
   void prepare_read_leases_as_written() {
+    CAF_REQUIRE(complete_tasks(conn, missing_tasks()));
+  }
+
+  /// Reports of tasks that do not exist, of more workflows than a pruning variant takes: a
+  /// repository's statement run with them prepares the form as written.
+  std::vector<store::task_result> missing_tasks() {
     std::vector<store::task_result> missing;
     for (size_t i = 0; i <= store::max_pruning_keys; ++i) {
       store::task_result r;
@@ -180,7 +185,7 @@ struct fixture : test::worker_fixture {
       r.token = lease_token{scalar("SELECT uuidv7()")};
       missing.push_back(r);
     }
-    CAF_REQUIRE(complete_tasks(conn, missing));
+    return missing;
   }
 
   /// 200 running workflows fanned out to 50 SIMPLE tasks each, for the queue "fan" (none of
@@ -201,11 +206,17 @@ struct fixture : test::worker_fixture {
         + (limit ? " LIMIT " + std::to_string(*limit) : std::string{}));
   }
 
+  /// 1,000 task rows as array literals: their workflow ids, their ids, and how many
+  /// workflows they belong to.
+  store::result batch_of_1000_tasks() {
+    return sql(R"(SELECT '{' || string_agg("workflowId"::text, ',') || '}',
+                         '{' || string_agg("id"::text, ',') || '}', count(DISTINCT "workflowId")
+                    FROM (SELECT "workflowId", "id" FROM "TaskExecutions" LIMIT 1000) b)");
+  }
+
   /// The report's read of 1,000 task rows as it ran (EXPLAIN ANALYZE).
   boost::json::object explain_read_of_1000_tasks() {
-    auto batch = sql(R"(SELECT '{' || string_agg("workflowId"::text, ',') || '}',
-                               '{' || string_agg("id"::text, ',') || '}'
-                          FROM (SELECT "workflowId", "id" FROM "TaskExecutions" LIMIT 1000) b)");
+    auto batch = batch_of_1000_tasks();
     auto plan = explain_analyze("EXECUTE \"task.read_leases\"('" + batch.str(0, 0) + "', '"
                                 + batch.str(0, 1) + "')");
     CAF_CHECK_EQUAL(plan.at("Actual Rows").to_number<double>(), 1000.0);
@@ -584,23 +595,13 @@ CAF_TEST(ends unseen again in a large batch are found by their keys and not matc
   // compared for a fork's 1,000 tasks. decide.mark_seen had the same shape.
   insert_fan_out();
   sql(R"(ANALYZE "TaskExecutions")");
-  auto batch = sql(R"(SELECT '{' || string_agg("workflowId"::text, ',') || '}',
-                             '{' || string_agg("id"::text, ',') || '}',
-                             count(DISTINCT "workflowId")
-                        FROM (SELECT "workflowId", "id" FROM "TaskExecutions" LIMIT 1000) b)");
+  auto batch = batch_of_1000_tasks();
   CAF_REQUIRE_GREATER(std::stoul(batch.str(0, 2)), store::max_pruning_keys);
   {
     // Prepares the repository's statement on this connection.
-    std::vector<store::task_result> ends;
-    for (size_t i = 0; i <= store::max_pruning_keys; ++i) {
-      store::task_result r;
-      r.workflow = workflow_id{scalar("SELECT uuidv7()")};
-      r.task = task_id{scalar("SELECT uuidv7()")};
-      ends.push_back(r);
-    }
     store::transaction tx{conn};
     CAF_REQUIRE(tx.begin());
-    CAF_REQUIRE(store::unsee_tasks(tx, ends));
+    CAF_REQUIRE(store::unsee_tasks(tx, missing_tasks()));
     tx.rollback();
   }
   sql(R"(UPDATE "TaskExecutions" SET "deciderSeenAt" = now())");
