@@ -22,14 +22,14 @@ BEGIN
     UPDATE "DefinitionStamps" SET "stamp" = "stamp" + 1;
     RETURN NULL;
   END IF;
+  -- The row's namespace before and after (both, for a definition moved to another one);
+  -- DISTINCT: one upsert may not touch a row twice.
   INSERT INTO "DefinitionStamps" ("namespaceId", "stamp")
-  VALUES (CASE WHEN TG_OP = 'DELETE' THEN OLD."namespaceId" ELSE NEW."namespaceId" END, 1)
+  SELECT DISTINCT v.ns, 1
+    FROM (VALUES (CASE WHEN TG_OP <> 'INSERT' THEN OLD."namespaceId" END),
+                 (CASE WHEN TG_OP <> 'DELETE' THEN NEW."namespaceId" END)) AS v(ns)
+   WHERE v.ns IS NOT NULL
   ON CONFLICT ("namespaceId") DO UPDATE SET "stamp" = "DefinitionStamps"."stamp" + 1;
-  -- A definition moved to another namespace changes both.
-  IF TG_OP = 'UPDATE' AND OLD."namespaceId" <> NEW."namespaceId" THEN
-    INSERT INTO "DefinitionStamps" ("namespaceId", "stamp") VALUES (OLD."namespaceId", 1)
-    ON CONFLICT ("namespaceId") DO UPDATE SET "stamp" = "DefinitionStamps"."stamp" + 1;
-  END IF;
   RETURN NULL;
 END
 $$;
