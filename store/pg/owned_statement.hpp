@@ -1,5 +1,6 @@
 #pragma once
 
+#include <functional>
 #include <string>
 #include <utility>
 
@@ -19,5 +20,10 @@ struct owned_statement {
   const std::string sql;
   const statement st;
 };
+
+/// The statement named `name`: made with `make_sql()` the first time it is asked for, then
+/// kept for the life of the process. A name stands for one text. Thread-safe.
+const statement& statement_variant(const std::string& name,
+                                   const std::function<std::string()>& make_sql);
 
 } // namespace nf::store

@@ -2,9 +2,6 @@
 
 #include <algorithm>
 #include <cctype>
-#include <map>
-#include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <utility>
@@ -130,28 +127,13 @@ std::string rewrite(const statement& st, const shape& s) {
   return out;
 }
 
-class registry {
-public:
-  const statement& get(const statement& base, const shape& s) {
-    std::lock_guard<std::mutex> guard{mutex_};
-    // The parameters' positions follow from the statement's own count, which is fixed per
-    // statement, so the name and the shape's sizes identify the text.
-    std::string name = std::string{base.name} + "/" + (s.count ? std::to_string(s.count) : "")
-                       + (s.bounds_at ? "r" : "");
-    auto& slot = variants_[name];
-    if (!slot)
-      slot = std::make_unique<owned_statement>(name, rewrite(base, s));
-    return slot->st;
-  }
-
-private:
-  std::mutex mutex_;
-  std::map<std::string, std::unique_ptr<owned_statement>> variants_;
-};
-
-registry& variants() {
-  static registry r;
-  return r;
+/// The variant of `base` for `s`. The parameters' positions follow from the statement's
+/// own count, which is fixed per statement, so the name and the shape's sizes identify
+/// the text.
+const statement& variant_for(const statement& base, const shape& s) {
+  return statement_variant(std::string{base.name} + "/" + (s.count ? std::to_string(s.count) : "")
+                               + (s.bounds_at ? "r" : ""),
+                           [&] { return rewrite(base, s); });
 }
 
 } // namespace
@@ -190,7 +172,7 @@ const statement& with_pruning_keys(const statement& st, params& p) {
     p.add(bounds->first);
     p.add(bounds->second);
   }
-  return variants().get(st, s);
+  return variant_for(st, s);
 }
 
 } // namespace nf::store
