@@ -9,6 +9,7 @@
 #include "store/pg/errors.hpp"
 #include "store/pg/pipeline.hpp"
 #include "store/pg/transaction.hpp"
+#include "store/queue_partitions.hpp"
 #include "store/task_transitions.hpp"
 #include "store/tasks.hpp"
 #include "store/timers.hpp"
@@ -37,10 +38,12 @@ SELECT count(*) FROM "TaskQueues" WHERE "queueName" = $1 AND "leaseExpiresAt" IS
 // W3 that was ~10,000 buffers per claim, five claims per lease transaction. The update
 // finds the claimed rows through the one-row array of their ids, a primary-key probe each:
 // joined with a row-numbered CTE instead, it was planned as a scan of the whole queue
-// partition (store.explain_worker checks). The outer UPDATE repeats "queueName" so it
-// prunes too, written `= ALL(ARRAY[$1])`: that prunes as `= $1` would but is no index
+// partition (store.explain_worker checks). It runs on the queue's own partition
+// (on_queue_partition, store/queue_partitions.hpp): over all of them, a generic plan
+// sorted the Append of every partition and read a queue's whole backlog to claim its
+// head. The UPDATE's "queueName" is written `= ALL(ARRAY[$1])`, which is no index
 // condition, so the probe by "id" (a skip scan of the primary key over the partition's
-// few queues) is the only plan. With `= $1`, a queue analysed while empty (its usual
+// few queues) is the only index plan. With `= $1`, a queue analysed while empty (its usual
 // state: no rows on the pages it keeps) looked like one row to the planner, and a scan of
 // the queue's ("queueName", "taskId") index, which reads every queued row, tied with the
 // probes and won: 1,389 buffers per claim of 256 rows in W3 (bench/README.md, round 30).
@@ -209,7 +212,10 @@ caf::expected<void> claim_queue(connection& conn, const std::vector<lease_reques
       workers.push_back(reqs[i].worker_id);
       request_of.push_back(i);
     }
-  auto rows = conn.run(claim, params::of(req.queue, limit, req.lease_seconds, text_array(workers),
+  auto partition = queue_partition(conn, req.queue);
+  if (!partition)
+    return std::move(partition.error());
+  auto rows = conn.run(on_queue_partition(claim, *partition), params::of(req.queue, limit, req.lease_seconds, text_array(workers),
                                          count_in_claim ? req.concurrency_limit : std::nullopt));
   if (!rows)
     return std::move(rows.error());

@@ -6,6 +6,7 @@
 #include <thread>
 
 #include "store/pg/transaction.hpp"
+#include "store/queue_partitions.hpp"
 #include "store/queues.hpp"
 #include "tests/store/worker_fixture.hpp"
 
@@ -433,6 +434,27 @@ CAF_TEST(a task definition gives the queue policy) {
   auto missing = load_queue_policy(conn, default_namespace, "nope");
   CAF_REQUIRE(!missing);
   CAF_CHECK_EQUAL(code_of(missing.error()), errc::not_found);
+}
+
+CAF_TEST(a queue s partition is the one its rows are stored in) {
+  // The claim reads and updates that partition alone (store/queue_partitions.hpp): a wrong
+  // answer would lease nothing from a full queue.
+  std::vector<std::string> queues{"q", "orders", "Orders", "with space", "quote\"d", "ünï",
+                                  std::string(200, 'x')};
+  for (int i = 0; i < 40; ++i)
+    queues.push_back("queue-" + std::to_string(i));
+  for (const auto& q : queues) {
+    sql(R"(INSERT INTO "TaskQueues" ("queueName", "taskId", "workflowId", "taskType", "shard")
+           VALUES ($1, uuidv7(), uuidv7(), 'SIMPLE', 0))", params::of(q));
+    auto stored = sql(R"(SELECT c.relname::text FROM "TaskQueues" t JOIN pg_class c ON c.oid = t.tableoid
+                          WHERE t."queueName" = $1)", params::of(q));
+    auto found = queue_partition(conn, q);
+    CAF_REQUIRE(found);
+    CAF_CHECK_EQUAL(*found, stored.str(0, 0));
+    // Asked again, the answer is the one remembered.
+    CAF_CHECK_EQUAL(*queue_partition(conn, q), *found);
+  }
+  CAF_CHECK_GREATER(count(R"(SELECT count(DISTINCT tableoid) FROM "TaskQueues")"), 4);
 }
 
 CAF_TEST_FIXTURE_SCOPE_END()
