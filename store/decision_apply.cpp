@@ -182,13 +182,12 @@ RETURNING (extract(epoch FROM "fireAt") * 1000)::bigint)", 1};
 // id is a uuidv7, never the id of another workflow's task, so the rows of both arrays are
 // exactly the pairs. No join with the pairs: a generic plan joined them by a nested loop over
 // the rows both arrays find, which compared ~500,000 pairs for a fork's 1,000 tasks
-// (148 ms, bench/README.md round 32). `$1 IS NOT NULL` (one check per statement) keeps $1
-// named in the variants, which spell out its ANY (store/pg/pruning.hpp): else the server
-// could not tell its type.
+// (148 ms, bench/README.md round 32). Its variants spell out $1's ANY and name $1 nowhere
+// else: they are prepared with its type (statement::typed_as).
 const statement mark_seen{"decide.mark_seen", R"(
 UPDATE "TaskExecutions" t SET "deciderSeenAt" = now()
  WHERE t."workflowId" = ANY($1::uuid[]) AND t."id" = ANY($2::uuid[])
-   AND t."deciderSeenAt" IS NULL AND $1::uuid[] IS NOT NULL)", 1};
+   AND t."deciderSeenAt" IS NULL)", 1};
 
 // Rows only while a webhook sink is enabled ("outbox_published_at"() is NULL then, migration
 // 0013): with none an event has nowhere to go, and its row would be written published and

@@ -61,7 +61,7 @@ caf::expected<std::string> queue_partition(connection& conn, const std::string& 
 }
 
 const statement& on_queue_partition(const statement& st, const std::string& partition) {
-  return statement_variant(std::string{st.name} + "@" + partition, [&] {
+  return statement_variant(st, std::string{st.name} + "@" + partition, [&] {
     std::string sql = st.sql;
     const std::string named = "\"" + partition + "\"";
     for (auto at = sql.find(table); at != std::string::npos;

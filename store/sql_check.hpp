@@ -193,10 +193,16 @@ struct statement {
   /// statement finds: its `/*started: <column> */` comment then bounds that column by the
   /// ids' start times, which prunes the monthly partitions (store/pg/pruning.hpp).
   int started_on = 0;
+  /// The statement this one is a variant of (store/pg/owned_statement.hpp), whose text
+  /// declares the parameters' types: a variant's text may no longer name a parameter at
+  /// all (a pruning variant spells out its key array), and is prepared with its base's
+  /// types so the server still knows that parameter's.
+  const statement* typed_as = nullptr;
 
   constexpr statement(const char* name_, const char* sql_, int prune_on_ = 0,
-                      int started_on_ = 0)
-    : name(name_), sql(sql_), prune_on(prune_on_), started_on(started_on_) {
+                      int started_on_ = 0, const statement* typed_as_ = nullptr)
+    : name(name_), sql(sql_), prune_on(prune_on_), started_on(started_on_),
+      typed_as(typed_as_) {
     // Only while the compiler evaluates it: a statement built at run time (or
     // a non-constexpr one) is not checked, and nothing here ever throws.
     if (__builtin_is_constant_evaluated()) {

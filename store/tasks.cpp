@@ -45,12 +45,11 @@ SELECT t."namespaceId", t."refName", t."iteration", t."attempt", t."status"::tex
      WHERE dd."namespaceId" = t."namespaceId" AND dd."name" = t."taskDefName") d ON true
  ORDER BY u.ord)", 1};
 
-// The rows both arrays find are exactly the pairs, and `$1 IS NOT NULL` types $1 in the
-// variants (decide.mark_seen, store/decision_apply.cpp).
+// The rows both arrays find are exactly the pairs (decide.mark_seen,
+// store/decision_apply.cpp).
 constexpr statement unsee{"task.unsee", R"(
 UPDATE "TaskExecutions" t SET "deciderSeenAt" = NULL
- WHERE t."workflowId" = ANY($1::uuid[]) AND t."id" = ANY($2::uuid[])
-   AND $1::uuid[] IS NOT NULL)", 1};
+ WHERE t."workflowId" = ANY($1::uuid[]) AND t."id" = ANY($2::uuid[]))", 1};
 
 const char* status_of(task_outcome o) {
   switch (o) {

@@ -149,11 +149,21 @@ bool put_element(std::string& out, uint32_t element, std::string_view s) {
 } // namespace
 
 const std::vector<uint32_t>& declared_array_types(const statement& st) {
+  if (st.typed_as)
+    return declared_array_types(*st.typed_as);
   thread_local std::unordered_map<const char*, std::vector<uint32_t>> cache;
   auto it = cache.find(st.sql);
   if (it == cache.end())
     it = cache.emplace(st.sql, scan_declarations(st.sql)).first;
   return it->second;
+}
+
+prepared_types::prepared_types(const statement& st) {
+  if (!st.typed_as)
+    return;
+  const auto& declared = declared_array_types(st);
+  count = static_cast<int>(declared.size());
+  types = declared.data();
 }
 
 std::optional<std::string> binary_array(uint32_t array_oid, std::string_view literal) {

@@ -12,11 +12,22 @@
 namespace nf::store {
 
 /// The array parameters a statement's text declares, `$N::uuid[]` and the like: the
-/// array type's oid at N-1, 0 where the text declares none (or two different ones).
+/// array type's oid at N-1, 0 where the text declares none (or two different ones). A
+/// variant's are those its base's text declares (statement::typed_as).
 /// Only the element types the binary encoder knows are declared (uuid, text, smallint,
 /// integer, bigint, boolean, jsonb). Made once per statement text and thread; a
 /// statement's text lives as long as the process.
 const std::vector<uint32_t>& declared_array_types(const statement& st);
+
+/// The parameter types `st` is prepared with (PQprepare's nParams and paramTypes; 0 lets
+/// the server infer one from the text): none for a declared statement, whose text names
+/// every parameter; for a variant, the array types its base declares, since its own text
+/// may no longer name one of them.
+struct prepared_types {
+  explicit prepared_types(const statement& st);
+  int count = 0;
+  const uint32_t* types = nullptr;
+};
 
 /// A Postgres array literal as `params` carries it (`{"a","b",NULL}`, one dimension)
 /// in the binary array format of `array_oid`, or nothing when the literal or one of its

@@ -1,5 +1,6 @@
 #include "store/pg/connection.hpp"
 
+#include <type_traits>
 #include <vector>
 
 #include <libpq-fe.h>
@@ -138,6 +139,9 @@ std::vector<std::string> connection::superseded_by(const char* name) const {
   return out;
 }
 
+// prepared_types hands libpq the oids as uint32_t.
+static_assert(std::is_same_v<Oid, uint32_t>);
+
 caf::expected<void> connection::prepare(const statement& st) {
   if (is_prepared(st.name))
     return {};
@@ -151,7 +155,8 @@ caf::expected<void> connection::prepare(const statement& st) {
     if (!d && PQtransactionStatus(conn_.get()) != PQTRANS_IDLE)
       return std::move(d.error());
   }
-  auto r = check(PQprepare(conn_.get(), st.name, st.sql, 0, nullptr), st.name);
+  prepared_types types{st};
+  auto r = check(PQprepare(conn_.get(), st.name, st.sql, types.count, types.types), st.name);
   // 42P05: an aborted pipeline prepared it already; the statement is usable.
   if (!r && sqlstate_of(r.error()) != "42P05")
     return std::move(r.error());

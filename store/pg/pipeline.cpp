@@ -90,7 +90,9 @@ caf::expected<std::vector<result>> pipeline::run(std::vector<result>& out) {
         deallocating.push_back(std::move(name));
         answers.push_back({kind::deallocate, deallocating.back().c_str()});
       }
-      if (send_failed || PQsendPrepare(c, it.st->name, it.st->sql, 0, nullptr) != 1) {
+      prepared_types types{*it.st};
+      if (send_failed
+          || PQsendPrepare(c, it.st->name, it.st->sql, types.count, types.types) != 1) {
         send_failed = true;
         break;
       }

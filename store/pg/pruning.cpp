@@ -131,7 +131,7 @@ std::string rewrite(const statement& st, const shape& s) {
 /// own count, which is fixed per statement, so the name and the shape's sizes identify
 /// the text.
 const statement& variant_for(const statement& base, const shape& s) {
-  return statement_variant(std::string{base.name} + "/" + (s.count ? std::to_string(s.count) : "")
+  return statement_variant(base, std::string{base.name} + "/" + (s.count ? std::to_string(s.count) : "")
                                + (s.bounds_at ? "r" : ""),
                            [&] { return rewrite(base, s); });
 }

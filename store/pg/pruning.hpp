@@ -23,6 +23,9 @@ inline constexpr size_t max_pruning_keys = 8;
 /// `/*prune: AND x."workflowId" = ANY($K::uuid[]) */`, is live in the variants only: where a
 /// batch-wide array would become an index condition of a per-row probe, the statement as
 /// written would search the index once per key of the whole batch.
+/// A variant is prepared with the array types its statement declares
+/// (statement::typed_as): where `$K` was named in its ANY alone, the variant's text names
+/// it nowhere, and the server could not tell its type from the text.
 ///
 /// The monthly `"WorkflowExecutions"` partitions are found by `"startedAt"`, which an id
 /// names only row by row (`uuid_extract_timestamp(id)`): a generic plan sets up and locks
