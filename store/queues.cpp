@@ -215,8 +215,9 @@ caf::expected<void> claim_queue(connection& conn, const std::vector<lease_reques
   auto partition = queue_partition(conn, req.queue);
   if (!partition)
     return std::move(partition.error());
-  auto rows = conn.run(on_queue_partition(claim, *partition), params::of(req.queue, limit, req.lease_seconds, text_array(workers),
-                                         count_in_claim ? req.concurrency_limit : std::nullopt));
+  auto rows = conn.run(on_queue_partition(claim, *partition),
+                       params::of(req.queue, limit, req.lease_seconds, text_array(workers),
+                                  count_in_claim ? req.concurrency_limit : std::nullopt));
   if (!rows)
     return std::move(rows.error());
   if (req.rate) {
