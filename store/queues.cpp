@@ -35,18 +35,23 @@ SELECT count(*) FROM "TaskQueues" WHERE "queueName" = $1 AND "leaseExpiresAt" IS
 // row in claim order, and the rows come back in that order ("rn"), the first ones for the
 // first poll. A claim per poll walked the dead index entries at the head of the queue once
 // per poll: the entries of leases a snapshot still open might see stay unmarked, and in
-// W3 that was ~10,000 buffers per claim, five claims per lease transaction. The update
-// finds the claimed rows through the one-row array of their ids, a primary-key probe each:
-// joined with a row-numbered CTE instead, it was planned as a scan of the whole queue
-// partition (store.explain_worker checks). It runs on the queue's own partition
-// (on_queue_partition, store/queue_partitions.hpp): over all of them, a generic plan
-// sorted the Append of every partition and read a queue's whole backlog to claim its
-// head. The UPDATE's "queueName" is written `= ALL(ARRAY[$1])`, which is no index
-// condition, so the probe by "id" (a skip scan of the primary key over the partition's
-// few queues) is the only index plan. With `= $1`, a queue analysed while empty (its usual
-// state: no rows on the pages it keeps) looked like one row to the planner, and a scan of
-// the queue's ("queueName", "taskId") index, which reads every queued row, tied with the
-// probes and won: 1,389 buffers per claim of 256 rows in W3 (bench/README.md, round 30).
+// W3 that was ~10,000 buffers per claim, five claims per lease transaction. It runs on the
+// queue's own partition (on_queue_partition, store/queue_partitions.hpp): over all of them,
+// a generic plan sorted the Append of every partition and read a queue's whole backlog to
+// claim its head. The update finds the claimed rows by the tuple ids the lock returned (a
+// TID scan) or by their ids (a skip scan of the primary key, one descent per queue of the
+// partition), whichever the statistics price lower; "tableoid" keeps the tuple ids to the
+// partition they came from. Each probe alone lost to some state of the statistics
+// (store.explain_worker checks each): by ("queueName", "id"), a queue analysed while empty
+// (its usual state: no rows on the pages it keeps) looked like one row, and a scan of its
+// ("queueName", "taskId") index, which reads every queued row, tied and won; by "id" alone,
+// the skip scan beside 100–300 queues with backlogs (4–15 ms a claim), and a sequential
+// scan once a vacuum had counted a backlog that no analyse had seen (140 ms a claim of 64
+// of 100,000 rows); by tuple id alone, a sequential scan of a partition of a few pages. A
+// locked row is the version the statement's snapshot sees unless a transaction that
+// committed after it updated the row, and nothing updates a queued row but a claim, which
+// leases it (the lock's recheck then drops the row); were a writer to update one and leave
+// it queued, the update would skip that row, and it would stay queued.
 // It names "TaskQueues" alone: the claimed rows' tasks are read by claimed_tasks, only
 // when it claimed some. Most claims find nothing (at W1lat's rate, 109 of 127 in a run:
 // the decisions lease to the polls that wait), and with the task rows read in the same
@@ -54,7 +59,7 @@ SELECT count(*) FROM "TaskQueues" WHERE "queueName" = $1 AND "leaseExpiresAt" IS
 // again after a vacuum of any of them.
 constexpr statement claim{"lease.claim_batch", R"(
 WITH c AS (
-  SELECT "queueName", "id", "priority" FROM "TaskQueues"
+  SELECT "queueName", "id", "priority", "ctid", "tableoid" FROM "TaskQueues"
    WHERE "queueName" = $1 AND "leaseExpiresAt" IS NULL
    ORDER BY "priority" DESC, "id"
    LIMIT CASE WHEN $5::int IS NULL THEN $2::int
@@ -63,13 +68,15 @@ WITH c AS (
                       WHERE "queueName" = $1 AND "leaseExpiresAt" IS NOT NULL)))::int END
    FOR UPDATE SKIP LOCKED),
 n AS MATERIALIZED (
-  SELECT array_agg(c."id" ORDER BY c."priority" DESC, c."id") AS ids FROM c),
+  SELECT array_agg(c."id" ORDER BY c."priority" DESC, c."id") AS ids,
+         array_agg(c."ctid") AS tids, min(c."tableoid") AS rel FROM c),
 q AS (
   UPDATE "TaskQueues" q
      SET "leaseToken" = uuidv7(), "leaseExpiresAt" = now() + make_interval(secs => $3::int),
          "leasedBy" = ($4::text[])[array_position(n.ids, q."id")]
     FROM n
-   WHERE q."queueName" = ALL(ARRAY[$1::text]) AND q."id" = ANY(n.ids)
+   WHERE q."ctid" = ANY((SELECT n.tids FROM n)::tid[]) AND q."id" = ANY(n.ids)
+     AND q."tableoid" = n.rel
   RETURNING q."id", q."taskId", q."workflowId", q."taskType", q."shard",
             array_position(n.ids, q."id") AS rn, q."leaseToken", q."leaseExpiresAt")
 SELECT q."id", q."taskId", q."workflowId", q."taskType"::text, q."shard", q."leaseToken",

@@ -9,7 +9,8 @@
 //   constexpr statement claim{"lease.claim_batch", R"(SELECT "queueNam" FROM "TaskQueues")"};
 //
 // then fails to compile, and the error's constexpr backtrace shows the
-// offending identifier: `unknown_sql_identifier(... "queueNam" ...)`.
+// offending identifier: `unknown_sql_identifier(... "queueNam" ...)`. The system
+// columns ("ctid", "tableoid", …) are columns of every table.
 //
 // Write aliases unquoted (`AS t(name, sql)`, `AS granted`): a quoted alias is
 // not in the catalog. Text inside '…' literals, $tag$…$tag$ bodies and comments
@@ -17,6 +18,7 @@
 // catalog tool does, so it can always be built to regenerate the catalog).
 
 #include <cstddef>
+#include <initializer_list>
 #include <string_view>
 
 #ifndef NF_NO_SQL_CHECK
@@ -116,8 +118,16 @@ constexpr bool names_object(std::string_view name) {
          || find_sorted(schema::functions, name) || find_sorted(schema::enums, name);
 }
 
+/// The columns every table has (a tuple's id, its table's oid, its versions).
+constexpr bool is_system_column(std::string_view name) {
+  for (std::string_view c : {"ctid", "tableoid", "xmin", "xmax", "cmin", "cmax"})
+    if (c == name)
+      return true;
+  return false;
+}
+
 constexpr bool known_in(std::string_view sql, std::string_view name) {
-  if (names_object(name))
+  if (names_object(name) || is_system_column(name))
     return true;
   bool any_table = false;
   for (auto t = next_identifier(sql, 0); t.found; t = next_identifier(sql, t.end)) {
