@@ -2,13 +2,13 @@
 
 #include <utility>
 
-#include "store/index_scans.hpp"
 #include "store/pg/errors.hpp"
 
 namespace nf::actors {
 
-partition_db::partition_db(std::string dsn, const std::string& folder, int16_t shard)
-  : session_(std::move(dsn), &store::prefer_index_scans),
+partition_db::partition_db(std::string dsn, const std::string& folder, int16_t shard,
+                           store::session::setup_fn setup)
+  : session_(std::move(dsn), setup),
     log_(folder_logger(folder)),
     shard_(shard) {
 }

@@ -1,10 +1,10 @@
 #pragma once
 
 // What every detached partition actor (lessor, timer) and the node's outbox relay does with its
-// database: one connection of its own (sequential scans priced out, store/index_scans.hpp),
-// reopened after the link broke (a database restart costs one failed round, not the actor),
-// and failures logged as rate-limited warnings (they repeat on every round while the database
-// is away).
+// database: one connection of its own (sequential scans priced out, and for the lessor sorts
+// too, store/index_scans.hpp), reopened after the link broke (a database restart costs one
+// failed round, not the actor), and failures logged as rate-limited warnings (they repeat on
+// every round while the database is away).
 
 #include <cstdint>
 #include <memory>
@@ -14,6 +14,7 @@
 #include <spdlog/logger.h>
 
 #include "actors/folder_logger.hpp"
+#include "store/index_scans.hpp"
 #include "store/pg/connection.hpp"
 #include "store/pg/session.hpp"
 
@@ -21,8 +22,10 @@ namespace nf::actors {
 
 class partition_db {
 public:
-  /// `shard` names the partition in log lines; a node-wide actor passes none (-1).
-  partition_db(std::string dsn, const std::string& folder, int16_t shard = -1);
+  /// `shard` names the partition in log lines; a node-wide actor passes none (-1). `setup`
+  /// prepares each new connection's session (store/index_scans.hpp).
+  partition_db(std::string dsn, const std::string& folder, int16_t shard = -1,
+               store::session::setup_fn setup = &store::prefer_index_scans);
 
   /// The open connection, (re)connecting when needed; nullptr after logging why not.
   store::connection* get(const char* what);

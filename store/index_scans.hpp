@@ -22,4 +22,14 @@ namespace nf::store {
 /// Sets this connection's session to price sequential scans out (SET enable_seqscan = off).
 caf::expected<void> prefer_index_scans(connection& conn);
 
+/// prefer_index_scans, and sorts priced out too (SET enable_sort = off): for the lessor's
+/// session, whose claim takes the head of a queue in its dequeue index's order. A queue
+/// partition that once held a backlog keeps that analyse's column statistics when a later
+/// one finds it empty, and the planner then takes it for a one-row table: the ordered read
+/// of the dequeue index tied with a bitmap scan of the ("queueName", "taskId") index under a
+/// Sort, which won and read the whole backlog at every claim until the next analyse (5,000
+/// rows for 64, store.explain_worker). With sorts priced out the ordered read wins; a
+/// statement that needs a sort still sorts (enable_sort only adds a penalty).
+caf::expected<void> prefer_index_order(connection& conn);
+
 } // namespace nf::store

@@ -285,7 +285,8 @@ void flush(lessor_actor* self) {
 caf::behavior lessor(lessor_actor* self, partition_context ctx) {
   auto& st = self->state;
   st.ctx = std::move(ctx);
-  st.db.emplace(st.ctx.dsn, "lessor", st.ctx.shard);
+  // Its claim reads a queue's head in the dequeue index's order (store/index_scans.hpp).
+  st.db.emplace(st.ctx.dsn, "lessor", st.ctx.shard, &store::prefer_index_order);
   st.self_id = self->id();
   st.max_batch = static_cast<int>(st.ctx.settings.integer("lessor.max_batch"));
   st.lease_seconds = static_cast<int>(st.ctx.settings.integer("lessor.lease_seconds"));
