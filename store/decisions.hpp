@@ -31,9 +31,10 @@ struct decide_claim {
   namespace_id ns;
 };
 
-/// Claims up to `limit` pending evaluations of the given shards, oldest first, with
-/// `FOR UPDATE SKIP LOCKED`: one statement for every shard a node's decider serves,
-/// an index range scan per shard.
+/// Claims up to `limit` pending evaluations of the given shards with `FOR UPDATE SKIP
+/// LOCKED`: one statement for every shard a node's decider serves, reading the shards' rows
+/// in ("shard", "enqueuedAt") order until `limit` are locked, oldest first within a shard;
+/// each call starts at the next of `shards`, so every shard comes first in turn.
 caf::expected<std::vector<decide_claim>>
 claim_decide_batch(transaction& tx, const std::vector<shard_id>& shards, int limit);
 

@@ -1,12 +1,15 @@
 #define CAF_SUITE store.decide
 #include "caf/test/unit_test.hpp"
 
+#include <functional>
+#include <set>
 #include <thread>
 
 #include <boost/json.hpp>
 
 #include "store/decide_reads.hpp"
 #include "store/decisions.hpp"
+#include "store/index_scans.hpp"
 #include "store/json.hpp"
 #include "store/pg/transaction.hpp"
 #include "store/sharding.hpp"
@@ -638,6 +641,86 @@ CAF_TEST(a task leased in a decision whose identity exists fails the insert befo
   tx.rollback();
   CAF_CHECK(table_counts() == before);
   CAF_CHECK_EQUAL(count(R"(SELECT "version" FROM "WorkflowExecutions")"), 1);
+}
+
+CAF_TEST(a claim reads the pending rows it takes and not every row of its shards) {
+  // 4,000 pending evaluations over four shards, a claim of 256. Ordered by "enqueuedAt"
+  // across the shards, the claim sorted all 4,000 at each call: a committer that fell
+  // behind paid for its whole backlog at every claim.
+  sql(R"(DELETE FROM "DecideQueues")");
+  sql(R"(INSERT INTO "DecideQueues" ("workflowId", "namespaceId", "workflowStartedAt", "shard", "enqueuedAt")
+         SELECT w, $1, uuid_extract_timestamp(w), (g % 4)::smallint, now() - g * interval '1 ms'
+           FROM (SELECT uuidv7() AS w, g FROM generate_series(1, 4000) g) s)",
+      params::of(default_namespace));
+  sql(R"(ANALYZE "DecideQueues")");
+  CAF_REQUIRE(prefer_index_scans(conn)); // as the engine's connections do
+  sql("SET plan_cache_mode = force_generic_plan");
+  std::vector<shard_id> shards{shard_id{0}, shard_id{1}, shard_id{2}, shard_id{3}};
+  transaction tx{conn};
+  CAF_REQUIRE(tx.begin());
+  auto claimed = claim_decide_batch(tx, shards, 256); // prepares the statement
+  NF_REQUIRE_OK(claimed);
+  CAF_CHECK_EQUAL(claimed->size(), 256u);
+  auto text = scalar(R"(EXPLAIN (ANALYZE, FORMAT JSON) EXECUTE "decide.claim_batch"('{0,1,2,3}', 256, 1))");
+  boost::system::error_code ec;
+  auto plan = boost::json::parse(text, ec);
+  CAF_REQUIRE(!ec);
+  double read = 0;
+  std::function<void(const boost::json::object&)> walk = [&](const boost::json::object& node) {
+    if (auto* rel = node.if_contains("Relation Name"); rel && rel->as_string() == "DecideQueues") {
+      auto loops = node.at("Actual Loops").to_number<double>();
+      read += node.at("Actual Rows").to_number<double>() * loops;
+      if (auto* f = node.if_contains("Rows Removed by Filter"))
+        read += f->to_number<double>() * loops;
+    }
+    if (auto* plans = node.if_contains("Plans"))
+      for (const auto& child : plans->as_array())
+        walk(child.as_object());
+  };
+  walk(plan.as_array().at(0).as_object().at("Plan").as_object());
+  CAF_MESSAGE("the claim read " << read << " rows of \"DecideQueues\"");
+  // The rows this transaction locked already are its own to take again: 256 read.
+  CAF_CHECK_LESS_OR_EQUAL(read, 2 * 256.0);
+}
+
+CAF_TEST(claims start at each of their shards in turn and take a shard s oldest rows first) {
+  // A backlog on every shard, larger than a claim: were each claim to start at the same
+  // shard, the others would wait until its backlog was gone.
+  sql(R"(DELETE FROM "DecideQueues")");
+  sql(R"(INSERT INTO "DecideQueues" ("workflowId", "namespaceId", "workflowStartedAt", "shard", "enqueuedAt")
+         SELECT w, $1, uuid_extract_timestamp(w), (g % 4)::smallint, now() - g * interval '1 ms'
+           FROM (SELECT uuidv7() AS w, g FROM generate_series(1, 200) g) s)",
+      params::of(default_namespace));
+  std::vector<shard_id> shards{shard_id{0}, shard_id{1}, shard_id{2}, shard_id{3}};
+  std::set<int64_t> first_shards;
+  for (size_t i = 0; i < shards.size(); ++i) {
+    transaction tx{conn};
+    CAF_REQUIRE(tx.begin());
+    auto claimed = claim_decide_batch(tx, shards, 10);
+    NF_REQUIRE_OK(claimed);
+    CAF_REQUIRE_EQUAL(claimed->size(), 10u);
+    std::vector<std::string> ids;
+    for (const auto& c : *claimed)
+      ids.push_back(c.id.str());
+    // The ten rows: one shard's ten oldest, in their order.
+    auto r = sql(R"(SELECT q."shard", q."enqueuedAt" = (SELECT min(o."enqueuedAt") FROM "DecideQueues" o
+                                                       WHERE o."shard" = q."shard"),
+                          count(*) OVER (PARTITION BY q."shard"),
+                          bool_and(q."enqueuedAt" <= ALL (SELECT o."enqueuedAt" FROM "DecideQueues" o
+                                                           WHERE o."shard" = q."shard"
+                                                             AND o."workflowId" <> ALL($1::uuid[]))) OVER ()
+                     FROM unnest($1::uuid[]) WITH ORDINALITY AS u(id, k)
+                     JOIN "DecideQueues" q ON q."workflowId" = u.id
+                    ORDER BY u.k)",
+                 params::of(text_array(ids)));
+    CAF_REQUIRE_EQUAL(r.rows(), 10);
+    CAF_CHECK(r.str(0, 1) == "t");           // the claim begins with its shard's oldest row
+    CAF_CHECK_EQUAL(r.i64(0, 2), 10);        // all ten of one shard
+    CAF_CHECK(r.str(0, 3) == "t");           // none older left behind in that shard
+    first_shards.insert(r.i64(0, 0));
+    tx.rollback();
+  }
+  CAF_CHECK_EQUAL(first_shards.size(), shards.size());
 }
 
 CAF_TEST_FIXTURE_SCOPE_END()
