@@ -1,7 +1,6 @@
 #define CAF_SUITE store.decide
 #include "caf/test/unit_test.hpp"
 
-#include <functional>
 #include <set>
 #include <thread>
 
@@ -15,6 +14,7 @@
 #include "store/sharding.hpp"
 #include "store/signals.hpp"
 #include "tests/store/decide_fixture.hpp"
+#include "tests/store/plan_reads.hpp"
 
 using namespace nf;
 using namespace nf::store;
@@ -665,19 +665,8 @@ CAF_TEST(a claim reads the pending rows it takes and not every row of its shards
   boost::system::error_code ec;
   auto plan = boost::json::parse(text, ec);
   CAF_REQUIRE(!ec);
-  double read = 0;
-  std::function<void(const boost::json::object&)> walk = [&](const boost::json::object& node) {
-    if (auto* rel = node.if_contains("Relation Name"); rel && rel->as_string() == "DecideQueues") {
-      auto loops = node.at("Actual Loops").to_number<double>();
-      read += node.at("Actual Rows").to_number<double>() * loops;
-      if (auto* f = node.if_contains("Rows Removed by Filter"))
-        read += f->to_number<double>() * loops;
-    }
-    if (auto* plans = node.if_contains("Plans"))
-      for (const auto& child : plans->as_array())
-        walk(child.as_object());
-  };
-  walk(plan.as_array().at(0).as_object().at("Plan").as_object());
+  auto read = test::rows_read(plan.as_array().at(0).as_object().at("Plan").as_object(),
+                               "DecideQueues");
   CAF_MESSAGE("the claim read " << read << " rows of \"DecideQueues\"");
   // The rows this transaction locked already are its own to take again: 256 read.
   CAF_CHECK_LESS_OR_EQUAL(read, 2 * 256.0);
