@@ -72,8 +72,10 @@ std::vector<uint32_t> scan_declarations(std::string_view sql) {
 
 /// `bytes` low bytes of `v`, most significant first (the wire's order).
 void put_be(std::string& out, uint64_t v, int bytes) {
-  for (int i = bytes - 1; i >= 0; --i)
-    out += static_cast<char>((v >> (8 * i)) & 0xff);
+  char be[8];
+  for (int i = 0; i < bytes; ++i)
+    be[i] = static_cast<char>((v >> (8 * (bytes - 1 - i))) & 0xff);
+  out.append(be, static_cast<size_t>(bytes));
 }
 
 void put_int32(std::string& out, int32_t v) {
@@ -86,22 +88,21 @@ bool put_uuid(std::string& out, std::string_view s) {
   bool hyphens = s.size() == 36;
   if (!hyphens && s.size() != 32)
     return false;
-  char bytes[16];
+  if (hyphens && (s[8] != '-' || s[13] != '-' || s[18] != '-' || s[23] != '-'))
+    return false;
+  // The length (16, big-endian) and the 16 bytes, appended at once.
+  char bytes[20] = {0, 0, 0, 16};
   size_t at = 0;
-  for (int b = 0; b < 16; ++b) {
-    if (hyphens && (at == 8 || at == 13 || at == 18 || at == 23)) {
-      if (s[at] != '-')
-        return false;
+  for (int b = 4; b < 20; ++b) {
+    if (hyphens && (at == 8 || at == 13 || at == 18 || at == 23))
       ++at;
-    }
     int hi = hex_value(s[at]), lo = hex_value(s[at + 1]);
-    if (hi < 0 || lo < 0)
+    if ((hi | lo) < 0)
       return false;
     bytes[b] = static_cast<char>(hi << 4 | lo);
     at += 2;
   }
-  put_int32(out, 16);
-  out.append(bytes, 16);
+  out.append(bytes, sizeof bytes);
   return true;
 }
 
@@ -170,7 +171,12 @@ std::optional<std::string> binary_array(uint32_t array_oid, std::string_view lit
   const known_type* type = by_array(array_oid);
   if (!type || literal.size() < 2 || literal.front() != '{' || literal.back() != '}')
     return std::nullopt;
-  std::string elements;
+  // The header (five int32s) goes first with its counts patched at the end, and the
+  // elements after it: a 4-byte length in place of each element's quotes and comma keeps
+  // the binary form about the size of the text (a uuid's is half), so one allocation holds it.
+  std::string out;
+  out.reserve(20 + literal.size() + literal.size() / 8);
+  out.append(20, '\0');
   int32_t count = 0;
   bool has_null = false;
   std::string unquoted;
@@ -180,17 +186,27 @@ std::optional<std::string> binary_array(uint32_t array_oid, std::string_view lit
     std::string_view element;
     bool is_null = false;
     if (body[i] == '"') {
-      unquoted.clear();
       ++i;
-      for (; i < body.size() && body[i] != '"'; ++i) {
-        if (body[i] == '\\' && ++i == body.size())
-          return std::nullopt;
-        unquoted += body[i];
+      // Most elements hold no escape: they are read where they lie. Only one with a
+      // backslash is copied, without its escapes.
+      size_t close = i;
+      while (close < body.size() && body[close] != '"' && body[close] != '\\')
+        ++close;
+      if (close < body.size() && body[close] == '"') {
+        element = body.substr(i, close - i);
+        i = close;
+      } else {
+        unquoted.assign(body.data() + i, close - i);
+        for (i = close; i < body.size() && body[i] != '"'; ++i) {
+          if (body[i] == '\\' && ++i == body.size())
+            return std::nullopt;
+          unquoted += body[i];
+        }
+        element = unquoted;
       }
       if (i == body.size())
         return std::nullopt;
       ++i; // the closing quote
-      element = unquoted;
     } else {
       size_t end = body.find(',', i);
       element = body.substr(i, end == std::string_view::npos ? std::string_view::npos : end - i);
@@ -203,8 +219,8 @@ std::optional<std::string> binary_array(uint32_t array_oid, std::string_view lit
     }
     if (is_null) {
       has_null = true;
-      put_int32(elements, -1);
-    } else if (!put_element(elements, type->element, element)) {
+      put_int32(out, -1);
+    } else if (!put_element(out, type->element, element)) {
       return std::nullopt;
     }
     ++count;
@@ -214,16 +230,15 @@ std::optional<std::string> binary_array(uint32_t array_oid, std::string_view lit
       ++i;
     }
   }
-  std::string out;
-  out.reserve(20 + elements.size());
-  put_int32(out, count == 0 ? 0 : 1);
-  put_int32(out, has_null ? 1 : 0);
-  put_int32(out, static_cast<int32_t>(type->element));
-  if (count > 0) {
-    put_int32(out, count);
-    put_int32(out, 1);
-  }
-  out += elements;
+  std::string header;
+  put_int32(header, count == 0 ? 0 : 1);
+  put_int32(header, has_null ? 1 : 0);
+  put_int32(header, static_cast<int32_t>(type->element));
+  if (count == 0)
+    return header; // no dimension: the empty array is its first three int32s alone
+  put_int32(header, count);
+  put_int32(header, 1);
+  out.replace(0, header.size(), header);
   return out;
 }
 

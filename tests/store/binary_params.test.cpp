@@ -84,3 +84,31 @@ CAF_TEST(a named statement sends its declared arrays binary and the rest as text
   CAF_CHECK_EQUAL(wire.formats()[2], 0);
   CAF_CHECK_EQUAL(std::string{wire.values()[2]}, "{{nested}}");
 }
+
+CAF_TEST(a text array made by text_array reaches the server as its very elements) {
+  // Runs of plain characters, escaped quotes and backslashes at either end, an empty
+  // string, a NULL and the word NULL: each must arrive exactly as it was given.
+  std::vector<std::optional<std::string>> xs{std::string{R"({"a":"b\\c"})"},
+                                             std::string{R"(\")"},
+                                             std::string{},
+                                             std::nullopt,
+                                             std::string{"NULL"},
+                                             std::string(300, 'x') + "\"" + std::string(5, 'y')};
+  auto literal = text_array(xs);
+  auto b = binary_array(text_array_oid, literal.text);
+  CAF_REQUIRE(b);
+  std::string expected = bytes({0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0, 25, 0, 0, 0, 6, 0, 0, 0, 1});
+  for (const auto& x : xs) {
+    if (!x) {
+      expected += bytes({0xff, 0xff, 0xff, 0xff});
+      continue;
+    }
+    auto n = static_cast<uint32_t>(x->size());
+    expected += bytes({static_cast<int>(n >> 24), static_cast<int>((n >> 16) & 0xff),
+                       static_cast<int>((n >> 8) & 0xff), static_cast<int>(n & 0xff)});
+    expected += *x;
+  }
+  CAF_CHECK(*b == expected);
+  const std::string head = R"({"{\"a\":\"b\\\\c\"}","\\\"",)";
+  CAF_CHECK_EQUAL(literal.text.substr(0, head.size()), head);
+}
