@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include <caf/error.hpp>
 #include <caf/meta/type_name.hpp>
 
 namespace nf::msg {
@@ -104,6 +105,13 @@ struct task_result {
   std::string reason;
 };
 
+/// One report's answer within a batch of reports (client_api.hpp): the answer the report
+/// alone would have had, its JSON in `answer`, or its error (`lease lost`, `invalid: …`).
+struct report_outcome {
+  std::string answer;
+  caf::error error;
+};
+
 /// Extends a lease; answered with the new expiry (ms since epoch).
 struct heartbeat_request {
   std::string task_id;
@@ -183,6 +191,10 @@ template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, task_result& x) {
   return f(caf::meta::type_name("nf::msg::task_result"), x.task_id, x.workflow_id,
            x.lease_token, x.status, x.output_json, x.reason);
+}
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, report_outcome& x) {
+  return f(caf::meta::type_name("nf::msg::report_outcome"), x.answer, x.error);
 }
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, heartbeat_request& x) {

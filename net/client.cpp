@@ -333,6 +333,44 @@ void client::report_async(const msg::task_result& r, callback<std::string> cb) {
   impl_->call<std::string>(impl_->opts.timeout, std::move(cb), complete_atom_v, r);
 }
 
+namespace {
+
+client::report_answers answers_of(std::vector<msg::report_outcome>&& outcomes) {
+  client::report_answers out;
+  out.reserve(outcomes.size());
+  for (auto& o : outcomes) {
+    if (o.error)
+      out.emplace_back(std::move(o.error));
+    else
+      out.emplace_back(std::move(o.answer));
+  }
+  return out;
+}
+
+} // namespace
+
+caf::expected<client::report_answers>
+client::report_batch(const std::vector<msg::task_result>& rs) {
+  auto r = impl_->call_sync<std::vector<msg::report_outcome>>(impl_->opts.timeout, complete_atom_v,
+                                                              rs);
+  if (!r)
+    return r.error();
+  return answers_of(std::move(*r));
+}
+
+void client::report_batch_async(const std::vector<msg::task_result>& rs,
+                                callback<report_answers> cb) {
+  impl_->call<std::vector<msg::report_outcome>>(
+    impl_->opts.timeout,
+    [cb = std::move(cb)](caf::expected<std::vector<msg::report_outcome>> r) {
+      if (!r)
+        cb(r.error());
+      else
+        cb(answers_of(std::move(*r)));
+    },
+    complete_atom_v, rs);
+}
+
 void client::start_async(const msg::start_request& r, callback<msg::start_reply> cb) {
   impl_->call<msg::start_reply>(impl_->opts.timeout, std::move(cb), start_atom_v, r);
 }

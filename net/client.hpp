@@ -99,6 +99,13 @@ public:
   caf::expected<std::string> fail(const msg::leased_task& t, const std::string& reason,
                                   bool terminal = false, const std::string& output_json = {});
   caf::expected<std::string> report(const msg::task_result& r);
+  /// Each result's answer or error, in the order given.
+  using report_answers = std::vector<caf::expected<std::string>>;
+  /// Reports several leased tasks in one message each way (the tasks of a poll a worker
+  /// finished together). Each result is applied as if reported alone and answered in its
+  /// place (`lease lost`, `invalid: …` for that one alone). The call itself fails only as a
+  /// whole: `unavailable`, or `invalid` for more results than one poll may lease.
+  caf::expected<report_answers> report_batch(const std::vector<msg::task_result>& rs);
   /// Extends a lease; answers the new expiry (ms since the epoch).
   caf::expected<int64_t> heartbeat(const msg::leased_task& t);
 
@@ -113,6 +120,7 @@ public:
 
   void poll_async(const msg::poll_request& r, callback<std::vector<msg::leased_task>> cb);
   void report_async(const msg::task_result& r, callback<std::string> cb);
+  void report_batch_async(const std::vector<msg::task_result>& rs, callback<report_answers> cb);
   void start_async(const msg::start_request& r, callback<msg::start_reply> cb);
 
   /// Requests in flight right now (blocking and async).

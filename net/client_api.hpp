@@ -30,6 +30,10 @@ using client_api = caf::typed_actor<
   caf::replies_to<signal_atom, msg::signal_request>::with<std::string>,
   caf::replies_to<poll_atom, msg::poll_request>::with<std::vector<msg::leased_task>>,
   caf::replies_to<complete_atom, msg::task_result>::with<std::string>,
+  // Several reports in one message (the tasks a worker finished together): each is applied
+  // as if sent alone, and answered in its place, its answer or its error.
+  caf::replies_to<complete_atom, std::vector<msg::task_result>>::with<
+    std::vector<msg::report_outcome>>,
   caf::replies_to<heartbeat_atom, msg::heartbeat_request>::with<int64_t>,
   caf::replies_to<events_atom, msg::events_request>::with<std::vector<msg::event_view>>,
   // Node, partitions and queue depths as JSON.

@@ -142,6 +142,69 @@ caf::result<Reply> to_node(api_pointer self, caf::error rejected,
                       std::forward<Ts>(xs)...);
 }
 
+// A batch of reports: each result goes on to the node as a report of its own, exactly as if
+// it had come alone, and its answer or error takes its place in the batch's answer. The batch
+// is answered when every result is, or at the deadline, with `unavailable` for those still
+// out (applied or not, as a lone report that timed out: completions are fenced by the lease
+// token). Why a batch: a worker that finished a poll's worth of tasks sends one message each
+// way over the network instead of one per task (bench/README.md, round 35).
+caf::result<std::vector<msg::report_outcome>>
+report_all(api_pointer self, std::chrono::milliseconds timeout,
+           std::vector<msg::task_result> results) {
+  if (auto err = check_report_count(results.size(), self->state.opts.limits))
+    return err;
+  if (results.empty())
+    return std::vector<msg::report_outcome>{};
+  const auto& node = self->state.opts.node;
+  if (!node)
+    return store::make_error(store::errc::unavailable,
+                             "engine node: no engine node in this process");
+  struct batch {
+    std::vector<msg::report_outcome> outcomes;
+    std::vector<bool> answered;
+    size_t open = 0;
+    uint64_t deadline_id = 0;
+  };
+  auto b = std::make_shared<batch>();
+  b->outcomes.resize(results.size());
+  b->answered.resize(results.size(), false);
+  auto rp = self->make_response_promise<std::vector<msg::report_outcome>>();
+  auto answer = [self, b, rp](size_t i, std::string text, caf::error err) mutable {
+    if (b->answered[i])
+      return;
+    b->answered[i] = true;
+    b->outcomes[i].answer = std::move(text);
+    b->outcomes[i].error = std::move(err);
+    if (--b->open == 0 && self->state.deadlines.settle(b->deadline_id))
+      rp.deliver(std::move(b->outcomes));
+  };
+  b->open = results.size();
+  b->deadline_id = self->state.deadlines.add(
+    self->clock().now() + timeout, [b, rp](caf::error e) mutable {
+      auto late = as_protocol_error(std::move(e), "engine node");
+      for (size_t i = 0; i < b->outcomes.size(); ++i)
+        if (!b->answered[i]) {
+          b->answered[i] = true;
+          b->outcomes[i].error = late;
+        }
+      b->open = 0;
+      rp.deliver(std::move(b->outcomes));
+    });
+  schedule_sweep(self);
+  for (size_t i = 0; i < results.size(); ++i) {
+    if (auto err = check(results[i])) {
+      answer(i, {}, std::move(err));
+      continue;
+    }
+    self->request(node, caf::infinite, complete_atom_v, std::move(results[i]))
+      .then([answer, i](std::string& r) mutable { answer(i, std::move(r), caf::error{}); },
+            [answer, i](caf::error& e) mutable {
+              answer(i, {}, as_protocol_error(std::move(e), "engine node"));
+            });
+  }
+  return rp;
+}
+
 void read_events_or_wait(api_pointer self, uint64_t wait_id) {
   auto it = self->state.waits.find(wait_id);
   if (it == self->state.waits.end())
@@ -259,6 +322,10 @@ api_actor::behavior_type api(api_pointer self, api_options opts) {
     },
     [self, timeout](complete_atom, msg::task_result& r) -> caf::result<std::string> {
       return to_node<std::string>(self, check(r), timeout, complete_atom_v, std::move(r));
+    },
+    [self, timeout](complete_atom, std::vector<msg::task_result>& rs)
+      -> caf::result<std::vector<msg::report_outcome>> {
+      return report_all(self, timeout, std::move(rs));
     },
     [self](heartbeat_atom, msg::heartbeat_request& r) -> caf::result<int64_t> {
       return to_store<int64_t>(self, check(r), heartbeat_atom_v, std::move(r));

@@ -208,6 +208,14 @@ caf::error check(const msg::task_result& r) {
   return p.done();
 }
 
+caf::error check_report_count(size_t count, const check_limits& limits) {
+  problems p;
+  if (count > static_cast<size_t>(limits.max_poll_tasks))
+    p.add("results", "expected at most " + std::to_string(limits.max_poll_tasks)
+                       + " results in one call, got " + std::to_string(count));
+  return p.done();
+}
+
 caf::error check(const msg::heartbeat_request& r) {
   problems p;
   p.lease(r.task_id, r.workflow_id, r.lease_token);

@@ -28,6 +28,9 @@ caf::error check(const msg::workflow_command& r);
 caf::error check(const msg::signal_request& r);
 caf::error check(const msg::poll_request& r, const check_limits& limits);
 caf::error check(const msg::task_result& r);
+/// A batch of reports: at most as many results as one poll may lease (each result is
+/// checked on its own, and rejected alone).
+caf::error check_report_count(size_t count, const check_limits& limits);
 caf::error check(const msg::heartbeat_request& r);
 caf::error check(const msg::events_request& r, const check_limits& limits);
 caf::error check(const msg::deadletter_request& r);

@@ -64,6 +64,34 @@ caf::behavior holding_node(caf::stateful_actor<holding_state>* self) {
   };
 }
 
+// Stands in for a node that answers every report alone: the task's id as JSON, `lease lost`
+// for a result whose token is `lost_token`, and holds (never answers) one whose token is
+// `held_token`. Counts what reaches it.
+constexpr const char* lost_token = "01890000-0000-7000-8000-00000000100f";
+constexpr const char* held_token = "01890000-0000-7000-8000-00000000200f";
+
+struct reporting_state {
+  std::vector<caf::typed_response_promise<std::string>> held;
+  int reports = 0;
+};
+
+caf::behavior reporting_node(caf::stateful_actor<reporting_state>* self) {
+  return {
+    [self](complete_atom, msg::task_result& r) -> caf::result<std::string> {
+      ++self->state.reports;
+      if (r.lease_token == lost_token)
+        return store::make_error(store::errc::lease_lost, "lease lost");
+      if (r.lease_token == held_token) {
+        auto rp = self->make_response_promise<std::string>();
+        self->state.held.push_back(rp);
+        return rp;
+      }
+      return std::string{R"({"task":")"} + r.task_id + "\"}";
+    },
+    [self](get_atom) -> int { return self->state.reports; },
+  };
+}
+
 struct fixture : test::worker_fixture {
   actors::system_config cfg;
   caf::actor_system sys{cfg};
@@ -379,6 +407,65 @@ CAF_TEST(a request the node does not answer in time fails unavailable and its la
   CAF_REQUIRE(next);
   CAF_CHECK_EQUAL(next->workflow_id, "01890000-0000-7000-8000-000000000001");
   caf::anon_send_exit(slow, caf::exit_reason::user_shutdown);
+  caf::anon_send_exit(node, caf::exit_reason::user_shutdown);
+}
+
+CAF_TEST(a batch of reports answers each result in its place) {
+  auto node = sys.spawn(reporting_node);
+  auto opts = net::make_api_options(config::values::defaults(), db.dsn(), node);
+  opts.request_timeout = 300ms;
+  auto batched = net::spawn_api(sys, opts);
+  auto ask_batch = [&](std::vector<msg::task_result> rs) {
+    caf::expected<std::vector<msg::report_outcome>> out{caf::error{}};
+    self->request(batched, 20s, complete_atom_v, std::move(rs))
+      .receive([&](std::vector<msg::report_outcome>& r) { out = std::move(r); },
+               [&](caf::error& e) { out = std::move(e); });
+    return out;
+  };
+  auto reports_seen = [&] {
+    int n = -1;
+    self->request(node, 5s, get_atom_v).receive([&](int x) { n = x; }, [](caf::error&) {});
+    return n;
+  };
+  auto result = [](const std::string& task, const std::string& token,
+                   const std::string& status = "COMPLETED") {
+    return msg::task_result{task, "01890000-0000-7000-8000-000000000001", token, status, "{}", ""};
+  };
+  const std::string a = "01890000-0000-7000-8000-00000000000a";
+  const std::string b = "01890000-0000-7000-8000-00000000000b";
+  const std::string token = "01890000-0000-7000-8000-0000000000bb";
+  // One applied, one rejected by the checks (it never reaches the node), one whose lease is
+  // lost, one applied: four answers in the order given.
+  auto r = ask_batch({result(a, token), result(b, token, "DONE"), result(b, lost_token),
+                      result(b, token)});
+  CAF_REQUIRE(r);
+  CAF_REQUIRE_EQUAL(r->size(), 4u);
+  CAF_CHECK(!(*r)[0].error);
+  CAF_CHECK_EQUAL((*r)[0].answer, R"({"task":")" + a + "\"}");
+  CAF_CHECK(is((*r)[1].error, store::errc::invalid, "status: expected COMPLETED"));
+  CAF_CHECK(is((*r)[2].error, store::errc::lease_lost, "lease lost"));
+  CAF_CHECK_EQUAL((*r)[3].answer, R"({"task":")" + b + "\"}");
+  CAF_CHECK_EQUAL(reports_seen(), 3);
+  // More results than one poll may lease: the whole batch is rejected, none reaches the node.
+  std::vector<msg::task_result> many(1001, result(a, token));
+  auto too_many = ask_batch(many);
+  CAF_REQUIRE(!too_many);
+  CAF_CHECK(is(too_many.error(), store::errc::invalid,
+               "results: expected at most 1000 results in one call, got 1001"));
+  CAF_CHECK_EQUAL(reports_seen(), 3);
+  auto none = ask_batch({});
+  CAF_REQUIRE(none);
+  CAF_CHECK(none->empty());
+  // A result the node does not answer in time is `unavailable` in its place at the deadline;
+  // the others keep their answers.
+  auto began = std::chrono::steady_clock::now();
+  auto late = ask_batch({result(a, token), result(b, held_token)});
+  CAF_REQUIRE(late);
+  CAF_CHECK(std::chrono::steady_clock::now() - began >= 300ms);
+  CAF_REQUIRE_EQUAL(late->size(), 2u);
+  CAF_CHECK_EQUAL((*late)[0].answer, R"({"task":")" + a + "\"}");
+  CAF_CHECK(is((*late)[1].error, store::errc::unavailable, "engine node"));
+  caf::anon_send_exit(batched, caf::exit_reason::user_shutdown);
   caf::anon_send_exit(node, caf::exit_reason::user_shutdown);
 }
 

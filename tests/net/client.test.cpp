@@ -144,6 +144,41 @@ CAF_TEST(async polls deliver through callbacks) {
   CAF_CHECK_EQUAL(c.in_flight(), 0u);
 }
 
+CAF_TEST(a batch of reports answers each result in its place) {
+  test::fake_node node;
+  client c{at(node.port())};
+  auto result = [](const std::string& task, const std::string& workflow) {
+    return msg::task_result{task, workflow, "01890000-0000-7000-8000-0000000000bb", "COMPLETED",
+                            R"({"n":1})", ""};
+  };
+  const std::string wf = "01890000-0000-7000-8000-000000000001";
+  std::vector<msg::task_result> rs{result("01890000-0000-7000-8000-0000000000a1", wf),
+                                   result("01890000-0000-7000-8000-0000000000a2",
+                                          test::missing_workflow),
+                                   result("01890000-0000-7000-8000-0000000000a3", wf)};
+  auto r = c.report_batch(rs);
+  CAF_REQUIRE(r);
+  CAF_REQUIRE_EQUAL(r->size(), 3u);
+  CAF_CHECK((*r)[0] && *(*r)[0] == "{}");
+  CAF_REQUIRE(!(*r)[1]);
+  CAF_CHECK_EQUAL(describe((*r)[1].error()), "lease lost");
+  CAF_CHECK((*r)[2]);
+  std::promise<caf::expected<client::report_answers>> got;
+  c.report_batch_async(rs, [&](caf::expected<client::report_answers> a) {
+    got.set_value(std::move(a));
+  });
+  auto f = got.get_future();
+  CAF_REQUIRE(f.wait_for(5s) == std::future_status::ready);
+  auto a = f.get();
+  CAF_REQUIRE(a);
+  CAF_CHECK_EQUAL(a->size(), 3u);
+  CAF_CHECK(!(*a)[1]);
+  auto lines = node.log().take();
+  CAF_REQUIRE_EQUAL(lines.size(), 6u);
+  CAF_CHECK_EQUAL(lines[1], R"(complete 01890000-0000-7000-8000-0000000000a2 COMPLETED output={"n":1} reason= token=01890000-0000-7000-8000-0000000000bb)");
+  CAF_CHECK_EQUAL(c.in_flight(), 0u);
+}
+
 CAF_TEST(node addresses are parsed strictly) {
   auto ok = parse_node_address("db.example:4600");
   CAF_REQUIRE(ok);

@@ -93,6 +93,23 @@ client_api::behavior_type fake(client_api::stateful_pointer<fake_state> self,
                + " reason=" + r.reason + " token=" + r.lease_token);
       return "{}";
     },
+    // One line per result, as if each had come alone; a result of the missing workflow
+    // answers `lease lost` in its place.
+    [log](complete_atom,
+          const std::vector<msg::task_result>& rs) -> std::vector<msg::report_outcome> {
+      std::vector<msg::report_outcome> out;
+      for (const auto& r : rs) {
+        log->add("complete " + r.task_id + " " + r.status + " output=" + r.output_json
+                 + " reason=" + r.reason + " token=" + r.lease_token);
+        msg::report_outcome o;
+        if (r.workflow_id == missing_workflow)
+          o.error = store::make_error(store::errc::lease_lost, "lease lost");
+        else
+          o.answer = "{}";
+        out.push_back(std::move(o));
+      }
+      return out;
+    },
     [log](heartbeat_atom, const msg::heartbeat_request& r) -> int64_t {
       log->add("heartbeat " + r.task_id);
       return 123;
