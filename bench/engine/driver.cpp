@@ -271,6 +271,7 @@ worker_proc spawn_worker(const run_options& o, const std::string& queue, const s
                                 "--queue",    queue,
                                 "--pollers",  std::to_string(o.pollers),
                                 "--batch",    std::to_string(o.batch),
+                                "--reports",  o.batch_reports ? "batch" : "each",
                                 "--id",       tag + "-w" + std::to_string(i),
                                 "--out",      w.out};
   std::vector<char*> argv;

@@ -25,6 +25,7 @@ struct run_options {
   int worker_procs = 2;
   int pollers = 8;   ///< long polls in flight per worker process
   int batch = 64;    ///< tasks one poll may take
+  bool batch_reports = true; ///< a poll's tasks reported in one message (worker_options)
   /// Start calls in flight for W2, W3 and W4 (workflows whose tasks are the measure).
   int start_concurrency = 64;
   /// W1's start calls in flight: W1 measures how fast the node takes starts, so its client

@@ -4,6 +4,7 @@
 //   nodeflow-bench run --node HOST:PORT --dsn DSN [--workload W1|W1lat|W2|W3|W4]... [sizes]
 //   nodeflow-bench ceiling --dsn DSN [--batch N] [--connections N] [--seconds S]
 //   nodeflow-bench worker --node HOST:PORT --queue Q --out FILE [--pollers N] [--batch N]
+//                         [--reports batch|each]
 
 #include <algorithm>
 #include <cstdio>
@@ -37,11 +38,14 @@ const char* usage = R"(usage:
       --w4-control-node HOST:PORT --w4-control-dsn DSN [--w4-control-serve-pid PID]
                                      a node on an empty database beside each W4 step
       --worker-procs N --pollers N --batch N
+      --reports batch|each           a worker reports a poll's tasks in one message (default)
+                                     or each task alone
       --start-concurrency N          start calls in flight in W2, W3, W4 (default 64)
       --w1-start-concurrency N       start calls in flight in W1 (default 512)
       --ceiling-seconds S --ceiling-connections N --no-ceiling --timeout S --work-dir DIR
   nodeflow-bench ceiling --dsn DSN [--batch N] [--connections N] [--seconds S]
-  nodeflow-bench worker --node HOST:PORT --queue Q --out FILE [--pollers N] [--batch N] [--id ID]
+  nodeflow-bench worker --node HOST:PORT --queue Q --out FILE [--pollers N] [--batch N]
+                        [--reports batch|each] [--id ID]
   nodeflow-bench createdb|dropdb|dsn --dsn DSN --name NAME   (a scratch database for bench/run)
 )";
 
@@ -59,6 +63,13 @@ long long integer(const std::string& flag, const std::string& v, long long lo, l
     bad(flag + ": expected an integer " + std::to_string(lo) + " … " + std::to_string(hi)
         + ", got " + v);
   return x;
+}
+
+// --reports batch|each: a poll's tasks reported in one message, or one report per task.
+bool reports_mode(const std::string& v) {
+  if (v != "batch" && v != "each")
+    bad("--reports: expected batch or each, got \"" + v + "\"");
+  return v == "batch";
 }
 
 double number(const std::string& flag, const std::string& v, double lo, double hi) {
@@ -100,6 +111,7 @@ int main(int argc, char** argv) {
       else if (a == "--id") w.id = value(i);
       else if (a == "--pollers") w.pollers = static_cast<int>(integer(a, value(i), 1, 256));
       else if (a == "--batch") w.batch = static_cast<int>(integer(a, value(i), 1, 1000));
+      else if (a == "--reports") w.batch_reports = reports_mode(value(i));
       else bad("unknown flag " + a);
     }
     if (w.queue.empty() || w.out.empty())
@@ -218,6 +230,7 @@ int main(int argc, char** argv) {
     else if (a == "--worker-procs") o.worker_procs = static_cast<int>(integer(a, value(i), 1, 64));
     else if (a == "--pollers") o.pollers = static_cast<int>(integer(a, value(i), 1, 256));
     else if (a == "--batch") o.batch = static_cast<int>(integer(a, value(i), 1, 1000));
+    else if (a == "--reports") o.batch_reports = reports_mode(value(i));
     else if (a == "--start-concurrency") o.start_concurrency = static_cast<int>(integer(a, value(i), 1, 100000));
     else if (a == "--w1-start-concurrency") o.w1_start_concurrency = static_cast<int>(integer(a, value(i), 1, 100000));
     else if (a == "--ceiling-seconds") o.ceiling_seconds = number(a, value(i), 0.1, 3600);

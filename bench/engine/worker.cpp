@@ -57,6 +57,18 @@ struct worker_state {
 
 void issue_poll(worker_state& st, int slot);
 
+void report_failed(worker_state& st, const caf::error& err) {
+  std::fprintf(stderr, "bench worker %s: report failed: %s\n", st.opts.id.c_str(),
+               describe(err).c_str());
+}
+
+void on_report(worker_state& st, const caf::expected<std::string>& a) {
+  if (a)
+    ++st.acked;
+  else if (++st.report_errors <= 5)
+    report_failed(st, a.error());
+}
+
 void on_tasks(worker_state& st, int slot, caf::expected<std::vector<msg::leased_task>> r) {
   auto now = mono_ns();
   --st.polls_in_flight;
@@ -74,6 +86,8 @@ void on_tasks(worker_state& st, int slot, caf::expected<std::vector<msg::leased_
     for (const auto& t : *r)
       st.arrivals.push_back({t.workflow_id, t.ref, now});
   }
+  std::vector<msg::task_result> results;
+  results.reserve(r->size());
   for (const auto& t : *r) {
     msg::task_result res;
     res.task_id = t.task_id;
@@ -81,15 +95,23 @@ void on_tasks(worker_state& st, int slot, caf::expected<std::vector<msg::leased_
     res.lease_token = t.lease_token;
     res.status = "COMPLETED";
     res.output_json = R"({"ok":true})";
-    st.c.report_async(res, [&st](caf::expected<std::string> a) {
-      if (a) {
-        ++st.acked;
-      } else {
-        if (++st.report_errors <= 5)
-          std::fprintf(stderr, "bench worker %s: report failed: %s\n", st.opts.id.c_str(),
-                       describe(a.error()).c_str());
+    results.push_back(std::move(res));
+  }
+  if (st.opts.batch_reports && !results.empty()) {
+    auto n = static_cast<long long>(results.size());
+    st.c.report_batch_async(results, [&st, n](caf::expected<client::report_answers> a) {
+      if (!a) {
+        // Every result of the batch went unanswered.
+        if (st.report_errors.fetch_add(n) < 5)
+          report_failed(st, a.error());
+        return;
       }
+      for (const auto& one : *a)
+        on_report(st, one);
     });
+  } else {
+    for (const auto& res : results)
+      st.c.report_async(res, [&st](caf::expected<std::string> a) { on_report(st, a); });
   }
   if (!stop_requested)
     issue_poll(st, slot);
