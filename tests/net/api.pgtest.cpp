@@ -456,6 +456,13 @@ CAF_TEST(a batch of reports answers each result in its place) {
   auto none = ask_batch({});
   CAF_REQUIRE(none);
   CAF_CHECK(none->empty());
+  // Every result rejected by the checks: answered at once, none reaching the node.
+  auto rejected = ask_batch({result(a, token, "DONE"), result("x", token)});
+  CAF_REQUIRE(rejected);
+  CAF_REQUIRE_EQUAL(rejected->size(), 2u);
+  CAF_CHECK(is((*rejected)[0].error, store::errc::invalid, "status:"));
+  CAF_CHECK(is((*rejected)[1].error, store::errc::invalid, "task_id:"));
+  CAF_CHECK_EQUAL(reports_seen(), 3);
   // A result the node does not answer in time is `unavailable` in its place at the deadline;
   // the others keep their answers.
   auto began = std::chrono::steady_clock::now();
