@@ -97,12 +97,20 @@ void sweep(api_pointer self) {
 // never comes (an actor stopped while it held the request) leaves CAF's handler for it
 // registered after the client was answered `unavailable`: a few bytes per such request, for
 // as long as the api lives.
+// What the node's requests name in their errors.
+constexpr const char* engine_node = "engine node";
+
+// The answer to a request this process has nowhere to send.
+caf::error no_destination(const char* what) {
+  return store::make_error(store::errc::unavailable,
+                           std::string{what} + ": no engine node in this process");
+}
+
 template <class Reply, class... Ts>
 caf::result<Reply> relay(api_pointer self, const caf::actor& dest, const char* what,
                          std::chrono::milliseconds timeout, Ts&&... xs) {
   if (!dest)
-    return store::make_error(store::errc::unavailable,
-                             std::string{what} + ": no engine node in this process");
+    return no_destination(what);
   auto rp = self->make_response_promise<Reply>();
   // The one way the client hears of a failure: the node's error, or the deadline's.
   auto fail = [rp, what](caf::error e) mutable {
@@ -138,7 +146,7 @@ caf::result<Reply> to_node(api_pointer self, caf::error rejected,
                            std::chrono::milliseconds timeout, Ts&&... xs) {
   if (rejected)
     return rejected;
-  return relay<Reply>(self, self->state.opts.node, "engine node", timeout,
+  return relay<Reply>(self, self->state.opts.node, engine_node, timeout,
                       std::forward<Ts>(xs)...);
 }
 
@@ -157,8 +165,7 @@ report_all(api_pointer self, std::chrono::milliseconds timeout,
     return std::vector<msg::report_outcome>{};
   const auto& node = self->state.opts.node;
   if (!node)
-    return store::make_error(store::errc::unavailable,
-                             "engine node: no engine node in this process");
+    return no_destination(engine_node);
   struct batch {
     std::vector<msg::report_outcome> outcomes;
     std::vector<bool> answered;
@@ -181,7 +188,7 @@ report_all(api_pointer self, std::chrono::milliseconds timeout,
   b->open = results.size();
   b->deadline_id = self->state.deadlines.add(
     self->clock().now() + timeout, [b, rp](caf::error e) mutable {
-      auto late = as_protocol_error(std::move(e), "engine node");
+      auto late = as_protocol_error(std::move(e), engine_node);
       for (size_t i = 0; i < b->outcomes.size(); ++i)
         if (!b->answered[i]) {
           b->answered[i] = true;
@@ -199,7 +206,7 @@ report_all(api_pointer self, std::chrono::milliseconds timeout,
     self->request(node, caf::infinite, complete_atom_v, std::move(results[i]))
       .then([answer, i](std::string& r) mutable { answer(i, std::move(r), caf::error{}); },
             [answer, i](caf::error& e) mutable {
-              answer(i, {}, as_protocol_error(std::move(e), "engine node"));
+              answer(i, {}, as_protocol_error(std::move(e), engine_node));
             });
   }
   return rp;

@@ -23,6 +23,12 @@ std::vector<std::string> fake_log::take() {
 
 namespace {
 
+// How a report is logged, alone or within a batch.
+std::string complete_line(const msg::task_result& r) {
+  return "complete " + r.task_id + " " + r.status + " output=" + r.output_json
+         + " reason=" + r.reason + " token=" + r.lease_token;
+}
+
 struct fake_state {
   std::shared_ptr<fake_log> log;
   // Held polls: kept so they are never answered until the node goes away.
@@ -89,8 +95,7 @@ client_api::behavior_type fake(client_api::stateful_pointer<fake_state> self,
       return std::vector<msg::leased_task>{t};
     },
     [log](complete_atom, const msg::task_result& r) -> std::string {
-      log->add("complete " + r.task_id + " " + r.status + " output=" + r.output_json
-               + " reason=" + r.reason + " token=" + r.lease_token);
+      log->add(complete_line(r));
       return "{}";
     },
     // One line per result, as if each had come alone; a result of the missing workflow
@@ -99,8 +104,7 @@ client_api::behavior_type fake(client_api::stateful_pointer<fake_state> self,
           const std::vector<msg::task_result>& rs) -> std::vector<msg::report_outcome> {
       std::vector<msg::report_outcome> out;
       for (const auto& r : rs) {
-        log->add("complete " + r.task_id + " " + r.status + " output=" + r.output_json
-                 + " reason=" + r.reason + " token=" + r.lease_token);
+        log->add(complete_line(r));
         msg::report_outcome o;
         if (r.workflow_id == missing_workflow)
           o.error = store::make_error(store::errc::lease_lost, "lease lost");
