@@ -11,6 +11,7 @@
 #include "store/json.hpp"
 #include "store/pg/transaction.hpp"
 #include "tests/store/decide_fixture.hpp"
+#include "tests/support/notifications.hpp"
 
 using namespace nf;
 using namespace nf::store;
@@ -156,6 +157,22 @@ CAF_TEST(many threads appending to one workflow produce one to n) {
       SELECT "payload"->>'who' AS who, ("seq" - 2) / 3 AS grp FROM "WorkflowEvents" WHERE "seq" > 1
       GROUP BY 1, 2) g)"),
                   writers * rounds);
+}
+
+CAF_TEST(every event row is announced once as workflow and seq when its transaction commits) {
+  auto wf = start("order").id; // seq 1, announced before the listener listens
+  auto listener = db->connect();
+  CAF_REQUIRE(listener.exec("LISTEN node_flow_workflow_events"));
+  auto last = wf.str() + ":4";
+  transaction tx{conn};
+  CAF_REQUIRE(tx.begin());
+  NF_REQUIRE_OK(append_events(tx, {three(wf, "a")}));
+  // Nothing before the commit: a listener that reads the rows it is told of finds them.
+  CAF_CHECK(test::notifications_until(listener, last, std::chrono::milliseconds{300}).empty());
+  CAF_REQUIRE(tx.commit());
+  // One per row, in seq order, never an empty payload (a statement-level trigger's, seed 000).
+  CAF_CHECK_EQUAL(test::notifications_until(listener, last),
+                  (std::vector<std::string>{wf.str() + ":2", wf.str() + ":3", last}));
 }
 
 CAF_TEST(history reads after a seq in order and bounded) {

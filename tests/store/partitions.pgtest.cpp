@@ -9,11 +9,9 @@
 #include <set>
 #include <thread>
 
-#include <libpq-fe.h>
-#include <poll.h>
-
 #include "store/partitions.hpp"
 #include "store/pg/errors.hpp"
+#include "tests/support/notifications.hpp"
 #include "tests/support/test_database.hpp"
 
 using namespace nf::store;
@@ -170,25 +168,6 @@ struct fixture {
   }
 };
 
-// Drains `listener` until `until` arrives (or 10 s pass); returns every payload seen.
-std::vector<std::string> notifications_until(connection& listener, const std::string& until) {
-  std::vector<std::string> seen;
-  auto* pg = listener.native();
-  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds{10};
-  while (std::chrono::steady_clock::now() < deadline) {
-    PQconsumeInput(pg);
-    while (PGnotify* n = PQnotifies(pg)) {
-      seen.emplace_back(n->extra);
-      PQfreemem(n);
-    }
-    if (std::find(seen.begin(), seen.end(), until) != seen.end())
-      return seen;
-    pollfd fd{PQsocket(pg), POLLIN, 0};
-    ::poll(&fd, 1, 100);
-  }
-  return seen;
-}
-
 } // namespace
 
 CAF_TEST(partition names parse back to their bounds and nothing else parses) {
@@ -304,7 +283,7 @@ CAF_TEST(four concurrent callers create and report each partition once and adopt
                           VALUES (uuidv7(), 1, '00000000-0000-0000-0000-000000000001',
                                   'WORKFLOW_STARTED')
                           RETURNING "workflowId"::text || ':' || "seq")");
-    auto seen = notifications_until(listener, control);
+    auto seen = nf::test::notifications_until(listener, control);
     CAF_CHECK_EQUAL(seen, std::vector<std::string>{control});
     CAF_REQUIRE(listener.exec("UNLISTEN *"));
     // The partition-local index names follow the rule (rename_partition_indexes ran).
