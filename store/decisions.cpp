@@ -19,7 +19,7 @@ namespace {
 // order, read through "DecideQueues_shard_idx" until $2 are locked; they stay locked until
 // the caller's transaction ends. Ordered by "enqueuedAt" across the shards, the claim
 // sorted every pending row of its shards at each call (100,000 rows and 101 ms for a claim
-// of 256 behind a backlog over four shards, bench/README.md round 34), so a committer that
+// of 256 behind a backlog over four shards, bench/ROUNDS.md round 34), so a committer that
 // fell behind slowed down further. The shards are taken from $3 up, then from the lowest,
 // and each claim starts at the next of the caller's shards (add_claim): a shard's backlog
 // keeps the others waiting for one claim of each shard at most. Within a shard the oldest

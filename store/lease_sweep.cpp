@@ -16,7 +16,7 @@ namespace {
 // alone: the sweep runs on every poll of the node's timer and nearly always finds nothing,
 // and with the task rows read in the same statement its generic plan named every
 // "TaskExecutions" partition too, and was built again after a vacuum of any of them
-// (bench/README.md, round 30).
+// (bench/ROUNDS.md, round 30).
 constexpr statement read_expired{"lease.read_expired", R"(
 SELECT "queueName", "taskId", "workflowId", "leaseToken", "shard" FROM "TaskQueues"
  WHERE "leaseExpiresAt" < now() ORDER BY "leaseExpiresAt" LIMIT $1)"};

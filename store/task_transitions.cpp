@@ -97,7 +97,7 @@ DELETE FROM "Timers" t
 // invalidates it, and only their vacuum does. The window is its only bound on "fireAt": a
 // range on it, with bounds the planner does not know, looks selective on the due index, and
 // a plan that walks every pending timer of the hour there was 20 times slower (round 28 of
-// bench/README.md). The ids locked first, as above, then the rows deleted by id: no join
+// bench/ROUNDS.md). The ids locked first, as above, then the rows deleted by id: no join
 // between the two scans for the planner to order by "fireAt". A due timer of a finished task
 // goes too, where the timer actor would have fired it as a no-op.
 constexpr statement cancel_timers_in_hours{"timer.cancel_for_tasks_in_hours", R"(

@@ -2,7 +2,7 @@
 
 // How a node's decide committers share its partitions (docs/engine.md §1). Each
 // committer is one Postgres backend busy at a time, so under load two of them decide
-// more than one (W2 +26–38%, bench/README.md round 8). At moderate rates they only make
+// more than one (W2 +26–38%, bench/ROUNDS.md round 8). At moderate rates they only make
 // more, smaller transactions: at 200 starts/s two committers used a third more Postgres
 // CPU than one and doubled W1lat's e2e p95. So one committer decides for every partition
 // until a flush carries split_at requests; then partition p goes to committer p mod N,

@@ -36,7 +36,7 @@ struct prepared_types {
 ///
 /// Why: the server parses a text array character by character and calls the element
 /// type's input function per element; the batches' arrays (hundreds of uuids, texts and
-/// numbers per statement) made that ~8% of Postgres' CPU in W2 (bench/README.md, round 18).
+/// numbers per statement) made that ~8% of Postgres' CPU in W2 (bench/ROUNDS.md, round 18).
 std::optional<std::string> binary_array(uint32_t array_oid, std::string_view literal);
 
 /// What libpq's PQsendQueryPrepared / PQexecPrepared take for `p` run as `st`: each value,
