@@ -270,12 +270,15 @@ batch_output decider_core::run(const batch_input& in) {
       }
       st.lent.clear();
     };
+    double waited_before = conn_->waited_ms();
+    auto note_wait = [&] { out.stats.db_ms += conn_->waited_ms() - waited_before; };
     {
       store::transaction tx{*conn_};
       auto r = attempt(tx, in, excluded, st);
       if (r) {
         auto c = tx.commit();
         if (c) {
+          note_wait();
           give_back(true);
           learn(st);
           out.starts = std::move(st.starts);
@@ -294,6 +297,7 @@ batch_output decider_core::run(const batch_input& in) {
         err = r.error();
       }
     } // rolled back here unless committed
+    note_wait();
     give_back(false);
     last = err;
     switch (store::code_of(err)) {

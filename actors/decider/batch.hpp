@@ -78,6 +78,7 @@ struct batch_stats {
   size_t stale = 0;            ///< evaluations dropped as stale (I4) and requeued
   int attempts = 0;
   double ms = 0;
+  double db_ms = 0;  ///< of ms, the pipelines' waits for the server's answers
 };
 
 /// A parked poll a batch was lent (waiting_polls.hpp), to hand back to its lessor with

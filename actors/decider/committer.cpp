@@ -207,9 +207,10 @@ void flush(committer_actor* self) {
   const auto& s = out.stats;
   if (s.workflows > 0 || requests > 0)
     st.log->debug("decide_batch partitions={} starts={} completions={} commands={} workflows={} "
-                  "tasks_scheduled={} leased={} recalled={} stale={} attempts={} ms={:.2f}",
+                  "tasks_scheduled={} leased={} recalled={} stale={} attempts={} ms={:.2f} "
+                  "db_ms={:.2f}",
                   st.core->shards().size(), s.starts, s.completions, s.commands, s.workflows,
-                  s.tasks_scheduled, s.leased, s.recalled, s.stale, s.attempts, s.ms);
+                  s.tasks_scheduled, s.leased, s.recalled, s.stale, s.attempts, s.ms, s.db_ms);
   auto failed = [](const auto& xs) {
     for (const auto& x : xs)
       if (!x && store::code_of(x.error()) == store::errc::unavailable)

@@ -75,6 +75,12 @@ public:
     return sql;
   }
 
+  /// Milliseconds this connection's pipelines waited for their answers, each from its sync
+  /// to its last result: the server's work and the round trip. A caller's difference over a
+  /// span of its own tells the server's share of it from the rest (the decider's log line).
+  double waited_ms() const { return waited_ms_; }
+  void add_waited_ms(double ms) { waited_ms_ += ms; }
+
   /// True while the server link is up.
   bool ok() const;
   /// The error libpq reports on this connection, for messages.
@@ -95,6 +101,7 @@ private:
   std::unique_ptr<pg_conn, deleter> conn_;
   std::unordered_set<std::string> prepared_;
   const char* pending_begin_ = nullptr;
+  double waited_ms_ = 0;
 };
 
 /// The DEALLOCATE of a statement this store prepared under `name`.

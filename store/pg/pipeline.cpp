@@ -1,6 +1,7 @@
 #include "store/pg/pipeline.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <cstring>
 #include <deque>
 #include <string>
@@ -119,6 +120,7 @@ caf::expected<std::vector<result>> pipeline::run(std::vector<result>& out) {
     PQexitPipelineMode(c);
     return err;
   }
+  auto synced = std::chrono::steady_clock::now();
   out.reserve(items_.size());
   caf::error first_error;
   for (const auto& a : answers) {
@@ -172,6 +174,8 @@ caf::expected<std::vector<result>> pipeline::run(std::vector<result>& out) {
       first_error = error_from(c, s, "pipeline sync");
     PQclear(s);
   }
+  conn_.add_waited_ms(
+    std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - synced).count());
   PQexitPipelineMode(c);
   if (first_error)
     return first_error;
