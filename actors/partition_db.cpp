@@ -2,7 +2,7 @@
 
 #include <utility>
 
-#include "store/pg/errors.hpp"
+#include "proto/errors.hpp"
 
 namespace nf::actors {
 
@@ -27,10 +27,10 @@ void partition_db::failed(const char* what, const caf::error& err) {
   if (!warn_.allow())
     return;
   if (shard_ >= 0)
-    log_->warn("{} partition={} error=\"{}\" suppressed={}", what, shard_, store::message_of(err),
+    log_->warn("{} partition={} error=\"{}\" suppressed={}", what, shard_, nf::message_of(err),
                warn_.suppressed());
   else
-    log_->warn("{} error=\"{}\" suppressed={}", what, store::message_of(err), warn_.suppressed());
+    log_->warn("{} error=\"{}\" suppressed={}", what, nf::message_of(err), warn_.suppressed());
 }
 
 } // namespace nf::actors

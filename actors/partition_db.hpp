@@ -13,7 +13,7 @@
 #include <caf/error.hpp>
 #include <spdlog/logger.h>
 
-#include "actors/folder_logger.hpp"
+#include "config/folder_logger.hpp"
 #include "store/index_scans.hpp"
 #include "store/pg/connection.hpp"
 #include "store/pg/session.hpp"

@@ -13,7 +13,7 @@
 #include "cmd/cli_args.hpp"
 #include "cmd/client_output.hpp"
 #include "cmd/validate_command.hpp"
-#include "net/client.hpp"
+#include "net/client/client.hpp"
 
 namespace nf::cmd {
 

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "actors/messages.hpp"
+#include "proto/messages.hpp"
 
 namespace nf::cmd {
 

@@ -4,7 +4,7 @@
 
 #include "cmd/cli_args.hpp"
 #include "store/migrator.hpp"
-#include "store/pg/errors.hpp"
+#include "proto/errors.hpp"
 
 namespace nf::cmd {
 
@@ -18,7 +18,7 @@ std::optional<store::connection> connect_or_explain(const cli_args& args, const 
   }
   auto conn = store::connection::open(dsn);
   if (!conn) {
-    std::cerr << "nodeflow " << cmd << ": " << store::message_of(conn.error()) << "\n";
+    std::cerr << "nodeflow " << cmd << ": " << nf::message_of(conn.error()) << "\n";
     return std::nullopt;
   }
   return std::move(*conn);
@@ -28,7 +28,7 @@ int print_status(store::connection& conn) {
   store::migrator m;
   auto states = m.status(conn);
   if (!states) {
-    std::cerr << "nodeflow migrate: " << store::message_of(states.error()) << "\n";
+    std::cerr << "nodeflow migrate: " << nf::message_of(states.error()) << "\n";
     return 1;
   }
   size_t applied = 0;
@@ -63,7 +63,7 @@ int run_migrate_command(int argc, char** argv) {
   store::migrator m;
   auto applied = m.up(*conn, [](const std::string& line) { std::cout << line << std::endl; });
   if (!applied) {
-    std::cerr << "nodeflow migrate: " << store::message_of(applied.error()) << "\n";
+    std::cerr << "nodeflow migrate: " << nf::message_of(applied.error()) << "\n";
     return 1;
   }
   if (applied->empty())
@@ -88,7 +88,7 @@ int run_readiness_command(int argc, char** argv) {
     return 1;
   auto report = store::readiness(*conn);
   if (!report) {
-    std::cerr << "nodeflow readiness: " << store::message_of(report.error()) << "\n";
+    std::cerr << "nodeflow readiness: " << nf::message_of(report.error()) << "\n";
     return 1;
   }
   for (const auto& line : report->lines)

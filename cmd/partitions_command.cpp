@@ -4,14 +4,14 @@
 
 #include "cmd/cli_args.hpp"
 #include "store/partitions.hpp"
-#include "store/pg/errors.hpp"
+#include "proto/errors.hpp"
 
 namespace nf::cmd {
 
 namespace {
 
 int fail(const caf::error& err) {
-  std::cerr << "nodeflow partitions: " << store::message_of(err) << "\n";
+  std::cerr << "nodeflow partitions: " << nf::message_of(err) << "\n";
   return 1;
 }
 

@@ -25,7 +25,7 @@
 
 #include <boost/json.hpp>
 
-#include "net/client.hpp"
+#include "net/client/client.hpp"
 
 namespace json = boost::json;
 

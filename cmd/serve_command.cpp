@@ -17,14 +17,16 @@
 #include <spdlog/spdlog.h>
 
 #include "actors/node/node.hpp"
-#include "actors/system_config.hpp"
-#include "actors/type_ids.hpp"
+#include "net/client/system_config.hpp"
+#include "proto/type_ids.hpp"
 #include "cmd/serve_config.hpp"
 #include "net/api/api.hpp"
 #include "store/capabilities.hpp"
 #include "store/migrator.hpp"
-#include "store/pg/errors.hpp"
+#include "proto/errors.hpp"
 #include "store/workflows.hpp"
+#include "net/http/client.hpp"
+#include "net/cluster/middleman_peers.hpp"
 
 namespace nf::cmd {
 
@@ -43,24 +45,24 @@ void setup_logging(const config::values& settings) {
 bool check_database(const serve_config& cfg) {
   auto conn = store::connection::open(cfg.dsn);
   if (!conn) {
-    std::cerr << "nodeflow serve: " << store::message_of(conn.error()) << "\n";
+    std::cerr << "nodeflow serve: " << nf::message_of(conn.error()) << "\n";
     return false;
   }
   if (auto caps = store::check_capabilities(*conn); !caps) {
-    std::cerr << "nodeflow serve: " << store::message_of(caps.error()) << "\n";
+    std::cerr << "nodeflow serve: " << nf::message_of(caps.error()) << "\n";
     return false;
   }
   store::migrator m;
   if (cfg.migrate) {
     auto applied = m.up(*conn, [](const std::string& line) { spdlog::info("migrate {}", line); });
     if (!applied) {
-      std::cerr << "nodeflow serve: migrate: " << store::message_of(applied.error()) << "\n";
+      std::cerr << "nodeflow serve: migrate: " << nf::message_of(applied.error()) << "\n";
       return false;
     }
   }
   auto states = m.status(*conn);
   if (!states) {
-    std::cerr << "nodeflow serve: " << store::message_of(states.error()) << "\n";
+    std::cerr << "nodeflow serve: " << nf::message_of(states.error()) << "\n";
     return false;
   }
   for (const auto& s : *states) {
@@ -78,7 +80,7 @@ bool check_database(const serve_config& cfg) {
   }
   auto partitions = store::load_partition_count(*conn);
   if (!partitions) {
-    std::cerr << "nodeflow serve: " << store::message_of(partitions.error()) << "\n";
+    std::cerr << "nodeflow serve: " << nf::message_of(partitions.error()) << "\n";
     return false;
   }
   auto configured = cfg.settings.integer("engine.partitions");
@@ -177,7 +179,7 @@ int run_serve_command(int argc, char** argv) {
   sigaddset(&stop_signals, SIGINT);
   pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
 
-  actors::system_config caf_cfg;
+  net::system_config caf_cfg;
   caf::actor_system sys{caf_cfg};
   const auto& settings = cfg->settings;
   // The api is published first (its port may be 0 = any), then the node is
@@ -195,6 +197,8 @@ int run_serve_command(int argc, char** argv) {
   actors::node_options node_opts;
   node_opts.dsn = cfg->dsn;
   node_opts.settings = settings;
+  node_opts.peers = std::make_shared<net::middleman_peers>();
+  node_opts.http = std::make_shared<http::beast_client>();
   node_opts.advertise = !settings.text("node.advertise").empty()
                           ? settings.text("node.advertise")
                           : host + ":" + std::to_string(*bound);

@@ -11,7 +11,7 @@
 #include <spdlog/spdlog.h>
 
 #include "cmd/cli_args.hpp"
-#include "net/client.hpp"
+#include "net/client/client.hpp"
 
 namespace nf::cmd {
 

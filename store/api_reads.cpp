@@ -1,6 +1,6 @@
 #include "store/api_reads.hpp"
 
-#include "store/pg/errors.hpp"
+#include "proto/errors.hpp"
 
 namespace nf::store {
 

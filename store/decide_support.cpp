@@ -5,7 +5,7 @@
 #include <boost/json/serialize.hpp>
 
 #include "store/json.hpp"
-#include "store/pg/errors.hpp"
+#include "proto/errors.hpp"
 #include "store/pg/pipeline.hpp"
 #include "store/task_transitions.hpp"
 

@@ -7,7 +7,7 @@
 
 #include "store/decisions.hpp"
 #include "store/json.hpp"
-#include "store/pg/errors.hpp"
+#include "proto/errors.hpp"
 #include "store/pg/pipeline.hpp"
 #include "store/queues.hpp"
 

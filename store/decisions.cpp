@@ -7,7 +7,7 @@
 #include <set>
 
 #include "store/execution_columns.hpp"
-#include "store/pg/errors.hpp"
+#include "proto/errors.hpp"
 #include "store/pg/pipeline.hpp"
 #include "store/task_transitions.hpp"
 

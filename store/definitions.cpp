@@ -11,7 +11,7 @@
 #include "flow/validate.hpp"
 #include "store/input_errors.hpp"
 #include "store/json.hpp"
-#include "store/pg/errors.hpp"
+#include "proto/errors.hpp"
 #include "store/pg/pipeline.hpp"
 #include "store/pg/transaction.hpp"
 

@@ -6,7 +6,7 @@
 #include <boost/json/value.hpp>
 
 #include "store/json.hpp"
-#include "store/pg/errors.hpp"
+#include "proto/errors.hpp"
 
 namespace nf::store {
 

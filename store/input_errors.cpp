@@ -1,6 +1,6 @@
 #include "store/input_errors.hpp"
 
-#include "store/pg/errors.hpp"
+#include "proto/errors.hpp"
 
 namespace nf::store {
 

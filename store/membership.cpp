@@ -1,6 +1,6 @@
 #include "store/membership.hpp"
 
-#include "store/pg/errors.hpp"
+#include "proto/errors.hpp"
 #include "store/pg/transaction.hpp"
 
 namespace nf::store {

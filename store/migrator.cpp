@@ -3,7 +3,7 @@
 #include <map>
 
 #include "store/capabilities.hpp"
-#include "store/pg/errors.hpp"
+#include "proto/errors.hpp"
 #include "store/pg/transaction.hpp"
 
 namespace nf::store {

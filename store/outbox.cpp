@@ -4,7 +4,7 @@
 
 #include <boost/json.hpp>
 
-#include "store/pg/errors.hpp"
+#include "proto/errors.hpp"
 #include "store/task_transitions.hpp"
 
 namespace nf::store {

@@ -4,7 +4,7 @@
 #include <cstdio>
 #include <initializer_list>
 
-#include "store/pg/errors.hpp"
+#include "proto/errors.hpp"
 #include "store/pg/transaction.hpp"
 
 namespace nf::store {

@@ -5,7 +5,7 @@
 #include <mutex>
 #include <unordered_map>
 
-#include "store/pg/errors.hpp"
+#include "proto/errors.hpp"
 #include "store/pg/owned_statement.hpp"
 
 namespace nf::store {

@@ -6,7 +6,7 @@
 #include <boost/json.hpp>
 
 #include "store/json.hpp"
-#include "store/pg/errors.hpp"
+#include "proto/errors.hpp"
 #include "store/pg/pipeline.hpp"
 #include "store/pg/transaction.hpp"
 #include "store/queue_partitions.hpp"

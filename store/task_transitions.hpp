@@ -18,7 +18,7 @@
 
 #include "store/ids.hpp"
 #include "store/pg/connection.hpp"
-#include "store/pg/errors.hpp"
+#include "proto/errors.hpp"
 #include "store/pg/params.hpp"
 #include "store/pg/transaction.hpp"
 

@@ -5,7 +5,7 @@
 #include <boost/json.hpp>
 
 #include "store/json.hpp"
-#include "store/pg/errors.hpp"
+#include "proto/errors.hpp"
 #include "store/task_transitions.hpp"
 
 namespace nf::store {

@@ -1,6 +1,6 @@
 #include "store/workflow_edits.hpp"
 
-#include "store/pg/errors.hpp"
+#include "proto/errors.hpp"
 #include "store/pg/pipeline.hpp"
 #include "store/task_transitions.hpp"
 

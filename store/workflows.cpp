@@ -7,7 +7,7 @@
 #include "store/execution_columns.hpp"
 #include "store/input_errors.hpp"
 #include "store/json.hpp"
-#include "store/pg/errors.hpp"
+#include "proto/errors.hpp"
 #include "store/sharding.hpp"
 #include "store/task_transitions.hpp"
 

@@ -10,21 +10,21 @@
 #include <caf/stateful_actor.hpp>
 #include <spdlog/logger.h>
 
-#include "actors/decider/batch.hpp"
+#include "engine/decide/batch.hpp"
 #include "actors/decider/committer_split.hpp"
-#include "actors/decider/requests.hpp"
-#include "actors/folder_logger.hpp"
+#include "engine/decide/requests.hpp"
+#include "config/folder_logger.hpp"
 #include "actors/lessor/leased_task_message.hpp"
 #include "actors/relay/sink_presence.hpp"
 #include "actors/served_shards.hpp"
-#include "actors/type_ids.hpp"
-#include "store/pg/errors.hpp"
+#include "proto/type_ids.hpp"
+#include "proto/errors.hpp"
 
 namespace nf::actors {
 
 namespace {
 
-using namespace decider;
+using namespace engine;
 
 /// A request waiting for the next flush, and who to answer.
 template <class T>
@@ -34,11 +34,11 @@ struct pending {
 };
 using pending_start = pending<store::start_request>;
 using pending_completion = pending<store::task_result>;
-using pending_command = pending<command_request>;
+using pending_command = pending<engine::command_request>;
 
 struct committer_state {
   committer_context ctx;
-  std::unique_ptr<decider_core> core;
+  std::unique_ptr<engine::decider_core> core;
   std::shared_ptr<spdlog::logger> log;
   std::vector<pending_start> starts;
   std::vector<pending_completion> completions;
@@ -72,7 +72,7 @@ struct committer_state {
 
   ~committer_state() {
     // A requester must not wait for its own timeout when the partition moves away.
-    auto gone = store::make_error(store::errc::unavailable,
+    auto gone = nf::make_error(nf::errc::unavailable,
                                   "decider stopped (partition moved or node stopping): retry");
     auto fail = [&](auto& xs) {
       for (auto& p : xs)
@@ -124,7 +124,7 @@ bool timer_hint_wanted(const committer_state& st, int64_t fire_at_ms) {
   return fire_at_ms - now_ms <= 2 * st.timer_poll_interval_ms;
 }
 
-void send_hints(committer_actor* self, const batch_hints& h) {
+void send_hints(committer_actor* self, const engine::batch_hints& h) {
   auto& st = self->state;
   auto& node = st.ctx.node;
   if (!node)
@@ -145,7 +145,7 @@ void send_hints(committer_actor* self, const batch_hints& h) {
 void flush(committer_actor* self) {
   auto& st = self->state;
   st.flush_queued = false;
-  batch_input in;
+  engine::batch_input in;
   std::vector<pending_start> starts;
   std::vector<pending_completion> completions;
   std::vector<pending_command> commands;
@@ -213,7 +213,7 @@ void flush(committer_actor* self) {
                   s.tasks_scheduled, s.leased, s.recalled, s.stale, s.attempts, s.ms, s.db_ms);
   auto failed = [](const auto& xs) {
     for (const auto& x : xs)
-      if (!x && store::code_of(x.error()) == store::errc::unavailable)
+      if (!x && nf::code_of(x.error()) == nf::errc::unavailable)
         return &x.error();
     return static_cast<const caf::error*>(nullptr);
   };
@@ -223,7 +223,7 @@ void flush(committer_actor* self) {
   if (err == nullptr)
     err = failed(out.commands);
   if (err != nullptr && st.errors.allow())
-    st.log->warn("decide_failed error=\"{}\" suppressed={}", store::message_of(*err),
+    st.log->warn("decide_failed error=\"{}\" suppressed={}", nf::message_of(*err),
                  st.errors.suppressed());
   if (out.more || !st.completions.empty() || !st.starts.empty() || !st.commands.empty())
     schedule_flush(self);
@@ -251,7 +251,7 @@ caf::behavior committer_behavior(committer_actor* self, committer_context ctx) {
     static_cast<size_t>(ctx.settings.integer("decider.group_commit_from_requests"));
   st.poll_interval = std::chrono::milliseconds{ctx.settings.integer("decider.poll_interval_ms")};
   st.timer_poll_interval_ms = ctx.settings.integer("timer.poll_interval_ms");
-  st.core = std::make_unique<decider_core>(
+  st.core = std::make_unique<engine::decider_core>(
     ctx.partition_count, ctx.dsn, static_cast<int>(ctx.settings.integer("decider.batch_size")),
     ctx.waiting, ctx.leases);
   st.ctx = std::move(ctx);
@@ -265,16 +265,16 @@ caf::behavior committer_behavior(committer_actor* self, committer_context ctx) {
         schedule_flush(self);
     },
     [=](start_atom, int16_t shard, const msg::start_request& m) {
-      auto req = to_start(m);
+      auto req = engine::to_start(m);
       if (req)
-        req->id = new_workflow_id_in(shard, self->state.ctx.partition_count);
+        req->id = engine::new_workflow_id_in(shard, self->state.ctx.partition_count);
       return enqueue(self, self->state.starts, std::move(req));
     },
     [=](complete_atom, const msg::task_result& m) {
-      return enqueue(self, self->state.completions, to_completion(m));
+      return enqueue(self, self->state.completions, engine::to_completion(m));
     },
     [=](command_atom, const msg::workflow_command& m) {
-      return enqueue(self, self->state.commands, to_command(m));
+      return enqueue(self, self->state.commands, engine::to_command(m));
     },
     [=](decide_atom) { schedule_flush(self); },
     [=](tick_atom) {

@@ -34,12 +34,15 @@
 
 #include "config/settings.hpp"
 
+namespace nf::engine {
+class lease_memory;
+class waiting_polls;
+} // namespace nf::engine
+
 namespace nf::actors {
 
 class committer_split;
-class lease_memory;
 class sink_presence;
-class waiting_polls;
 
 struct committer_context {
   int partition_count = 16;  ///< P, equal to ClusterSettings.partitionCount
@@ -51,9 +54,9 @@ struct committer_context {
   caf::actor node;           ///< receives the hints
   /// The node's parked polls: a task queued where one waits is leased to it in the
   /// same transaction (null: never, lessor.lease_in_decision = false).
-  std::shared_ptr<waiting_polls> waiting;
+  std::shared_ptr<engine::waiting_polls> waiting;
   /// The node's lease memory (lease_memory.hpp; null: one of the committer's own).
-  std::shared_ptr<lease_memory> leases;
+  std::shared_ptr<engine::lease_memory> leases;
   /// Whether the node's outbox relay has sinks to deliver to (null: hint it always).
   std::shared_ptr<const sink_presence> sinks;
   config::values settings = config::values::defaults();

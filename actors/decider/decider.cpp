@@ -4,7 +4,7 @@
 #include <caf/event_based_actor.hpp>
 
 #include "actors/decider/committer_split.hpp"
-#include "actors/type_ids.hpp"
+#include "proto/type_ids.hpp"
 
 namespace nf::actors {
 

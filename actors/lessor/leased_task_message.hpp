@@ -3,7 +3,7 @@
 // A leased task as a worker receives it: shared by the lessor and by the committers
 // that lease to waiting polls (waiting_polls.hpp).
 
-#include "actors/messages.hpp"
+#include "proto/messages.hpp"
 #include "store/queues.hpp"
 
 namespace nf::actors {

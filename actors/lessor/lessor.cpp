@@ -14,11 +14,11 @@
 
 #include "actors/lessor/leased_task_message.hpp"
 #include "actors/lessor/poll_book.hpp"
-#include "actors/lease_memory.hpp"
-#include "actors/lessor/waiting_polls.hpp"
+#include "engine/lease/lease_memory.hpp"
+#include "engine/lease/waiting_polls.hpp"
 #include "actors/partition_db.hpp"
-#include "actors/type_ids.hpp"
-#include "store/pg/errors.hpp"
+#include "proto/type_ids.hpp"
+#include "proto/errors.hpp"
 #include "store/queues.hpp"
 #include "store/sharding.hpp"
 
@@ -65,7 +65,7 @@ struct lessor_state {
       ctx.waiting->withdraw_all(self_id);
     for (auto* p : polls.all())
       if (p->promise.pending())
-        p->promise.deliver(store::make_error(store::errc::conn_broken,
+        p->promise.deliver(nf::make_error(nf::errc::conn_broken,
                                              "lessor stopped: partition moved, poll again"));
   }
 };
@@ -85,7 +85,7 @@ bool is_uuid(const std::string& s) {
 
 /// Rejects a malformed poll before it is queued, naming the field.
 std::optional<caf::error> check_poll(const msg::poll_request& r) {
-  auto invalid = [](std::string what) { return store::make_error(store::errc::invalid, what); };
+  auto invalid = [](std::string what) { return nf::make_error(nf::errc::invalid, what); };
   if (r.queue.empty())
     return invalid("poll.queue: expected a non-empty queue name");
   if (r.max_tasks < 1 || r.max_tasks > max_tasks_per_poll)
@@ -113,7 +113,7 @@ caf::expected<store::queue_policy> policy_for(lessor_actor* self, store::connect
   store::queue_policy policy;
   if (got) {
     policy = std::move(*got);
-  } else if (store::code_of(got.error()) == store::errc::not_found) {
+  } else if (nf::code_of(got.error()) == nf::errc::not_found) {
     policy.lease_seconds = st.lease_seconds;
   } else {
     return std::move(got.error());
@@ -146,7 +146,7 @@ void offer(lessor_actor* self, open_poll& p, const store::lease_request& r) {
   auto& waiting = self->state.ctx.waiting;
   if (!waiting || p.offered || r.concurrency_limit || r.rate)
     return;
-  waiting->offer(waiting_poll{caf::actor_cast<caf::actor>(self), p.id, r});
+  waiting->offer(engine::waiting_poll{caf::actor_cast<caf::actor>(self), p.id, r});
   p.offered = true;
 }
 
@@ -225,7 +225,7 @@ void flush(lessor_actor* self) {
   };
   auto* conn = st.db->get("lease_failed");
   if (conn == nullptr) {
-    fail_all(store::make_error(store::errc::conn_broken, "no database connection"));
+    fail_all(nf::make_error(nf::errc::conn_broken, "no database connection"));
     return;
   }
   std::vector<store::lease_request> reqs;

@@ -15,7 +15,7 @@
 
 #include <caf/response_promise.hpp>
 
-#include "actors/messages.hpp"
+#include "proto/messages.hpp"
 
 namespace nf::actors {
 

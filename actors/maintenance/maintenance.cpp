@@ -8,12 +8,12 @@
 #include <caf/stateful_actor.hpp>
 #include <spdlog/logger.h>
 
-#include "actors/folder_logger.hpp"
-#include "actors/type_ids.hpp"
+#include "config/folder_logger.hpp"
+#include "proto/type_ids.hpp"
 #include "store/outbox.hpp"
 #include "store/output_cache.hpp"
 #include "store/partitions.hpp"
-#include "store/pg/errors.hpp"
+#include "proto/errors.hpp"
 #include "store/pg/session.hpp"
 
 namespace nf::actors {
@@ -41,7 +41,7 @@ void run_pass(maintenance_actor* self) {
   auto t0 = std::chrono::steady_clock::now();
   auto fail = [&](const char* what, const caf::error& err) {
     st.db->on_error(err);
-    st.log->warn("{} error=\"{}\" (next pass in {}s)", what, store::message_of(err),
+    st.log->warn("{} error=\"{}\" (next pass in {}s)", what, nf::message_of(err),
                  st.interval.count());
   };
   auto conn = st.db->get();

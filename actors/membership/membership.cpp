@@ -14,10 +14,10 @@
 #include <caf/stateful_actor.hpp>
 #include <spdlog/logger.h>
 
-#include "actors/folder_logger.hpp"
-#include "actors/type_ids.hpp"
+#include "config/folder_logger.hpp"
+#include "proto/type_ids.hpp"
 #include "store/membership.hpp"
-#include "store/pg/errors.hpp"
+#include "proto/errors.hpp"
 #include "store/pg/session.hpp"
 #include "store/workflows.hpp"
 
@@ -73,7 +73,7 @@ void tell_owners(membership_actor* self, store::connection& c) {
   auto owners = store::partition_owners(c, st.opt.partition_count);
   if (!owners) {
     if (st.db_warn.allow())
-      st.log->warn("owners_read_failed error=\"{}\" suppressed={}", store::message_of(owners.error()),
+      st.log->warn("owners_read_failed error=\"{}\" suppressed={}", nf::message_of(owners.error()),
                    st.db_warn.suppressed());
     return;
   }
@@ -90,7 +90,7 @@ void on_failure(membership_actor* self, const char* what, const caf::error& err)
   st.db->on_error(err);
   if (st.db_warn.allow())
     st.log->warn("{} node={} error=\"{}\" suppressed={}", what,
-                 st.id ? st.id->str() : std::string{"-"}, store::message_of(err),
+                 st.id ? st.id->str() : std::string{"-"}, nf::message_of(err),
                  st.db_warn.suppressed());
   auto now = steady::now();
   for (auto it = st.held.begin(); it != st.held.end();)
@@ -123,7 +123,7 @@ void tick(membership_actor* self) {
                  + ": refusing to own partitions (set engine.partitions = " + std::to_string(*p)
                  + ")";
       st.log->error("partition_count_mismatch {}", msg);
-      self->quit(store::make_error(store::errc::invalid, msg));
+      self->quit(nf::make_error(nf::errc::invalid, msg));
       return;
     }
     st.checked = true;
@@ -137,7 +137,7 @@ void tick(membership_actor* self) {
   }
   auto live = store::heartbeat_node(c, *st.id, st.opt.lease_ms);
   if (!live) {
-    if (store::code_of(live.error()) == store::errc::not_found)
+    if (nf::code_of(live.error()) == nf::errc::not_found)
       st.id.reset(); // our row is gone (or marked stopped): register afresh next tick
     return on_failure(self, "membership_heartbeat_failed", live.error());
   }
@@ -213,7 +213,7 @@ caf::behavior membership_behavior(membership_actor* self, membership_options opt
         st.log->info("node_stopped node={} released={}", st.id->str(), st.held.size());
       else
         st.log->warn("node_stop_failed node={} error=\"{}\" (leases expire on their own)",
-                     st.id->str(), store::message_of(done.error()));
+                     st.id->str(), nf::message_of(done.error()));
     }
     self->quit(m.reason);
   });

@@ -16,19 +16,19 @@
 
 #include "actors/decider/committer.hpp"
 #include "actors/decider/committer_split.hpp"
-#include "actors/folder_logger.hpp"
-#include "actors/lease_memory.hpp"
-#include "actors/lessor/waiting_polls.hpp"
+#include "config/folder_logger.hpp"
+#include "engine/lease/lease_memory.hpp"
+#include "engine/lease/waiting_polls.hpp"
 #include "actors/maintenance/maintenance.hpp"
 #include "actors/membership/membership.hpp"
-#include "actors/node/peers.hpp"
+#include "actors/node/peer_links.hpp"
 #include "actors/partition/partition.hpp"
 #include "actors/relay/outbox_relay.hpp"
 #include "actors/timer/node_timer.hpp"
 #include "actors/system_tasks/runner.hpp"
-#include "actors/type_ids.hpp"
+#include "proto/type_ids.hpp"
 #include "store/ids.hpp"
-#include "store/pg/errors.hpp"
+#include "proto/errors.hpp"
 #include "store/sharding.hpp"
 
 namespace nf::actors {
@@ -51,14 +51,13 @@ struct node_state {
   std::vector<caf::actor> committers;
   std::shared_ptr<committer_split> split;
   /// The lessors' parked polls, lent to the committers (null: lessor.lease_in_decision off).
-  std::shared_ptr<waiting_polls> waiting;
+  std::shared_ptr<engine::waiting_polls> waiting;
   /// The leases this node's lessors and committers made, for their completions.
-  std::shared_ptr<lease_memory> leases = std::make_shared<lease_memory>();
+  std::shared_ptr<engine::lease_memory> leases = std::make_shared<engine::lease_memory>();
   caf::actor outbox_relay;  ///< delivers the outbox of every partition of this node
   caf::actor node_timer;    ///< fires the timers of every partition of this node
   std::vector<int16_t> owned;  ///< what membership last said
   std::vector<std::string> owners;  ///< every partition's owner address ("" = none), ditto
-  peer_links peers;                 ///< links to the nodes requests are forwarded to
   std::map<int16_t, partition_handles> parts;
   size_t next_start = 0;
   bool stopping = false;
@@ -75,7 +74,7 @@ const partition_handles* owner(node_actor* self, int16_t shard) {
 }
 
 caf::error not_owned(int16_t shard) {
-  return store::make_error(store::errc::unavailable,
+  return nf::make_error(nf::errc::unavailable,
                            "partition " + std::to_string(shard) + " is not owned by this node");
 }
 
@@ -99,11 +98,11 @@ void forward(node_actor* self, int16_t shard, caf::response_promise rp, const Ms
     rp.deliver(not_owned(shard));
     return;
   }
-  self->state.peers.with(self, address, [rp, m, shard, address](const caf::actor* peer) mutable {
+  self->state.opt.peers->with(self, address, [rp, m, shard, address](const caf::actor* peer) mutable {
     if (peer)
       rp.delegate(*peer, forward_atom_v, m);
     else
-      rp.deliver(store::make_error(store::errc::unavailable,
+      rp.deliver(nf::make_error(nf::errc::unavailable,
                                    "partition " + std::to_string(shard) + " is owned by the node at "
                                      + address + ", which this node cannot reach: retry"));
   });
@@ -145,7 +144,7 @@ void hint_elsewhere(node_actor* self, int16_t shard, Ts&&... xs) {
   if (!self->state.nudges)
     return;
   if (auto address = owner_elsewhere(self, shard); !address.empty())
-    if (const auto* peer = self->state.peers.open_or_start(self, address))
+    if (const auto* peer = self->state.opt.peers->open_or_start(self, address))
       self->send(*peer, forward_atom_v, std::forward<Ts>(xs)...);
 }
 
@@ -155,7 +154,7 @@ caf::response_promise to_decider(node_actor* self, const std::string& workflow, 
                                  Atom atom, const Msg& m) {
   if (!is_uuid_text(workflow)) {
     auto rp = self->make_response_promise();
-    rp.deliver(store::make_error(store::errc::invalid,
+    rp.deliver(nf::make_error(nf::errc::invalid,
                                  "workflow_id: expected a UUID, got \"" + workflow + "\""));
     return rp;
   }
@@ -237,6 +236,7 @@ void start_runner(node_actor* self) {
   system_task_options r;
   r.node = caf::actor_cast<caf::actor>(self);
   r.settings = st.opt.settings;
+  r.http = st.opt.http;
   st.runner = spawn_system_task_runner(self->system(), r);
   self->link_to(st.runner);
 }
@@ -271,6 +271,10 @@ std::string status_json(node_actor* self, const std::string& membership_json) {
 caf::behavior node_behavior(node_actor* self, node_options opt) {
   auto& st = self->state;
   st.log = folder_logger("node");
+  if (!opt.peers)
+    opt.peers = std::make_shared<no_peer_links>();
+  if (!opt.http)
+    opt.http = std::make_shared<http::unconfigured_port>();
   st.partitions = static_cast<int>(opt.settings.integer("engine.partitions"));
   st.nudges = opt.settings.boolean("engine.nudges");
   st.address = !opt.advertise.empty() ? opt.advertise
@@ -291,7 +295,7 @@ caf::behavior node_behavior(node_actor* self, node_options opt) {
   st.membership = spawn_membership(self->system(), std::move(m));
   st.maintenance = spawn_maintenance(self->system(), st.opt.dsn, st.opt.settings);
   if (st.opt.settings.boolean("lessor.lease_in_decision"))
-    st.waiting = std::make_shared<waiting_polls>();
+    st.waiting = std::make_shared<engine::waiting_polls>();
   // What the outbox relay last read of its sinks, for the committers' hints.
   auto sinks = std::make_shared<sink_presence>();
   committer_context d;
@@ -313,6 +317,7 @@ caf::behavior node_behavior(node_actor* self, node_options opt) {
   outbox_relay_context o;
   o.presence = sinks;
   o.dsn = st.opt.dsn;
+  o.http = st.opt.http;
   o.settings = st.opt.settings;
   st.outbox_relay = spawn_outbox_relay(self->system(), o);
   node_timer_context t;
@@ -330,7 +335,7 @@ caf::behavior node_behavior(node_actor* self, node_options opt) {
   self->set_exit_handler([self](caf::exit_msg& msg) { stop_everything(self, msg.reason); });
   self->set_down_handler([self](caf::down_msg& dm) {
     auto& st = self->state;
-    if (st.peers.forget(dm.source))
+    if (st.opt.peers->forget(dm.source))
       return;
     for (auto it = st.parts.begin(); it != st.parts.end(); ++it) {
       if (it->second.supervisor.address() != dm.source)
@@ -357,7 +362,7 @@ caf::behavior node_behavior(node_actor* self, node_options opt) {
       auto& st = self->state;
       auto rp = self->make_response_promise();
       if (st.parts.empty()) {
-        rp.deliver(store::make_error(store::errc::unavailable,
+        rp.deliver(nf::make_error(nf::errc::unavailable,
                                      "this node owns no partition yet: retry"));
         return rp;
       }

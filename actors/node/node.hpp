@@ -23,12 +23,15 @@
 // Stopping it (exit_reason::user_shutdown from `nodeflow serve` on SIGTERM) stops the
 // partitions, and membership releases the leases and marks the node stopped.
 
+#include <memory>
 #include <string>
 
 #include <caf/actor.hpp>
 #include <caf/fwd.hpp>
 
+#include "actors/node/peer_links.hpp"
 #include "config/settings.hpp"
+#include "engine/http/request.hpp"
 
 namespace nf::actors {
 
@@ -37,6 +40,10 @@ struct node_options {
   config::values settings = config::values::defaults();
   /// HOST:PORT other nodes and clients reach this node at (stored in "Nodes").
   std::string advertise;
+  /// Links to the other nodes (net/cluster/; null: this node links to none).
+  std::shared_ptr<peer_links> peers;
+  /// Where HTTP tasks and webhooks go out (net/http/; null: they fail with a clear error).
+  std::shared_ptr<http::port> http;
 };
 
 caf::actor spawn_node(caf::actor_system& sys, node_options opt);

@@ -9,11 +9,14 @@
 
 #include "config/settings.hpp"
 
+namespace nf::engine {
+class lease_memory;
+class waiting_polls;
+} // namespace nf::engine
+
 namespace nf::actors {
 
 class committer_split;
-class lease_memory;
-class waiting_polls;
 
 /// What every per-partition actor is spawned with.
 struct partition_context {
@@ -30,10 +33,10 @@ struct partition_context {
   caf::actor node_timer;          ///< the node's timer (timer/node_timer.hpp)
   /// Where the lessor offers its parked polls to the node's committers (null: it does
   /// not, lessor.lease_in_decision = false).
-  std::shared_ptr<waiting_polls> waiting;
+  std::shared_ptr<engine::waiting_polls> waiting;
   /// Where the lessor writes the leases it made, for their completions (lease_memory.hpp;
   /// null: nowhere).
-  std::shared_ptr<lease_memory> leases;
+  std::shared_ptr<engine::lease_memory> leases;
   config::values settings = config::values::defaults();
 };
 

@@ -7,7 +7,7 @@
 #include "actors/lessor/lessor.hpp"
 #include "actors/relay/relay.hpp"
 #include "actors/timer/timer.hpp"
-#include "actors/type_ids.hpp"
+#include "proto/type_ids.hpp"
 
 namespace nf::actors {
 

@@ -10,11 +10,11 @@
 #include <spdlog/spdlog.h>
 
 #include "actors/partition_db.hpp"
-#include "actors/relay/delivery.hpp"
+#include "engine/relay/delivery.hpp"
 #include "actors/served_shards.hpp"
-#include "actors/type_ids.hpp"
+#include "proto/type_ids.hpp"
 #include "store/outbox.hpp"
-#include "store/pg/errors.hpp"
+#include "proto/errors.hpp"
 
 namespace nf::actors {
 
@@ -35,7 +35,7 @@ struct relay_state {
   std::optional<partition_db> db;
   int batch_size = 128;
   milliseconds poll_interval{1000};
-  delivery_limits limits;
+  engine::delivery_limits limits;
   store::backoff_policy backoff;
   int visibility_seconds = 30;
   std::vector<store::webhook_sink> sinks;
@@ -126,9 +126,9 @@ bool round(relay_actor* self) {
     return false;
   // No transaction is open while delivering: the claim hid the events for
   // visibility_seconds, and a relay that dies here only delays them.
-  auto plan = plan_deliveries(*events, **targets, st.limits);
-  auto outcomes = http::perform_all(plan.requests, max_in_flight);
-  auto verdict = judge_deliveries(*events, plan, outcomes, st.limits);
+  auto plan = engine::plan_deliveries(*events, **targets, st.limits);
+  auto outcomes = st.ctx.http->perform_all(plan.requests, max_in_flight);
+  auto verdict = engine::judge_deliveries(*events, plan, outcomes, st.limits);
   size_t dead = 0;
   for (const auto& [max_attempts, failures] : verdict.failed) {
     auto policy = st.backoff;

@@ -24,11 +24,13 @@
 
 #include "actors/relay/sink_presence.hpp"
 #include "config/settings.hpp"
+#include "engine/http/request.hpp"
 
 namespace nf::actors {
 
 struct outbox_relay_context {
   std::string dsn;  ///< for the relay's own connection
+  std::shared_ptr<http::port> http;  ///< where deliveries go out
   /// Told after every read of the sinks whether there are any (null: nobody asks).
   std::shared_ptr<sink_presence> presence;
   config::values settings = config::values::defaults();

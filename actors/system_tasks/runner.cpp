@@ -10,10 +10,10 @@
 #include <caf/system_messages.hpp>
 #include <spdlog/spdlog.h>
 
-#include "actors/folder_logger.hpp"
-#include "actors/system_tasks/http_task.hpp"
-#include "actors/type_ids.hpp"
-#include "store/pg/errors.hpp"
+#include "config/folder_logger.hpp"
+#include "engine/system_tasks/http_task.hpp"
+#include "proto/type_ids.hpp"
+#include "proto/errors.hpp"
 
 namespace nf::actors {
 
@@ -33,8 +33,8 @@ constexpr int completion_attempts = 3;
 constexpr milliseconds lease_margin{2000};
 
 bool lease_lost(const caf::error& err) {
-  return store::code_of(err) == store::errc::lease_lost
-         || store::message_of(err).find("lease lost") != std::string::npos;
+  return nf::code_of(err) == nf::errc::lease_lost
+         || nf::message_of(err).find("lease lost") != std::string::npos;
 }
 
 /// Reports `result` to the node; retries transient failures a few times.
@@ -45,7 +45,7 @@ void complete(caf::event_based_actor* self, const caf::actor& node, const msg::t
           [self, attempt, log, result](caf::error& err) {
             if (lease_lost(err) || attempt >= completion_attempts) {
               log->warn("system_task_completion_dropped task={} workflow={} attempt={} error=\"{}\"",
-                        result.task_id, result.workflow_id, attempt, store::message_of(err));
+                        result.task_id, result.workflow_id, attempt, nf::message_of(err));
               self->quit();
               return;
             }
@@ -57,19 +57,20 @@ void complete(caf::event_based_actor* self, const caf::actor& node, const msg::t
 /// One leased HTTP task: performs the request (blocking: this actor is detached),
 /// then completes the task through the node.
 caf::behavior http_task_worker(caf::event_based_actor* self, msg::leased_task task,
-                               caf::actor node, milliseconds default_timeout,
+                               caf::actor node, std::shared_ptr<http::port> http,
+                               milliseconds default_timeout,
                                std::shared_ptr<spdlog::logger> log) {
-  auto req = read_http_task(task.input_json, default_timeout);
+  auto req = engine::read_http_task(task.input_json, default_timeout);
   msg::task_result result;
   if (auto* problem = std::get_if<std::string>(&req)) {
-    result = http_task_rejected(task, *problem);
+    result = engine::http_task_rejected(task, *problem);
   } else {
     auto& r = std::get<http::request>(req);
     auto now_ms = std::chrono::duration_cast<milliseconds>(
                     std::chrono::system_clock::now().time_since_epoch())
                     .count();
-    fit_into_lease(r, task.lease_expires_at_ms, now_ms, lease_margin);
-    result = http_task_result(task, http::perform(r));
+    engine::fit_into_lease(r, task.lease_expires_at_ms, now_ms, lease_margin);
+    result = engine::http_task_result(task, http->perform(r));
     log->debug("http_task_done task={} method={} url={} status={} result={}", task.task_id,
                r.method, r.url, result.status == "COMPLETED" ? "ok" : result.reason, result.status);
   }
@@ -101,7 +102,7 @@ void poll_more(runner_actor* self) {
     return;
   st.polling = true;
   msg::poll_request req;
-  req.queue = http_task_queue;
+  req.queue = engine::http_task_queue;
   req.worker_id = st.opt.worker_id;
   req.max_tasks = st.concurrency - st.in_flight;
   req.timeout_ms = st.poll_timeout.count();
@@ -113,7 +114,7 @@ void poll_more(runner_actor* self) {
         for (auto& t : tasks) {
           ++st.in_flight;
           self->spawn<caf::detached + caf::monitored>(http_task_worker, std::move(t), st.opt.node,
-                                                     st.request_timeout, st.log);
+                                                     st.opt.http, st.request_timeout, st.log);
         }
         poll_more(self);
       },
@@ -122,8 +123,8 @@ void poll_more(runner_actor* self) {
         st.polling = false;
         if (st.poll_warn.allow())
           st.log->warn("system_task_poll_failed queue={} error=\"{}\" suppressed={}",
-                       http_task_queue, store::message_of(err).empty() ? to_string(err)
-                                                                       : store::message_of(err),
+                       engine::http_task_queue, nf::message_of(err).empty() ? to_string(err)
+                                                                       : nf::message_of(err),
                        st.poll_warn.suppressed());
         self->delayed_send(self, poll_retry, tick_atom_v);
       });
@@ -131,6 +132,7 @@ void poll_more(runner_actor* self) {
 
 caf::behavior runner(runner_actor* self, system_task_options opt) {
   assert(opt.node); // the runner reaches its queue only through the node
+  assert(opt.http);
   auto& st = self->state;
   st.opt = std::move(opt);
   st.log = folder_logger("system_tasks");

@@ -6,19 +6,19 @@
 // each task's request (http_task.hpp) and completes it through the node
 // (complete_atom, msg::task_result). At most `concurrency` tasks run at once.
 
+#include <memory>
 #include <string>
 
 #include <caf/actor.hpp>
 #include <caf/fwd.hpp>
 
 #include "config/settings.hpp"
+#include "engine/http/request.hpp"
 
 namespace nf::actors {
 
-/// The queue the decider enqueues HTTP tasks on.
-inline const std::string http_task_queue = "_system.http";
-
 struct system_task_options {
+  std::shared_ptr<http::port> http; ///< where the tasks' requests go out
   caf::actor node; ///< routes (poll_atom, …) to the queue's lessor and (complete_atom, …) on
   config::values settings = config::values::defaults();
   int concurrency = 0;                    ///< 0 = system_tasks.concurrency

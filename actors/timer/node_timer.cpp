@@ -13,9 +13,9 @@
 
 #include "actors/partition_db.hpp"
 #include "actors/served_shards.hpp"
-#include "actors/type_ids.hpp"
+#include "proto/type_ids.hpp"
 #include "store/lease_sweep.hpp"
-#include "store/pg/errors.hpp"
+#include "proto/errors.hpp"
 #include "store/timers.hpp"
 
 namespace nf::actors {

@@ -3,7 +3,7 @@
 #include <caf/actor_system.hpp>
 #include <caf/event_based_actor.hpp>
 
-#include "actors/type_ids.hpp"
+#include "proto/type_ids.hpp"
 
 namespace nf::actors {
 

@@ -45,7 +45,7 @@
 #include "bench/engine/ceiling.hpp"
 #include "bench/engine/pg.hpp"
 #include "bench/engine/procstat.hpp"
-#include "net/client.hpp"
+#include "net/client/client.hpp"
 
 extern char** environ;
 

@@ -18,7 +18,7 @@
 #include <vector>
 
 #include "bench/engine/pg.hpp"
-#include "net/client.hpp"
+#include "net/client/client.hpp"
 
 namespace nf::bench {
 

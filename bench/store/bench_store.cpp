@@ -24,7 +24,7 @@
 #include "store/definitions.hpp"
 #include "store/json.hpp"
 #include "store/migrator.hpp"
-#include "store/pg/errors.hpp"
+#include "proto/errors.hpp"
 #include "store/queues.hpp"
 #include "store/tasks.hpp"
 #include "store/workflows.hpp"
@@ -36,7 +36,7 @@ using clock_type = std::chrono::steady_clock;
 namespace {
 
 [[noreturn]] void die(const std::string& what, const caf::error& err) {
-  std::fprintf(stderr, "bench_store: %s: %s\n", what.c_str(), message_of(err).c_str());
+  std::fprintf(stderr, "bench_store: %s: %s\n", what.c_str(), nf::message_of(err).c_str());
   std::exit(1);
 }
 

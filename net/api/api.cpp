@@ -11,10 +11,10 @@
 #include <spdlog/spdlog.h>
 
 #include "net/api/store_worker.hpp"
-#include "net/request_deadlines.hpp"
-#include "actors/folder_logger.hpp"
+#include "net/client/request_deadlines.hpp"
+#include "config/folder_logger.hpp"
 #include "store/ids.hpp"
-#include "store/pg/errors.hpp"
+#include "proto/errors.hpp"
 
 namespace nf::net {
 
@@ -64,10 +64,10 @@ using api_pointer = api_actor::stateful_pointer<api_state>;
 // Errors raised by CAF itself (a timeout, an unreachable or stopped actor)
 // reach clients as `unavailable`; store errors pass through unchanged.
 caf::error as_protocol_error(caf::error err, const char* what) {
-  if (err.category() == caf::atom("nf_store"))
+  if (nf::is_nodeflow_error(err))
     return err;
-  return store::make_error(store::errc::unavailable,
-                           std::string{what} + ": " + caf::to_string(err));
+  return nf::make_error(nf::errc::unavailable,
+                        std::string{what} + ": " + caf::to_string(err));
 }
 
 // How late a relayed request may time out: an eighth of the request timeout, between 10 ms
@@ -102,7 +102,7 @@ constexpr const char* engine_node = "engine node";
 
 // The answer to a request this process has nowhere to send.
 caf::error no_destination(const char* what) {
-  return store::make_error(store::errc::unavailable,
+  return nf::make_error(nf::errc::unavailable,
                            std::string{what} + ": no engine node in this process");
 }
 
@@ -296,7 +296,7 @@ api_actor::behavior_type api(api_pointer self, api_options opts) {
     for (const auto& w : workers)
       caf::anon_send_exit(w, caf::exit_reason::user_shutdown);
   });
-  actors::folder_logger("net")->info("api_started store_workers={} node={}", n,
+  folder_logger("net")->info("api_started store_workers={} node={}", n,
                                      st.opts.node ? "yes" : "no");
   auto timeout = st.opts.request_timeout;
   const auto& limits = st.opts.limits;
@@ -355,7 +355,7 @@ api_actor::behavior_type api(api_pointer self, api_options opts) {
     [self](tick_atom, uint64_t wait_id) { read_events_or_wait(self, wait_id); },
     [self](tick_atom) { sweep(self); },
     [self](caf::actor& node) {
-      actors::folder_logger("net")->info("api_node_attached");
+      folder_logger("net")->info("api_node_attached");
       self->state.opts.node = std::move(node);
     },
     [self](status_atom) -> caf::result<std::string> { return status(self); },

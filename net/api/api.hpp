@@ -15,7 +15,7 @@
 
 #include "config/settings.hpp"
 #include "net/api/checks.hpp"
-#include "net/client_api.hpp"
+#include "proto/client_api.hpp"
 
 namespace nf::net {
 

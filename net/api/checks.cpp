@@ -8,7 +8,7 @@
 #include "flow/json_read.hpp"
 #include "flow/parse.hpp"
 #include "flow/status.hpp"
-#include "store/pg/errors.hpp"
+#include "proto/errors.hpp"
 
 namespace nf::net {
 
@@ -101,7 +101,7 @@ public:
   caf::error done() const {
     if (text_.empty())
       return caf::error{};
-    return store::make_error(store::errc::invalid, text_);
+    return nf::make_error(nf::errc::invalid, text_);
   }
 
 private:

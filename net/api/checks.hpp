@@ -10,7 +10,7 @@
 
 #include <caf/error.hpp>
 
-#include "actors/messages.hpp"
+#include "proto/messages.hpp"
 
 namespace nf::net {
 

@@ -7,10 +7,10 @@
 #include <caf/stateful_actor.hpp>
 #include <spdlog/spdlog.h>
 
-#include "actors/type_ids.hpp"
-#include "actors/folder_logger.hpp"
-#include "net/api/store_ops.hpp"
-#include "store/pg/errors.hpp"
+#include "proto/type_ids.hpp"
+#include "config/folder_logger.hpp"
+#include "engine/operations.hpp"
+#include "proto/errors.hpp"
 #include "store/pg/session.hpp"
 
 namespace nf::net {
@@ -20,7 +20,7 @@ namespace {
 struct worker_state {
   store_worker_options opts;
   std::optional<store::session> db;
-  std::shared_ptr<spdlog::logger> log = actors::folder_logger("net");
+  std::shared_ptr<spdlog::logger> log = folder_logger("net");
   static inline const char* name = "nf.api_store_worker";
 
   // Runs `op` on the session's connection. `conn_broken` means nothing was
@@ -31,19 +31,19 @@ struct worker_state {
     for (int pass = 0; pass < 2; ++pass) {
       auto conn = db->get();
       if (!conn) {
-        log->warn("db_unreachable error=\"{}\"", store::message_of(conn.error()));
-        return store::make_error(store::errc::unavailable,
-                                 "database: " + store::message_of(conn.error()));
+        log->warn("db_unreachable error=\"{}\"", nf::message_of(conn.error()));
+        return nf::make_error(nf::errc::unavailable,
+                                 "database: " + nf::message_of(conn.error()));
       }
       auto r = op(**conn);
       if (r)
         return r;
       db->on_error(r.error());
-      if (store::code_of(r.error()) != store::errc::conn_broken)
+      if (nf::code_of(r.error()) != nf::errc::conn_broken)
         return r;
-      log->warn("db_connection_lost error=\"{}\"", store::message_of(r.error()));
+      log->warn("db_connection_lost error=\"{}\"", nf::message_of(r.error()));
     }
-    return store::make_error(store::errc::unavailable, "database: connection lost twice");
+    return nf::make_error(nf::errc::unavailable, "database: connection lost twice");
   }
 };
 
@@ -53,30 +53,30 @@ caf::behavior store_worker(caf::stateful_actor<worker_state>* self, store_worker
   auto& st = self->state;
   return {
     [&st](register_atom, const std::string& text) -> caf::result<std::string> {
-      return st.run([&](store::connection& c) { return register_definitions(c, text); });
+      return st.run([&](store::connection& c) { return engine::register_definitions(c, text); });
     },
     [&st](get_atom, const msg::workflow_query& q) -> caf::result<std::string> {
-      return st.run([&](store::connection& c) { return get_execution(c, q); });
+      return st.run([&](store::connection& c) { return engine::get_execution(c, q); });
     },
     [&st](search_atom, const msg::search_request& r) -> caf::result<msg::search_page> {
-      return st.run([&](store::connection& c) { return search_executions(c, r); });
+      return st.run([&](store::connection& c) { return engine::search_executions(c, r); });
     },
     [&st](signal_atom, const msg::signal_request& r) -> caf::result<std::string> {
-      return st.run([&](store::connection& c) { return deliver_signal(c, r); });
+      return st.run([&](store::connection& c) { return engine::deliver_signal(c, r); });
     },
     [&st](heartbeat_atom, const msg::heartbeat_request& r) -> caf::result<int64_t> {
       return st.run(
-        [&](store::connection& c) { return heartbeat(c, r, st.opts.default_lease_seconds); });
+        [&](store::connection& c) { return engine::heartbeat(c, r, st.opts.default_lease_seconds); });
     },
     [&st](events_atom, const msg::events_request& r)
       -> caf::result<std::vector<msg::event_view>> {
-      return st.run([&](store::connection& c) { return read_events(c, r); });
+      return st.run([&](store::connection& c) { return engine::read_events(c, r); });
     },
     [&st](status_atom) -> caf::result<std::string> {
-      return st.run([&](store::connection& c) { return store_status(c); });
+      return st.run([&](store::connection& c) { return engine::store_status(c); });
     },
     [&st](deadletter_atom, const msg::deadletter_request& r) -> caf::result<std::string> {
-      return st.run([&](store::connection& c) { return dead_letters(c, r); });
+      return st.run([&](store::connection& c) { return engine::dead_letters(c, r); });
     },
   };
 }

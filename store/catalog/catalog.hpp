@@ -14,7 +14,7 @@
 #include <caf/expected.hpp>
 
 #include "store/pg/connection.hpp"
-#include "store/pg/errors.hpp"
+#include "proto/errors.hpp"
 
 namespace nf::store::catalog {
 

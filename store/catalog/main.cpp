@@ -28,7 +28,7 @@ void usage(std::ostream& out) {
 }
 
 int fail(const std::string& what, const caf::error& err) {
-  std::cerr << "nodeflow-catalog: " << what << ": " << nf::store::message_of(err) << "\n";
+  std::cerr << "nodeflow-catalog: " << what << ": " << nf::message_of(err) << "\n";
   return 1;
 }
 

@@ -10,7 +10,7 @@
 #include <libpq-fe.h>
 
 #include "store/pg/binary_params.hpp"
-#include "store/pg/errors.hpp"
+#include "proto/errors.hpp"
 #include "store/pg/pruning.hpp"
 
 namespace nf::store {

@@ -5,7 +5,7 @@
 #include <caf/expected.hpp>
 
 #include "store/pg/connection.hpp"
-#include "store/pg/errors.hpp"
+#include "proto/errors.hpp"
 
 namespace nf::store {
 

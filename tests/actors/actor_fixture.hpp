@@ -20,8 +20,8 @@
 #include <caf/event_based_actor.hpp>
 #include <caf/scoped_actor.hpp>
 
-#include "actors/system_config.hpp"
-#include "actors/type_ids.hpp"
+#include "net/client/system_config.hpp"
+#include "proto/type_ids.hpp"
 #include "tests/store/decide_fixture.hpp"
 
 namespace nf::test {
@@ -88,7 +88,7 @@ inline bool wait_until(const std::function<bool()>& pred,
 }
 
 struct actor_fixture : decide_fixture {
-  actors::system_config cfg;
+  net::system_config cfg;
   caf::actor_system sys;
   std::shared_ptr<probe_log> hints = std::make_shared<probe_log>();
   caf::actor probe_actor;
@@ -116,13 +116,13 @@ struct actor_fixture : decide_fixture {
   void task_defs(const std::string& json) {
     auto r = store::put_task_defs_json(conn, default_namespace, json);
     if (!r)
-      CAF_FAIL("task defs: " << store::message_of(r.error()));
+      CAF_FAIL("task defs: " << nf::message_of(r.error()));
   }
 
   void workflow_def(const std::string& json) {
     auto r = store::put_workflow_def_json(conn, default_namespace, json);
     if (!r)
-      CAF_FAIL("workflow def: " << store::message_of(r.error()));
+      CAF_FAIL("workflow def: " << nf::message_of(r.error()));
   }
 
   /// A blocking request with a finite timeout; the error when it fails.

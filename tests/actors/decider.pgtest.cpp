@@ -1,7 +1,7 @@
 #define CAF_SUITE actors.decider
 #include "tests/actors/decider_fixture.hpp"
 
-#include "actors/decider/batch.hpp"
+#include "engine/decide/batch.hpp"
 #include "actors/decider/committer_split.hpp"
 #include "store/sharding.hpp"
 #include "store/signals.hpp"
@@ -29,7 +29,7 @@ store::task_result completed(const store::leased_task& t, boost::json::object ou
 store::start_request two_in(int16_t shard, int partitions) {
   store::start_request r;
   r.name = "two";
-  r.id = actors::decider::new_workflow_id_in(shard, partitions);
+  r.id = engine::new_workflow_id_in(shard, partitions);
   return r;
 }
 
@@ -71,12 +71,12 @@ CAF_TEST(a start is answered after its first task is scheduled in the same commi
   // Bad input fails alone with a message naming the field, and writes nothing.
   auto bad = start(d, R"([1, 2])");
   CAF_REQUIRE(!bad);
-  CAF_CHECK_EQUAL(store::message_of(bad.error()), "input: expected a JSON object, got an array");
+  CAF_CHECK_EQUAL(nf::message_of(bad.error()), "input: expected a JSON object, got an array");
   msg::start_request unknown;
   unknown.workflow_name = "missing";
   auto nf_ = ask<msg::start_reply>(d, start_atom_v, unknown);
   CAF_REQUIRE(!nf_);
-  CAF_CHECK(store::code_of(nf_.error()) == store::errc::not_found);
+  CAF_CHECK(nf::code_of(nf_.error()) == nf::errc::not_found);
   CAF_CHECK_EQUAL(count(R"(SELECT count(*) FROM "WorkflowExecutions")"), 1);
 }
 
@@ -151,8 +151,8 @@ CAF_TEST(a completion through the decider advances the workflow in the same comm
   // A second report with the same (now spent) token: lease lost, nothing changes.
   auto late = ask<std::string>(d, complete_atom_v, result(a[0], R"({"y": 99})"));
   CAF_REQUIRE(!late);
-  CAF_CHECK(store::code_of(late.error()) == store::errc::lease_lost);
-  CAF_CHECK_EQUAL(store::message_of(late.error()), "lease lost");
+  CAF_CHECK(nf::code_of(late.error()) == nf::errc::lease_lost);
+  CAF_CHECK_EQUAL(nf::message_of(late.error()), "lease lost");
   auto b = lease("next");
   CAF_REQUIRE_EQUAL(b.size(), 1u);
   NF_REQUIRE_OK(ask<std::string>(d, complete_atom_v, result(b[0], R"({"z": "ok"})")));
@@ -237,7 +237,7 @@ CAF_TEST(I5 a lease that moves between the completion s read and its writes is l
   CAF_REQUIRE(holder.exec("COMMIT"));
   reporter.join();
   CAF_REQUIRE(!done);
-  CAF_CHECK(store::code_of(done.error()) == store::errc::lease_lost);
+  CAF_CHECK(nf::code_of(done.error()) == nf::errc::lease_lost);
   CAF_CHECK_EQUAL(scalar(R"(SELECT "status"::text FROM "TaskExecutions" WHERE "id" = $1)",
                          store::params::of(a[0].task.str())),
                   "IN_PROGRESS");
@@ -302,9 +302,9 @@ CAF_TEST(a start behind a backlog the claim cannot hold is decided in its own co
     NF_REQUIRE_OK(started);
     backlog.push_back(started->id.str());
   }
-  actors::decider::decider_core core{1, db->dsn(), 1};
+  engine::decider_core core{1, db->dsn(), 1};
   core.serve({0});
-  actors::decider::batch_input in;
+  engine::batch_input in;
   auto req = two_in(0, 1);
   in.starts.push_back(req);
   auto first = core.run(in);
@@ -326,7 +326,7 @@ CAF_TEST(a start behind a backlog the claim cannot hold is decided in its own co
 }
 
 CAF_TEST(I3 an end is seen by the evaluation of its own commit and stays unseen without one) {
-  actors::decider::decider_core core{1, db->dsn(), 1};
+  engine::decider_core core{1, db->dsn(), 1};
   core.serve({0});
   auto seen = [&](const store::leased_task& t) {
     return count(R"(SELECT count(*) FROM "TaskExecutions" WHERE "id" = $1
@@ -334,7 +334,7 @@ CAF_TEST(I3 an end is seen by the evaluation of its own commit and stays unseen 
                  store::params::of(t.task));
   };
   auto report = [&](const store::leased_task& t) {
-    actors::decider::batch_input in;
+    engine::batch_input in;
     in.completions.push_back(completed(t, {{"y", 1}}));
     auto out = core.run(in);
     CAF_REQUIRE_EQUAL(out.completions.size(), 1u);
@@ -379,7 +379,7 @@ CAF_TEST(I3 an end a batch applies without evaluating it is unseen before the ba
   // completion (its workflow's shard is another committer's). Its decisions' writes are then
   // not the transaction's last: the end, stamped seen with the completion, must be unseen
   // before the COMMIT, not after it.
-  actors::decider::decider_core core{2, db->dsn(), 1};
+  engine::decider_core core{2, db->dsn(), 1};
   core.serve({0, 1});
   auto req = two_in(1, 2);
   NF_REQUIRE_OK(store::start_workflow(conn, req, 2));
@@ -387,7 +387,7 @@ CAF_TEST(I3 an end a batch applies without evaluating it is unseen before the ba
   auto a = lease("work");
   CAF_REQUIRE_EQUAL(a.size(), 1u);
   core.serve({0});
-  actors::decider::batch_input in;
+  engine::batch_input in;
   in.completions.push_back(completed(a[0], {{"y", 1}}));
   auto next = two_in(0, 2);
   in.starts.push_back(next);
@@ -417,10 +417,10 @@ namespace {
 
 /// A decide committer of one partition whose decisions lease "work" to a parked poll.
 struct leasing_core {
-  std::shared_ptr<actors::waiting_polls> polls = std::make_shared<actors::waiting_polls>();
+  std::shared_ptr<engine::waiting_polls> polls = std::make_shared<engine::waiting_polls>();
   /// The node's lease memory, shared with its lessors.
-  std::shared_ptr<actors::lease_memory> leases = std::make_shared<actors::lease_memory>();
-  actors::decider::decider_core core;
+  std::shared_ptr<engine::lease_memory> leases = std::make_shared<engine::lease_memory>();
+  engine::decider_core core;
 
   explicit leasing_core(const std::string& dsn) : core(1, dsn, 8, polls, leases) {
     core.serve({0});
@@ -428,7 +428,7 @@ struct leasing_core {
 
   /// Parks a poll of "work" whose leases arm a start-to-close timer.
   void park(int64_t id, int lease_seconds = 600) {
-    actors::waiting_poll p;
+    engine::waiting_poll p;
     p.poll = id;
     p.request.queue = "work";
     p.request.worker_id = "w" + std::to_string(id);
@@ -441,7 +441,7 @@ struct leasing_core {
   std::pair<std::string, store::leased_task> start_leased(int64_t poll,
                                                           int lease_seconds = 600) {
     park(poll, lease_seconds);
-    actors::decider::batch_input in;
+    engine::batch_input in;
     auto req = two_in(0, 1);
     in.starts.push_back(req);
     auto out = core.run(in);
@@ -451,8 +451,8 @@ struct leasing_core {
   }
 
   /// A batch of the one report `r`.
-  actors::decider::batch_output report(const store::task_result& r) {
-    actors::decider::batch_input in;
+  engine::batch_output report(const store::task_result& r) {
+    engine::batch_input in;
     in.completions.push_back(r);
     auto out = core.run(in);
     CAF_REQUIRE_EQUAL(out.completions.size(), 1u);
@@ -461,7 +461,7 @@ struct leasing_core {
 };
 
 bool lease_lost(const caf::expected<std::string>& answer) {
-  return !answer && store::code_of(answer.error()) == store::errc::lease_lost;
+  return !answer && nf::code_of(answer.error()) == nf::errc::lease_lost;
 }
 
 } // namespace
@@ -474,7 +474,7 @@ namespace {
 /// A workflow started and decided, whose first task a lessor's lease transaction took, with
 /// that lease's facts given out to `facts` (null: none).
 std::pair<std::string, store::leased_task>
-lessor_leased(actors::decider::decider_core& core, std::vector<store::lease_facts>* facts,
+lessor_leased(engine::decider_core& core, std::vector<store::lease_facts>* facts,
                    store::connection& conn) {
   store::start_request req;
   req.name = "two";
@@ -572,7 +572,7 @@ CAF_TEST(a report after its remembered lease expired reads the lease instead) {
 CAF_TEST(a batch of starts and remembered completions is applied with its claim) {
   leasing_core c{db->dsn()};
   auto [wf, a] = c.start_leased(1);
-  actors::decider::batch_input in;
+  engine::batch_input in;
   in.completions.push_back(completed(a, {{"y", 1}}));
   auto next = two_in(0, 1);
   in.starts.push_back(next);
@@ -632,7 +632,7 @@ CAF_TEST(a burst larger than one transaction takes is cut into batches and all i
       [&](const msg::start_reply&) {}, [&](const std::string&) {},
       [&](caf::error& err) {
         if (first_error.empty())
-          first_error = store::message_of(err);
+          first_error = nf::message_of(err);
       });
     return first_error;
   };
@@ -808,10 +808,10 @@ CAF_TEST(a malformed completion is rejected alone and a new id lands in its shar
   bad.task_id = "nope";
   auto r = ask<std::string>(d, complete_atom_v, bad);
   CAF_REQUIRE(!r);
-  CAF_CHECK_EQUAL(store::message_of(r.error()), R"(task_id: expected a UUID, got "nope")");
+  CAF_CHECK_EQUAL(nf::message_of(r.error()), R"(task_id: expected a UUID, got "nope")");
   for (int p : {1, 3, 16, 1024})
     for (int s = 0; s < p; s += std::max(1, p / 7)) {
-      auto id = actors::decider::new_workflow_id_in(static_cast<int16_t>(s), p);
+      auto id = engine::new_workflow_id_in(static_cast<int16_t>(s), p);
       CAF_CHECK(is_uuid_text(id.str()));
       CAF_CHECK_EQUAL(shard_of(id.str(), p), s);
     }

@@ -120,7 +120,7 @@ CAF_TEST(terminate cancels running tasks and revokes their leases) {
   // The worker still holding the task learns at once that its lease is gone (I5).
   auto late = ask<std::string>(d, complete_atom_v, result(r, R"({"ok": true})"));
   CAF_REQUIRE(!late);
-  CAF_CHECK(store::code_of(late.error()) == store::errc::lease_lost);
+  CAF_CHECK(nf::code_of(late.error()) == nf::errc::lease_lost);
   CAF_CHECK_EQUAL(count(R"(SELECT count(*) FROM "TaskExecutions" WHERE "id" = $1
                              AND "status" = 'CANCELED')",
                         store::params::of(r.task)),
@@ -128,7 +128,7 @@ CAF_TEST(terminate cancels running tasks and revokes their leases) {
   // Terminating again is refused with the reason; nothing changes.
   auto again = command(d, "terminate", wf->workflow_id);
   CAF_REQUIRE(!again);
-  CAF_CHECK(store::code_of(again.error()) == store::errc::invalid);
+  CAF_CHECK(nf::code_of(again.error()) == nf::errc::invalid);
   CAF_CHECK_EQUAL(count(R"(SELECT count(*) FROM "WorkflowEvents" WHERE "workflowId" = $1
                              AND "eventType" = 'WORKFLOW_TERMINATED')",
                         store::params::of(wf->workflow_id)),
@@ -151,7 +151,7 @@ CAF_TEST(terminating a parent terminates its running child and revokes the child
   CAF_CHECK_EQUAL(count(R"(SELECT count(*) FROM "TaskQueues")"), 0);
   auto late = ask<std::string>(d, complete_atom_v, result(c, R"({"d": 2})"));
   CAF_REQUIRE(!late);
-  CAF_CHECK(store::code_of(late.error()) == store::errc::lease_lost);
+  CAF_CHECK(nf::code_of(late.error()) == nf::errc::lease_lost);
 }
 
 CAF_TEST(pause holds a workflow and resume decides what arrived meanwhile) {
@@ -177,7 +177,7 @@ CAF_TEST(pause holds a workflow and resume decides what arrived meanwhile) {
   CAF_CHECK(wait_status(wf->workflow_id, "COMPLETED"));
   auto bad = command(d, "pause", wf->workflow_id);
   CAF_REQUIRE(!bad);
-  CAF_CHECK_NOT_EQUAL(store::message_of(bad.error()).find("only a RUNNING workflow can be paused"),
+  CAF_CHECK_NOT_EQUAL(nf::message_of(bad.error()).find("only a RUNNING workflow can be paused"),
                       std::string::npos);
 }
 

@@ -231,15 +231,15 @@ CAF_TEST(the rate limit of a queue is never exceeded) {
 
 CAF_TEST(bad polls are rejected naming the field) {
   auto l = lessor();
-  CAF_CHECK_EQUAL(store::message_of(poll_error(l, poll_of("", 1, 0))),
+  CAF_CHECK_EQUAL(nf::message_of(poll_error(l, poll_of("", 1, 0))),
                   "poll.queue: expected a non-empty queue name");
-  CAF_CHECK_EQUAL(store::message_of(poll_error(l, poll_of("q", 0, 0))),
+  CAF_CHECK_EQUAL(nf::message_of(poll_error(l, poll_of("q", 0, 0))),
                   "poll.max_tasks: expected an integer 1 … 1000, got 0");
-  CAF_CHECK_EQUAL(store::message_of(poll_error(l, poll_of("q", 1, -5))),
+  CAF_CHECK_EQUAL(nf::message_of(poll_error(l, poll_of("q", 1, -5))),
                   "poll.timeout_ms: expected an integer >= 0, got -5");
   auto bad_ns = poll_of("q", 1, 0);
   bad_ns.namespace_id = "default";
-  CAF_CHECK_EQUAL(store::message_of(poll_error(l, bad_ns)),
+  CAF_CHECK_EQUAL(nf::message_of(poll_error(l, bad_ns)),
                   "poll.namespace_id: expected a UUID, got \"default\"");
 }
 

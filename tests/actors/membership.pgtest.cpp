@@ -128,8 +128,8 @@ CAF_TEST(a partition count that disagrees with the database stops membership) {
   caf::error reason;
   self->receive([&](caf::down_msg& dm) { reason = dm.reason; },
                 caf::after(std::chrono::seconds{20}) >> [&] { CAF_FAIL("membership did not stop"); });
-  CAF_CHECK(store::code_of(reason) == store::errc::invalid);
-  CAF_CHECK_NOT_EQUAL(store::message_of(reason).find("ClusterSettings.partitionCount is 4"),
+  CAF_CHECK(nf::code_of(reason) == nf::errc::invalid);
+  CAF_CHECK_NOT_EQUAL(nf::message_of(reason).find("ClusterSettings.partitionCount is 4"),
                       std::string::npos);
   CAF_CHECK_EQUAL(count(R"(SELECT count(*) FROM "PartitionLeases")"), 0);
 }

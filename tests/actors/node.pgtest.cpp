@@ -11,6 +11,7 @@
 #include "actors/node/node.hpp"
 #include "store/ids.hpp"
 #include "store/sharding.hpp"
+#include "net/http/client.hpp"
 
 using namespace nf;
 
@@ -37,6 +38,7 @@ struct fixture : test::actor_fixture {
 
   void spawn(bool nudges, std::vector<std::pair<std::string, std::string>> overrides = {}) {
     actors::node_options o;
+    o.http = std::make_shared<nf::http::beast_client>();
     o.dsn = db->dsn();
     o.advertise = "test:1";
     auto set = [&](const char* k, const std::string& v) {
@@ -254,7 +256,7 @@ CAF_TEST(a task decided while a poll waits is leased to it in the deciding commi
   done.output_json = R"({"y": 6})";
   auto lost = ask<std::string>(node, complete_atom_v, done);
   CAF_REQUIRE(!lost);
-  CAF_CHECK_EQUAL(store::message_of(lost.error()), "lease lost");
+  CAF_CHECK_EQUAL(nf::message_of(lost.error()), "lease lost");
   done.lease_token = r.got[0].lease_token;
   NF_REQUIRE_OK(ask<std::string>(node, complete_atom_v, done));
   CAF_CHECK(wait_status(r.workflow_id, "COMPLETED"));
@@ -304,7 +306,7 @@ CAF_TEST(committers switching between one and two lose and repeat nothing) {
     int got = 0;
     client->receive_for(got, burst)(
       [&](const msg::start_reply& r) { started.push_back(r.workflow_id); },
-      [&](caf::error& err) { CAF_FAIL("start: " << store::message_of(err)); });
+      [&](caf::error& err) { CAF_FAIL("start: " << nf::message_of(err)); });
     splits += deciding("2") ? 1 : 0;
     std::vector<msg::leased_task> tasks;
     CAF_REQUIRE(test::wait_until([&] {
@@ -329,7 +331,7 @@ CAF_TEST(committers switching between one and two lose and repeat nothing) {
     got = 0;
     client->receive_for(got, static_cast<int>(tasks.size()))(
       [&](const std::string&) {},
-      [&](caf::error& err) { CAF_FAIL("complete: " << store::message_of(err)); });
+      [&](caf::error& err) { CAF_FAIL("complete: " << nf::message_of(err)); });
     merges += test::wait_until([&] { return deciding("1"); }, std::chrono::seconds{5}) ? 1 : 0;
   }
   CAF_CHECK(splits >= 2);
@@ -357,8 +359,8 @@ CAF_TEST(a request for a partition owned elsewhere is answered unavailable) {
   c.workflow_id = id;
   auto r = ask<std::string>(node, command_atom_v, c);
   CAF_REQUIRE(!r);
-  CAF_CHECK(store::code_of(r.error()) == store::errc::unavailable);
-  CAF_CHECK_EQUAL(store::message_of(r.error()), "partition 1 is not owned by this node");
+  CAF_CHECK(nf::code_of(r.error()) == nf::errc::unavailable);
+  CAF_CHECK_EQUAL(nf::message_of(r.error()), "partition 1 is not owned by this node");
   // Starts go to a partition this node owns.
   msg::start_request s;
   s.workflow_name = "one";

@@ -18,7 +18,7 @@
 #include <caf/scoped_actor.hpp>
 
 #include "actors/partition/context.hpp"
-#include "actors/type_ids.hpp"
+#include "proto/type_ids.hpp"
 #include "tests/store/worker_fixture.hpp"
 
 namespace nf::test {

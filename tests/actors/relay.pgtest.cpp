@@ -12,6 +12,7 @@
 #include "store/outbox.hpp"
 #include "tests/actors/partition_actors_fixture.hpp"
 #include "tests/support/http_test_server.hpp"
+#include "net/http/client.hpp"
 
 using namespace nf;
 using namespace std::chrono_literals;
@@ -33,6 +34,7 @@ struct fixture : test::partition_actors_fixture {
     // As a node does: the partition's relay joins an outbox relay that delivers.
     auto ctx = context(shard, std::move(overrides));
     actors::outbox_relay_context o;
+    o.http = std::make_shared<nf::http::beast_client>();
     o.dsn = ctx.dsn;
     o.settings = ctx.settings;
     ctx.outbox_relay = keep(actors::spawn_outbox_relay(sys, o));

@@ -10,10 +10,12 @@
 
 #include "actors/lessor/lessor.hpp"
 #include "actors/system_tasks/runner.hpp"
+#include "engine/system_tasks/http_task.hpp"
 #include "store/json.hpp"
 #include "store/tasks.hpp"
 #include "tests/actors/partition_actors_fixture.hpp"
 #include "tests/support/http_test_server.hpp"
+#include "net/http/client.hpp"
 
 using namespace nf;
 using namespace std::chrono_literals;
@@ -61,6 +63,7 @@ struct fixture : test::partition_actors_fixture {
     auto lessor = keep(actors::spawn_lessor(sys, ctx));
     auto node = keep(sys.spawn<caf::detached>(fake_node, lessor, db.dsn()));
     actors::system_task_options opt;
+    opt.http = std::make_shared<nf::http::beast_client>();
     opt.node = node;
     opt.settings = ctx.settings;
     opt.concurrency = concurrency;
@@ -75,10 +78,10 @@ struct fixture : test::partition_actors_fixture {
                                     "taskDefName", "queueName", "input")
       VALUES ($1, '00000000-0000-0000-0000-000000000001', 'call', 0, 'HTTP', 'http', $2, $3::jsonb)
       RETURNING "id")",
-                     store::params::of(wf, actors::http_task_queue, input))};
+                     store::params::of(wf, engine::http_task_queue, input))};
     sql(R"(INSERT INTO "TaskQueues" ("queueName", "taskId", "workflowId", "taskType", "shard")
            SELECT $1, $2, $3, 'HTTP', "shard" FROM "WorkflowExecutions" WHERE "id" = $3)",
-        store::params::of(actors::http_task_queue, t, wf));
+        store::params::of(engine::http_task_queue, t, wf));
     return t;
   }
 

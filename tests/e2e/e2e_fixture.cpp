@@ -316,7 +316,7 @@ bool e2e_fixture::await(const std::function<bool()>& pred, std::chrono::millisec
 store::result e2e_fixture::sql(const std::string& text, const store::params& p) {
   auto r = conn.exec(text, p);
   if (!r)
-    CAF_FAIL("sql failed: " << store::message_of(r.error()) << "\n" << text);
+    CAF_FAIL("sql failed: " << nf::message_of(r.error()) << "\n" << text);
   return std::move(*r);
 }
 

@@ -20,9 +20,9 @@
 
 #include "caf/test/unit_test.hpp"
 
-#include "net/client.hpp"
+#include "net/client/client.hpp"
 #include "store/pg/connection.hpp"
-#include "store/pg/errors.hpp"
+#include "proto/errors.hpp"
 #include "tests/e2e/process.hpp"
 #include "tests/support/test_database.hpp"
 

@@ -11,7 +11,7 @@
 #include <caf/scoped_actor.hpp>
 #include <caf/send.hpp>
 
-#include "actors/system_config.hpp"
+#include "net/client/system_config.hpp"
 #include "net/api/api.hpp"
 #include "store/workflows.hpp"
 #include "tests/store/worker_fixture.hpp"
@@ -80,7 +80,7 @@ caf::behavior reporting_node(caf::stateful_actor<reporting_state>* self) {
     [self](complete_atom, msg::task_result& r) -> caf::result<std::string> {
       ++self->state.reports;
       if (r.lease_token == lost_token)
-        return store::make_error(store::errc::lease_lost, "lease lost");
+        return nf::make_error(nf::errc::lease_lost, "lease lost");
       if (r.lease_token == held_token) {
         auto rp = self->make_response_promise<std::string>();
         self->state.held.push_back(rp);
@@ -93,7 +93,7 @@ caf::behavior reporting_node(caf::stateful_actor<reporting_state>* self) {
 }
 
 struct fixture : test::worker_fixture {
-  actors::system_config cfg;
+  net::system_config cfg;
   caf::actor_system sys{cfg};
   std::shared_ptr<std::atomic<int>> node_seen = std::make_shared<std::atomic<int>>(0);
   client_api api;
@@ -136,14 +136,14 @@ struct fixture : test::worker_fixture {
 };
 
 std::string message(const caf::error& e) {
-  return store::message_of(e);
+  return nf::message_of(e);
 }
 
-bool is(const caf::error& e, store::errc code, const std::string& part) {
-  if (store::code_of(e) == code && message(e).find(part) != std::string::npos)
+bool is(const caf::error& e, nf::errc code, const std::string& part) {
+  if (nf::code_of(e) == code && message(e).find(part) != std::string::npos)
     return true;
-  CAF_MESSAGE("got " << store::to_string(store::code_of(e)) << ": " << message(e)
-                     << " (wanted " << store::to_string(code) << " mentioning " << part << ")");
+  CAF_MESSAGE("got " << nf::to_string(nf::code_of(e)) << ": " << message(e)
+                     << " (wanted " << nf::to_string(code) << " mentioning " << part << ")");
   return false;
 }
 
@@ -159,7 +159,7 @@ CAF_TEST(bad input on every call is rejected clearly and changes nothing) {
   auto before = scalar(test::all_rows_sql);
   const std::string id = wf.str();
   auto expect_invalid = [&](const caf::error& e, const std::string& part) {
-    CAF_CHECK(is(e, store::errc::invalid, part));
+    CAF_CHECK(is(e, nf::errc::invalid, part));
   };
   expect_invalid(ask<std::string>(register_atom_v, std::string{"  "}).error(), "$: expected");
   expect_invalid(ask<std::string>(register_atom_v, std::string{R"([{"name":"ok"},
@@ -208,9 +208,9 @@ CAF_TEST(bad input on every call is rejected clearly and changes nothing) {
   // What only the database can reject: still nothing written.
   CAF_CHECK(is(ask<int64_t>(heartbeat_atom_v, msg::heartbeat_request{t.str(), id, new_uuidv7()})
                  .error(),
-               store::errc::lease_lost, "lease"));
+               nf::errc::lease_lost, "lease"));
   CAF_CHECK(is(ask<std::string>(signal_atom_v, msg::signal_request{new_uuidv7(), "x", "1"}).error(),
-               store::errc::not_found, "not found"));
+               nf::errc::not_found, "not found"));
   CAF_CHECK_EQUAL(scalar(test::all_rows_sql), before);
   CAF_CHECK_EQUAL(node_seen->load(), 0);
 }
@@ -228,7 +228,7 @@ CAF_TEST(definitions register whole and only whole) {
   auto bad = ask<std::string>(register_atom_v, std::string{R"([{"name":"refund"},
       {"name":"w2","version":1,"tasks":[]}])"});
   CAF_REQUIRE(!bad);
-  CAF_CHECK(is(bad.error(), store::errc::invalid, "[1].tasks"));
+  CAF_CHECK(is(bad.error(), nf::errc::invalid, "[1].tasks"));
   CAF_CHECK_EQUAL(count(R"(SELECT count(*) FROM "TaskDefinitions" WHERE "name" = 'refund')"), 0);
 }
 
@@ -251,7 +251,7 @@ CAF_TEST(get shows the execution with every task attempt and keeps null null) {
   CAF_CHECK(tasks[0].at("output").is_null());
   auto missing = ask<std::string>(get_atom_v, msg::workflow_query{new_uuidv7(), true});
   CAF_REQUIRE(!missing);
-  CAF_CHECK(is(missing.error(), store::errc::not_found, "not found"));
+  CAF_CHECK(is(missing.error(), nf::errc::not_found, "not found"));
 }
 
 CAF_TEST(search pages newest first with a keyset cursor) {
@@ -321,7 +321,7 @@ CAF_TEST(a signal is an event plus a decider wakeup and ends a waiting events re
       store::params::of(wf));
   auto late = ask<std::string>(signal_atom_v, msg::signal_request{wf.str(), "approved", "null"});
   CAF_REQUIRE(!late);
-  CAF_CHECK(is(late.error(), store::errc::invalid, "is COMPLETED"));
+  CAF_CHECK(is(late.error(), nf::errc::invalid, "is COMPLETED"));
   // A wait with nothing new answers empty at its deadline.
   auto empty = ask<std::vector<msg::event_view>>(events_atom_v,
                                                  msg::events_request{wf.str(), 2, 100, 300});
@@ -398,7 +398,7 @@ CAF_TEST(a request the node does not answer in time fails unavailable and its la
   auto held = ask_slow();
   auto took = std::chrono::steady_clock::now() - began;
   CAF_REQUIRE(!held);
-  CAF_CHECK(is(held.error(), store::errc::unavailable, "engine node"));
+  CAF_CHECK(is(held.error(), nf::errc::unavailable, "engine node"));
   CAF_CHECK(took >= 200ms);
   // The node answers the held start now, after its deadline: the api drops that answer, and
   // the next start gets its own.
@@ -442,15 +442,15 @@ CAF_TEST(a batch of reports answers each result in its place) {
   CAF_REQUIRE_EQUAL(r->size(), 4u);
   CAF_CHECK(!(*r)[0].error);
   CAF_CHECK_EQUAL((*r)[0].answer, R"({"task":")" + a + "\"}");
-  CAF_CHECK(is((*r)[1].error, store::errc::invalid, "status: expected COMPLETED"));
-  CAF_CHECK(is((*r)[2].error, store::errc::lease_lost, "lease lost"));
+  CAF_CHECK(is((*r)[1].error, nf::errc::invalid, "status: expected COMPLETED"));
+  CAF_CHECK(is((*r)[2].error, nf::errc::lease_lost, "lease lost"));
   CAF_CHECK_EQUAL((*r)[3].answer, R"({"task":")" + b + "\"}");
   CAF_CHECK_EQUAL(reports_seen(), 3);
   // More results than one poll may lease: the whole batch is rejected, none reaches the node.
   std::vector<msg::task_result> many(1001, result(a, token));
   auto too_many = ask_batch(many);
   CAF_REQUIRE(!too_many);
-  CAF_CHECK(is(too_many.error(), store::errc::invalid,
+  CAF_CHECK(is(too_many.error(), nf::errc::invalid,
                "results: expected at most 1000 results in one call, got 1001"));
   CAF_CHECK_EQUAL(reports_seen(), 3);
   auto none = ask_batch({});
@@ -460,8 +460,8 @@ CAF_TEST(a batch of reports answers each result in its place) {
   auto rejected = ask_batch({result(a, token, "DONE"), result("x", token)});
   CAF_REQUIRE(rejected);
   CAF_REQUIRE_EQUAL(rejected->size(), 2u);
-  CAF_CHECK(is((*rejected)[0].error, store::errc::invalid, "status:"));
-  CAF_CHECK(is((*rejected)[1].error, store::errc::invalid, "task_id:"));
+  CAF_CHECK(is((*rejected)[0].error, nf::errc::invalid, "status:"));
+  CAF_CHECK(is((*rejected)[1].error, nf::errc::invalid, "task_id:"));
   CAF_CHECK_EQUAL(reports_seen(), 3);
   // A result the node does not answer in time is `unavailable` in its place at the deadline;
   // the others keep their answers.
@@ -471,7 +471,7 @@ CAF_TEST(a batch of reports answers each result in its place) {
   CAF_CHECK(std::chrono::steady_clock::now() - began >= 300ms);
   CAF_REQUIRE_EQUAL(late->size(), 2u);
   CAF_CHECK_EQUAL((*late)[0].answer, R"({"task":")" + a + "\"}");
-  CAF_CHECK(is((*late)[1].error, store::errc::unavailable, "engine node"));
+  CAF_CHECK(is((*late)[1].error, nf::errc::unavailable, "engine node"));
   caf::anon_send_exit(batched, caf::exit_reason::user_shutdown);
   caf::anon_send_exit(node, caf::exit_reason::user_shutdown);
 }

@@ -2,7 +2,7 @@
 #include "caf/test/unit_test.hpp"
 
 #include "net/api/checks.hpp"
-#include "store/pg/errors.hpp"
+#include "proto/errors.hpp"
 
 using namespace nf;
 
@@ -18,8 +18,8 @@ std::string problems(const Ts&... xs) {
   auto err = net::check(xs...);
   if (!err)
     return "";
-  CAF_CHECK(store::code_of(err) == store::errc::invalid);
-  return store::message_of(err);
+  CAF_CHECK(nf::code_of(err) == nf::errc::invalid);
+  return nf::message_of(err);
 }
 
 bool mentions(const std::string& text, const std::string& part) {
@@ -183,5 +183,5 @@ CAF_TEST(definitions text must not be empty) {
   CAF_CHECK(!net::check_definitions_text("{}"));
   auto err = net::check_definitions_text("  \n");
   CAF_REQUIRE(err);
-  CAF_CHECK(mentions(store::message_of(err), "$: expected a task or workflow definition"));
+  CAF_CHECK(mentions(nf::message_of(err), "$: expected a task or workflow definition"));
 }

@@ -5,7 +5,7 @@
 #include <future>
 #include <thread>
 
-#include "net/client.hpp"
+#include "net/client/client.hpp"
 #include "tests/net/fake_node.hpp"
 
 using namespace nf;

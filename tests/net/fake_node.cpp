@@ -5,9 +5,9 @@
 #include <caf/send.hpp>
 #include <caf/typed_event_based_actor.hpp>
 
-#include "actors/system_config.hpp"
-#include "net/client_api.hpp"
-#include "store/pg/errors.hpp"
+#include "net/client/system_config.hpp"
+#include "proto/client_api.hpp"
+#include "proto/errors.hpp"
 
 namespace nf::test {
 
@@ -52,7 +52,7 @@ client_api::behavior_type fake(client_api::stateful_pointer<fake_state> self,
     [log](get_atom, const msg::workflow_query& q) -> caf::result<std::string> {
       log->add("get " + q.workflow_id);
       if (q.workflow_id == missing_workflow)
-        return store::make_error(store::errc::not_found, "workflow " + q.workflow_id + " not found");
+        return nf::make_error(nf::errc::not_found, "workflow " + q.workflow_id + " not found");
       return std::string{R"({"workflowId":")"} + q.workflow_id
              + R"(","workflowName":"w","workflowVersion":1,"status":"RUNNING","input":{},)"
                R"("output":null,"startTime":1,"endTime":null,"tasks":[]})";
@@ -107,7 +107,7 @@ client_api::behavior_type fake(client_api::stateful_pointer<fake_state> self,
         log->add(complete_line(r));
         msg::report_outcome o;
         if (r.workflow_id == missing_workflow)
-          o.error = store::make_error(store::errc::lease_lost, "lease lost");
+          o.error = nf::make_error(nf::errc::lease_lost, "lease lost");
         else
           o.answer = "{}";
         out.push_back(std::move(o));
@@ -144,7 +144,7 @@ client_api::behavior_type fake(client_api::stateful_pointer<fake_state> self,
 } // namespace
 
 struct fake_node::impl {
-  actors::system_config cfg;
+  net::system_config cfg;
   caf::actor_system sys{cfg};
   client_api api;
 };

@@ -6,7 +6,7 @@
 
 #include <caf/sec.hpp>
 
-#include "net/request_deadlines.hpp"
+#include "net/client/request_deadlines.hpp"
 
 using namespace nf;
 using namespace std::chrono_literals;

@@ -142,14 +142,14 @@ CAF_TEST(a late worker gets lease lost and changes nothing) {
   for (const auto* late : {&swept, &first}) {
     auto done = complete_task(conn, result_of(*late));
     CAF_REQUIRE(!done);
-    CAF_CHECK_EQUAL(code_of(done.error()), errc::lease_lost);
-    CAF_CHECK_EQUAL(message_of(done.error()), "lease lost");
+    CAF_CHECK_EQUAL(nf::code_of(done.error()), nf::errc::lease_lost);
+    CAF_CHECK_EQUAL(nf::message_of(done.error()), "lease lost");
     auto failed = complete_task(conn, result_of(*late, task_outcome::failed));
     CAF_REQUIRE(!failed);
-    CAF_CHECK_EQUAL(code_of(failed.error()), errc::lease_lost);
+    CAF_CHECK_EQUAL(nf::code_of(failed.error()), nf::errc::lease_lost);
     auto hb = heartbeat_task(conn, heartbeat_request{wf, late->task, late->token, 600});
     CAF_REQUIRE(!hb);
-    CAF_CHECK_EQUAL(code_of(hb.error()), errc::lease_lost);
+    CAF_CHECK_EQUAL(nf::code_of(hb.error()), nf::errc::lease_lost);
     // Task row, queue row, events, "DecideQueues", outbox, timers, lastSeq: all unchanged.
     CAF_CHECK_EQUAL(snapshot(wf), before);
   }
@@ -190,7 +190,7 @@ CAF_TEST(a batch completes every task whose lease holds and reports the others) 
   CAF_CHECK_EQUAL(count(R"(SELECT count(*) FROM "DecideQueues")"), 2);
   auto dup = complete_tasks(conn, {result_of(b), result_of(b)});
   CAF_REQUIRE(!dup);
-  CAF_CHECK_EQUAL(code_of(dup.error()), errc::invalid);
+  CAF_CHECK_EQUAL(nf::code_of(dup.error()), nf::errc::invalid);
 }
 
 CAF_TEST(the sweep times out expired leases and wakes the decider) {

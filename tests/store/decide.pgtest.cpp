@@ -399,7 +399,7 @@ CAF_TEST(I4 a second evaluation of the same version is stale rolls back whole an
   CAF_REQUIRE(a.commit());
   tb.join();
   CAF_REQUIRE(!b_result);
-  CAF_CHECK_EQUAL(code_of(b_result.error()), errc::stale);
+  CAF_CHECK_EQUAL(nf::code_of(b_result.error()), nf::errc::stale);
   b.rollback();
   NF_REQUIRE_OK(requeue(other, {started.id}, "stale"));
   // Nothing of B remains; A's evaluation is version 1; the workflow is queued again.
@@ -448,8 +448,8 @@ CAF_TEST(a stale write is answered stale even when a write after its compare and
   CAF_REQUIRE(tx.begin());
   auto r = apply_decisions(tx, {w});
   CAF_REQUIRE(!r);
-  CAF_CHECK_EQUAL(code_of(r.error()), errc::stale);
-  CAF_CHECK(message_of(r.error()).find(started.id.str() + " (expected version 5)")
+  CAF_CHECK_EQUAL(nf::code_of(r.error()), nf::errc::stale);
+  CAF_CHECK(nf::message_of(r.error()).find(started.id.str() + " (expected version 5)")
             != std::string::npos);
   tx.rollback();
   CAF_CHECK(table_counts() == before);
@@ -605,8 +605,8 @@ CAF_TEST(I4 a stale decision with its COMMIT in the same round trip commits noth
   CAF_REQUIRE(tx.begin());
   auto r = apply_decisions(tx, {w}, true);
   CAF_REQUIRE(!r);
-  CAF_CHECK_EQUAL(code_of(r.error()), errc::stale);
-  CAF_CHECK(message_of(r.error()).find(started.id.str() + " (expected version 0)")
+  CAF_CHECK_EQUAL(nf::code_of(r.error()), nf::errc::stale);
+  CAF_CHECK(nf::message_of(r.error()).find(started.id.str() + " (expected version 0)")
             != std::string::npos);
   CAF_CHECK(!tx.committed());
   tx.rollback();
@@ -634,8 +634,8 @@ CAF_TEST(a task leased in a decision whose identity exists fails the insert befo
   CAF_REQUIRE(tx.begin());
   auto r = apply_decisions(tx, {w}, true);
   CAF_REQUIRE(!r);
-  CAF_CHECK_EQUAL(code_of(r.error()), errc::internal);
-  CAF_CHECK(message_of(r.error()).find("1 tasks leased in the decision, 0 inserted")
+  CAF_CHECK_EQUAL(nf::code_of(r.error()), nf::errc::internal);
+  CAF_CHECK(nf::message_of(r.error()).find("1 tasks leased in the decision, 0 inserted")
             != std::string::npos);
   CAF_CHECK(!tx.committed());
   tx.rollback();

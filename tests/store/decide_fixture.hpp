@@ -14,7 +14,7 @@
 
 #include "store/definitions.hpp"
 #include "store/pg/connection.hpp"
-#include "store/pg/errors.hpp"
+#include "proto/errors.hpp"
 #include "store/workflows.hpp"
 #include "tests/store/worker_fixture.hpp"
 #include "tests/support/test_database.hpp"
@@ -47,7 +47,7 @@ struct decide_fixture {
   store::result sql(const std::string& text, const store::params& p = {}) {
     auto r = conn.exec(text, p);
     if (!r)
-      CAF_FAIL("sql failed: " << store::message_of(r.error()) << "\n" << text);
+      CAF_FAIL("sql failed: " << nf::message_of(r.error()) << "\n" << text);
     return std::move(*r);
   }
 
@@ -76,7 +76,7 @@ struct decide_fixture {
       + R"(, "variables": {"v": 1}, "tasks": [{"name": ")" + task
       + R"(", "taskReferenceName": "a", "type": "SIMPLE"}]})");
     if (!r)
-      CAF_FAIL("define_workflow: " << store::message_of(r.error()));
+      CAF_FAIL("define_workflow: " << nf::message_of(r.error()));
   }
 
   store::start_result start(const std::string& name,
@@ -86,7 +86,7 @@ struct decide_fixture {
     req.idempotency_key = std::move(key);
     auto r = store::start_workflow(conn, req, partitions);
     if (!r)
-      CAF_FAIL("start: " << store::message_of(r.error()));
+      CAF_FAIL("start: " << nf::message_of(r.error()));
     return *r;
   }
 
@@ -113,5 +113,5 @@ struct decide_fixture {
   do {                                                                                     \
     const auto& nf_result_ = (expr);                                                       \
     if (!nf_result_)                                                                       \
-      CAF_FAIL(#expr << " failed: " << ::nf::store::message_of(nf_result_.error()));       \
+      CAF_FAIL(#expr << " failed: " << ::nf::message_of(nf_result_.error()));       \
   } while (false)

@@ -151,11 +151,11 @@ CAF_TEST(a workflow definition round trips and the latest version is the default
 CAF_TEST(a missing workflow definition is not_found with its name and version) {
   auto none = load_workflow_def(conn, default_namespace, "nope", 3);
   CAF_REQUIRE(!none);
-  CAF_CHECK_EQUAL(code_of(none.error()), errc::not_found);
-  CAF_CHECK_EQUAL(message_of(none.error()), R"(workflow definition "nope" version 3 not found)");
+  CAF_CHECK_EQUAL(nf::code_of(none.error()), nf::errc::not_found);
+  CAF_CHECK_EQUAL(nf::message_of(none.error()), R"(workflow definition "nope" version 3 not found)");
   auto latest = load_workflow_def(conn, default_namespace, "nope");
   CAF_REQUIRE(!latest);
-  CAF_CHECK_EQUAL(message_of(latest.error()), R"(workflow definition "nope" not found)");
+  CAF_CHECK_EQUAL(nf::message_of(latest.error()), R"(workflow definition "nope" not found)");
 }
 
 CAF_TEST(definitions are per namespace) {

@@ -206,7 +206,7 @@ CAF_TEST(history reads after a seq in order and bounded) {
     return append_events(tx, {three(workflow_id{"00000000-0000-7000-8000-000000000001"}, "x")});
   });
   CAF_REQUIRE(!missing);
-  CAF_CHECK_EQUAL(code_of(missing.error()), errc::not_found);
+  CAF_CHECK_EQUAL(nf::code_of(missing.error()), nf::errc::not_found);
 }
 
 CAF_TEST_FIXTURE_SCOPE_END()

@@ -25,17 +25,17 @@ CAF_TEST(keeps every JSON primitive and null as null) {
 CAF_TEST(malformed text is an invalid error naming what was parsed) {
   auto r = json_from_text("{\"a\": ", "input");
   CAF_REQUIRE(!r);
-  CAF_CHECK_EQUAL(code_of(r.error()), errc::invalid);
-  auto msg = message_of(r.error());
+  CAF_CHECK_EQUAL(nf::code_of(r.error()), nf::errc::invalid);
+  auto msg = nf::message_of(r.error());
   CAF_CHECK(msg.rfind("input: malformed JSON", 0) == 0);
 }
 
 CAF_TEST(sqlstates map to what the caller does next) {
-  CAF_CHECK_EQUAL(classify_sqlstate("40001"), errc::retry_tx);
-  CAF_CHECK_EQUAL(classify_sqlstate("40P01"), errc::retry_tx);
-  CAF_CHECK_EQUAL(classify_sqlstate("23505"), errc::conflict);
-  CAF_CHECK_EQUAL(classify_sqlstate("08006"), errc::conn_broken);
-  CAF_CHECK_EQUAL(classify_sqlstate(nullptr), errc::conn_broken);
-  CAF_CHECK_EQUAL(classify_sqlstate("22P02"), errc::invalid);
-  CAF_CHECK_EQUAL(classify_sqlstate("42P01"), errc::internal);
+  CAF_CHECK_EQUAL(classify_sqlstate("40001"), nf::errc::retry_tx);
+  CAF_CHECK_EQUAL(classify_sqlstate("40P01"), nf::errc::retry_tx);
+  CAF_CHECK_EQUAL(classify_sqlstate("23505"), nf::errc::conflict);
+  CAF_CHECK_EQUAL(classify_sqlstate("08006"), nf::errc::conn_broken);
+  CAF_CHECK_EQUAL(classify_sqlstate(nullptr), nf::errc::conn_broken);
+  CAF_CHECK_EQUAL(classify_sqlstate("22P02"), nf::errc::invalid);
+  CAF_CHECK_EQUAL(classify_sqlstate("42P01"), nf::errc::internal);
 }

@@ -383,8 +383,8 @@ CAF_TEST(a heartbeat extends only the current lease) {
   auto before = snapshot(wf);
   auto wrong = heartbeat_task(conn, heartbeat_request{wf, t.task, (*got)[1].token, 7200});
   CAF_REQUIRE(!wrong);
-  CAF_CHECK_EQUAL(code_of(wrong.error()), errc::lease_lost);
-  CAF_CHECK_EQUAL(message_of(wrong.error()), "lease lost");
+  CAF_CHECK_EQUAL(nf::code_of(wrong.error()), nf::errc::lease_lost);
+  CAF_CHECK_EQUAL(nf::message_of(wrong.error()), "lease lost");
   CAF_CHECK_EQUAL(snapshot(wf), before);
   auto batch = heartbeat_tasks(conn, {heartbeat_request{wf, (*got)[1].task, (*got)[1].token, 60},
                                       heartbeat_request{wf, (*got)[1].task, t.token, 60}});
@@ -394,7 +394,7 @@ CAF_TEST(a heartbeat extends only the current lease) {
   CAF_CHECK(!(*batch)[1].has_value());
   auto bad = heartbeat_task(conn, heartbeat_request{wf, t.task, t.token, 0});
   CAF_REQUIRE(!bad);
-  CAF_CHECK_EQUAL(code_of(bad.error()), errc::invalid);
+  CAF_CHECK_EQUAL(nf::code_of(bad.error()), nf::errc::invalid);
 }
 
 CAF_TEST(bad lease requests are rejected before any write) {
@@ -402,13 +402,13 @@ CAF_TEST(bad lease requests are rejected before any write) {
   auto zero = req("qv", 0);
   auto r = lease_batches(conn, {req("qv", 1), zero});
   CAF_REQUIRE(!r);
-  CAF_CHECK_EQUAL(code_of(r.error()), errc::invalid);
-  CAF_CHECK_EQUAL(message_of(r.error()), "lease[1].max_tasks: expected an integer 1 … 1000, got 0");
+  CAF_CHECK_EQUAL(nf::code_of(r.error()), nf::errc::invalid);
+  CAF_CHECK_EQUAL(nf::message_of(r.error()), "lease[1].max_tasks: expected an integer 1 … 1000, got 0");
   auto limit = req("qv", 1);
   limit.concurrency_limit = 0;
   auto r2 = lease_tasks(conn, limit);
   CAF_REQUIRE(!r2);
-  CAF_CHECK_EQUAL(message_of(r2.error()), "lease[0].concurrency_limit: expected an integer >= 1, got 0");
+  CAF_CHECK_EQUAL(nf::message_of(r2.error()), "lease[0].concurrency_limit: expected an integer >= 1, got 0");
   CAF_CHECK_EQUAL(leased_rows("qv"), 0);
 }
 
@@ -433,7 +433,7 @@ CAF_TEST(a task definition gives the queue policy) {
                   7201);
   auto missing = load_queue_policy(conn, default_namespace, "nope");
   CAF_REQUIRE(!missing);
-  CAF_CHECK_EQUAL(code_of(missing.error()), errc::not_found);
+  CAF_CHECK_EQUAL(nf::code_of(missing.error()), nf::errc::not_found);
 }
 
 CAF_TEST(a queue s partition is the one its rows are stored in) {

@@ -5,7 +5,7 @@
 
 #include "store/capabilities.hpp"
 #include "store/migrator.hpp"
-#include "store/pg/errors.hpp"
+#include "proto/errors.hpp"
 #include "tests/support/test_database.hpp"
 
 using namespace nf::store;
@@ -65,8 +65,8 @@ CAF_TEST(a changed applied migration is refused by name) {
   manifest[0].up += "\n-- edited after release\n";
   auto r = migrator{manifest}.up(conn);
   CAF_REQUIRE(!r);
-  CAF_CHECK_EQUAL(code_of(r.error()), errc::invalid);
-  CAF_CHECK(message_of(r.error()).find("migration " + manifest[0].name + " was changed")
+  CAF_CHECK_EQUAL(nf::code_of(r.error()), nf::errc::invalid);
+  CAF_CHECK(nf::message_of(r.error()).find("migration " + manifest[0].name + " was changed")
             != std::string::npos);
   auto ready = readiness(conn, manifest);
   CAF_REQUIRE(ready);
@@ -82,7 +82,7 @@ CAF_TEST(a failing migration rolls back whole and names itself) {
                                R"(DROP TABLE "Half";)"});
   auto r = migrator{manifest}.up(conn);
   CAF_REQUIRE(!r);
-  CAF_CHECK(message_of(r.error()).find("migration 9999_broken failed") != std::string::npos);
+  CAF_CHECK(nf::message_of(r.error()).find("migration 9999_broken failed") != std::string::npos);
   auto half = conn.exec(R"(SELECT to_regclass('"Half"') IS NULL)");
   CAF_REQUIRE(half);
   CAF_CHECK(half->boolean(0, 0));

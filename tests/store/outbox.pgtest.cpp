@@ -176,7 +176,7 @@ CAF_TEST(failed deliveries back off exponentially then dead letter) {
   CAF_CHECK(after->empty()); // nor failed again
   auto bad = record_failures(conn, {}, backoff_policy{1000, 10, 0, 3});
   CAF_REQUIRE(!bad);
-  CAF_CHECK_EQUAL(message_of(bad.error()), "backoff_policy.max_ms: expected an integer >= base_ms, got 10");
+  CAF_CHECK_EQUAL(nf::message_of(bad.error()), "backoff_policy.max_ms: expected an integer >= base_ms, got 10");
 }
 
 CAF_TEST(dead letters page by keyset and replay with the same event id) {
@@ -287,10 +287,10 @@ CAF_TEST(retention refuses a negative horizon or batch size out of range) {
   aged_event(72, 72);
   auto negative = prune_published_outbox(conn, -1);
   CAF_REQUIRE(!negative);
-  CAF_CHECK_NOT_EQUAL(store::message_of(negative.error()).find("retention_s"), std::string::npos);
+  CAF_CHECK_NOT_EQUAL(nf::message_of(negative.error()).find("retention_s"), std::string::npos);
   auto batch = prune_published_outbox(conn, 0, 0);
   CAF_REQUIRE(!batch);
-  CAF_CHECK_NOT_EQUAL(store::message_of(batch.error()).find("batch"), std::string::npos);
+  CAF_CHECK_NOT_EQUAL(nf::message_of(batch.error()).find("batch"), std::string::npos);
   CAF_CHECK_EQUAL(count(R"(SELECT count(*) FROM "OutboxEvents")"), 1);
 }
 

@@ -10,7 +10,7 @@
 #include <thread>
 
 #include "store/partitions.hpp"
-#include "store/pg/errors.hpp"
+#include "proto/errors.hpp"
 #include "tests/support/notifications.hpp"
 #include "tests/support/test_database.hpp"
 
@@ -92,7 +92,7 @@ struct fixture {
   void run(const std::string& sql, const params& p = {}) {
     auto r = conn.exec(sql, p);
     if (!r)
-      CAF_FAIL(sql << ": " << message_of(r.error()));
+      CAF_FAIL(sql << ": " << nf::message_of(r.error()));
   }
 
   time_point now() {
@@ -256,7 +256,7 @@ CAF_TEST(four concurrent callers create and report each partition once and adopt
     std::vector<std::string> reported;
     for (int i = 0; i < callers; ++i) {
       if (!results[i]) {
-        CAF_FAIL("caller " << i << ": " << message_of(results[i].error()));
+        CAF_FAIL("caller " << i << ": " << nf::message_of(results[i].error()));
         continue;
       }
       CAF_MESSAGE("caller " << i << " created " << results[i]->size());
@@ -419,7 +419,7 @@ CAF_TEST(invalid settings are rejected before anything is touched) {
   partition_manager mgr{partition_settings{3, 48, 0, 48}};
   auto r = mgr.drop_expired(conn, now());
   CAF_REQUIRE(!r);
-  CAF_CHECK_EQUAL(code_of(r.error()), errc::invalid);
+  CAF_CHECK_EQUAL(nf::code_of(r.error()), nf::errc::invalid);
 }
 
 CAF_TEST_FIXTURE_SCOPE_END()

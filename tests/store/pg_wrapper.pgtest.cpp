@@ -5,7 +5,7 @@
 #include <functional>
 #include <thread>
 
-#include "store/pg/errors.hpp"
+#include "proto/errors.hpp"
 #include "store/pg/pipeline.hpp"
 #include "store/pg/transaction.hpp"
 #include "tests/support/test_database.hpp"
@@ -45,8 +45,8 @@ CAF_TEST(unique violation maps to conflict with its sqlstate) {
   CAF_REQUIRE(conn.run(insert_kv, params::of("a", "1")));
   auto dup = conn.run(insert_kv, params::of("a", "2"));
   CAF_REQUIRE(!dup);
-  CAF_CHECK_EQUAL(code_of(dup.error()), errc::conflict);
-  CAF_CHECK_EQUAL(sqlstate_of(dup.error()), "23505");
+  CAF_CHECK_EQUAL(nf::code_of(dup.error()), nf::errc::conflict);
+  CAF_CHECK_EQUAL(nf::sqlstate_of(dup.error()), "23505");
 }
 
 CAF_TEST(a transaction rolls back unless committed) {
@@ -145,7 +145,7 @@ CAF_TEST(perform does not retry ordinary errors) {
     return {};
   });
   CAF_REQUIRE(!r);
-  CAF_CHECK_EQUAL(code_of(r.error()), errc::invalid);
+  CAF_CHECK_EQUAL(nf::code_of(r.error()), nf::errc::invalid);
   CAF_CHECK_EQUAL(attempts, 1);
 }
 
@@ -168,7 +168,7 @@ CAF_TEST(a failing pipeline is one implicit transaction and reports the error) {
   p.add(insert_kv, params::of("p2", "v"));
   auto rs = p.run();
   CAF_REQUIRE(!rs);
-  CAF_CHECK_EQUAL(code_of(rs.error()), errc::conflict);
+  CAF_CHECK_EQUAL(nf::code_of(rs.error()), nf::errc::conflict);
   auto n = conn.run1(count_kv);
   CAF_REQUIRE(n);
   CAF_CHECK_EQUAL(n->i64(0, 0), 0); // nothing half-written
@@ -249,7 +249,7 @@ CAF_TEST(declared arrays reach the server as their text says on both paths) {
                                         array_literal{"{}"}, array_literal{"{}"},
                                         array_literal{"{}"}, array_literal{"{}"}));
   CAF_REQUIRE(!bad);
-  CAF_CHECK_NOT_EQUAL(message_of(bad.error()).find("not-a-uuid"), std::string::npos);
+  CAF_CHECK_NOT_EQUAL(nf::message_of(bad.error()).find("not-a-uuid"), std::string::npos);
 }
 
 CAF_TEST_FIXTURE_SCOPE_END()

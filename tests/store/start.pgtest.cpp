@@ -102,7 +102,7 @@ CAF_TEST(no timer without a workflow timeout and the latest version by default) 
   v3.idempotency_key = "plain-3";
   auto r3 = start_workflow(conn, v3, partitions);
   CAF_REQUIRE(!r3);
-  CAF_CHECK_EQUAL(message_of(r3.error()), R"(workflow definition "plain" version 3 not found)");
+  CAF_CHECK_EQUAL(nf::message_of(r3.error()), R"(workflow definition "plain" version 3 not found)");
   CAF_CHECK_EQUAL(count(R"(SELECT count(*) FROM "IdempotencyKeys" WHERE "key" = 'plain-3')"), 0);
 }
 
@@ -174,11 +174,11 @@ CAF_TEST(a batch of 100 starts is one transaction with a result per request) {
   NF_REQUIRE_OK(rs);
   CAF_REQUIRE(tx.commit());
   CAF_REQUIRE_EQUAL(rs->size(), 100u);
-  CAF_CHECK_EQUAL(code_of((*rs)[5].error()), errc::not_found);
-  CAF_CHECK_EQUAL(message_of((*rs)[5].error()),
+  CAF_CHECK_EQUAL(nf::code_of((*rs)[5].error()), nf::errc::not_found);
+  CAF_CHECK_EQUAL(nf::message_of((*rs)[5].error()),
                   R"(workflow definition "no_such_workflow" not found)");
-  CAF_CHECK_EQUAL(code_of((*rs)[6].error()), errc::invalid);
-  CAF_CHECK_EQUAL(message_of((*rs)[6].error()), "priority: expected an integer from 0 to 99, got 100");
+  CAF_CHECK_EQUAL(nf::code_of((*rs)[6].error()), nf::errc::invalid);
+  CAF_CHECK_EQUAL(nf::message_of((*rs)[6].error()), "priority: expected an integer from 0 to 99, got 100");
   std::set<std::string> ids;
   int created = 0;
   for (size_t i = 0; i < rs->size(); ++i) {
@@ -336,7 +336,7 @@ CAF_TEST(a caller made id fixes the shard before any SQL) {
   req.id = workflow_id{"6ba7b810-9dad-11d1-80b4-00c04fd430c8"};
   auto bad = start_workflow(conn, req, partitions);
   CAF_REQUIRE(!bad);
-  CAF_CHECK_EQUAL(message_of(bad.error()),
+  CAF_CHECK_EQUAL(nf::message_of(bad.error()),
                   R"(id: expected a uuidv7, got "6ba7b810-9dad-11d1-80b4-00c04fd430c8")");
 }
 

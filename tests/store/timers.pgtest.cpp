@@ -163,7 +163,7 @@ CAF_TEST(a startToClose deadline times the running attempt out exactly once) {
   late.token = t.token;
   auto r = complete_task(conn, late);
   CAF_REQUIRE(!r);
-  CAF_CHECK_EQUAL(code_of(r.error()), errc::lease_lost);
+  CAF_CHECK_EQUAL(nf::code_of(r.error()), nf::errc::lease_lost);
 }
 
 CAF_TEST(racing claimers fire each due deadline once) {
@@ -331,8 +331,8 @@ CAF_TEST(timers fire only when due and the earliest pending one sets the sleep) 
   CAF_CHECK(fire().empty());
   auto bad = arm_timers(conn, {timer_spec{timer_kind::start_to_close, wf, 0, t, std::nullopt, 0}});
   CAF_REQUIRE(!bad);
-  CAF_CHECK_EQUAL(code_of(bad.error()), errc::invalid);
-  CAF_CHECK_EQUAL(message_of(bad.error()), "timers[0].token: expected the lease token a startToClose timer guards");
+  CAF_CHECK_EQUAL(nf::code_of(bad.error()), nf::errc::invalid);
+  CAF_CHECK_EQUAL(nf::message_of(bad.error()), "timers[0].token: expected the lease token a startToClose timer guards");
 }
 
 CAF_TEST_FIXTURE_SCOPE_END()

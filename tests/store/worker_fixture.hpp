@@ -15,7 +15,7 @@
 
 #include "store/ids.hpp"
 #include "store/pg/connection.hpp"
-#include "store/pg/errors.hpp"
+#include "proto/errors.hpp"
 #include "store/queues.hpp"
 #include "tests/support/test_database.hpp"
 
@@ -38,7 +38,7 @@ inline void enable_webhook_sink(store::connection& conn) {
                         VALUES ($1, 'http://127.0.0.1:9/'))",
                      store::params::of(default_namespace));
   if (!r)
-    CAF_FAIL("enable_webhook_sink: " << store::message_of(r.error()));
+    CAF_FAIL("enable_webhook_sink: " << nf::message_of(r.error()));
 }
 
 struct worker_fixture {
@@ -59,7 +59,7 @@ struct worker_fixture {
   store::result sql(const std::string& text, const store::params& p = {}) {
     auto r = conn.exec(text, p);
     if (!r)
-      CAF_FAIL("sql failed: " << store::message_of(r.error()) << "\n" << text);
+      CAF_FAIL("sql failed: " << nf::message_of(r.error()) << "\n" << text);
     return std::move(*r);
   }
 

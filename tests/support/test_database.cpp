@@ -9,7 +9,7 @@
 #include <unistd.h>
 
 #include "store/migrator.hpp"
-#include "store/pg/errors.hpp"
+#include "proto/errors.hpp"
 
 namespace nf::test {
 
@@ -23,7 +23,7 @@ namespace {
 store::connection open_or_die(const std::string& dsn) {
   auto c = store::connection::open(dsn);
   if (!c)
-    die(store::message_of(c.error()));
+    die(nf::message_of(c.error()));
   return std::move(*c);
 }
 
@@ -48,13 +48,13 @@ test_database::test_database(const std::string& suite, bool migrated) {
   name_ += "_" + std::to_string(getpid()) + "_" + std::to_string(counter++);
   auto admin = open_or_die(server_dsn());
   if (auto r = admin.exec("CREATE DATABASE \"" + name_ + "\""); !r)
-    die("CREATE DATABASE " + name_ + ": " + store::message_of(r.error()));
+    die("CREATE DATABASE " + name_ + ": " + nf::message_of(r.error()));
   dsn_ = with_database(server_dsn(), name_);
   if (migrated) {
     auto conn = open_or_die(dsn_);
     store::migrator m;
     if (auto applied = m.up(conn); !applied)
-      die("migrating " + name_ + ": " + store::message_of(applied.error()));
+      die("migrating " + name_ + ": " + nf::message_of(applied.error()));
   }
 }
 

@@ -1,0 +1,88 @@
+#pragma once
+
+// What the steps of the decider's transaction share (internal to engine/decide/): batch.cpp
+// runs the attempt; starts.cpp, commands.cpp and claim.cpp each add to its state;
+// known_tasks.cpp keeps what a committed attempt leaves to know.
+
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "engine/decide/batch.hpp"
+#include "engine/decide/plans.hpp"
+#include "proto/errors.hpp"
+#include "store/decide_support.hpp"
+#include "store/decisions.hpp"
+
+namespace nf::engine {
+
+/// What one attempt of the transaction produced (discarded when it rolls back).
+struct decider_core::attempt_state {
+  std::vector<caf::expected<store::start_result>> starts;
+  std::vector<caf::expected<std::string>> completions;
+  std::vector<caf::expected<std::string>> commands;
+  plan_effects fx;
+  bool claim_full = false;  ///< the claim hit its limit: more rows may be waiting
+  /// Workflows decide_claimed writes an evaluation of (the attempt fails as a whole if the
+  /// writes do).
+  std::set<std::string> evaluated;
+  /// Workflows this transaction started in a served shard, with no "DecideQueues" row
+  /// (store::start_workflows): decide_claimed evaluates them without a claim, from the
+  /// executions the start statement returned (nothing else can have touched them yet).
+  std::map<std::string, store::workflow_snapshot> rowless_starts;
+  /// Workflows of served shards whose completions this transaction applied without a
+  /// "DecideQueues" row (store::complete_tasks): decide_claimed evaluates them, claimed or
+  /// not (a row another wake left may be claimed with them).
+  std::set<std::string> rowless_completions;
+  bool decide_again = false;
+  /// Per expected workflow (the claim's read ahead), the last task row known_ holds of it:
+  /// only the rows past it are read.
+  std::vector<std::optional<task_id>> after;
+  /// What this attempt's decisions leave known_ to hold of their workflows, once it commits
+  /// (nullopt: nothing).
+  std::map<std::string, std::optional<known_tasks>> learned;
+  std::vector<lent_poll> lent;  ///< polls lent to this attempt (apply_plans)
+  bool may_lend = true;
+  /// The completions' facts may come from the lease memory (the first attempt only: a
+  /// retry reads them, so a remembered lease that no longer holds cannot fail it again).
+  bool may_recall = true;
+  size_t recalled = 0;
+  /// The completions' events of workflows this attempt decides are written by their
+  /// decisions (store::completion_writes::deferred), each taken from here by its workflow's.
+  bool may_defer = true;
+  std::map<std::string, std::vector<store::event_write>> deferred;
+  /// The completions' writes, added to a pipeline but not yet sent: they go with the
+  /// claim and the reads (which must see them), in one round trip.
+  store::pipeline* pending = nullptr;
+  const store::completion_writes* pending_writes = nullptr;
+  /// Or the starts' statement, in a batch of starts alone: it goes with the claim and the
+  /// reads too, and its result is read from theirs (decider_core::note_starts).
+  store::start_plan* pending_starts = nullptr;
+
+  /// The completions applied whose ends were stamped seen for an evaluation this attempt
+  /// does not make (I3): a workflow the claim did not hold, or a stale one. Their ends must
+  /// wait unseen for the evaluation their "DecideQueues" row brings.
+  std::vector<store::task_result> unevaluated(const batch_input& in) const {
+    std::vector<store::task_result> out;
+    for (size_t i = 0; i < completions.size(); ++i)
+      if (completions[i] && evaluated.count(in.completions[i].workflow.str()) == 0)
+        out.push_back(in.completions[i]);
+    return out;
+  }
+
+  /// Sends the completions' writes on their own, when nothing is to go with them.
+  caf::expected<void> flush_pending() {
+    if (pending == nullptr)
+      return {};
+    if (pending_starts != nullptr)  // never: only a batch that reaches the claim defers them
+      return nf::make_error(nf::errc::internal,
+                               "the starts' statement was left for a claim that was not made");
+    return store::run_transition(*std::exchange(pending, nullptr), pending_writes->plan,
+                                 pending_writes->at);
+  }
+};
+
+} // namespace nf::engine

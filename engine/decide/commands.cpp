@@ -1,0 +1,133 @@
+// Operator commands in the decider's transaction (pause, resume, terminate, retry, rerun,
+// restart), each decided on its workflow's snapshot before the claim.
+
+#include "engine/decide/attempt_state.hpp"
+
+#include <algorithm>
+#include <map>
+#include <utility>
+
+#include <boost/json/object.hpp>
+#include <boost/json/serialize.hpp>
+
+#include "config/folder_logger.hpp"
+#include "store/decide_reads.hpp"
+#include "store/index_scans.hpp"
+#include "store/sharding.hpp"
+
+namespace nf::engine {
+
+namespace {
+
+std::string command_json(const command_request& c, flow::workflow_status status) {
+  return boost::json::serialize(boost::json::object{
+    {"workflowId", c.id.str()}, {"op", c.op}, {"status", flow::to_string(status)}});
+}
+
+
+/// A terminated workflow's running children are terminated with it, in the same
+/// transaction, down the tree (Conductor's behaviour). Each child's end finds its
+/// parent task already CANCELED and leaves it alone.
+caf::expected<void> terminate_children(store::transaction& tx, const store::workflow_snapshot& s,
+                                       const std::set<int16_t>& served, int partition_count,
+                                       plan_effects& fx,
+                                       int depth = 0) {
+  constexpr int max_depth = 32;
+  std::vector<workflow_id> children;
+  for (const auto& t : s.tasks)
+    if (t.type == flow::task_type::sub_workflow && !flow::is_terminal(t.status)
+        && t.sub_workflow_id)
+      children.push_back(*t.sub_workflow_id);
+  if (children.empty() || depth >= max_depth)
+    return {};
+  auto snaps = store::load_snapshots(tx, children);
+  if (!snaps)
+    return std::move(snaps.error());
+  for (const auto& child : *snaps) {
+    command_request c;
+    c.op = "terminate";
+    c.id = child.id;
+    c.reason = "parent workflow " + s.id.str() + " was terminated";
+    auto plan = plan_state_command(c, child);
+    if (!plan || !*plan)
+      continue; // already ended
+    if (auto r = apply_plans(tx, {**plan}, served, partition_count, fx); !r)
+      return r;
+    if (auto r = terminate_children(tx, child, served, partition_count, fx, depth + 1); !r)
+      return r;
+  }
+  return {};
+}
+
+} // namespace
+
+caf::expected<void> decider_core::run_commands(store::transaction& tx, const batch_input& in,
+                                               attempt_state& st) {
+  // decide() runs with the server's clock in milliseconds: a clock in whole
+  // seconds leaves a WAIT that is due later in the same second pending after
+  // its timer fired, with nothing to wake it again.
+  auto now = store::server_now_ms(tx.conn());
+  if (!now)
+    return std::move(now.error());
+  auto now_ms = *now;
+  // One at a time: commands are rare, and two on the same workflow must see each other.
+  for (const auto& c : in.commands) {
+    auto snaps = store::load_snapshots(tx, {c.id});
+    if (!snaps)
+      return std::move(snaps.error());
+    if (snaps->empty()) {
+      st.commands.emplace_back(
+        nf::make_error(nf::errc::not_found, "workflow " + c.id.str() + " not found"));
+      continue;
+    }
+    const auto& s = snaps->front();
+    caf::expected<std::optional<workflow_plan>> plan{std::nullopt};
+    if (c.op == "pause" || c.op == "resume" || c.op == "terminate") {
+      plan = plan_state_command(c, s);
+    } else {
+      if (auto r = defs_.refresh(tx.conn(), {s.ns}); !r)
+        return r;
+      auto def = defs_.workflow_def(tx.conn(), s.ns, s.workflow_name, s.workflow_version);
+      auto tdefs = defs_.task_defs(tx.conn(), s.ns);
+      if (!tdefs)
+        return std::move(tdefs.error());
+      if (!def) {
+        if (nf::code_of(def.error()) != nf::errc::not_found)
+          return std::move(def.error());
+        plan = def.error();
+      } else {
+        auto facts = store::load_history_facts(tx, {s.id});
+        if (!facts)
+          return std::move(facts.error());
+        auto f = facts->find(s.id.str());
+        auto p = plan_edit_command(c, s, **def, **tdefs, f == facts->end() ? nullptr : &f->second,
+                                   now_ms);
+        if (p)
+          plan = std::optional<workflow_plan>{std::move(*p)};
+        else
+          plan = p.error();
+      }
+    }
+    if (!plan) {
+      st.commands.emplace_back(plan.error());
+      continue;
+    }
+    auto status = s.status;
+    if (*plan) {
+      const auto& p = **plan;
+      if (p.edit)
+        status = p.edit->status;
+      if (p.write.status)
+        status = *p.write.status;
+      if (auto r = apply_plans(tx, {p}, shards_, partition_count_, st.fx); !r)
+        return r;
+      if (c.op == "terminate")
+        if (auto r = terminate_children(tx, s, shards_, partition_count_, st.fx); !r)
+          return r;
+    }
+    st.commands.emplace_back(command_json(c, status));
+  }
+  return {};
+}
+
+} // namespace nf::engine

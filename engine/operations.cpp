@@ -1,0 +1,371 @@
+#include "engine/operations.hpp"
+
+#include <algorithm>
+#include <map>
+
+#include <boost/json.hpp>
+
+#include "flow/json_read.hpp"
+#include "flow/parse.hpp"
+#include "store/api_reads.hpp"
+#include "store/decisions.hpp"
+#include "store/definitions.hpp"
+#include "store/events.hpp"
+#include "store/input_errors.hpp"
+#include "store/outbox.hpp"
+#include "proto/errors.hpp"
+#include "store/pg/transaction.hpp"
+#include "store/queues.hpp"
+#include "store/signals.hpp"
+
+namespace nf::engine {
+
+namespace json = boost::json;
+
+namespace {
+
+namespace_id namespace_of(const std::string& ns) {
+  return ns.empty() ? default_namespace : namespace_id{ns};
+}
+
+// Stored JSON text as a value; the store only holds valid JSON, so a parse
+// failure would be a bug: keep the text rather than lose it.
+json::value stored(const std::string& text) {
+  json::error_code ec;
+  auto v = json::parse(text, ec);
+  return ec ? json::value(text) : v;
+}
+
+json::value stored(const std::optional<std::string>& text) {
+  return text ? stored(*text) : json::value(nullptr);
+}
+
+template <class T>
+json::value opt(const std::optional<T>& x) {
+  return x ? json::value(*x) : json::value(nullptr);
+}
+
+json::value opt_id(const std::optional<workflow_id>& x) {
+  return x ? json::value(x->str()) : json::value(nullptr);
+}
+
+json::value opt_id(const std::optional<task_id>& x) {
+  return x ? json::value(x->str()) : json::value(nullptr);
+}
+
+// A workflow is told from a task definition by a field only workflows have,
+// so that a workflow missing its tasks is still reported as one (as
+// `nodeflow validate` does).
+bool looks_like_workflow(const json::object& obj) {
+  for (auto key : {"tasks", "version", "schemaVersion", "outputParameters", "inputParameters",
+                   "variables", "failureWorkflow", "restartable"})
+    if (obj.contains(key))
+      return true;
+  return false;
+}
+
+struct definitions_doc {
+  std::vector<flow::task_def> tasks;
+  std::vector<flow::workflow_def> workflows;
+  flow::problems problems;
+};
+
+void read_one(const json::value& v, const std::string& path, definitions_doc& doc) {
+  const auto* obj = v.if_object();
+  if (obj == nullptr) {
+    doc.problems.push_back({path.empty() ? "$" : path,
+                            "expected a task or workflow definition (an object), got "
+                              + flow::describe(v)});
+    return;
+  }
+  if (looks_like_workflow(*obj)) {
+    flow::problems found;
+    auto def = flow::read_workflow_def(v, path, found);
+    if (found.empty())
+      found = store::check_workflow_def(def, path);
+    doc.problems.insert(doc.problems.end(), found.begin(), found.end());
+    doc.workflows.push_back(std::move(def));
+  } else {
+    flow::problems found;
+    auto def = flow::read_task_def(v, path, found);
+    if (found.empty())
+      found = store::check_task_def(def, path);
+    doc.problems.insert(doc.problems.end(), found.begin(), found.end());
+    doc.tasks.push_back(std::move(def));
+  }
+}
+
+// The same definition twice in one request would make one upsert touch a row
+// twice; name the second occurrence instead.
+void check_duplicates(const json::array* arr, definitions_doc& doc) {
+  if (arr == nullptr)
+    return;
+  std::map<std::string, size_t> seen;
+  for (size_t i = 0; i < arr->size(); ++i) {
+    const auto* obj = (*arr)[i].if_object();
+    if (obj == nullptr || !obj->contains("name") || !(*obj).at("name").is_string())
+      continue;
+    std::string key = std::string{(*obj).at("name").as_string()};
+    if (looks_like_workflow(*obj)) {
+      const auto* ver = obj->if_contains("version");
+      key = "workflow " + key + " version " + (ver != nullptr ? json::serialize(*ver) : "1");
+    } else {
+      key = "task " + key;
+    }
+    auto [it, fresh] = seen.emplace(key, i);
+    if (!fresh)
+      doc.problems.push_back({flow::path_index("", i),
+                              key + " is defined twice in this request (also at "
+                                + flow::path_index("", it->second) + ")"});
+  }
+}
+
+json::object task_json(const store::task_row& t) {
+  return json::object{
+    {"taskId", t.id.str()},
+    {"referenceTaskName", t.identity.ref},
+    {"iteration", t.identity.iteration},
+    {"attempt", t.identity.attempt},
+    {"taskType", std::string{flow::to_string(t.type)}},
+    {"taskDefName", t.task_def_name},
+    {"queueName", opt(t.queue_name)},
+    {"status", std::string{flow::to_string(t.status)}},
+    {"input", stored(t.input)},
+    {"output", stored(t.output)},
+    {"reasonForIncompletion", opt(t.reason_for_incompletion)},
+    {"workerId", opt(t.worker_id)},
+    {"pollCount", t.poll_count},
+    {"retriedTaskId", opt_id(t.retried_task_id)},
+    {"subWorkflowId", opt_id(t.sub_workflow_id)},
+    {"scheduledTime", t.scheduled_at_ms},
+    {"startTime", opt(t.started_at_ms)},
+    {"endTime", opt(t.ended_at_ms)},
+    {"updateTime", t.updated_at_ms},
+  };
+}
+
+json::object execution_json(const store::workflow_snapshot& s, bool include_tasks) {
+  json::object o{
+    {"workflowId", s.id.str()},
+    {"namespaceId", s.ns.str()},
+    {"workflowName", s.workflow_name},
+    {"workflowVersion", s.workflow_version},
+    {"status", std::string{flow::to_string(s.status)}},
+    {"input", stored(s.input)},
+    {"output", stored(s.output)},
+    {"variables", stored(s.variables)},
+    {"reasonForIncompletion", opt(s.reason_for_incompletion)},
+    {"failedTaskRef", opt(s.failed_task_ref)},
+    {"correlationId", opt(s.correlation_id)},
+    {"idempotencyKey", opt(s.idempotency_key)},
+    {"priority", s.priority},
+    {"parentWorkflowId", opt_id(s.parent_workflow_id)},
+    {"parentTaskId", opt_id(s.parent_task_id)},
+    {"shard", s.shard.value()},
+    {"lastSeq", s.last_seq},
+    {"startTime", s.started_at_ms},
+    {"endTime", opt(s.ended_at_ms)},
+  };
+  if (include_tasks) {
+    auto tasks = s.tasks;
+    std::stable_sort(tasks.begin(), tasks.end(), [](const auto& a, const auto& b) {
+      return std::tie(a.scheduled_at_ms, a.identity.ref, a.identity.iteration, a.identity.attempt)
+             < std::tie(b.scheduled_at_ms, b.identity.ref, b.identity.iteration,
+                        b.identity.attempt);
+    });
+    json::array arr;
+    for (const auto& t : tasks)
+      arr.push_back(task_json(t));
+    o["tasks"] = std::move(arr);
+  }
+  return o;
+}
+
+} // namespace
+
+caf::expected<std::string> register_definitions(store::connection& conn, std::string_view text) {
+  definitions_doc doc;
+  json::value root;
+  if (!flow::parse_json(text, root, doc.problems))
+    return store::invalid_input(doc.problems);
+  const auto* arr = root.if_array();
+  if (arr != nullptr) {
+    if (arr->empty())
+      return store::invalid_input({{"$", "expected at least one definition, got an empty array"}});
+    for (size_t i = 0; i < arr->size(); ++i)
+      read_one((*arr)[i], flow::path_index("", i), doc);
+  } else {
+    read_one(root, "", doc);
+  }
+  check_duplicates(arr, doc);
+  if (!doc.problems.empty())
+    return store::invalid_input(doc.problems);
+  // Task definitions first: a workflow registered in the same request may use them.
+  json::array task_out;
+  if (!doc.tasks.empty()) {
+    auto revisions = store::put_task_defs(conn, default_namespace, doc.tasks);
+    if (!revisions)
+      return std::move(revisions.error());
+    for (size_t i = 0; i < doc.tasks.size(); ++i)
+      task_out.push_back(json::object{{"name", doc.tasks[i].name}, {"revision", (*revisions)[i]}});
+  }
+  json::array wf_out;
+  for (const auto& def : doc.workflows) {
+    if (auto r = store::put_workflow_def(conn, default_namespace, def); !r)
+      return std::move(r.error());
+    wf_out.push_back(json::object{{"name", def.name}, {"version", def.version}});
+  }
+  return json::serialize(json::object{{"taskDefs", std::move(task_out)},
+                                      {"workflowDefs", std::move(wf_out)}});
+}
+
+caf::expected<std::string> get_execution(store::connection& conn, const msg::workflow_query& q) {
+  auto snaps = store::perform(conn, [&](store::transaction& tx) {
+    return store::load_snapshots(tx, {workflow_id{q.workflow_id}});
+  });
+  if (!snaps)
+    return std::move(snaps.error());
+  if (snaps->empty())
+    return nf::make_error(nf::errc::not_found, "workflow " + q.workflow_id + " not found");
+  return json::serialize(execution_json(snaps->front(), q.include_tasks));
+}
+
+caf::expected<msg::search_page> search_executions(store::connection& conn,
+                                                  const msg::search_request& r) {
+  store::execution_search q;
+  q.ns = namespace_of(r.namespace_id);
+  if (!r.status.empty())
+    q.status = flow::parse_workflow_status(r.status);
+  if (!r.workflow_name.empty())
+    q.workflow_name = r.workflow_name;
+  if (r.started_after_ms > 0)
+    q.started_after_ms = r.started_after_ms;
+  if (r.started_before_ms > 0)
+    q.started_before_ms = r.started_before_ms;
+  if (!r.cursor.empty())
+    q.after = workflow_id{r.cursor};
+  q.limit = r.limit;
+  auto page = store::search_executions(conn, q);
+  if (!page)
+    return std::move(page.error());
+  json::array items;
+  for (const auto& s : page->items)
+    items.push_back(json::object{
+      {"workflowId", s.id.str()},
+      {"workflowName", s.workflow_name},
+      {"workflowVersion", s.workflow_version},
+      {"status", std::string{flow::to_string(s.status)}},
+      {"startTime", s.started_at_ms},
+      {"endTime", opt(s.ended_at_ms)},
+      {"correlationId", opt(s.correlation_id)},
+      {"reasonForIncompletion", opt(s.reason_for_incompletion)},
+    });
+  msg::search_page out;
+  out.items_json = json::serialize(items);
+  if (page->next)
+    out.next_cursor = page->next->str();
+  return out;
+}
+
+caf::expected<std::string> deliver_signal(store::connection& conn, const msg::signal_request& r) {
+  json::value payload = nullptr;
+  if (!r.payload_json.empty()) {
+    json::error_code ec;
+    payload = json::parse(r.payload_json, ec);
+    if (ec)
+      return nf::make_error(nf::errc::invalid, "payload: expected JSON (" + ec.message() + ")");
+  }
+  if (auto d = store::deliver_signal(conn, workflow_id{r.workflow_id}, r.name, payload); !d)
+    return std::move(d.error());
+  return json::serialize(
+    json::object{{"workflowId", r.workflow_id}, {"signal", r.name}, {"delivered", true}});
+}
+
+caf::expected<int64_t> heartbeat(store::connection& conn, const msg::heartbeat_request& r,
+                                 int default_lease_seconds) {
+  workflow_id wf{r.workflow_id};
+  task_id task{r.task_id};
+  auto secs = store::task_response_timeout(conn, wf, task);
+  if (!secs)
+    return std::move(secs.error());
+  store::heartbeat_request req{wf, task, lease_token{r.lease_token},
+                               secs->value_or(default_lease_seconds)};
+  return store::heartbeat_task(conn, req);
+}
+
+caf::expected<std::vector<msg::event_view>> read_events(store::connection& conn,
+                                                        const msg::events_request& r) {
+  workflow_id wf{r.workflow_id};
+  auto rows = store::read_events(conn, wf, r.after_seq, r.limit);
+  if (!rows)
+    return std::move(rows.error());
+  // Nothing new: tell an unknown workflow apart from a quiet one.
+  if (rows->empty())
+    if (auto h = store::read_execution_header(conn, wf); !h)
+      return std::move(h.error());
+  std::vector<msg::event_view> out;
+  out.reserve(rows->size());
+  for (auto& e : *rows)
+    out.push_back({e.seq, e.at_ms, std::move(e.type), e.ref_name.value_or(""),
+                   std::move(e.payload)});
+  return out;
+}
+
+caf::expected<std::string> store_status(store::connection& conn) {
+  auto depths = store::queue_depths(conn);
+  if (!depths)
+    return std::move(depths.error());
+  auto pending = store::pending_decisions(conn);
+  if (!pending)
+    return std::move(pending.error());
+  json::array queues;
+  for (const auto& d : *depths)
+    queues.push_back(json::object{{"name", d.queue}, {"ready", d.ready}, {"leased", d.leased}});
+  json::object by_shard;
+  int64_t total = 0;
+  for (const auto& [shard, n] : *pending) {
+    by_shard[std::to_string(shard)] = n;
+    total += n;
+  }
+  return json::serialize(json::object{
+    {"queues", std::move(queues)},
+    {"pendingDecisions", json::object{{"total", total}, {"byShard", std::move(by_shard)}}}});
+}
+
+caf::expected<std::string> dead_letters(store::connection& conn,
+                                        const msg::deadletter_request& r) {
+  if (r.op == "replay") {
+    auto n = r.ids.empty() ? store::replay_all_dead_letters(conn)
+                           : store::replay_dead_letters(conn, r.ids);
+    if (!n)
+      return std::move(n.error());
+    return json::serialize(json::object{{"replayed", *n}});
+  }
+  std::optional<store::dead_letter_cursor> after;
+  if (r.after_id > 0) {
+    auto pos = store::dead_letter_position(conn, r.after_id);
+    if (!pos)
+      return std::move(pos.error());
+    after = *pos;
+  }
+  auto page = store::list_dead_letters(conn, after, r.limit);
+  if (!page)
+    return std::move(page.error());
+  json::array items;
+  for (const auto& e : page->events)
+    items.push_back(json::object{
+      {"id", e.id},
+      {"eventId", e.event.str()},
+      {"eventType", e.event_type},
+      {"workflowId", opt_id(e.workflow)},
+      {"attempts", e.attempts},
+      {"lastError", opt(e.last_error)},
+      {"payload", stored(e.payload)},
+    });
+  json::value next = nullptr;
+  if (page->next)
+    next = page->next->id;
+  return json::serialize(json::object{{"deadLetters", std::move(items)}, {"nextAfterId", next}});
+}
+
+} // namespace nf::engine

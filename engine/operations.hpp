@@ -1,0 +1,56 @@
+#pragma once
+
+// The client-protocol operations that only read or write the store, as plain
+// functions of a connection (the api's store workers call them; tests call
+// them directly). Inputs were checked (checks.hpp) by the caller; what only
+// the database can know (a missing workflow, a lost lease) comes back as a
+// store error.
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <caf/expected.hpp>
+
+#include "proto/messages.hpp"
+#include "store/pg/connection.hpp"
+
+namespace nf::engine {
+
+/// Task and/or workflow definitions (one JSON object or an array mixing
+/// both). Everything is read and validated first; any problem rejects the
+/// whole request (`invalid`, every problem listed) and nothing is written.
+/// Answers `{"taskDefs":[{"name","revision"}],"workflowDefs":[{"name","version"}]}`.
+caf::expected<std::string> register_definitions(store::connection& conn, std::string_view text);
+
+/// The execution as JSON: its fields, `input`/`output`/`variables` as stored
+/// (a NULL or JSON null output is `null`), and `tasks`: every attempt of every
+/// task, in schedule order.
+caf::expected<std::string> get_execution(store::connection& conn, const msg::workflow_query& q);
+
+caf::expected<msg::search_page> search_executions(store::connection& conn,
+                                                  const msg::search_request& r);
+
+/// Answers `{"workflowId","signal","delivered":true}`.
+caf::expected<std::string> deliver_signal(store::connection& conn, const msg::signal_request& r);
+
+/// Extends the lease by the task definition's responseTimeoutSeconds, else
+/// by `default_lease_seconds`; `lease lost` when the token is not current.
+caf::expected<int64_t> heartbeat(store::connection& conn, const msg::heartbeat_request& r,
+                                 int default_lease_seconds);
+
+/// Events after `after_seq` (no waiting: the api actor re-asks).
+caf::expected<std::vector<msg::event_view>> read_events(store::connection& conn,
+                                                        const msg::events_request& r);
+
+/// The store's part of `status`: `{"queues":[{"name","ready","leased"}],
+/// "pendingDecisions":{"total":n,"byShard":{"3":n}}}`.
+caf::expected<std::string> store_status(store::connection& conn);
+
+/// `list`: `{"deadLetters":[…],"nextAfterId":id|null}`; `replay`: `{"replayed":n}`
+/// (all dead letters when `ids` is empty).
+caf::expected<std::string> dead_letters(store::connection& conn,
+                                        const msg::deadletter_request& r);
+
+} // namespace nf::engine

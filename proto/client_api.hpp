@@ -1,0 +1,43 @@
+#pragma once
+
+// The client protocol: one typed CAF interface every node publishes. Workers
+// and applications use it through net/client.hpp; the HTTP gateway maps its
+// routes onto the same handlers. Every request carries a timeout on the client
+// side; errors arrive as caf::error in the `nf_store` category with a message
+// such as "lease lost", "not found: …", "invalid: tasks[3].name: …".
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <caf/replies_to.hpp>
+#include <caf/typed_actor.hpp>
+
+#include "proto/type_ids.hpp"
+
+namespace nf {
+
+using client_api = caf::typed_actor<
+  // Task and/or workflow definitions as JSON text (one object or an array);
+  // answers a JSON summary of what was registered.
+  caf::replies_to<register_atom, std::string>::with<std::string>,
+  caf::replies_to<start_atom, msg::start_request>::with<msg::start_reply>,
+  // The execution as JSON (status, input, output, tasks with their attempts).
+  caf::replies_to<get_atom, msg::workflow_query>::with<std::string>,
+  caf::replies_to<search_atom, msg::search_request>::with<msg::search_page>,
+  // pause | resume | terminate | retry | rerun | restart; answers JSON.
+  caf::replies_to<command_atom, msg::workflow_command>::with<std::string>,
+  caf::replies_to<signal_atom, msg::signal_request>::with<std::string>,
+  caf::replies_to<poll_atom, msg::poll_request>::with<std::vector<msg::leased_task>>,
+  caf::replies_to<complete_atom, msg::task_result>::with<std::string>,
+  // Several reports in one message (the tasks a worker finished together): each is applied
+  // as if sent alone, and answered in its place, its answer or its error.
+  caf::replies_to<complete_atom, std::vector<msg::task_result>>::with<
+    std::vector<msg::report_outcome>>,
+  caf::replies_to<heartbeat_atom, msg::heartbeat_request>::with<int64_t>,
+  caf::replies_to<events_atom, msg::events_request>::with<std::vector<msg::event_view>>,
+  // Node, partitions and queue depths as JSON.
+  caf::replies_to<status_atom>::with<std::string>,
+  caf::replies_to<deadletter_atom, msg::deadletter_request>::with<std::string>>;
+
+} // namespace nf

@@ -1,0 +1,98 @@
+#define CAF_SUITE engine.delivery
+#include "caf/test/unit_test.hpp"
+
+#include <boost/json/parse.hpp>
+
+#include "engine/relay/delivery.hpp"
+
+using namespace nf;
+
+namespace {
+
+const namespace_id ns_a{"00000000-0000-0000-0000-00000000000a"};
+const namespace_id ns_b{"00000000-0000-0000-0000-00000000000b"};
+
+store::outbox_event event(int64_t id, const namespace_id& ns, const std::string& type) {
+  store::outbox_event e;
+  e.id = id;
+  e.event = event_id{"0190b3c0-0000-7000-8000-00000000000" + std::to_string(id)};
+  e.ns = ns;
+  e.event_type = type;
+  e.payload = R"({"x": [1, 2]})";
+  return e;
+}
+
+store::webhook_sink sink(const std::string& url, const namespace_id& ns, int max_attempts,
+                         int timeout_ms, std::optional<std::vector<std::string>> types = {}) {
+  store::webhook_sink s;
+  s.url = url;
+  s.ns = ns;
+  s.max_attempts = max_attempts;
+  s.timeout_ms = timeout_ms;
+  s.event_types = std::move(types);
+  return s;
+}
+
+http::outcome status(int code) {
+  http::outcome o;
+  o.resp = http::response{};
+  o.resp->status = code;
+  o.resp->reason = code == 200 ? "OK" : "Bad Gateway";
+  return o;
+}
+
+} // namespace
+
+CAF_TEST(each event goes to the matching sinks of its namespace with its eventId) {
+  std::vector<store::outbox_event> events{event(1, ns_a, "TASK_COMPLETED"),
+                                          event(2, ns_a, "TASK_STARTED"),
+                                          event(3, ns_b, "TASK_COMPLETED")};
+  events[0].workflow = workflow_id{"0190b3c0-0000-7000-8000-0000000000ff"};
+  std::vector<store::webhook_sink> sinks{
+    sink("http://a/all", ns_a, 10, 9000),
+    sink("http://a/done", ns_a, 10, 100, std::vector<std::string>{"TASK_COMPLETED"})};
+  auto plan = engine::plan_deliveries(events, sinks, {5000, 10});
+  CAF_REQUIRE_EQUAL(plan.requests.size(), 3u);
+  CAF_CHECK_EQUAL(plan.requests_of[0].size(), 2u);
+  CAF_CHECK_EQUAL(plan.requests_of[1].size(), 1u); // filtered out of /done
+  CAF_CHECK(plan.requests_of[2].empty());          // namespace b has no sink
+  const auto& first = plan.requests[plan.requests_of[0][0]];
+  CAF_CHECK_EQUAL(first.url, "http://a/all");
+  CAF_CHECK_EQUAL(first.connect_timeout.count(), 5000); // relay.request_timeout_ms caps 9000
+  CAF_CHECK_EQUAL(plan.requests[plan.requests_of[0][1]].read_timeout.count(), 100);
+  CAF_CHECK(first.headers
+            == http::header_list({{"Content-Type", "application/json"},
+                                  {"Idempotency-Key", events[0].event.str()}}));
+  auto body = boost::json::parse(first.body);
+  CAF_CHECK(body == boost::json::parse(R"({"eventId": ")" + events[0].event.str()
+                                       + R"(", "type": "TASK_COMPLETED", "workflowId": ")"
+                                       + events[0].workflow->str()
+                                       + R"(", "payload": {"x": [1, 2]}})"));
+}
+
+CAF_TEST(an event is published only when every sink took it) {
+  std::vector<store::outbox_event> events{event(1, ns_a, "T"), event(2, ns_a, "T"),
+                                          event(3, ns_b, "T")};
+  std::vector<store::webhook_sink> sinks{sink("http://a/1", ns_a, 7, 1000),
+                                         sink("http://a/2", ns_a, 3, 1000)};
+  auto plan = engine::plan_deliveries(events, sinks, {5000, 10});
+  std::vector<http::outcome> outcomes(plan.requests.size());
+  outcomes[plan.requests_of[0][0]] = status(200);
+  outcomes[plan.requests_of[0][1]] = status(200);
+  outcomes[plan.requests_of[1][0]] = status(200);
+  outcomes[plan.requests_of[1][1]] = status(502);
+  auto v = engine::judge_deliveries(events, plan, outcomes, {5000, 10});
+  CAF_CHECK_EQUAL(v.published, std::vector<int64_t>({1, 3})); // 3: nothing to deliver
+  CAF_REQUIRE_EQUAL(v.failed.size(), 1u);
+  // The failing sink allows 3 attempts: fewer than relay.max_attempts.
+  CAF_REQUIRE_EQUAL(v.failed.count(3), 1u);
+  CAF_CHECK_EQUAL(v.failed[3].front().id, 2);
+  CAF_CHECK_EQUAL(v.failed[3].front().error, "sink http://a/2: HTTP 502 Bad Gateway");
+  // relay.max_attempts caps a sink that allows more.
+  outcomes[plan.requests_of[1][1]] = status(200);
+  outcomes[plan.requests_of[1][0]].resp.reset();
+  outcomes[plan.requests_of[1][0]].error = "connect a:80: timed out";
+  auto capped = engine::judge_deliveries(events, plan, outcomes, {5000, 5});
+  CAF_REQUIRE_EQUAL(capped.failed.count(5), 1u);
+  CAF_CHECK_EQUAL(capped.failed[5].front().error, "sink http://a/1: connect a:80: timed out");
+}
