@@ -20,6 +20,7 @@
 #include <boost/json/object.hpp>
 #include <caf/expected.hpp>
 
+#include "actors/decider/decide_batches.hpp"
 #include "actors/decider/definition_cache.hpp"
 #include "actors/lease_memory.hpp"
 #include "actors/lessor/waiting_polls.hpp"
@@ -103,7 +104,7 @@ struct batch_output {
   bool more = false;
 };
 
-class decider_core {
+class decider_core : public decide_batches {
 public:
   /// `waiting` (may be null): parked polls to lease the batch's new tasks to. `leases`: the
   /// node's lease memory, which this core writes the leases of its decisions to and asks
@@ -111,14 +112,14 @@ public:
   decider_core(int partition_count, std::string dsn, int batch_size,
                std::shared_ptr<waiting_polls> waiting = nullptr,
                std::shared_ptr<lease_memory> leases = nullptr);
-  ~decider_core();
+  ~decider_core() override;
 
   /// Runs one batch. Never throws; every request gets an answer.
-  batch_output run(const batch_input& in);
+  batch_output run(const batch_input& in) override;
 
   /// The shards whose pending evaluations the next batches claim.
-  void serve(std::set<int16_t> shards) { shards_ = std::move(shards); }
-  const std::set<int16_t>& shards() const { return shards_; }
+  void serve(std::set<int16_t> shards) override { shards_ = std::move(shards); }
+  const std::set<int16_t>& shards() const override { return shards_; }
 
 private:
   struct attempt_state;
