@@ -38,7 +38,7 @@ using pending_command = pending<engine::command_request>;
 
 struct committer_state {
   committer_context ctx;
-  std::unique_ptr<engine::decider_core> core;
+  std::unique_ptr<engine::decide_batches> core;
   std::shared_ptr<spdlog::logger> log;
   std::vector<pending_start> starts;
   std::vector<pending_completion> completions;
@@ -119,7 +119,7 @@ void schedule_flush(committer_actor* self) {
 /// for nothing.
 bool timer_hint_wanted(const committer_state& st, int64_t fire_at_ms) {
   auto now_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
-                  std::chrono::system_clock::now().time_since_epoch())
+                  st.ctx.wall_clock().time_since_epoch())
                   .count();
   return fire_at_ms - now_ms <= 2 * st.timer_poll_interval_ms;
 }
@@ -151,7 +151,7 @@ void flush(committer_actor* self) {
   std::vector<pending_command> commands;
   // Every partition of the node shares this transaction, so a burst (a wide fork's
   // tasks reported together) is cut into bounded batches; the rest waits for the
-  // next flush, which follows at once.
+  // next flush, which follows at once (after decider.group_commit_us when busy).
   take_first(st.starts, starts, max_starts_per_flush);
   take_first(st.commands, commands, max_commands_per_flush);
   {
@@ -203,7 +203,7 @@ void flush(committer_actor* self) {
   auto requests = starts.size() + completions.size() + commands.size();
   st.busy = requests >= st.group_commit_from;
   if (st.ctx.split)
-    st.ctx.split->note_flush(requests);
+    st.ctx.split->note_flush(requests, self->clock().now());
   const auto& s = out.stats;
   if (s.workflows > 0 || requests > 0)
     st.log->debug("decide_batch partitions={} starts={} completions={} commands={} workflows={} "
@@ -251,9 +251,7 @@ caf::behavior committer_behavior(committer_actor* self, committer_context ctx) {
     static_cast<size_t>(ctx.settings.integer("decider.group_commit_from_requests"));
   st.poll_interval = std::chrono::milliseconds{ctx.settings.integer("decider.poll_interval_ms")};
   st.timer_poll_interval_ms = ctx.settings.integer("timer.poll_interval_ms");
-  st.core = std::make_unique<engine::decider_core>(
-    ctx.partition_count, ctx.dsn, static_cast<int>(ctx.settings.integer("decider.batch_size")),
-    ctx.waiting, ctx.leases);
+  st.core = ctx.batches(ctx);
   st.ctx = std::move(ctx);
   // A partition that moved away takes its shard with it; the others go on.
   self->set_down_handler([self](caf::down_msg& dm) { self->state.served.leave(dm.source); });
@@ -288,7 +286,15 @@ caf::behavior committer_behavior(committer_actor* self, committer_context ctx) {
 
 } // namespace
 
+std::unique_ptr<engine::decide_batches> connect_decide_batches(const committer_context& ctx) {
+  return std::make_unique<engine::decider_core>(
+    ctx.partition_count, ctx.dsn, static_cast<int>(ctx.settings.integer("decider.batch_size")),
+    ctx.waiting, ctx.leases);
+}
+
 caf::actor spawn_decide_committer(caf::actor_system& sys, const committer_context& ctx) {
+  if (!ctx.detached)
+    return sys.spawn(committer_behavior, ctx);
   return sys.spawn<caf::detached>(committer_behavior, ctx);
 }
 

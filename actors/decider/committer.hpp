@@ -26,12 +26,15 @@
 // elsewhere). It polls the served shards' "DecideQueues" rows every
 // decider.poll_interval_ms (I9).
 
+#include <chrono>
+#include <functional>
 #include <memory>
 #include <string>
 
 #include <caf/actor.hpp>
 #include <caf/fwd.hpp>
 
+#include "engine/decide/decide_batches.hpp"
 #include "config/settings.hpp"
 
 namespace nf::engine {
@@ -43,6 +46,14 @@ namespace nf::actors {
 
 class committer_split;
 class sink_presence;
+struct committer_context;
+
+/// What a committer runs its flushes through (engine/decide/decide_batches.hpp).
+using decide_batches_factory =
+  std::function<std::unique_ptr<engine::decide_batches>(const committer_context&)>;
+
+/// The real one: a decider_core on its own connection to `ctx.dsn`.
+std::unique_ptr<engine::decide_batches> connect_decide_batches(const committer_context& ctx);
 
 struct committer_context {
   int partition_count = 16;  ///< P, equal to ClusterSettings.partitionCount
@@ -60,9 +71,17 @@ struct committer_context {
   /// Whether the node's outbox relay has sinks to deliver to (null: hint it always).
   std::shared_ptr<const sink_presence> sinks;
   config::values settings = config::values::defaults();
+  decide_batches_factory batches = connect_decide_batches;
+  /// The wall clock the timers a batch arms are compared with (timer hints).
+  std::function<std::chrono::system_clock::time_point()> wall_clock = [] {
+    return std::chrono::system_clock::now();
+  };
+  /// Whether it runs on a thread of its own, as it blocks on its database; a committer
+  /// with a fake `batches` may run on the scheduler (tests drive it deterministically).
+  bool detached = true;
 };
 
-/// Spawns a node's decide committer (detached: it owns a database connection).
+/// Spawns a node's decide committer (detached unless `ctx.detached` is false).
 caf::actor spawn_decide_committer(caf::actor_system& sys, const committer_context& ctx);
 
 } // namespace nf::actors

@@ -12,6 +12,8 @@
 #include <caf/stateful_actor.hpp>
 #include <spdlog/spdlog.h>
 
+#include "config/folder_logger.hpp"
+#include "actors/lessor/lease_store.hpp"
 #include "actors/lessor/leased_task_message.hpp"
 #include "actors/lessor/poll_book.hpp"
 #include "engine/lease/lease_memory.hpp"
@@ -39,9 +41,50 @@ struct cached_policy {
   clock_type::time_point loaded;
 };
 
+/// The lessor's own connection. Failures are logged here (rate-limited) and drop a
+/// broken connection: the next call reconnects.
+class pg_lease_store : public lease_store {
+public:
+  pg_lease_store(std::string dsn, int16_t shard)
+    // Its claim reads a queue's head in the dequeue index's order (store/index_scans.hpp).
+    : db_(std::move(dsn), "lessor", shard, &store::prefer_index_order) {
+  }
+
+  caf::expected<store::queue_policy> queue_policy(const namespace_id& ns,
+                                                  const std::string& queue) override {
+    auto* conn = db_.get("lease_failed");
+    if (conn == nullptr)
+      return no_connection();
+    auto got = store::load_queue_policy_for_queue(*conn, ns, queue);
+    if (!got && nf::code_of(got.error()) != nf::errc::not_found)
+      db_.failed("lease_failed", got.error());
+    return got;
+  }
+
+  caf::expected<std::vector<std::vector<store::leased_task>>>
+  lease(const std::vector<store::lease_request>& reqs,
+        std::vector<store::lease_facts>* facts) override {
+    auto* conn = db_.get("lease_failed");
+    if (conn == nullptr)
+      return no_connection();
+    auto leased = store::lease_batches(*conn, reqs, facts);
+    if (!leased)
+      db_.failed("lease_failed", leased.error());
+    return leased;
+  }
+
+private:
+  static caf::error no_connection() {
+    return nf::make_error(nf::errc::conn_broken, "no database connection");
+  }
+
+  partition_db db_;
+};
+
 struct lessor_state {
   partition_context ctx;
-  std::optional<partition_db> db;
+  std::unique_ptr<lease_store> db;
+  std::shared_ptr<spdlog::logger> log;
   poll_book polls;
   std::map<std::pair<std::string, std::string>, cached_policy> policies; ///< (ns, queue)
   /// Queues whose last claim came up short and had no limit to blame: a new poll
@@ -101,15 +144,14 @@ std::optional<caf::error> check_poll(const msg::poll_request& r) {
 
 /// The lease policy of a poll's queue, from the cache or the database. A queue
 /// no definition serves is leased with lessor.lease_seconds and no limits.
-caf::expected<store::queue_policy> policy_for(lessor_actor* self, store::connection& conn,
-                                              const msg::poll_request& req) {
+caf::expected<store::queue_policy> policy_for(lessor_actor* self, const msg::poll_request& req) {
   auto& st = self->state;
   auto ns = req.namespace_id.empty() ? default_namespace.str() : req.namespace_id;
   auto key = std::make_pair(ns, req.queue);
   auto now = self->clock().now();
   if (auto it = st.policies.find(key); it != st.policies.end() && now - it->second.loaded < policy_ttl)
     return it->second.policy;
-  auto got = store::load_queue_policy_for_queue(conn, namespace_id{ns}, req.queue);
+  auto got = st.db->queue_policy(namespace_id{ns}, req.queue);
   store::queue_policy policy;
   if (got) {
     policy = std::move(*got);
@@ -123,9 +165,9 @@ caf::expected<store::queue_policy> policy_for(lessor_actor* self, store::connect
 }
 
 /// What a lease transaction asks for on behalf of poll `p`.
-caf::expected<store::lease_request> lease_request_for(lessor_actor* self, store::connection& conn,
+caf::expected<store::lease_request> lease_request_for(lessor_actor* self,
                                                       const msg::poll_request& p) {
-  auto policy = policy_for(self, conn, p);
+  auto policy = policy_for(self, p);
   if (!policy)
     return std::move(policy.error());
   store::lease_request r;
@@ -223,26 +265,19 @@ void flush(lessor_actor* self) {
       }
     }
   };
-  auto* conn = st.db->get("lease_failed");
-  if (conn == nullptr) {
-    fail_all(nf::make_error(nf::errc::conn_broken, "no database connection"));
-    return;
-  }
   std::vector<store::lease_request> reqs;
   reqs.reserve(batch.size());
   for (auto* p : batch) {
-    auto r = lease_request_for(self, *conn, p->req);
+    auto r = lease_request_for(self, p->req);
     if (!r) {
-      st.db->failed("lease_failed", r.error());
       fail_all(r.error());
       return;
     }
     reqs.push_back(std::move(*r));
   }
   std::vector<store::lease_facts> facts;
-  auto leased = store::lease_batches(*conn, reqs, st.ctx.leases ? &facts : nullptr);
+  auto leased = st.db->lease(reqs, st.ctx.leases ? &facts : nullptr);
   if (!leased) {
-    st.db->failed("lease_failed", leased.error());
     fail_all(leased.error());
     return;
   }
@@ -276,17 +311,17 @@ void flush(lessor_actor* self) {
     answer(self, p, std::move(out));
   }
   for (const auto& [queue, n] : per_queue)
-    st.db->log().debug("lease_claimed queue={} n={} partition={} parked={}", queue, n, st.ctx.shard,
+    st.log->debug("lease_claimed queue={} n={} partition={} parked={}", queue, n, st.ctx.shard,
                   st.polls.parked_count(queue));
   notify_outbox(self, outbox_shards); // TASK_STARTED events went to the outbox
   schedule_flush(self); // polls left over by the batch budget
 }
 
-caf::behavior lessor(lessor_actor* self, partition_context ctx) {
+caf::behavior lessor(lessor_actor* self, partition_context ctx, lease_store_factory db) {
   auto& st = self->state;
   st.ctx = std::move(ctx);
-  // Its claim reads a queue's head in the dequeue index's order (store/index_scans.hpp).
-  st.db.emplace(st.ctx.dsn, "lessor", st.ctx.shard, &store::prefer_index_order);
+  st.db = db ? db() : std::make_unique<pg_lease_store>(st.ctx.dsn, st.ctx.shard);
+  st.log = folder_logger("lessor");
   st.self_id = self->id();
   st.max_batch = static_cast<int>(st.ctx.settings.integer("lessor.max_batch"));
   st.lease_seconds = static_cast<int>(st.ctx.settings.integer("lessor.lease_seconds"));
@@ -306,9 +341,8 @@ caf::behavior lessor(lessor_actor* self, partition_context ctx) {
         // committer to lease it a task it decides (the policy is cached here).
         std::optional<store::lease_request> r;
         if (st.ctx.waiting)
-          if (auto* conn = st.db->get("lease_failed"); conn != nullptr)
-            if (auto got = lease_request_for(self, *conn, req))
-              r = std::move(*got);
+          if (auto got = lease_request_for(self, req))
+            r = std::move(*got);
         park_or_answer(self, st.polls.add_unqueued(std::move(req), rp, now + wait), now,
                        r ? &*r : nullptr);
         return rp;
@@ -379,7 +413,14 @@ caf::behavior lessor(lessor_actor* self, partition_context ctx) {
 } // namespace
 
 caf::actor spawn_lessor(caf::actor_system& sys, const partition_context& ctx) {
-  return sys.spawn<caf::detached>(lessor, ctx);
+  return sys.spawn<caf::detached>(lessor, ctx, lease_store_factory{});
+}
+
+caf::actor spawn_lessor(caf::actor_system& sys, const partition_context& ctx,
+                        lease_store_factory db, bool detached) {
+  if (!detached)
+    return sys.spawn(lessor, ctx, std::move(db));
+  return sys.spawn<caf::detached>(lessor, ctx, std::move(db));
 }
 
 } // namespace nf::actors

@@ -17,6 +17,9 @@
 // the events its transactions wrote. Expired leases are swept by the node's
 // timer (timer/node_timer.hpp).
 
+#include <functional>
+#include <memory>
+
 #include <caf/fwd.hpp>
 
 #include "actors/partition/context.hpp"
@@ -25,5 +28,15 @@ namespace nf::actors {
 
 /// Spawns the lessor of `ctx.shard` (detached: it owns a database connection).
 caf::actor spawn_lessor(caf::actor_system& sys, const partition_context& ctx);
+
+class lease_store;
+
+/// Builds a lessor's database (lessor/lease_store.hpp); empty: its own connection to ctx.dsn.
+using lease_store_factory = std::function<std::unique_ptr<lease_store>()>;
+
+/// The same with its database given: a lessor with a fake one may run on the scheduler
+/// (`detached` false), where tests drive it deterministically.
+caf::actor spawn_lessor(caf::actor_system& sys, const partition_context& ctx,
+                        lease_store_factory db, bool detached);
 
 } // namespace nf::actors

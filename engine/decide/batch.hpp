@@ -24,6 +24,7 @@
 #include "engine/decide/definition_cache.hpp"
 #include "engine/lease/lease_memory.hpp"
 #include "engine/lease/waiting_polls.hpp"
+#include "engine/decide/decide_batches.hpp"
 #include "store/pg/connection.hpp"
 #include "store/tasks.hpp"
 #include "store/workflows.hpp"
@@ -104,7 +105,7 @@ struct batch_output {
   bool more = false;
 };
 
-class decider_core {
+class decider_core : public decide_batches {
 public:
   /// `waiting` (may be null): parked polls to lease the batch's new tasks to. `leases`: the
   /// node's lease memory, which this core writes the leases of its decisions to and asks
@@ -113,14 +114,14 @@ public:
                std::shared_ptr<waiting_polls> waiting = nullptr,
                std::shared_ptr<lease_memory> leases = nullptr,
                std::shared_ptr<const clock> clk = nullptr);
-  ~decider_core();
+  ~decider_core() override;
 
   /// Runs one batch. Never throws; every request gets an answer.
-  batch_output run(const batch_input& in);
+  batch_output run(const batch_input& in) override;
 
   /// The shards whose pending evaluations the next batches claim.
-  void serve(std::set<int16_t> shards) { shards_ = std::move(shards); }
-  const std::set<int16_t>& shards() const { return shards_; }
+  void serve(std::set<int16_t> shards) override { shards_ = std::move(shards); }
+  const std::set<int16_t>& shards() const override { return shards_; }
 
 private:
   struct attempt_state;
