@@ -73,8 +73,8 @@ caf::expected<const std::vector<store::webhook_sink>*> sinks(relay_actor* self,
   return &st.sinks;
 }
 
-/// With no sink, an event only needs marking published, which nobody waits for (a live
-/// watcher LISTENs to the history's NOTIFY, not to the outbox): the poll does it in full
+/// With no sink, an event only needs marking published, which nobody waits for (a client
+/// waiting for events reads the history, not the outbox): the poll does it in full
 /// batches, and hints start no round: a round per hint would cost a claim per decider
 /// commit, each walking the deliverable index of every shard for a handful of rows.
 bool hints_wanted(relay_actor* self) {
