@@ -4,7 +4,7 @@
 -- no enabled sink an event has nowhere to go, and the relay's only work was to mark it
 -- published, an update per event that also took it out of the deliverable index: a quarter
 -- of the rows a W2 task wrote to "OutboxEvents", and the relay's statement ~8% of Postgres'
--- time per task (bench/README.md, round 7). "publishedAt" now defaults to now() when no
+-- time per task (docs/perf/). "publishedAt" now defaults to now() when no
 -- enabled sink exists at the inserting statement, else NULL (deliverable, as before). A sink
 -- receives the events written after it was committed; the relay used to decide that by its
 -- sink cache, up to 5 s late. The row itself is written as before (the stable "eventId",

@@ -8,7 +8,7 @@
 -- "TaskExecutions" (it names all sixteen), in every backend, is made again at its next use,
 -- up to 32 times within the second a round lasts. The decide committers' flushes took 20–60 ms
 -- instead of ~10 through that second, and the workflows started in it made W1lat's
--- p95-p99 (bench/README.md, round 15). A task row is updated twice within seconds of its
+-- p95-p99 (docs/perf/). A task row is updated twice within seconds of its
 -- insert and then only read, so a partition's dead rows come in a burst after each task and
 -- waiting for 5,000 of them costs little. On a large table the 20% still governs.
 DO $$

@@ -3,7 +3,7 @@
 -- learns of a change): every decide flush asked whether its namespaces' definitions had
 -- changed by counting and summing all of their rows, a read that grows with the definitions a
 -- namespace holds: 0.02 ms with two, 0.77 ms with 1,000 task and 3,000 workflow definitions,
--- in every flush, on the path of every start and completion (bench/README.md, round 32).
+-- in every flush, on the path of every start and completion (docs/perf/).
 -- A row trigger on both definition tables bumps the namespace's "stamp" in the writing
 -- transaction instead, so the flush reads one row per namespace. Writers of one namespace's
 -- definitions queue on its stamp row until they commit; definitions are written rarely. A

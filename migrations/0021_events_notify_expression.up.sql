@@ -4,7 +4,7 @@
 -- executor set up and torn down for every event row, while an assignment of a simple
 -- expression is evaluated in place. The trigger was about half of an event row's insert
 -- (20,000 rows: ~450 ms with it, ~170 ms without); evaluated in place it costs half of
--- that (~310 ms; bench/README.md, round 36). Same trigger, same timing, same payload:
+-- that (~310 ms; docs/perf/). Same trigger, same timing, same payload:
 -- pg_notify returns void, which a variable cannot hold, so its result is kept as text.
 CREATE OR REPLACE FUNCTION "WorkflowEvents_notify"() RETURNS trigger
 LANGUAGE plpgsql AS $$

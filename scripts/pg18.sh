@@ -105,13 +105,12 @@ checkpoint_timeout = 15min
 autovacuum_naptime = 10s
 autovacuum_vacuum_cost_limit = 2000
 # The queue tables need a vacuum every few seconds under load; with the default three
-# workers busy on a large history table, TaskQueues went unvacuumed and each lease claim
-# walked ~17,000 dead index entries (bench/ROUNDS.md, W4).
+# workers busy on a large history table, TaskQueues goes unvacuumed and each lease claim
+# walks the dead index entries its leases left.
 autovacuum_max_workers = 6
 # Postgres 18 sizes each backend's fast-path lock slots from this (1024 → 1024 slots instead of
 # 64). One engine transaction locks hundreds of relations (partitions and their indexes, up
-# to ~800 seen); past the slots every lock goes through the shared lock table (bench/ROUNDS.md,
-# round 14).
+# to ~800); past the slots every lock goes through the shared lock table.
 max_locks_per_transaction = 1024
 shared_preload_libraries = 'pg_stat_statements'
 track_io_timing = on
@@ -122,8 +121,8 @@ CONF
 # glibc gives the top of a backend's heap back to the kernel whenever more than 128 KiB of
 # it is free (its default trim threshold, which glibc also moves by a rule of its own). A
 # backend frees much of what an engine transaction allocated at its end, so it mapped those
-# pages again, zeroed, at the next: W2's committing backends spent ~20% more CPU, with ~5x the
-# brk calls (bench/ROUNDS.md, round 29). Kept up to 32 MiB per backend, they are reused.
+# pages again, zeroed, at the next, a cost of CPU on every engine transaction. Kept up to
+# 32 MiB per backend, they are reused.
 # Tunables the caller set come first.
 malloc_tunables() {
   echo "${GLIBC_TUNABLES:+$GLIBC_TUNABLES:}glibc.malloc.trim_threshold=33554432"

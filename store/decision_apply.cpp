@@ -180,10 +180,9 @@ RETURNING (extract(epoch FROM "fireAt") * 1000)::bigint)", 1};
 
 // I3: exactly the ids the evaluation read as unprocessed, never `"endedAt" <= t`. A task's
 // id is a uuidv7, never the id of another workflow's task, so the rows of both arrays are
-// exactly the pairs. No join with the pairs: a generic plan joined them by a nested loop over
-// the rows both arrays find, which compared ~500,000 pairs for a fork's 1,000 tasks
-// (148 ms, bench/ROUNDS.md round 32). Its variants spell out $1's ANY and name $1 nowhere
-// else: they are prepared with its type (statement::typed_as).
+// exactly the pairs. No join with the pairs: a generic plan would join them by a nested loop
+// over the rows both arrays find, quadratic in a fork's tasks. Its variants spell out $1's
+// ANY and name $1 nowhere else: they are prepared with its type (statement::typed_as).
 const statement mark_seen{"decide.mark_seen", R"(
 UPDATE "TaskExecutions" t SET "deciderSeenAt" = now()
  WHERE t."workflowId" = ANY($1::uuid[]) AND t."id" = ANY($2::uuid[])

@@ -18,9 +18,8 @@ namespace {
 // docs/schema.md §4.3: the pending rows of the caller's shards in ("shard", "enqueuedAt")
 // order, read through "DecideQueues_shard_idx" until $2 are locked; they stay locked until
 // the caller's transaction ends. Ordered by "enqueuedAt" across the shards, the claim
-// sorted every pending row of its shards at each call (100,000 rows and 101 ms for a claim
-// of 256 behind a backlog over four shards, bench/ROUNDS.md round 34), so a committer that
-// fell behind slowed down further. The shards are taken from $3 up, then from the lowest,
+// would sort every pending row of its shards at each call, so a committer that fell behind
+// would slow down further. The shards are taken from $3 up, then from the lowest,
 // and each claim starts at the next of the caller's shards (add_claim): a shard's backlog
 // keeps the others waiting for one claim of each shard at most. Within a shard the oldest
 // rows go first.
@@ -60,7 +59,7 @@ const statement select_executions{"decide.executions",
 // docs/schema.md §4.3: the lateral form prunes to each workflow's partition at
 // run time (`= ANY($1)` over a parameter array would probe all 16). The array is
 // a clause of the small batches' variants only: as a clause of every row's probe
-// it is sorted and searched again per row (W2: 0.12 → 0.07 ms per task without it).
+// it would be sorted and searched again per row.
 // Every row, not just the frontier: decide() reads earlier outputs. "unprocessed"
 // is read in the same snapshot as the status, so it names exactly what this
 // evaluation saw (I3).

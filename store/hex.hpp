@@ -5,7 +5,7 @@ namespace nf {
 namespace detail {
 
 // Every byte's hexadecimal value, -1 for a byte that is no digit: one load per digit where
-// a uuid's 32 digits are read (each id in each batch's arrays, bench/ROUNDS.md round 35).
+// a uuid's 32 digits are read (each id in each batch's arrays).
 struct hex_digits {
   signed char value[256];
   constexpr hex_digits() : value{} {

@@ -6,8 +6,7 @@
 // table they read invalidates them. A plan made while a partition was young (every
 // partition of a new database, a new month's "WorkflowExecutions" partition, a new hour's
 // "Timers") scans it sequentially, which is cheapest at that size, and keeps doing so as it
-// grows until the next ANALYZE: in a full bench run's first seconds the execution row's
-// updates read 1,000-4,000 rows per call that way (bench/ROUNDS.md, round 11). With
+// grows until the next ANALYZE, reading every row of the partition per call. With
 // sequential scans priced out, the planner picks the index such a statement was written
 // for from the start; a statement with no index to use still scans (enable_seqscan only
 // adds a penalty). Administrative work (migrations, partition maintenance, operator

@@ -14,9 +14,8 @@ namespace {
 // the queue rows come third in the lock order, so they are locked (and re-checked)
 // by apply_transition after the "DecideQueues" and execution rows. It names "TaskQueues"
 // alone: the sweep runs on every poll of the node's timer and nearly always finds nothing,
-// and with the task rows read in the same statement its generic plan named every
-// "TaskExecutions" partition too, and was built again after a vacuum of any of them
-// (bench/ROUNDS.md, round 30).
+// and with the task rows read in the same statement its generic plan would name every
+// "TaskExecutions" partition too, and be built again after a vacuum of any of them.
 constexpr statement read_expired{"lease.read_expired", R"(
 SELECT "queueName", "taskId", "workflowId", "leaseToken", "shard" FROM "TaskQueues"
  WHERE "leaseExpiresAt" < now() ORDER BY "leaseExpiresAt" LIMIT $1)"};

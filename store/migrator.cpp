@@ -1,6 +1,8 @@
 #include "store/migrator.hpp"
 
+#include <cctype>
 #include <map>
+#include <string_view>
 
 #include "store/capabilities.hpp"
 #include "proto/errors.hpp"
@@ -68,7 +70,7 @@ manifest_checksums(connection& conn, const std::vector<migration>& manifest) {
   std::vector<std::string> names, sqls;
   for (const auto& m : manifest) {
     names.push_back(m.name);
-    sqls.push_back(m.up);
+    sqls.push_back(checksum_text(m.up));
   }
   auto rows = conn.run(checksums, params::of(text_array(names), text_array(sqls)));
   if (!rows)
@@ -77,6 +79,65 @@ manifest_checksums(connection& conn, const std::vector<migration>& manifest) {
   for (int i = 0; i < rows->rows(); ++i)
     out[rows->str(i, 0)] = rows->str(i, 1);
   return out;
+}
+
+// Whether a ledger row's checksum stands for migration `m` of this build, whose checksum
+// is `current`: it is that checksum, or one an earlier build recorded for the same SQL.
+bool accepted(const migration& m, const std::string& current, const std::string& recorded) {
+  if (recorded == current)
+    return true;
+  for (const auto& l : m.legacy)
+    if (l.recorded == recorded && l.current == current)
+      return true;
+  return false;
+}
+
+bool is_space(char c) {
+  return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v';
+}
+
+// A character an identifier or a keyword may hold (a `$` after one is not a dollar quote).
+bool is_word(char c) {
+  auto u = static_cast<unsigned char>(c);
+  return std::isalnum(u) != 0 || c == '_' || c == '$' || u >= 0x80;
+}
+
+// The length of the dollar-quote tag (`$$`, `$body$`) at sql[i], or 0 when there is none.
+size_t dollar_tag(std::string_view sql, size_t i) {
+  if (sql[i] != '$' || (i > 0 && is_word(sql[i - 1])))
+    return 0;
+  size_t j = i + 1;
+  if (j < sql.size() && std::isdigit(static_cast<unsigned char>(sql[j])) != 0)
+    return 0; // a parameter, $1
+  while (j < sql.size() && sql[j] != '$' && is_word(sql[j]))
+    ++j;
+  return j < sql.size() && sql[j] == '$' ? j + 1 - i : 0;
+}
+
+// The end of the quoted text that starts at sql[i] (a quote or a dollar tag).
+size_t quoted_end(std::string_view sql, size_t i) {
+  if (auto tag = dollar_tag(sql, i); tag > 0) {
+    auto close = sql.find(sql.substr(i, tag), i + tag);
+    return close == std::string_view::npos ? sql.size() : close + tag;
+  }
+  const char q = sql[i];
+  // E'…' takes backslash escapes; every quoted text doubles its quote.
+  const bool escapes = q == '\'' && i > 0 && (sql[i - 1] == 'E' || sql[i - 1] == 'e')
+                       && (i < 2 || !is_word(sql[i - 2]));
+  size_t j = i + 1;
+  while (j < sql.size()) {
+    if (escapes && sql[j] == '\\') {
+      j += 2;
+    } else if (sql[j] == q) {
+      if (j + 1 < sql.size() && sql[j + 1] == q)
+        j += 2;
+      else
+        return j + 1;
+    } else {
+      ++j;
+    }
+  }
+  return sql.size();
 }
 
 caf::expected<void> run_script(connection& conn, const std::string& sql, const std::string& what) {
@@ -88,6 +149,54 @@ caf::expected<void> run_script(connection& conn, const std::string& sql, const s
 }
 
 } // namespace
+
+std::string checksum_text(const std::string& text) {
+  std::string_view sql{text};
+  std::string out;
+  bool gap = false; // whitespace or a comment since the last token
+  auto take = [&](size_t from, size_t to) {
+    if (gap && !out.empty())
+      out += ' ';
+    gap = false;
+    out.append(sql.substr(from, to - from));
+  };
+  size_t i = 0;
+  while (i < sql.size()) {
+    const char c = sql[i];
+    const char next = i + 1 < sql.size() ? sql[i + 1] : '\0';
+    if (is_space(c)) {
+      gap = true;
+      ++i;
+    } else if (c == '-' && next == '-') {
+      i = sql.find('\n', i);
+      i = i == std::string_view::npos ? sql.size() : i;
+      gap = true;
+    } else if (c == '/' && next == '*') { // block comments nest
+      int depth = 0;
+      while (i < sql.size()) {
+        if (sql.compare(i, 2, "/*") == 0) {
+          ++depth;
+          i += 2;
+        } else if (sql.compare(i, 2, "*/") == 0) {
+          i += 2;
+          if (--depth == 0)
+            break;
+        } else {
+          ++i;
+        }
+      }
+      gap = true;
+    } else if (c == '\'' || c == '"' || dollar_tag(sql, i) > 0) {
+      auto end = quoted_end(sql, i);
+      take(i, end);
+      i = end;
+    } else {
+      take(i, i + 1);
+      ++i;
+    }
+  }
+  return out;
+}
 
 caf::expected<void> migrator::lock(connection& conn) {
   if (auto r = conn.run(take_lock); !r)
@@ -106,13 +215,16 @@ caf::expected<void> migrator::verify(connection& conn) {
   auto sums = manifest_checksums(conn, manifest_);
   if (!sums)
     return std::move(sums.error());
+  std::map<std::string, const migration*> by_name;
+  for (const auto& m : manifest_)
+    by_name[m.name] = &m;
   for (const auto& [name, row] : *ledger) {
     auto it = sums->find(name);
     if (it == sums->end())
       return make_error(errc::invalid, "the database has migration " + name
                                          + " applied, which this nodeflow build does not know; "
                                            "run a newer nodeflow");
-    if (it->second != row.checksum)
+    if (!accepted(*by_name.at(name), it->second, row.checksum))
       return make_error(errc::invalid,
                         "migration " + name + " was changed after it was applied (checksum "
                           + row.checksum.substr(0, 12) + " in the database, "
@@ -150,14 +262,14 @@ caf::expected<std::vector<std::string>> migrator::up(connection& conn,
       outcome = perform(conn, [&](transaction& tx) -> caf::expected<void> {
         if (auto s = run_script(tx.conn(), m.up, m.name); !s)
           return s;
-        if (auto r = tx.conn().run(record_applied, params::of(m.name, m.up)); !r)
+        if (auto r = tx.conn().run(record_applied, params::of(m.name, checksum_text(m.up))); !r)
           return std::move(r.error());
         return {};
       });
     } else {
       outcome = run_script(conn, m.up, m.name);
       if (outcome) {
-        if (auto r = conn.run(record_applied, params::of(m.name, m.up)); !r)
+        if (auto r = conn.run(record_applied, params::of(m.name, checksum_text(m.up))); !r)
           outcome = std::move(r.error());
       }
     }
@@ -219,7 +331,7 @@ caf::expected<std::vector<migration_state>> migrator::status(connection& conn) {
     if (auto it = ledger->find(m.name); it != ledger->end()) {
       s.applied = true;
       s.applied_at = it->second.applied_at;
-      s.checksum_matches = (*sums)[m.name] == it->second.checksum;
+      s.checksum_matches = accepted(m, (*sums)[m.name], it->second.checksum);
       ledger->erase(it);
     }
     out.push_back(std::move(s));

@@ -20,11 +20,20 @@ struct migration_state {
   bool checksum_matches = true; ///< false when the applied file was changed since
 };
 
+/// The text a migration's checksum is taken over: `sql` without its comments, each run of
+/// whitespace outside quoted text one space, none at either end. Quoted text (strings,
+/// quoted identifiers, dollar-quoted bodies) is kept as written, comments within it too:
+/// the server keeps a function's body as written. So an applied migration's comments and
+/// layout can be edited, and every change the server would see is still caught.
+std::string checksum_text(const std::string& sql);
+
 /// Applies migrations in manifest order, one transaction each (`notx` ones
-/// alone), recording each with a checksum. Safe when several nodes migrate at
-/// once: a session advisory lock serialises them and latecomers find nothing
-/// left to do. A changed applied file is an error, as is an applied migration
-/// this binary does not know.
+/// alone), recording each with the sha256 of its checksum_text. Safe when several nodes
+/// migrate at once: a session advisory lock serialises them and latecomers find nothing
+/// left to do. A changed applied migration is an error, as is an applied migration
+/// this binary does not know. A database migrated by a build from before checksum_text
+/// holds the checksums of the raw files: those the migration lists in `legacy` are
+/// accepted while its SQL is unchanged.
 class migrator {
 public:
   using progress_fn = std::function<void(const std::string& line)>;

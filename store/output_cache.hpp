@@ -1,7 +1,8 @@
 #pragma once
 
-// "TaskOutputCache" housekeeping (docs/schema.md §2, 0010): reads already ignore
-// expired rows ("expiresAt" > now()); pruning only keeps the table small.
+// "TaskOutputCache" housekeeping (docs/schema.md §2, 0010): expired rows are deleted so the
+// table stays small. No statement reads or writes the cache yet; one that reads it must
+// also ignore expired rows ("expiresAt" > now()): the prune runs only now and then.
 
 #include <cstdint>
 

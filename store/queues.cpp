@@ -33,30 +33,22 @@ SELECT count(*) FROM "TaskQueues" WHERE "queueName" = $1 AND "leaseExpiresAt" IS
 // already out (the CASE keeps the count from running when there is no limit). One claim
 // serves the polls of one queue together (lease_in): $4 names the worker of each claimed
 // row in claim order, and the rows come back in that order ("rn"), the first ones for the
-// first poll. A claim per poll walked the dead index entries at the head of the queue once
-// per poll: the entries of leases a snapshot still open might see stay unmarked, and in
-// W3 that was ~10,000 buffers per claim, five claims per lease transaction. It runs on the
-// queue's own partition (on_queue_partition, store/queue_partitions.hpp): over all of them,
-// a generic plan sorted the Append of every partition and read a queue's whole backlog to
-// claim its head. The update finds the claimed rows by the tuple ids the lock returned (a
-// TID scan) or by their ids (a skip scan of the primary key, one descent per queue of the
-// partition), whichever the statistics price lower; "tableoid" keeps the tuple ids to the
-// partition they came from. Each probe alone lost to some state of the statistics
-// (store.explain_worker checks each): by ("queueName", "id"), a queue analysed while empty
-// (its usual state: no rows on the pages it keeps) looked like one row, and a scan of its
-// ("queueName", "taskId") index, which reads every queued row, tied and won; by "id" alone,
-// the skip scan beside 100–300 queues with backlogs (4–15 ms a claim), and a sequential
-// scan once a vacuum had counted a backlog that no analyse had seen (140 ms a claim of 64
-// of 100,000 rows); by tuple id alone, a sequential scan of a partition of a few pages. A
-// locked row is the version the statement's snapshot sees unless a transaction that
-// committed after it updated the row, and nothing updates a queued row but a claim, which
-// leases it (the lock's recheck then drops the row); were a writer to update one and leave
-// it queued, the update would skip that row, and it would stay queued.
-// It names "TaskQueues" alone: the claimed rows' tasks are read by claimed_tasks, only
-// when it claimed some. Most claims find nothing (at W1lat's rate, 109 of 127 in a run:
-// the decisions lease to the polls that wait), and with the task rows read in the same
-// statement its generic plan named every "TaskExecutions" partition too, and was built
-// again after a vacuum of any of them.
+// first poll; a claim per poll would walk the dead index entries at the head of the queue
+// once per poll. It runs on the queue's own partition (on_queue_partition,
+// store/queue_partitions.hpp), so that its plan reads the head of that one queue rather than
+// sort every partition's backlog. The update finds the claimed rows by the tuple ids the
+// lock returned (a TID scan) or by their ids (a skip scan of the primary key), whichever the
+// statistics price lower, because each probe alone is a bad plan in some state of the
+// statistics (store.explain_worker pins each); "tableoid" keeps the tuple ids to the
+// partition they came from. A locked row is the version the statement's snapshot sees
+// unless a transaction that committed after it updated the row, and nothing updates a
+// queued row but a claim, which leases it (the lock's recheck then drops the row); were a
+// writer to update one and leave it queued, the update would skip that row, and it would
+// stay queued.
+// It names "TaskQueues" alone, and the claimed rows' tasks are read by claimed_tasks only
+// when it claimed some: most claims find nothing (the decisions lease to the polls that
+// wait), and a statement that also read the task rows would name every "TaskExecutions"
+// partition, its generic plan built again after a vacuum of any of them.
 constexpr statement claim{"lease.claim_batch", R"(
 WITH c AS (
   SELECT "queueName", "id", "priority", "ctid", "tableoid" FROM "TaskQueues"

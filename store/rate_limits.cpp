@@ -4,7 +4,8 @@ namespace nf::store {
 
 namespace {
 
-// Schema §0010, verbatim: PG 18's RETURNING old/new says what this lease took.
+// docs/schema.md §2, RateLimitBuckets (0010): PG 18's RETURNING old/new says what this lease
+// took.
 constexpr statement grant{"rate_limit.grant", R"(
 INSERT INTO "RateLimitBuckets" AS r ("namespaceId", "taskDefName", "windowStart", "count")
 VALUES ($1, $2, now(), LEAST($5::int, $3::int))

@@ -96,10 +96,10 @@ DELETE FROM "Timers" t
 // its plan names those hours' partitions alone, so it is cheap to build again when autovacuum
 // invalidates it, and only their vacuum does. The window is its only bound on "fireAt": a
 // range on it, with bounds the planner does not know, looks selective on the due index, and
-// a plan that walks every pending timer of the hour there was 20 times slower (round 28 of
-// bench/ROUNDS.md). The ids locked first, as above, then the rows deleted by id: no join
-// between the two scans for the planner to order by "fireAt". A due timer of a finished task
-// goes too, where the timer actor would have fired it as a no-op.
+// a plan would walk every pending timer of the hour there. The ids locked first, as above,
+// then the rows deleted by id: no join between the two scans for the planner to order by
+// "fireAt". A due timer of a finished task goes too, where the timer actor would have fired
+// it as a no-op.
 constexpr statement cancel_timers_in_hours{"timer.cancel_for_tasks_in_hours", R"(
 DELETE FROM "Timers" t
  WHERE t."id" = ANY(ARRAY(
@@ -123,9 +123,9 @@ constexpr int64_t unknown_timers_within_s = 10LL * 366 * 24 * 3600;
 // "lastSeq" and is given its outbox row in the same statement (while a webhook sink is
 // enabled: store/decision_apply.cpp, decide.outbox), built from the same row as the event
 // rather than joined back to the insert's RETURNING: the CTEs' row estimates are guesses, and
-// that join was planned as a nested loop, quadratic in the batch (W2: 0.14 → 0.29 ms per
-// task). "at" is the clock when the row is made, after the row lock, the same in both (as in
-// store/events.cpp: it grows with "seq", and follows the commits that caused it). The
+// that join would be planned as a nested loop, quadratic in the batch. "at" is the clock
+// when the row is made, after the row lock, the same in both (as in store/events.cpp: it
+// grows with "seq", and follows the commits that caused it). The
 // statement returns the ids of the execution rows it found: a workflow missing from them has
 // no row to append to. One statement, rather than an UPDATE whose result numbers the inserts,
 // saves the caller a round trip.

@@ -52,8 +52,8 @@ SELECT f."id", f."kind"::text, f."workflowId", f."taskId", f."leaseToken", f."sh
 // What the claimed timers point at, one row per timer in claim_due's order ($1 workflow
 // ids, $2 task ids, NULL for a workflow's own timer). Kept apart from the claim because it
 // names every partition of "TaskExecutions" (twice) and of "TaskQueues": within the claim,
-// its generic plan was built again after a vacuum of any of them, at the timer's checks
-// that find nothing due too, 7-18 ms each (bench/ROUNDS.md, round 30). The reads take no
+// its generic plan would be built again after a vacuum of any of them, at the timer's
+// checks that find nothing due too, milliseconds each. The reads take no
 // lock: what they say is only a plan, which apply_transition re-checks under the locks (I6).
 constexpr statement claimed_targets{"timer.claimed_targets", R"(
 SELECT w."status"::text, w."namespaceId",

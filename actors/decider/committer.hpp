@@ -6,7 +6,7 @@
 // from any partition before a flush shares ONE transaction, which also claims the
 // pending "DecideQueues" rows of every served shard. On a 2-core machine sixteen
 // partitions committing apart made sixteen small transactions where one larger
-// one does the same work for a fraction of the statements (bench/ROUNDS.md).
+// one does the same work for a fraction of the statements (docs/perf/).
 // Protocol (dynamically typed):
 //   (join_atom, int16_t shard)
 //       from a partition's decider: `shard` is the node's until that decider goes down;

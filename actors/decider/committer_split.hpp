@@ -2,11 +2,11 @@
 
 // How a node's decide committers share its partitions (docs/engine.md §1). Each
 // committer is one Postgres backend busy at a time, so under load two of them decide
-// more than one (W2 +26–38%, bench/ROUNDS.md round 8). At moderate rates they only make
-// more, smaller transactions: at 200 starts/s two committers used a third more Postgres
-// CPU than one and doubled W1lat's e2e p95. So one committer decides for every partition
-// until a flush carries split_at requests; then partition p goes to committer p mod N,
-// until no committer's flush has carried a quarter of that for `hold`.
+// more than one. At moderate rates they only make more, smaller transactions, which cost
+// more Postgres CPU and latency than one committer's larger ones (docs/perf/). So one
+// committer decides for every partition until a flush carries split_at requests; then
+// partition p goes to committer p mod N, until no committer's flush has carried a quarter
+// of that for `hold`.
 //
 // The committers and the partitions' deciders of one node share an instance; a switch
 // takes effect at each committer's next flush. For a moment two committers may then

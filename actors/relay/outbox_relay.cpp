@@ -73,11 +73,10 @@ caf::expected<const std::vector<store::webhook_sink>*> sinks(relay_actor* self,
   return &st.sinks;
 }
 
-/// With no sink, an event only needs marking published, which nobody waits for (a live
-/// watcher LISTENs to the history's NOTIFY, not to the outbox): the poll does it in full
-/// batches, and hints start no round. A round per hint cost a claim per decider commit, each
-/// walking the deliverable index of every shard for a handful of rows (W1lat: 143 claims/s of
-/// 7 rows, 12% of Postgres' statement time in every workload).
+/// With no sink, an event only needs marking published, which nobody waits for (a client
+/// waiting for events reads the history, not the outbox): the poll does it in full
+/// batches, and hints start no round: a round per hint would cost a claim per decider
+/// commit, each walking the deliverable index of every shard for a handful of rows.
 bool hints_wanted(relay_actor* self) {
   const auto& st = self->state;
   return !st.sinks_loaded || !st.sinks.empty()

@@ -32,7 +32,7 @@ constexpr milliseconds locked_retry{10};
 // How far back a check claims and looks, unless it is a full sweep: the hours named by
 // the claim's plan (store/pg/hour_window.hpp). A generic plan over the whole horizon names
 // ~49 hourly partitions twice, and each check locks and sets up every one of them; over the
-// last hour it names two (bench/ROUNDS.md, round 30). A timer overdue by more than this
+// last hour it names two. A timer overdue by more than this
 // waits for the next full sweep (timer.full_sweep_interval_ms): only a shard nobody served
 // for that long, or a backlog, has one.
 constexpr int recent_hours = 1;

@@ -85,7 +85,7 @@ void sleep_s(double s) {
 /// `unavailable`, up to five seconds: a connection the client lost while the machine stalled
 /// for longer than the middleman's connection timeout (W4's history generation syncs
 /// checkpoints for seconds) fails the calls made just after it until the client has
-/// connected again (bench/ROUNDS.md, round 31). The workload's own calls are not retried.
+/// connected again. The workload's own calls are not retried.
 template <class F>
 auto with_set_up_retries(F call) -> decltype(call()) {
   auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);

@@ -29,8 +29,8 @@ struct run_options {
   /// Start calls in flight for W2, W3 and W4 (workflows whose tasks are the measure).
   int start_concurrency = 64;
   /// W1's start calls in flight: W1 measures how fast the node takes starts, so its client
-  /// offers as many as it takes for the node, not the client, to set the pace. On this
-  /// machine W1's throughput stops rising at ~512 (bench/README.md, round 31).
+  /// offers as many as it takes for the node, not the client, to set the pace: on a
+  /// two-core machine W1's throughput stops rising at ~512 (docs/perf/).
   int w1_start_concurrency = 512;
   int w1_workflows = 20000;
   double w1lat_rate = 200;

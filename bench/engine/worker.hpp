@@ -12,7 +12,7 @@ struct worker_options {
   int pollers = 4; ///< long polls kept in flight
   int batch = 32;  ///< tasks one poll may take
   /// The tasks one poll brought, finished together, reported in one message (the client's
-  /// report_batch_async); false: one report per task (report_async), as until round 35.
+  /// report_batch_async); false: one report per task (report_async).
   bool batch_reports = true;
 };
 

@@ -155,7 +155,7 @@ caf::result<Reply> to_node(api_pointer self, caf::error rejected,
 // is answered when every result is, or at the deadline, with `unavailable` for those still
 // out (applied or not, as a lone report that timed out: completions are fenced by the lease
 // token). Why a batch: a worker that finished a poll's worth of tasks sends one message each
-// way over the network instead of one per task (bench/ROUNDS.md, round 35).
+// way over the network instead of one per task.
 caf::result<std::vector<msg::report_outcome>>
 report_all(api_pointer self, std::chrono::milliseconds timeout,
            std::vector<msg::task_result> results) {

@@ -5,7 +5,7 @@
 // A CAF 0.17 request with a timeout hands the timeout to the actor clock's thread when it
 // is sent and again when its answer comes: two wake-ups of that thread per request, about
 // six per one-task workflow in a node (a start, a poll and a report, each relayed once), a
-// tenth of the node's context switches on a two-core machine (bench/ROUNDS.md, round 26).
+// tenth of the node's context switches on a two-core machine.
 // The actor asks with no timeout instead, notes each request's deadline here, and fails
 // what is overdue from a sweep of its own, one timer for all of them. The first of a
 // request's answer and its expiry wins; the other finds the entry gone and does nothing.

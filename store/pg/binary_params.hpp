@@ -35,8 +35,8 @@ struct prepared_types {
 /// goes as text and the server parses it (and names what is wrong with it).
 ///
 /// Why: the server parses a text array character by character and calls the element
-/// type's input function per element; the batches' arrays (hundreds of uuids, texts and
-/// numbers per statement) made that ~8% of Postgres' CPU in W2 (bench/ROUNDS.md, round 18).
+/// type's input function per element, and the batches' arrays hold hundreds of uuids, texts
+/// and numbers per statement.
 std::optional<std::string> binary_array(uint32_t array_oid, std::string_view literal);
 
 /// What libpq's PQsendQueryPrepared / PQexecPrepared take for `p` run as `st`: each value,

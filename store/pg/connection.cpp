@@ -49,7 +49,7 @@ caf::expected<connection> connection::open(const std::string& dsn) {
   // Every statement is prepared once and run many times against partitioned tables
   // ("Timers" alone has ~50 partitions). Left on `auto`, the planner keeps choosing
   // custom plans (they prune at plan time, so they look cheaper) and re-plans on every
-  // call: planning cost more than executing (bench/ROUNDS.md). Generic plans prune at
+  // call, and planning costs more than executing. Generic plans prune at
   // executor start-up instead.
   if (auto r = result.exec("SET plan_cache_mode = force_generic_plan"); !r)
     return std::move(r.error());

@@ -31,7 +31,7 @@ std::optional<hour_window> hours_around_now(int64_t from_offset_s, int64_t to_of
 /// parameter prune them only when the executor starts. Building that plan takes
 /// milliseconds (~50 hours ahead, up to 48 behind, each of them twice in a statement that
 /// names the table twice), and a vacuum or analyse of any one of them makes every backend
-/// build it again at its next use (bench/ROUNDS.md, rounds 15 and 26). In the variant, each
+/// build it again at its next use. In the variant, each
 /// `/*hours: <column> */` comment becomes `AND <column> >= ALL('{<first hour>}') AND <column>
 /// < ALL('{<end of the last>}')`, constants the planner prunes with: its plan names the
 /// window's partitions alone, builds in a fraction of the time, and only their vacuum

@@ -13,7 +13,7 @@ namespace {
 // Appends `x` between double quotes, a backslash before each `"` and `\\`: the runs
 // between those go in one copy each, not a character at a time (a JSON payload is a
 // run of plain characters between quotes; the batches' arrays hold thousands of them per
-// flush, bench/ROUNDS.md round 35).
+// flush).
 void append_quoted(std::string& out, std::string_view x) {
   out += '"';
   const char* run = x.data();

@@ -436,7 +436,7 @@ CAF_TEST(a completion s timer cancel sets up only the partitions up to the task 
   // A plan made while those partitions are young (never analysed, as a new hour's is until
   // autovacuum comes) still finds the timers by task, or the locked ones by key: a bound on
   // "fireAt" the planner could use on the due index would look selective there, and the plan
-  // would walk every pending timer of the hour (bench/ROUNDS.md, round 28).
+  // would walk every pending timer of the hour.
   sql(R"(SELECT pg_clear_relation_stats('public', c.relname),
                 pg_clear_attribute_stats('public', c.relname, a.attname, false)
            FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid

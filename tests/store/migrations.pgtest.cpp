@@ -23,6 +23,35 @@ int64_t table_count(connection& conn) {
   return r->i64(0, 0);
 }
 
+const statement set_checksum{
+  "test.set_checksum",
+  R"(UPDATE "SchemaMigrations" SET "checksum" = $2 WHERE "name" = $1)"};
+
+// Gives the ledger row of `name` the checksum an earlier build recorded for it.
+void record_legacy(connection& conn, const migration& m) {
+  CAF_REQUIRE(!m.legacy.empty());
+  auto r = conn.run(set_checksum, params::of(m.name, m.legacy.front().recorded));
+  CAF_REQUIRE(r);
+  CAF_REQUIRE_EQUAL(r->affected(), 1);
+}
+
+bool verifies(connection& conn, const std::vector<migration>& manifest) {
+  auto r = migrator{manifest}.up(conn);
+  if (!r)
+    return false;
+  auto ready = readiness(conn, manifest);
+  CAF_REQUIRE(ready);
+  return r->empty() && ready->ready;
+}
+
+const migration& find(const std::vector<migration>& manifest, const std::string& name) {
+  for (const auto& m : manifest)
+    if (m.name == name)
+      return m;
+  CAF_FAIL("no migration " << name);
+  return manifest.front();
+}
+
 } // namespace
 
 CAF_TEST(the server passes the capability check) {
@@ -62,7 +91,7 @@ CAF_TEST(a changed applied migration is refused by name) {
   auto conn = db.connect();
   std::vector<migration> manifest = embedded_migrations();
   CAF_REQUIRE(migrator{manifest}.up(conn));
-  manifest[0].up += "\n-- edited after release\n";
+  manifest[0].up += "\nSELECT 1;\n";
   auto r = migrator{manifest}.up(conn);
   CAF_REQUIRE(!r);
   CAF_CHECK_EQUAL(nf::code_of(r.error()), nf::errc::invalid);
@@ -115,4 +144,58 @@ CAF_TEST(four nodes migrating at once apply each migration exactly once) {
     total += applied[i];
   }
   CAF_CHECK_EQUAL(total, embedded_migrations().size());
+}
+
+CAF_TEST(a database migrated by an earlier build verifies) {
+  // Earlier builds recorded the sha256 of each raw file; every migration released then has
+  // that checksum in migrations/legacy_checksums.
+  nf::test::test_database db{"legacy", false};
+  auto conn = db.connect();
+  const auto& manifest = embedded_migrations();
+  CAF_REQUIRE(migrator{manifest}.up(conn));
+  for (const auto& m : manifest) {
+    CAF_MESSAGE(m.name);
+    record_legacy(conn, m);
+  }
+  auto states = migrator{manifest}.status(conn);
+  CAF_REQUIRE(states);
+  for (const auto& s : *states)
+    if (!s.checksum_matches)
+      CAF_ERROR("migration " << s.name << ": its SQL is no longer the SQL earlier builds "
+                                          "applied; add a new migration instead of editing it");
+  CAF_CHECK(verifies(conn, manifest));
+  // Edits to the comments and layout of a released migration still verify.
+  std::vector<migration> edited = manifest;
+  auto& m = edited.back();
+  m.up = "-- a comment rewritten after release\n" + m.up + "\n\n/* and one added */\n";
+  CAF_CHECK(verifies(conn, edited));
+}
+
+CAF_TEST(a change to the SQL of an applied migration is refused whichever checksum it has) {
+  nf::test::test_database db{"sqlchange", false};
+  auto conn = db.connect();
+  const auto& manifest = embedded_migrations();
+  CAF_REQUIRE(migrator{manifest}.up(conn));
+  const std::string name = "0013_outbox_published_without_sinks";
+  std::vector<migration> changed = manifest;
+  for (auto& m : changed)
+    if (m.name == name) {
+      auto at = m.up.find("ELSE now() END");
+      CAF_REQUIRE(at != std::string::npos);
+      m.up.replace(at, 14, "ELSE NULL END");
+    }
+  // This build's checksum in the ledger.
+  auto r = migrator{changed}.up(conn);
+  CAF_REQUIRE(!r);
+  CAF_CHECK(message_of(r.error()).find("migration " + name + " was changed") != std::string::npos);
+  CAF_CHECK(!verifies(conn, changed));
+  // An earlier build's checksum in the ledger: it stands for the SQL as released only.
+  record_legacy(conn, find(manifest, name));
+  CAF_CHECK(verifies(conn, manifest));
+  r = migrator{changed}.up(conn);
+  CAF_REQUIRE(!r);
+  CAF_CHECK(message_of(r.error()).find("migration " + name + " was changed") != std::string::npos);
+  auto ready = readiness(conn, changed);
+  CAF_REQUIRE(ready);
+  CAF_CHECK(!ready->ready);
 }
