@@ -1,6 +1,6 @@
 // nodeflow-sample-worker: runs the tasks of the sample_order workflow
 // (config/samples/), written the way an application writes a worker against
-// the nodeflow client library (net/client.hpp):
+// the nodeflow client library (net/client/client.hpp):
 //
 //   1. connect a nf::client to a node,
 //   2. per task queue, a few threads that long-poll for work,

@@ -1,7 +1,7 @@
 #pragma once
 
 // The client protocol: one typed CAF interface every node publishes. Workers
-// and applications use it through net/client.hpp; the HTTP gateway maps its
+// and applications use it through net/client/client.hpp; the HTTP gateway maps its
 // routes onto the same handlers. Every request carries a timeout on the client
 // side; errors arrive as caf::error in the `nf_store` category with a message
 // such as "lease lost", "not found: …", "invalid: tasks[3].name: …".

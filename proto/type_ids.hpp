@@ -38,7 +38,7 @@ CAF_BEGIN_TYPE_ID_BLOCK(nodeflow, caf::first_custom_type_id)
   CAF_ADD_TYPE_ID(nodeflow, (std::vector<int16_t>))
   CAF_ADD_TYPE_ID(nodeflow, (std::vector<std::string>))
 
-  // Client protocol (net/client_api.hpp).
+  // Client protocol (proto/client_api.hpp).
   CAF_ADD_ATOM(nodeflow, nf, register_atom, "nf_reg")
   CAF_ADD_ATOM(nodeflow, nf, start_atom, "nf_start")
   CAF_ADD_ATOM(nodeflow, nf, get_atom, "nf_get")

@@ -12,7 +12,7 @@
 namespace nf::store {
 
 /// Read with the completion (store::add_completion_read), or remembered by the node that
-/// made the lease (actors/lease_memory.hpp, docs/engine.md §3): the writes re-check the
+/// made the lease (engine/lease/lease_memory.hpp, docs/engine.md §3): the writes re-check the
 /// lease under their locks either way, so facts that no longer hold make them `stale`,
 /// never wrong.
 struct lease_facts {

@@ -1,6 +1,6 @@
 #pragma once
 
-// The api actor: the client protocol (net/client_api.hpp) every node
+// The api actor: the client protocol (proto/client_api.hpp) every node
 // publishes. It checks each request (checks.hpp) before anything else; store-
 // only operations go to a small pool of detached store workers, starts,
 // completions, operator commands and polls to the node supervisor, which
