@@ -6,7 +6,7 @@ file(READ "${MIGRATIONS_DIR}/manifest.txt" manifest)
 string(REPLACE ";" "," manifest "${manifest}")
 string(REPLACE "\n" ";" lines "${manifest}")
 # legacy_checksums: per migration, the raw-file checksum earlier builds recorded and the
-# checksum of the SQL it stands for (store/migrations.hpp, legacy_checksum).
+# checksum of the SQL it stands for (store/schema/migrations.hpp, legacy_checksum).
 set(legacy_names "")
 if(EXISTS "${MIGRATIONS_DIR}/legacy_checksums")
   file(READ "${MIGRATIONS_DIR}/legacy_checksums" legacy)
@@ -70,7 +70,7 @@ foreach(lname ${legacy_names})
   endif()
 endforeach()
 set(content "// Generated from migrations/manifest.txt by cmake/embed_migrations.cmake. Do not edit.
-#include \"store/migrations.hpp\"
+#include \"store/schema/migrations.hpp\"
 
 namespace nf::store {
 

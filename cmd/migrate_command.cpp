@@ -3,7 +3,7 @@
 #include <iostream>
 
 #include "cmd/cli_args.hpp"
-#include "store/migrator.hpp"
+#include "store/schema/migrator.hpp"
 #include "proto/errors.hpp"
 
 namespace nf::cmd {

@@ -3,7 +3,7 @@
 #include <iostream>
 
 #include "cmd/cli_args.hpp"
-#include "store/partitions.hpp"
+#include "store/schema/partitions.hpp"
 #include "proto/errors.hpp"
 
 namespace nf::cmd {

@@ -12,7 +12,7 @@
 #include "proto/type_ids.hpp"
 #include "store/outbox.hpp"
 #include "store/output_cache.hpp"
-#include "store/partitions.hpp"
+#include "store/schema/partitions.hpp"
 #include "proto/errors.hpp"
 #include "store/pg/session.hpp"
 

@@ -23,7 +23,7 @@
 #include "store/decisions.hpp"
 #include "store/definitions.hpp"
 #include "store/json.hpp"
-#include "store/migrator.hpp"
+#include "store/schema/migrator.hpp"
 #include "proto/errors.hpp"
 #include "store/queues.hpp"
 #include "store/tasks.hpp"

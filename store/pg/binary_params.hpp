@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "store/pg/params.hpp"
-#include "store/sql_check.hpp"
+#include "store/schema/sql_check.hpp"
 
 namespace nf::store {
 

@@ -10,7 +10,7 @@
 
 #include "store/pg/params.hpp"
 #include "store/pg/result.hpp"
-#include "store/sql_check.hpp" // nf::store::statement, checked at compile time
+#include "store/schema/sql_check.hpp" // nf::store::statement, checked at compile time
 
 struct pg_conn;
 

@@ -5,7 +5,7 @@
 #include <string>
 #include <string_view>
 
-#include "store/sql_check.hpp"
+#include "store/schema/sql_check.hpp"
 
 namespace nf::store {
 

@@ -4,7 +4,7 @@
 #include <string>
 #include <utility>
 
-#include "store/sql_check.hpp"
+#include "store/schema/sql_check.hpp"
 
 namespace nf::store {
 

@@ -1,7 +1,7 @@
 #pragma once
 
 #include "store/pg/params.hpp"
-#include "store/sql_check.hpp"
+#include "store/schema/sql_check.hpp"
 
 namespace nf::store {
 

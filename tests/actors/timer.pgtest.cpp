@@ -6,7 +6,7 @@
 
 #include "actors/timer/node_timer.hpp"
 #include "actors/timer/timer.hpp"
-#include "store/partitions.hpp"
+#include "store/schema/partitions.hpp"
 #include "store/tasks.hpp"
 #include "store/timers.hpp"
 #include "tests/actors/partition_actors_fixture.hpp"

@@ -9,16 +9,16 @@
 #include "flow/definitions.hpp"
 #include "flow/status.hpp"
 #include "flow/task_type.hpp"
-#include "store/catalog/catalog.hpp"
-#include "store/schema_catalog.hpp"
-#include "store/sql_check.hpp"
+#include "store/schema/catalog/catalog.hpp"
+#include "store/schema/schema_catalog.hpp"
+#include "store/schema/sql_check.hpp"
 #include "tests/support/test_database.hpp"
 
 using namespace nf::store;
 
 namespace {
 
-// The model the code was compiled against: store/schema_catalog.hpp.
+// The model the code was compiled against: store/schema/schema_catalog.hpp.
 catalog::model compiled_catalog() {
   catalog::model m;
   for (const auto& t : schema::tables) {
@@ -98,7 +98,7 @@ CAF_TEST(the checked-in schema catalog is what the migrations create) {
   CAF_REQUIRE(live);
   auto want = catalog::render(*live);
   auto have = catalog::render(compiled_catalog());
-  auto diff = catalog::diff(have, want, "store/schema_catalog.hpp (checked in)",
+  auto diff = catalog::diff(have, want, "store/schema/schema_catalog.hpp (checked in)",
                             "schema of a freshly migrated database");
   if (!diff.empty())
     CAF_MESSAGE("the schema catalog is stale; regenerate it (store/README.md, \"Schema "

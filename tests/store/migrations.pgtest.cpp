@@ -3,8 +3,8 @@
 
 #include <thread>
 
-#include "store/capabilities.hpp"
-#include "store/migrator.hpp"
+#include "store/schema/capabilities.hpp"
+#include "store/schema/migrator.hpp"
 #include "proto/errors.hpp"
 #include "tests/support/test_database.hpp"
 
@@ -187,14 +187,14 @@ CAF_TEST(a change to the SQL of an applied migration is refused whichever checks
   // This build's checksum in the ledger.
   auto r = migrator{changed}.up(conn);
   CAF_REQUIRE(!r);
-  CAF_CHECK(message_of(r.error()).find("migration " + name + " was changed") != std::string::npos);
+  CAF_CHECK(nf::message_of(r.error()).find("migration " + name + " was changed") != std::string::npos);
   CAF_CHECK(!verifies(conn, changed));
   // An earlier build's checksum in the ledger: it stands for the SQL as released only.
   record_legacy(conn, find(manifest, name));
   CAF_CHECK(verifies(conn, manifest));
   r = migrator{changed}.up(conn);
   CAF_REQUIRE(!r);
-  CAF_CHECK(message_of(r.error()).find("migration " + name + " was changed") != std::string::npos);
+  CAF_CHECK(nf::message_of(r.error()).find("migration " + name + " was changed") != std::string::npos);
   auto ready = readiness(conn, changed);
   CAF_REQUIRE(ready);
   CAF_CHECK(!ready->ready);

@@ -1,7 +1,7 @@
 #define CAF_SUITE store.migrations_text
 #include "caf/test/unit_test.hpp"
 
-#include "store/migrator.hpp"
+#include "store/schema/migrator.hpp"
 
 using nf::store::checksum_text;
 

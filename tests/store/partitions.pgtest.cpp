@@ -9,7 +9,7 @@
 #include <set>
 #include <thread>
 
-#include "store/partitions.hpp"
+#include "store/schema/partitions.hpp"
 #include "proto/errors.hpp"
 #include "tests/support/notifications.hpp"
 #include "tests/support/test_database.hpp"

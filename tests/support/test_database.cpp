@@ -8,7 +8,7 @@
 
 #include <unistd.h>
 
-#include "store/migrator.hpp"
+#include "store/schema/migrator.hpp"
 #include "proto/errors.hpp"
 
 namespace nf::test {

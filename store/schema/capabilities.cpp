@@ -1,4 +1,4 @@
-#include "store/capabilities.hpp"
+#include "store/schema/capabilities.hpp"
 
 #include "proto/errors.hpp"
 

@@ -1,10 +1,10 @@
-#include "store/migrator.hpp"
+#include "store/schema/migrator.hpp"
 
 #include <cctype>
 #include <map>
 #include <string_view>
 
-#include "store/capabilities.hpp"
+#include "store/schema/capabilities.hpp"
 #include "proto/errors.hpp"
 #include "store/pg/transaction.hpp"
 

@@ -1,7 +1,7 @@
 #pragma once
 
 // Compile-time checking of SQL identifiers against the schema the migrations
-// create (store/schema_catalog.hpp, generated). Every double-quoted identifier
+// create (store/schema/schema_catalog.hpp, generated). Every double-quoted identifier
 // of a statement must name a known table, index, function or enum type, or a
 // column of one of the tables the statement names (of any table when it names
 // none). A statement declared
@@ -22,7 +22,7 @@
 #include <string_view>
 
 #ifndef NF_NO_SQL_CHECK
-#include "store/schema_catalog.hpp"
+#include "store/schema/schema_catalog.hpp"
 #endif
 
 namespace nf::store {

@@ -1,4 +1,4 @@
-#include "store/partitions.hpp"
+#include "store/schema/partitions.hpp"
 
 #include <algorithm>
 #include <cstdio>

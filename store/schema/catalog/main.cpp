@@ -1,5 +1,5 @@
 // nodeflow-catalog: reads the schema of a migrated database and writes the
-// checked-in header store/schema_catalog.hpp (see store/README.md).
+// checked-in header store/schema/schema_catalog.hpp (see store/README.md).
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -11,16 +11,16 @@
 
 #include <unistd.h>
 
-#include "store/catalog/catalog.hpp"
+#include "store/schema/catalog/catalog.hpp"
 #include "store/pg/dsn.hpp"
-#include "store/migrator.hpp"
+#include "store/schema/migrator.hpp"
 
 namespace {
 
 void usage(std::ostream& out) {
   out << "usage: nodeflow-catalog [--dsn DSN] [--fresh] --out FILE\n"
          "\n"
-         "Writes FILE (store/schema_catalog.hpp) from the catalog of a migrated database.\n"
+         "Writes FILE (store/schema/schema_catalog.hpp) from the catalog of a migrated database.\n"
          "  --dsn DSN  the database (default: NODEFLOW_DSN)\n"
          "  --fresh    DSN names a server: create a scratch database there, apply the\n"
          "             migrations built into this tool, read it, and drop it again\n"

@@ -1,7 +1,7 @@
 #pragma once
 
 // Reads the schema a migrated database really has and writes it as the C++
-// header store/schema_catalog.hpp (the generated table of tables, columns,
+// header store/schema/schema_catalog.hpp (the generated table of tables, columns,
 // indexes, enum labels and functions that sql_check.hpp checks statements
 // against). Header-only on purpose: the nodeflow-catalog tool and the
 // store.catalog test are its only two users, and the test binary links nothing

@@ -7,7 +7,7 @@
 
 #include <caf/expected.hpp>
 
-#include "store/migrations.hpp"
+#include "store/schema/migrations.hpp"
 #include "store/pg/connection.hpp"
 
 namespace nf::store {
