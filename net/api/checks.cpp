@@ -9,6 +9,7 @@
 #include "flow/parse.hpp"
 #include "flow/status.hpp"
 #include "store/pg/errors.hpp"
+#include "store/queues.hpp"
 
 namespace nf::net {
 
@@ -186,12 +187,13 @@ caf::error check(const msg::signal_request& r) {
   return p.done();
 }
 
+// The only check of a client's poll: the lessor trusts what reaches it.
 caf::error check(const msg::poll_request& r, const check_limits& limits) {
   problems p;
   p.uuid("namespace_id", r.namespace_id, false);
   p.text("queue", r.queue, max_name, true);
   p.text("worker_id", r.worker_id, max_name);
-  p.range("max_tasks", r.max_tasks, 1, limits.max_poll_tasks);
+  p.range("max_tasks", r.max_tasks, 1, store::max_lease_tasks);
   p.range("timeout_ms", r.timeout_ms, 0, limits.max_poll_timeout_ms,
           "lessor.max_poll_timeout_ms");
   return p.done();
@@ -208,10 +210,10 @@ caf::error check(const msg::task_result& r) {
   return p.done();
 }
 
-caf::error check_report_count(size_t count, const check_limits& limits) {
+caf::error check_report_count(size_t count) {
   problems p;
-  if (count > static_cast<size_t>(limits.max_poll_tasks))
-    p.add("results", "expected at most " + std::to_string(limits.max_poll_tasks)
+  if (count > static_cast<size_t>(store::max_lease_tasks))
+    p.add("results", "expected at most " + std::to_string(store::max_lease_tasks)
                        + " results in one call, got " + std::to_string(count));
   return p.done();
 }
