@@ -8,26 +8,13 @@
 #include "flow/json_read.hpp"
 #include "flow/parse.hpp"
 #include "flow/status.hpp"
+#include "flow/uuid.hpp"
 #include "store/pg/errors.hpp"
 #include "store/queues.hpp"
 
 namespace nf::net {
 
 namespace {
-
-// 8-4-4-4-12 hex digits, either case.
-bool is_uuid(std::string_view t) {
-  if (t.size() != 36)
-    return false;
-  for (size_t i = 0; i < t.size(); ++i) {
-    char c = t[i];
-    bool dash = i == 8 || i == 13 || i == 18 || i == 23;
-    if (dash ? c != '-'
-             : !((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F')))
-      return false;
-  }
-  return true;
-}
 
 // Every problem of one request, reported together.
 class problems {
@@ -42,7 +29,7 @@ public:
     if (v.empty()) {
       if (required)
         add(field, "expected a UUID, got an empty string");
-    } else if (!is_uuid(v)) {
+    } else if (!flow::is_uuid(v)) {
       add(field, "expected a UUID, got " + flow::quoted(clip(v)));
     }
   }
