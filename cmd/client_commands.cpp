@@ -1,5 +1,6 @@
 #include "cmd/client_commands.hpp"
 
+#include <algorithm>
 #include <atomic>
 #include <condition_variable>
 #include <cstdlib>
@@ -7,13 +8,19 @@
 #include <functional>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <ostream>
 #include <sstream>
+
+#include <boost/json.hpp>
 
 #include "cmd/cli_args.hpp"
 #include "cmd/client_output.hpp"
 #include "cmd/validate_command.hpp"
+#include "flow/parse.hpp"
+#include "flow/problem.hpp"
 #include "net/client/client.hpp"
+#include "proto/errors.hpp"
 
 namespace nf::cmd {
 
@@ -116,6 +123,98 @@ std::string read_file(const std::string& path) {
   return text.str();
 }
 
+// Every definition of one `defs put`, sent as one request so that the node
+// commits all of them or none (I11), and where each came from, to name the file
+// in a problem the node finds and in what it registered.
+struct definitions_batch {
+  struct source {
+    std::string file;
+    std::optional<size_t> index; ///< its place in the file's array, if the file holds one
+  };
+  std::string text; ///< one file: its text as is; several: one JSON array of everything
+  std::vector<std::string> files;
+  std::vector<source> sources;                             ///< per element of `text`'s array
+  std::vector<std::string> task_sources, workflow_sources; ///< the files, per kind, in order
+
+  // `texts` were validated already: each parses.
+  definitions_batch(std::vector<std::string> names, const std::vector<std::string>& texts)
+    : files(std::move(names)) {
+    boost::json::array all;
+    for (size_t f = 0; f < files.size(); ++f) {
+      boost::json::value doc;
+      flow::problems ignored;
+      flow::parse_json(texts[f], doc, ignored); // the limits `nodeflow validate` parsed with
+      auto add = [&](boost::json::value& v, std::optional<size_t> index) {
+        const auto* obj = v.if_object();
+        (obj != nullptr && looks_like_workflow(*obj) ? workflow_sources : task_sources)
+          .push_back(files[f]);
+        sources.push_back({files[f], index});
+        all.push_back(std::move(v));
+      };
+      if (auto* arr = doc.if_array())
+        for (size_t j = 0; j < arr->size(); ++j)
+          add((*arr)[j], j);
+      else
+        add(doc, std::nullopt);
+    }
+    text = files.size() == 1 ? texts.front() : boost::json::serialize(all);
+  }
+
+  // The node's problems (`path: what; path: what`), one a line, each under the file it
+  // is about: of several files, `[k].tasks[2].name: what` becomes `b.json: tasks[2].name:
+  // what` (or `b.json: [j].tasks[2].name: what` when b.json holds an array).
+  std::string attribute(const std::string& message) const {
+    std::string out;
+    for (size_t at = 0; at <= message.size();) {
+      auto end = std::min(message.find("; ", at), message.size());
+      auto problem = message.substr(at, end - at);
+      at = end + 2;
+      if (files.size() == 1) {
+        out += files.front() + ": " + problem + "\n";
+        continue;
+      }
+      size_t k = 0;
+      if (auto rest = element_at(problem, 0, k); rest != std::string::npos) {
+        auto tail = problem.substr(rest); // `.field: what` or `: what`
+        const auto& src = sources[k];
+        if (src.index)
+          problem = src.file + ": " + flow::path_index("", *src.index) + tail;
+        else
+          problem = src.file + (tail.front() == '.' ? ": " + tail.substr(1) : tail);
+      }
+      // A duplicate names the other element it repeats: "(also at [k])".
+      const std::string also = "(also at ";
+      if (auto a = problem.find(also); a != std::string::npos) {
+        size_t j = 0;
+        if (auto close = element_at(problem, a + also.size(), j); close != std::string::npos) {
+          const auto& src = sources[j];
+          problem = problem.substr(0, a + also.size()) + src.file
+                    + (src.index ? ": " + flow::path_index("", *src.index) : "")
+                    + problem.substr(close);
+        }
+      }
+      out += problem + "\n";
+    }
+    return out;
+  }
+
+private:
+  // `[k]` at `at` naming an element of the batch: sets `k`, returns the offset after it
+  // (npos when there is none).
+  size_t element_at(const std::string& s, size_t at, size_t& k) const {
+    if (at >= s.size() || s[at] != '[')
+      return std::string::npos;
+    auto close = s.find(']', at);
+    if (close == std::string::npos || close == at + 1 || close - at > 10)
+      return std::string::npos;
+    auto digits = s.substr(at + 1, close - at - 1);
+    if (digits.find_first_not_of("0123456789") != std::string::npos)
+      return std::string::npos;
+    k = std::stoul(digits);
+    return k < sources.size() && close + 1 < s.size() ? close + 1 : std::string::npos;
+  }
+};
+
 using action = std::function<int(client&, std::ostream&, std::ostream&)>;
 
 // Reads the arguments into the action that sends the request; throws
@@ -136,12 +235,16 @@ action prepare(const std::string& name, const cli_args& a) {
         err << "nodeflow defs put: nothing registered:\n" << problems.str();
         return 1;
       }
-      for (size_t i = 0; i < files.size(); ++i) {
-        auto r = c.register_definitions(texts[i]);
-        if (!r)
-          return fail(err, "defs put: " + files[i], r.error());
-        print_registered(files[i], *r, out);
+      definitions_batch batch{files, texts};
+      auto r = c.register_definitions(batch.text);
+      if (!r && nf::code_of(r.error()) == nf::errc::invalid) {
+        err << "nodeflow defs put: nothing registered:\n"
+            << batch.attribute(nf::message_of(r.error()));
+        return 1;
       }
+      if (!r)
+        return fail(err, "defs put", r.error());
+      print_registered(batch.task_sources, batch.workflow_sources, *r, out);
       return 0;
     };
   }
@@ -325,7 +428,7 @@ bool is_client_command(const std::string& name) {
 }
 
 const char* client_usage() {
-  return "  defs put FILE...                 register task and workflow definitions\n"
+  return "  defs put FILE...                 register task and workflow definitions (all or none)\n"
          "  start NAME [--version V] [--input JSON] [--key K] [--correlation-id C]\n"
          "             [--priority P] [--count N]   start executions (prints their ids)\n"
          "  get ID [--json]                  show an execution and its tasks\n"

@@ -196,24 +196,32 @@ void print_dead_letters(const std::string& text, std::ostream& out) {
   out << "\n";
 }
 
-void print_registered(const std::string& file, const std::string& text, std::ostream& out) {
+void print_registered(const std::vector<std::string>& task_sources,
+                      const std::vector<std::string>& workflow_sources, const std::string& text,
+                      std::ostream& out) {
   auto v = parse_or_text(text);
   const auto* o = v.if_object();
   if (o == nullptr) {
-    out << file << ": " << text << "\n";
+    out << text << "\n";
     return;
   }
-  auto list = [&](const char* key, const char* field, const char* label) {
+  auto list = [&](const char* key, const std::vector<std::string>& sources, const char* field,
+                  const char* label) {
     const auto* arr = o->if_contains(key);
     if (arr == nullptr || !arr->is_array())
       return;
+    size_t i = 0;
     for (const auto& dv : arr->as_array())
-      if (const auto* d = dv.if_object())
-        out << file << ": " << label << ' ' << str(*d, "name") << " (" << field << ' '
-            << str(*d, field) << ")\n";
+      if (const auto* d = dv.if_object()) {
+        if (i < sources.size())
+          out << sources[i] << ": ";
+        ++i;
+        out << label << ' ' << str(*d, "name") << " (" << field << ' ' << str(*d, field)
+            << ")\n";
+      }
   };
-  list("taskDefs", "revision", "task definition");
-  list("workflowDefs", "version", "workflow definition");
+  list("taskDefs", task_sources, "revision", "task definition");
+  list("workflowDefs", workflow_sources, "version", "workflow definition");
 }
 
 bool is_final_event(const std::string& type) {

@@ -29,8 +29,12 @@ void print_status(const std::string& json, std::ostream& out);
 /// `deadletters list`: one line per dead letter, then how to page on.
 void print_dead_letters(const std::string& json, std::ostream& out);
 
-/// What `defs put` registered.
-void print_registered(const std::string& file, const std::string& json, std::ostream& out);
+/// What `defs put` registered, each line led by where the definition came from:
+/// `task_sources[i]` for the i-th task definition of the answer, `workflow_sources[i]`
+/// for its i-th workflow definition.
+void print_registered(const std::vector<std::string>& task_sources,
+                      const std::vector<std::string>& workflow_sources, const std::string& json,
+                      std::ostream& out);
 
 /// True for the events that end a workflow (COMPLETED, FAILED, TIMED_OUT, TERMINATED).
 bool is_final_event(const std::string& type);

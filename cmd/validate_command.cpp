@@ -9,8 +9,6 @@
 #include "flow/parse.hpp"
 #include "flow/validate.hpp"
 
-namespace {
-
 // A workflow definition is told from a task definition by a field only
 // workflows have (`tasks` above all), so that a workflow missing its tasks is
 // still reported as one.
@@ -21,6 +19,8 @@ bool looks_like_workflow(const boost::json::object& obj) {
       return true;
   return false;
 }
+
+namespace {
 
 void check_definition(const boost::json::value& v, const std::string& path,
                       flow::problems& errs) {

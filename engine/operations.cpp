@@ -200,21 +200,17 @@ caf::expected<std::string> register_definitions(store::connection& conn, std::st
   check_duplicates(arr, doc);
   if (!doc.problems.empty())
     return store::invalid_input(doc.problems);
-  // Task definitions first: a workflow registered in the same request may use them.
+  // One transaction for the whole request: a write that fails part way (the
+  // database rejecting a row) leaves none of the others behind (I11).
+  auto revisions = store::put_definitions(conn, default_namespace, doc.tasks, doc.workflows);
+  if (!revisions)
+    return std::move(revisions.error());
   json::array task_out;
-  if (!doc.tasks.empty()) {
-    auto revisions = store::put_task_defs(conn, default_namespace, doc.tasks);
-    if (!revisions)
-      return std::move(revisions.error());
-    for (size_t i = 0; i < doc.tasks.size(); ++i)
-      task_out.push_back(json::object{{"name", doc.tasks[i].name}, {"revision", (*revisions)[i]}});
-  }
+  for (size_t i = 0; i < doc.tasks.size(); ++i)
+    task_out.push_back(json::object{{"name", doc.tasks[i].name}, {"revision", (*revisions)[i]}});
   json::array wf_out;
-  for (const auto& def : doc.workflows) {
-    if (auto r = store::put_workflow_def(conn, default_namespace, def); !r)
-      return std::move(r.error());
+  for (const auto& def : doc.workflows)
     wf_out.push_back(json::object{{"name", def.name}, {"version", def.version}});
-  }
   return json::serialize(json::object{{"taskDefs", std::move(task_out)},
                                       {"workflowDefs", std::move(wf_out)}});
 }

@@ -298,33 +298,60 @@ flow::problems check_workflow_def(const flow::workflow_def& d, const std::string
 
 namespace {
 
+params workflow_def_params(const namespace_id& ns, const flow::workflow_def& d) {
+  boost::json::array tasks;
+  for (const auto& t : d.tasks)
+    tasks.push_back(flow::to_json(t));
+  return params::of(ns, d.name, static_cast<int64_t>(d.version), text_or_null(d.description),
+                    json(tasks), json(to_json_array(d.input_parameters)),
+                    json(d.output_parameters), json(d.variables), d.timeout_seconds,
+                    std::string{flow::to_string(d.policy)}, text_or_null(d.failure_workflow),
+                    d.restartable, text_or_null(d.owner_email));
+}
+
+/// Every problem of `defs`, each path under `at(i)`.
+template <class Def, class Check, class At>
+void check_all(const std::vector<Def>& defs, Check check, At at, flow::problems& out) {
+  for (size_t i = 0; i < defs.size(); ++i) {
+    auto more = check(defs[i], at(i));
+    out.insert(out.end(), more.begin(), more.end());
+  }
+}
+
+/// Upserts checked definitions, task definitions first, in one transaction: all or none
+/// (I11). Cold tables, a handful of rows: one pipelined round trip (TEXT[] columns do not
+/// go through unnest). Returns the task definitions' revisions, in order.
+caf::expected<std::vector<int64_t>> write_all(connection& conn, const namespace_id& ns,
+                                              const std::vector<flow::task_def>& tasks,
+                                              const std::vector<flow::workflow_def>& workflows) {
+  if (tasks.empty() && workflows.empty())
+    return std::vector<int64_t>{};
+  return perform(conn, [&](transaction& tx) -> caf::expected<std::vector<int64_t>> {
+    pipeline p{tx.conn()};
+    for (const auto& d : tasks)
+      p.add(upsert_task_def, task_def_params(ns, d));
+    for (const auto& d : workflows)
+      p.add(upsert_workflow_def, workflow_def_params(ns, d));
+    auto rs = p.run();
+    if (!rs)
+      return std::move(rs.error());
+    std::vector<int64_t> revisions;
+    for (size_t i = 0; i < tasks.size(); ++i)
+      revisions.push_back((*rs)[i].i64(0, 0));
+    return revisions;
+  });
+}
+
 /// `indexed`: problem paths start with "[i]" (the input was an array).
 caf::expected<std::vector<int64_t>> write_task_defs(connection& conn, const namespace_id& ns,
                                                     const std::vector<flow::task_def>& defs,
                                                     bool indexed) {
   flow::problems errs;
-  for (size_t i = 0; i < defs.size(); ++i) {
-    auto more = check_task_def(defs[i], indexed ? flow::path_index("", i) : "");
-    errs.insert(errs.end(), more.begin(), more.end());
-  }
+  check_all(defs, check_task_def,
+            [&](size_t i) { return indexed ? flow::path_index("", i) : std::string{}; }, errs);
   if (!errs.empty())
     return invalid_input(errs);
-  if (defs.empty())
-    return std::vector<int64_t>{};
-  // Cold table, a handful of rows: one pipelined round trip (TEXT[] columns
-  // do not go through unnest).
-  return perform(conn, [&](transaction& tx) -> caf::expected<std::vector<int64_t>> {
-    pipeline p{tx.conn()};
-    for (const auto& d : defs)
-      p.add(upsert_task_def, task_def_params(ns, d));
-    auto rs = p.run();
-    if (!rs)
-      return std::move(rs.error());
-    std::vector<int64_t> revisions;
-    for (const auto& r : *rs)
-      revisions.push_back(r.i64(0, 0));
-    return revisions;
-  });
+  return write_all(conn, ns, defs, {});
 }
 
 } // namespace
@@ -356,19 +383,22 @@ caf::expected<void> put_workflow_def(connection& conn, const namespace_id& ns,
                                      const flow::workflow_def& d) {
   if (auto errs = check_workflow_def(d); !errs.empty())
     return invalid_input(errs);
-  boost::json::array tasks;
-  for (const auto& t : d.tasks)
-    tasks.push_back(flow::to_json(t));
-  auto p = params::of(ns, d.name, static_cast<int64_t>(d.version), text_or_null(d.description),
-                      json(tasks), json(to_json_array(d.input_parameters)),
-                      json(d.output_parameters), json(d.variables), d.timeout_seconds,
-                      std::string{flow::to_string(d.policy)}, text_or_null(d.failure_workflow),
-                      d.restartable, text_or_null(d.owner_email));
-  return perform(conn, [&](transaction& tx) -> caf::expected<void> {
-    if (auto r = tx.conn().run(upsert_workflow_def, p); !r)
-      return std::move(r.error());
-    return {};
-  });
+  if (auto r = write_all(conn, ns, {}, {d}); !r)
+    return std::move(r.error());
+  return {};
+}
+
+caf::expected<std::vector<int64_t>>
+put_definitions(connection& conn, const namespace_id& ns, const std::vector<flow::task_def>& tasks,
+                const std::vector<flow::workflow_def>& workflows) {
+  flow::problems errs;
+  check_all(tasks, check_task_def, [](size_t i) { return flow::path_index("taskDefs", i); },
+            errs);
+  check_all(workflows, check_workflow_def,
+            [](size_t i) { return flow::path_index("workflowDefs", i); }, errs);
+  if (!errs.empty())
+    return invalid_input(errs);
+  return write_all(conn, ns, tasks, workflows);
 }
 
 caf::expected<flow::workflow_def> put_workflow_def_json(connection& conn, const namespace_id& ns,

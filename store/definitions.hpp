@@ -39,6 +39,16 @@ caf::expected<std::vector<int64_t>> put_task_defs_json(connection& conn, const n
 caf::expected<void> put_workflow_def(connection& conn, const namespace_id& ns,
                                      const flow::workflow_def& def);
 
+/// Upserts task and workflow definitions together, in one transaction of their own
+/// (call it outside one): every one of them or, on any error, none (I11). Task
+/// definitions go first, so a workflow may use one registered with it. Problem paths
+/// are `taskDefs[i].field` and `workflowDefs[i].field`; a caller that reads the
+/// definitions from input checks them first (check_task_def, check_workflow_def) with
+/// paths of that input. Returns each task definition's new revision, in order.
+caf::expected<std::vector<int64_t>>
+put_definitions(connection& conn, const namespace_id& ns, const std::vector<flow::task_def>& tasks,
+                const std::vector<flow::workflow_def>& workflows);
+
 /// The same from JSON text; returns the definition as parsed.
 caf::expected<flow::workflow_def> put_workflow_def_json(connection& conn, const namespace_id& ns,
                                                         std::string_view json_text);

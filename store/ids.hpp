@@ -5,6 +5,8 @@
 #include <string_view>
 #include <utility>
 
+#include "flow/uuid.hpp"
+
 namespace nf {
 
 /// A value with a name of its own, so a workflow id cannot be passed where a
@@ -49,25 +51,10 @@ using shard_id = named_type<int16_t, struct shard_id_tag>;
 /// 48 bits of Unix milliseconds, then random bits (the last 16 pick the shard).
 std::string new_uuidv7();
 
-/// True for the canonical text form of a UUID (8-4-4-4-12 hex digits), so a
-/// malformed id is rejected with a message before it reaches a batch statement.
-inline bool is_uuid_text(std::string_view s) {
-  if (s.size() != 36)
-    return false;
-  for (size_t i = 0; i < s.size(); ++i) {
-    char c = s[i];
-    bool dash = i == 8 || i == 13 || i == 18 || i == 23;
-    if (dash ? c != '-'
-             : !((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F')))
-      return false;
-  }
-  return true;
-}
-
 /// True for the canonical text of a version-7 UUID, the only ids whose leading 48 bits are
 /// their Unix milliseconds: `"startedAt"` is `uuid_extract_timestamp(id)`, NULL for a v4.
 inline bool is_uuidv7_text(std::string_view s) {
-  return is_uuid_text(s) && s[14] == '7';
+  return flow::is_uuid(s) && s[14] == '7';
 }
 
 /// The namespace every install has (migration 0001), looked up by id, never by name.

@@ -18,8 +18,6 @@ namespace nf::store {
 
 namespace {
 
-constexpr int max_batch = 1000;
-
 // Serialises lessors of one queue while it has a concurrency limit, so "count leased,
 // then lease" cannot overshoot. Its own statement: the claim that follows takes a fresh
 // snapshot and so counts every lease committed before this lock was granted.
@@ -141,8 +139,9 @@ caf::error invalid(const std::string& field, const std::string& expected, int64_
 caf::expected<void> validate(const lease_request& r, const std::string& at) {
   if (r.queue.empty())
     return make_error(errc::invalid, at + ".queue: expected a non-empty queue name");
-  if (r.max_tasks < 1 || r.max_tasks > max_batch)
-    return invalid(at + ".max_tasks", "an integer 1 … 1000", r.max_tasks);
+  if (r.max_tasks < 1 || r.max_tasks > max_lease_tasks)
+    return invalid(at + ".max_tasks", "an integer 1 … " + std::to_string(max_lease_tasks),
+                   r.max_tasks);
   if (r.lease_seconds < 1)
     return invalid(at + ".lease_seconds", "an integer >= 1", r.lease_seconds);
   if (r.start_to_close_seconds < 0)

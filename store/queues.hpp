@@ -20,13 +20,17 @@
 
 namespace nf::store {
 
+/// Most tasks one lease request (so one poll) may ask for: the bound the api checks a
+/// client's poll against (net/api/checks) and `lease_batches` requires.
+constexpr int max_lease_tasks = 1000;
+
 /// One queue's share of a lease transaction. A queue serves one task definition
 /// (Conductor: the task's name, or its definition's "queueName"); the lessor reads that
 /// definition once (`load_queue_policy`) and passes its limits here, so the hot path
 /// joins nothing.
 struct lease_request {
   std::string queue;
-  int max_tasks = 1;                     ///< 1 … 1000
+  int max_tasks = 1;                     ///< 1 … max_lease_tasks
   std::string worker_id;                 ///< stored as "leasedBy" and "workerId"
   int lease_seconds = 3600;              ///< responseTimeoutSeconds, > 0
   int start_to_close_seconds = 0;        ///< timeoutSeconds; 0 = no startToClose timer

@@ -1,7 +1,6 @@
 #include "actors/lessor/lessor.hpp"
 
 #include <algorithm>
-#include <cctype>
 #include <chrono>
 #include <map>
 #include <optional>
@@ -33,8 +32,6 @@ using std::chrono::milliseconds;
 
 // Task definitions change rarely; a changed limit takes effect within this long.
 constexpr auto policy_ttl = std::chrono::seconds(5);
-// The store's cap on one poll's batch.
-constexpr int max_tasks_per_poll = 1000;
 
 struct cached_policy {
   store::queue_policy policy;
@@ -115,33 +112,6 @@ struct lessor_state {
 
 using lessor_actor = caf::stateful_actor<lessor_state>;
 
-bool is_uuid(const std::string& s) {
-  if (s.size() != 36)
-    return false;
-  for (size_t i = 0; i < s.size(); ++i) {
-    bool dash = i == 8 || i == 13 || i == 18 || i == 23;
-    if (dash ? s[i] != '-' : !std::isxdigit(static_cast<unsigned char>(s[i])))
-      return false;
-  }
-  return true;
-}
-
-/// Rejects a malformed poll before it is queued, naming the field.
-std::optional<caf::error> check_poll(const msg::poll_request& r) {
-  auto invalid = [](std::string what) { return nf::make_error(nf::errc::invalid, what); };
-  if (r.queue.empty())
-    return invalid("poll.queue: expected a non-empty queue name");
-  if (r.max_tasks < 1 || r.max_tasks > max_tasks_per_poll)
-    return invalid("poll.max_tasks: expected an integer 1 … 1000, got "
-                   + std::to_string(r.max_tasks));
-  if (r.timeout_ms < 0)
-    return invalid("poll.timeout_ms: expected an integer >= 0, got "
-                   + std::to_string(r.timeout_ms));
-  if (!r.namespace_id.empty() && !is_uuid(r.namespace_id))
-    return invalid("poll.namespace_id: expected a UUID, got \"" + r.namespace_id + "\"");
-  return std::nullopt;
-}
-
 /// The lease policy of a poll's queue, from the cache or the database. A queue
 /// no definition serves is leased with lessor.lease_seconds and no limits.
 caf::expected<store::queue_policy> policy_for(lessor_actor* self, const msg::poll_request& req) {
@@ -172,7 +142,8 @@ caf::expected<store::lease_request> lease_request_for(lessor_actor* self,
     return std::move(policy.error());
   store::lease_request r;
   r.queue = p.queue;
-  r.max_tasks = std::min(p.max_tasks, self->state.max_batch);
+  // A system task runner's poll asks for its free slots, which the api never checked.
+  r.max_tasks = std::min({p.max_tasks, self->state.max_batch, store::max_lease_tasks});
   r.worker_id = p.worker_id;
   r.lease_seconds = policy->lease_seconds;
   r.start_to_close_seconds = policy->start_to_close_seconds;
@@ -330,9 +301,8 @@ caf::behavior lessor(lessor_actor* self, partition_context ctx, lease_store_fact
   self->send(self, tick_atom_v);
   return {
     [=](poll_atom, msg::poll_request& req) -> caf::result<std::vector<msg::leased_task>> {
+      // Checked by the api (net/api/checks); polls from inside the node come from code.
       auto& st = self->state;
-      if (auto err = check_poll(req))
-        return std::move(*err);
       auto wait = std::min(milliseconds{req.timeout_ms}, st.max_poll_timeout);
       auto rp = self->make_response_promise();
       auto now = self->clock().now();

@@ -27,6 +27,7 @@
 #include "actors/timer/node_timer.hpp"
 #include "actors/system_tasks/runner.hpp"
 #include "proto/type_ids.hpp"
+#include "flow/uuid.hpp"
 #include "store/ids.hpp"
 #include "proto/errors.hpp"
 #include "store/sharding.hpp"
@@ -152,7 +153,7 @@ void hint_elsewhere(node_actor* self, int16_t shard, Ts&&... xs) {
 template <class Atom, class Msg>
 caf::response_promise to_decider(node_actor* self, const std::string& workflow, bool forwarded,
                                  Atom atom, const Msg& m) {
-  if (!is_uuid_text(workflow)) {
+  if (!flow::is_uuid(workflow)) {
     auto rp = self->make_response_promise();
     rp.deliver(nf::make_error(nf::errc::invalid,
                                  "workflow_id: expected a UUID, got \"" + workflow + "\""));

@@ -4,6 +4,7 @@
 
 #include "flow/json_read.hpp"
 #include "flow/problem.hpp"
+#include "flow/uuid.hpp"
 #include "store/input_errors.hpp"
 #include "store/json.hpp"
 #include "proto/errors.hpp"
@@ -28,7 +29,7 @@ caf::expected<boost::json::object> object_of(const std::string& text, const char
 }
 
 std::optional<caf::error> check_uuid(const std::string& v, const char* field) {
-  if (is_uuid_text(v))
+  if (flow::is_uuid(v))
     return std::nullopt;
   return invalid(std::string{field} + ": expected a UUID, got " + flow::quoted(v));
 }

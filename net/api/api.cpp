@@ -159,7 +159,7 @@ caf::result<Reply> to_node(api_pointer self, caf::error rejected,
 caf::result<std::vector<msg::report_outcome>>
 report_all(api_pointer self, std::chrono::milliseconds timeout,
            std::vector<msg::task_result> results) {
-  if (auto err = check_report_count(results.size(), self->state.opts.limits))
+  if (auto err = check_report_count(results.size()))
     return err;
   if (results.empty())
     return std::vector<msg::report_outcome>{};

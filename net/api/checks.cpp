@@ -8,25 +8,13 @@
 #include "flow/json_read.hpp"
 #include "flow/parse.hpp"
 #include "flow/status.hpp"
+#include "flow/uuid.hpp"
 #include "proto/errors.hpp"
+#include "store/queues.hpp"
 
 namespace nf::net {
 
 namespace {
-
-// 8-4-4-4-12 hex digits, either case.
-bool is_uuid(std::string_view t) {
-  if (t.size() != 36)
-    return false;
-  for (size_t i = 0; i < t.size(); ++i) {
-    char c = t[i];
-    bool dash = i == 8 || i == 13 || i == 18 || i == 23;
-    if (dash ? c != '-'
-             : !((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F')))
-      return false;
-  }
-  return true;
-}
 
 // Every problem of one request, reported together.
 class problems {
@@ -41,7 +29,7 @@ public:
     if (v.empty()) {
       if (required)
         add(field, "expected a UUID, got an empty string");
-    } else if (!is_uuid(v)) {
+    } else if (!flow::is_uuid(v)) {
       add(field, "expected a UUID, got " + flow::quoted(clip(v)));
     }
   }
@@ -186,12 +174,13 @@ caf::error check(const msg::signal_request& r) {
   return p.done();
 }
 
+// The only check of a client's poll: the lessor trusts what reaches it.
 caf::error check(const msg::poll_request& r, const check_limits& limits) {
   problems p;
   p.uuid("namespace_id", r.namespace_id, false);
   p.text("queue", r.queue, max_name, true);
   p.text("worker_id", r.worker_id, max_name);
-  p.range("max_tasks", r.max_tasks, 1, limits.max_poll_tasks);
+  p.range("max_tasks", r.max_tasks, 1, store::max_lease_tasks);
   p.range("timeout_ms", r.timeout_ms, 0, limits.max_poll_timeout_ms,
           "lessor.max_poll_timeout_ms");
   return p.done();
@@ -208,10 +197,10 @@ caf::error check(const msg::task_result& r) {
   return p.done();
 }
 
-caf::error check_report_count(size_t count, const check_limits& limits) {
+caf::error check_report_count(size_t count) {
   problems p;
-  if (count > static_cast<size_t>(limits.max_poll_tasks))
-    p.add("results", "expected at most " + std::to_string(limits.max_poll_tasks)
+  if (count > static_cast<size_t>(store::max_lease_tasks))
+    p.add("results", "expected at most " + std::to_string(store::max_lease_tasks)
                        + " results in one call, got " + std::to_string(count));
   return p.done();
 }

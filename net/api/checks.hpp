@@ -14,9 +14,9 @@
 
 namespace nf::net {
 
-/// The bounds some checks need from the node's configuration.
+/// The bounds some checks need from the node's configuration. The most tasks one
+/// poll may ask for (and so one report batch may carry) is store::max_lease_tasks.
 struct check_limits {
-  int32_t max_poll_tasks = 1000;          ///< most tasks one poll may ask for
   int64_t max_poll_timeout_ms = 60000;    ///< lessor.max_poll_timeout_ms
   int64_t max_events_wait_ms = 60000;     ///< longest wait of an events request
 };
@@ -30,7 +30,7 @@ caf::error check(const msg::poll_request& r, const check_limits& limits);
 caf::error check(const msg::task_result& r);
 /// A batch of reports: at most as many results as one poll may lease (each result is
 /// checked on its own, and rejected alone).
-caf::error check_report_count(size_t count, const check_limits& limits);
+caf::error check_report_count(size_t count);
 caf::error check(const msg::heartbeat_request& r);
 caf::error check(const msg::events_request& r, const check_limits& limits);
 caf::error check(const msg::deadletter_request& r);

@@ -7,6 +7,7 @@
 #include <utility>
 #include <vector>
 
+#include "flow/uuid.hpp"
 #include "store/ids.hpp"
 #include "store/pg/owned_statement.hpp"
 #include "store/pg/sql_comments.hpp"
@@ -15,16 +16,10 @@ namespace nf::store {
 
 namespace {
 
-bool plain_uuid_text(const std::string& s) {
-  return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) {
-    return c == '-' || (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
-  });
-}
-
 /// Calls `f` with each non-NULL element of a one-dimensional array literal of uuids
 /// (`{"a","b",NULL}` as `text_array` writes it) until it returns false. False when an
-/// element is not plain uuid text: the statement as written then reports it, with the
-/// same error as ever.
+/// element is not a UUID's canonical text (flow::is_uuid): the statement as written then
+/// reports it, with the same error as ever, or finds its row by itself.
 template <class F>
 bool each_element(const std::string& literal, F f) {
   if (literal.size() < 2 || literal.front() != '{' || literal.back() != '}')
@@ -41,7 +36,7 @@ bool each_element(const std::string& literal, F f) {
       item = item.substr(1, item.size() - 2);
     else if (item == "NULL")
       continue;
-    if (!plain_uuid_text(item))
+    if (!flow::is_uuid(item))
       return false;
     if (!f(std::move(item)))
       break;
@@ -50,7 +45,7 @@ bool each_element(const std::string& literal, F f) {
 }
 
 /// The distinct elements of the literal; stops counting past `limit`. Nothing when one
-/// is not plain uuid text.
+/// is not a UUID's canonical text.
 std::vector<std::string> distinct_keys(const std::string& literal, size_t limit) {
   std::vector<std::string> keys;
   bool plain = each_element(literal, [&](std::string item) {

@@ -22,7 +22,7 @@
 #include "actors/decider/committer.hpp"
 #include "actors/decider/committer_split.hpp"
 #include "proto/type_ids.hpp"
-#include "store/pg/errors.hpp"
+#include "proto/errors.hpp"
 
 using namespace nf;
 using namespace nf::actors;

@@ -3,6 +3,7 @@
 
 #include "engine/decide/batch.hpp"
 #include "actors/decider/committer_split.hpp"
+#include "flow/uuid.hpp"
 #include "store/sharding.hpp"
 #include "store/signals.hpp"
 #include "store/timers.hpp"
@@ -812,7 +813,7 @@ CAF_TEST(a malformed completion is rejected alone and a new id lands in its shar
   for (int p : {1, 3, 16, 1024})
     for (int s = 0; s < p; s += std::max(1, p / 7)) {
       auto id = engine::new_workflow_id_in(static_cast<int16_t>(s), p);
-      CAF_CHECK(is_uuid_text(id.str()));
+      CAF_CHECK(flow::is_uuid(id.str()));
       CAF_CHECK_EQUAL(shard_of(id.str(), p), s);
     }
 }

@@ -26,7 +26,7 @@
 #include "actors/lessor/lessor.hpp"
 #include "engine/lease/waiting_polls.hpp"
 #include "proto/type_ids.hpp"
-#include "store/pg/errors.hpp"
+#include "proto/errors.hpp"
 
 using namespace nf;
 using namespace nf::actors;

@@ -3,15 +3,21 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <sstream>
 #include <thread>
+#include <unistd.h>
 
 #include <boost/json.hpp>
 #include <caf/actor_system.hpp>
 #include <caf/event_based_actor.hpp>
+#include <caf/io/middleman.hpp>
 #include <caf/scoped_actor.hpp>
 #include <caf/send.hpp>
 
 #include "net/client/system_config.hpp"
+#include "cmd/client_commands.hpp"
 #include "net/api/api.hpp"
 #include "store/workflows.hpp"
 #include "tests/store/worker_fixture.hpp"
@@ -135,6 +141,51 @@ struct fixture : test::worker_fixture {
   }
 };
 
+// A file the CLI reads; removed with the object.
+struct temp_file {
+  std::string path;
+  explicit temp_file(const std::string& content) {
+    char name[] = "/tmp/nf_api_testXXXXXX";
+    int fd = mkstemp(name);
+    CAF_REQUIRE(fd >= 0);
+    ::close(fd);
+    path = name;
+    std::ofstream(path) << content;
+  }
+  ~temp_file() { std::remove(path.c_str()); }
+};
+
+struct cli_outcome {
+  int code = -1;
+  std::string out;
+  std::string err;
+};
+
+// One `nodeflow defs put FILES... --node NODE`, in this process.
+cli_outcome defs_put(const std::vector<const temp_file*>& files, const std::string& node) {
+  std::vector<std::string> args{"put"};
+  for (const auto* f : files)
+    args.push_back(f->path);
+  args.insert(args.end(), {"--node", node});
+  std::vector<char*> argv;
+  for (auto& a : args)
+    argv.push_back(a.data());
+  argv.push_back(nullptr);
+  std::ostringstream out, err;
+  cli_outcome o;
+  o.code = cmd::run_client_command("defs", static_cast<int>(args.size()), argv.data(), out, err);
+  o.out = out.str();
+  o.err = err.str();
+  return o;
+}
+
+bool contains(const std::string& text, const std::string& part) {
+  if (text.find(part) != std::string::npos)
+    return true;
+  CAF_MESSAGE("\"" << text << "\" does not contain \"" << part << "\"");
+  return false;
+}
+
 std::string message(const caf::error& e) {
   return nf::message_of(e);
 }
@@ -230,6 +281,61 @@ CAF_TEST(definitions register whole and only whole) {
   CAF_REQUIRE(!bad);
   CAF_CHECK(is(bad.error(), nf::errc::invalid, "[1].tasks"));
   CAF_CHECK_EQUAL(count(R"(SELECT count(*) FROM "TaskDefinitions" WHERE "name" = 'refund')"), 0);
+}
+
+CAF_TEST(definitions of one request commit together even when the database rejects one) {
+  // A row the checks pass and the database refuses: the last of the request.
+  sql(R"(CREATE OR REPLACE FUNCTION "nf_test_refuse"() RETURNS trigger LANGUAGE plpgsql AS $$
+         BEGIN RAISE EXCEPTION 'refused by the test'; END $$)");
+  sql(R"(CREATE TRIGGER "nf_test_refuse" BEFORE INSERT ON "WorkflowDefinitions" FOR EACH ROW
+         WHEN (NEW."name" = 'refused') EXECUTE FUNCTION "nf_test_refuse"())");
+  auto r = ask<std::string>(register_atom_v, std::string{R"([{"name": "refund"},
+      {"name": "refund_flow", "version": 1,
+       "tasks": [{"name": "refund", "taskReferenceName": "r"}]},
+      {"name": "refused", "version": 1,
+       "tasks": [{"name": "refund", "taskReferenceName": "r"}]}])"});
+  sql(R"(DROP TRIGGER "nf_test_refuse" ON "WorkflowDefinitions")");
+  sql(R"(DROP FUNCTION "nf_test_refuse"())");
+  CAF_REQUIRE(!r);
+  CAF_CHECK(message(r.error()).find("refused by the test") != std::string::npos);
+  CAF_CHECK_EQUAL(count(R"(SELECT count(*) FROM "TaskDefinitions" WHERE "name" = 'refund')"), 0);
+  CAF_CHECK_EQUAL(count(R"(SELECT count(*) FROM "WorkflowDefinitions")"), 0);
+}
+
+CAF_TEST(defs put registers every file or none and names the file of a problem) {
+  // The api on a loopback port, as `nodeflow serve` publishes it.
+  auto port = sys.middleman().publish(api, 0, "127.0.0.1", true);
+  CAF_REQUIRE(port);
+  const std::string node = "127.0.0.1:" + std::to_string(*port);
+  temp_file a{R"([{"name": "refund"}, {"name": "refund_flow", "version": 1,
+                  "tasks": [{"name": "refund", "taskReferenceName": "r"}]}])"};
+  temp_file c{R"({"name": "audit"})"};
+  // Valid as far as `nodeflow validate` sees; only the node's checks refuse version 0.
+  temp_file b{R"({"name": "audit_flow", "version": 0,
+                  "tasks": [{"name": "audit", "taskReferenceName": "a"}]})"};
+  auto defined = [&] {
+    return count(R"(SELECT count(*) FROM "TaskDefinitions")")
+           + count(R"(SELECT count(*) FROM "WorkflowDefinitions")");
+  };
+  auto o = defs_put({&a, &c, &b}, node);
+  CAF_CHECK_EQUAL(o.code, 1);
+  CAF_CHECK(contains(o.err, "nothing registered"));
+  CAF_CHECK(contains(o.err, b.path + ": version: expected an integer from 1 to"));
+  CAF_CHECK_EQUAL(defined(), 0);
+  // The same task definition in two files: both places named.
+  temp_file twice{R"([{"name": "other"}, {"name": "refund", "retryCount": 2}])"};
+  o = defs_put({&a, &twice}, node);
+  CAF_CHECK_EQUAL(o.code, 1);
+  CAF_CHECK(contains(o.err, twice.path + ": [1]: task refund is defined twice in this request "
+                                         "(also at " + a.path + ": [0])"));
+  CAF_CHECK_EQUAL(defined(), 0);
+  // All valid: one request, each definition shown under its file.
+  o = defs_put({&a, &c}, node);
+  CAF_CHECK_EQUAL(o.code, 0);
+  CAF_CHECK(contains(o.out, a.path + ": task definition refund (revision 1)"));
+  CAF_CHECK(contains(o.out, c.path + ": task definition audit (revision 1)"));
+  CAF_CHECK(contains(o.out, a.path + ": workflow definition refund_flow (version 1)"));
+  CAF_CHECK_EQUAL(defined(), 3);
 }
 
 CAF_TEST(get shows the execution with every task attempt and keeps null null) {

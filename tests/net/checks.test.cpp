@@ -3,6 +3,7 @@
 
 #include "net/api/checks.hpp"
 #include "proto/errors.hpp"
+#include "store/queues.hpp"
 
 using namespace nf;
 
@@ -138,10 +139,20 @@ CAF_TEST(polls stay within the node limits) {
   r = ok;
   r.max_tasks = 0;
   CAF_CHECK(mentions(problems(r, limits), "max_tasks: expected an integer 1 … 1000, got 0"));
+  r.max_tasks = store::max_lease_tasks;
+  CAF_CHECK_EQUAL(problems(r, limits), "");
+  r.max_tasks = store::max_lease_tasks + 1;
+  CAF_CHECK(mentions(problems(r, limits), "max_tasks: expected an integer 1 … 1000, got 1001"));
   r = ok;
   r.timeout_ms = limits.max_poll_timeout_ms + 1;
   CAF_CHECK(mentions(problems(r, limits), "timeout_ms: expected an integer 0 … 60000 "
                                           "(lessor.max_poll_timeout_ms), got 60001"));
+}
+
+CAF_TEST(a report batch carries at most what one poll may lease) {
+  CAF_CHECK(!net::check_report_count(store::max_lease_tasks));
+  auto e = net::check_report_count(store::max_lease_tasks + 1);
+  CAF_CHECK_EQUAL(nf::message_of(e), "results: expected at most 1000 results in one call, got 1001");
 }
 
 CAF_TEST(task results carry the lease and a known status) {

@@ -231,8 +231,20 @@ CAF_TEST(defs put checks every file before sending any) {
   CAF_CHECK(contains(o.out, "task definition t (revision 2)"));
   CAF_CHECK_EQUAL(node.log().take(),
                   std::vector<std::string>{R"(register {"name":"send_email","retryCount":2})"});
+  // Several files go in one request, so the node commits them together or not at all.
+  auto more = temp_file(R"([{"name":"w","version":1,"tasks":[
+    {"name":"send_email","taskReferenceName":"e"}]}])");
+  o = run("defs", {"put", good, more, "--node", at});
+  CAF_CHECK_EQUAL(o.code, 0);
+  CAF_CHECK(contains(o.out, good + ": task definition t (revision 2)"));
+  CAF_CHECK(contains(o.out, more + ": workflow definition w (version 1)"));
+  CAF_CHECK_EQUAL(node.log().take(),
+                  std::vector<std::string>{
+                    R"(register [{"name":"send_email","retryCount":2},)"
+                    R"({"name":"w","version":1,"tasks":[{"name":"send_email","taskReferenceName":"e"}]}])"});
   std::remove(good.c_str());
   std::remove(bad.c_str());
+  std::remove(more.c_str());
 }
 
 CAF_TEST(status shows node partitions and queues) {

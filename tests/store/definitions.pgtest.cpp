@@ -148,6 +148,26 @@ CAF_TEST(a workflow definition round trips and the latest version is the default
                   1);
 }
 
+CAF_TEST(task and workflow definitions are written together or not at all) {
+  auto task = full_task_def();
+  auto wf = flow::load_workflow_def(workflow_json);
+  CAF_REQUIRE(wf.ok());
+  auto bad = wf.def;
+  bad.name = "order_v0";
+  bad.version = 0;
+  auto r = put_definitions(conn, default_namespace, {task}, {wf.def, bad});
+  CAF_REQUIRE(!r);
+  CAF_CHECK_EQUAL(code_of(r.error()), errc::invalid);
+  CAF_CHECK(message_of(r.error()).find("workflowDefs[1].version: expected an integer from 1")
+            == 0);
+  CAF_CHECK_EQUAL(count(R"(SELECT count(*) FROM "TaskDefinitions")"), 0);
+  CAF_CHECK_EQUAL(count(R"(SELECT count(*) FROM "WorkflowDefinitions")"), 0);
+  auto ok = put_definitions(conn, default_namespace, {task}, {wf.def});
+  NF_REQUIRE_OK(ok);
+  CAF_CHECK_EQUAL(*ok, std::vector<int64_t>{1});
+  CAF_CHECK_EQUAL(count(R"(SELECT count(*) FROM "WorkflowDefinitions")"), 1);
+}
+
 CAF_TEST(a missing workflow definition is not_found with its name and version) {
   auto none = load_workflow_def(conn, default_namespace, "nope", 3);
   CAF_REQUIRE(!none);
