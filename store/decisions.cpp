@@ -24,7 +24,7 @@ namespace {
 // and each claim starts at the next of the caller's shards (add_claim): a shard's backlog
 // keeps the others waiting for one claim of each shard at most. Within a shard the oldest
 // rows go first.
-const statement claim{"decide.claim_batch", R"(
+constexpr statement claim{"decide.claim_batch", R"(
 WITH c AS (
   SELECT * FROM (
     SELECT "workflowId", "workflowStartedAt", "namespaceId" FROM "DecideQueues"
@@ -40,9 +40,9 @@ SELECT "workflowId", (extract(epoch FROM "workflowStartedAt") * 1000)::bigint, "
   FROM c)"};
 
 // By id alone the execution names its month (startedAt = uuid_extract_timestamp(id)).
-const statement select_executions{"decide.executions",
-                                  "SELECT e.* FROM unnest($1::uuid[]) AS w(id) "
-                                  "CROSS JOIN LATERAL (SELECT " NF_EXECUTION_COLUMNS R"(
+constexpr statement select_executions{"decide.executions",
+                                      "SELECT e.* FROM unnest($1::uuid[]) AS w(id) "
+                                      "CROSS JOIN LATERAL (SELECT " NF_EXECUTION_COLUMNS R"(
     FROM "WorkflowExecutions"
    WHERE "id" = w.id AND "startedAt" = uuid_extract_timestamp(w.id) AND "id" = ANY($1::uuid[])
      /*started: "startedAt" */) e)", 0, 1};
@@ -55,7 +55,7 @@ const statement select_executions{"decide.executions",
   "(extract(epoch FROM \"startedAt\") * 1000)::bigint, "                                         \
   "(extract(epoch FROM \"endedAt\") * 1000)::bigint, "                                           \
   "(extract(epoch FROM \"updatedAt\") * 1000)::bigint, "                                         \
-  "(\"endedAt\" IS NOT NULL AND \"deciderSeenAt\" IS NULL) AS \"unprocessed\""
+  "(\"endedAt\" IS NOT NULL AND \"deciderSeenAt\" IS NULL) AS unprocessed"
 
 // docs/schema.md §4.3: the lateral form prunes to each workflow's partition at
 // run time (`= ANY($1)` over a parameter array would probe all 16). The array is
@@ -64,16 +64,16 @@ const statement select_executions{"decide.executions",
 // Every row, not just the frontier: decide() reads earlier outputs. "unprocessed"
 // is read in the same snapshot as the status, so it names exactly what this
 // evaluation saw (I3).
-const statement select_tasks{"decide.tasks", "SELECT t.* FROM unnest($1::uuid[]) AS w(id) "
-                                             "CROSS JOIN LATERAL (SELECT " NF_TASK_COLUMNS
-                                             R"( FROM "TaskExecutions"
+constexpr statement select_tasks{"decide.tasks", "SELECT t.* FROM unnest($1::uuid[]) AS w(id) "
+                                                 "CROSS JOIN LATERAL (SELECT " NF_TASK_COLUMNS
+                                                 R"( FROM "TaskExecutions"
    WHERE "workflowId" = w.id /*prune: AND "workflowId" = ANY($1::uuid[]) */ ORDER BY "id") t)", 1};
 
 // The same after a part of each workflow's rows the decider already knows (every task up to
 // the id $2 it passes, all of them terminal when its last decision committed; the nil uuid:
 // none): a range of the primary key ("workflowId", "id") past them, so a long sequence's
 // earlier tasks are neither fetched nor sent again for each of its steps.
-const statement select_tasks_after{
+constexpr statement select_tasks_after{
   "decide.tasks_after",
   "SELECT t.* FROM unnest($1::uuid[], $2::uuid[]) AS w(id, after) CROSS JOIN LATERAL (SELECT "
   NF_TASK_COLUMNS R"( FROM "TaskExecutions"
@@ -83,7 +83,7 @@ const statement select_tasks_after{
 // The frontier: the predicate repeats the partial index's seven statuses
 // verbatim, or the planner cannot prove the index applies. OFFSET 0 keeps the
 // subquery a probe per workflow: flattened, it is a join the planner may hash.
-const statement select_frontier{
+constexpr statement select_frontier{
   "decide.frontier",
   "SELECT t.* FROM unnest($1::uuid[]) AS w(id) CROSS JOIN LATERAL (SELECT " NF_TASK_COLUMNS
   R"( FROM "TaskExecutions"
@@ -95,7 +95,7 @@ const statement select_frontier{
 #undef NF_TASK_COLUMNS
 
 // I2: DO UPDATE, never DO NOTHING, so a decider holding the row makes this wait.
-const statement requeue_stmt{"decide.requeue", R"(
+constexpr statement requeue_stmt{"decide.requeue", R"(
 INSERT INTO "DecideQueues" ("workflowId", "namespaceId", "workflowStartedAt", "shard", "reason")
 SELECT e."id", e."namespaceId", e."startedAt", e."shard", $2
   FROM unnest($1::uuid[]) AS u(id)

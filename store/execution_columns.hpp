@@ -9,11 +9,11 @@
 
 // Written in SQL once, for both statements; execution_of() reads them in this order.
 #define NF_EXECUTION_COLUMNS                                                                   \
-  "\"id\", (extract(epoch FROM \"startedAt\") * 1000)::bigint AS \"startedAtMs\", "             \
+  "\"id\", (extract(epoch FROM \"startedAt\") * 1000)::bigint AS started_at_ms, "              \
   "\"namespaceId\", \"workflowName\", \"workflowVersion\", \"status\", \"input\", "              \
   "\"variables\", \"output\", \"reasonForIncompletion\", \"failedTaskRef\", \"correlationId\", " \
   "\"idempotencyKey\", \"priority\", \"parentWorkflowId\", \"parentTaskId\", \"shard\", "        \
-  "\"lastSeq\", (extract(epoch FROM \"endedAt\") * 1000)::bigint AS \"endedAtMs\", \"version\""
+  "\"lastSeq\", (extract(epoch FROM \"endedAt\") * 1000)::bigint AS ended_at_ms, \"version\""
 
 namespace nf::store {
 

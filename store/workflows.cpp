@@ -15,8 +15,8 @@ namespace nf::store {
 
 namespace {
 
-const statement select_partition_count{"cluster.partition_count",
-                                       R"(SELECT "partitionCount" FROM "ClusterSettings")"};
+constexpr statement select_partition_count{"cluster.partition_count",
+                                           R"(SELECT "partitionCount" FROM "ClusterSettings")"};
 
 // docs/schema.md §4.2, batched. Each request's definition is resolved first (the version
 // asked for, else the latest: the PK read backwards); a request without one gets no row.
@@ -32,7 +32,7 @@ const statement select_partition_count{"cluster.partition_count",
 // decided in the transaction that starts it is not read back. Its
 // outbox row is written only while a webhook sink is enabled (store/decision_apply.cpp,
 // decide.outbox).
-const statement start_batch{"workflows.start_batch", R"(
+constexpr statement start_batch{"workflows.start_batch", R"(
 WITH u AS (
   SELECT * FROM unnest($1::uuid[], $2::text[], $3::integer[], $4::jsonb[], $5::text[],
                        $6::text[], $7::smallint[], $8::uuid[], $9::uuid[], $10::jsonb[],
@@ -88,7 +88,7 @@ o AS (
 SELECT r.ord, s.id, s.shard, w.* FROM r LEFT JOIN s ON s.ord = r.ord LEFT JOIN w ON w."id" = s.id)"};
 
 // After a lost key race: the winner committed before this statement began.
-const statement select_key_owners{"workflows.key_owners", R"(
+constexpr statement select_key_owners{"workflows.key_owners", R"(
 SELECT u.ord, k."workflowId"
   FROM unnest($1::uuid[], $2::text[]) WITH ORDINALITY AS u(ns, key, ord)
   JOIN "IdempotencyKeys" k ON k."namespaceId" = u.ns AND k."key" = u.key)"};
