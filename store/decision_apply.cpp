@@ -6,6 +6,7 @@
 #include <boost/json/object.hpp>
 
 #include "store/decisions.hpp"
+#include "store/event_seq.hpp"
 #include "store/json.hpp"
 #include "store/pg/errors.hpp"
 #include "store/pg/pipeline.hpp"
@@ -28,7 +29,7 @@ constexpr statement cas{"decide.cas", R"(
 WITH c AS (
 UPDATE "WorkflowExecutions" w SET
   "version" = w."version" + 1,
-  "lastSeq" = w."lastSeq" + u.n,
+  )" NF_ALLOCATE_SEQS("u.n") R"(,
   "status" = COALESCE(u.status::workflow_execution_status, w."status"),
   "output" = COALESCE(u.output, w."output"),
   "reasonForIncompletion" = COALESCE(u.reason, w."reasonForIncompletion"),

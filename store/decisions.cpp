@@ -6,6 +6,7 @@
 #include <map>
 #include <set>
 
+#include "store/decide_queues.hpp"
 #include "store/execution_columns.hpp"
 #include "store/pg/errors.hpp"
 #include "store/pg/pipeline.hpp"
@@ -94,16 +95,14 @@ constexpr statement select_frontier{
 
 #undef NF_TASK_COLUMNS
 
-// I2: DO UPDATE, never DO NOTHING, so a decider holding the row makes this wait.
-constexpr statement requeue_stmt{"decide.requeue", R"(
-INSERT INTO "DecideQueues" ("workflowId", "namespaceId", "workflowStartedAt", "shard", "reason")
+// I2 (store/decide_queues.hpp).
+constexpr statement requeue_stmt{"decide.requeue", NF_WAKE_DECIDERS(R"(
 SELECT e."id", e."namespaceId", e."startedAt", e."shard", $2
   FROM unnest($1::uuid[]) AS u(id)
  CROSS JOIN LATERAL (
    SELECT "id", "namespaceId", "startedAt", "shard" FROM "WorkflowExecutions"
     WHERE "id" = u.id AND "startedAt" = uuid_extract_timestamp(u.id) AND "id" = ANY($1::uuid[])
-      /*started: "startedAt" */) e
-ON CONFLICT ("workflowId") DO UPDATE SET "reason" = EXCLUDED."reason")", 0, 1};
+      /*started: "startedAt" */) e)"), 0, 1};
 
 std::vector<std::string> id_texts(const std::vector<workflow_id>& ids) {
   std::vector<std::string> out;

@@ -5,6 +5,7 @@
 
 #include <boost/json/value.hpp>
 
+#include "store/event_seq.hpp"
 #include "store/json.hpp"
 #include "store/pg/errors.hpp"
 
@@ -37,7 +38,7 @@ namespace {
 // so seqs are gap-free and unique (I8) and no clock is read.
 constexpr statement append{"events.append", R"(
 WITH s AS (
-  UPDATE "WorkflowExecutions" w SET "lastSeq" = w."lastSeq" + u.n, "updatedAt" = now()
+  UPDATE "WorkflowExecutions" w SET )" NF_ALLOCATE_SEQS("u.n") R"(, "updatedAt" = now()
     FROM unnest($1::uuid[], $2::integer[]) AS u(id, n)
    WHERE w."id" = u.id AND w."startedAt" = uuid_extract_timestamp(u.id) AND w."id" = ANY($1::uuid[])
      /*started: w."startedAt" */

@@ -4,6 +4,7 @@
 
 #include "flow/json_read.hpp"
 #include "flow/parse.hpp"
+#include "store/decide_queues.hpp"
 #include "store/execution_columns.hpp"
 #include "store/input_errors.hpp"
 #include "store/json.hpp"
@@ -72,9 +73,8 @@ e AS (
   INSERT INTO "WorkflowEvents" ("workflowId", "seq", "namespaceId", "eventType", "payload")
   SELECT id, 1, ns, 'WORKFLOW_STARTED', payload FROM s),
 q AS (
-  INSERT INTO "DecideQueues" ("workflowId", "namespaceId", "workflowStartedAt", "shard", "reason")
-  SELECT id, ns, started, shard, 'start' FROM s WHERE shard <> ALL($13::smallint[])
-  ON CONFLICT ("workflowId") DO UPDATE SET "reason" = EXCLUDED."reason"),
+  )" NF_WAKE_DECIDERS(R"(
+  SELECT id, ns, started, shard, 'start' FROM s WHERE shard <> ALL($13::smallint[]))") R"(),
 t AS (
   INSERT INTO "Timers" ("fireAt", "shard", "kind", "workflowId", "workflowStartedAt")
   SELECT now() + make_interval(secs => "timeoutSeconds"), shard, 'workflowTimeout', id, started

@@ -4,6 +4,10 @@
 # temporary) whose name is a string literal must be constexpr. Statements made at run time
 # (store/pg/owned_statement.*: a variant's name and text are strings built then) take no
 # literal, and a `const statement&` or `*` names a statement declared elsewhere.
+#
+# And the two writes that carry an invariant are spelt once, for every statement that makes
+# them: the decider's wake, the "DecideQueues" upsert (I2, store/decide_queues.hpp), and the
+# allocation of event seqs from "lastSeq" (I8, store/event_seq.hpp).
 set -u
 root=${1:?usage: statements.sh REPO_ROOT}
 cd "$root" || exit 2
@@ -63,5 +67,29 @@ awk '
   { lines[FNR] = $0; nlines = FNR; name = FILENAME }
   END { if (NR > 0) check(name); exit bad }
 ' "${files[@]}" || status=1
+
+# The code lines of store/ as `file:line:text`: comment lines (`//…`, `/* …`, ` * …`, SQL
+# `-- …`) dropped, and a trailing `// …` cut off.
+code=$(awk '
+  /^[ \t]*(\/\/|\/\*|\*|--)/ { next }
+  { line = $0; sub(/[ \t]+\/\/.*$/, "", line); print FILENAME ":" FNR ":" line }
+' "${files[@]}")
+
+# There must be exactly one code line matching the extended regular expression $2.
+exactly_once() {
+  local what=$1 pattern=$2 hits n
+  hits=$(printf '%s\n' "$code" | grep -Ei -- "$pattern")
+  n=$(printf '%s' "$hits" | grep -c '^')
+  if [ "$n" -ne 1 ]; then
+    echo "$what is written $n times in store/, not once:"
+    printf '%s\n' "$hits" | sed 's/^/  /'
+    status=1
+  fi
+}
+
+exactly_once 'the "DecideQueues" upsert (I2, store/decide_queues.hpp)' \
+  'INTO[[:space:]]+\\?"DecideQueues\\?"'
+exactly_once 'the seq allocation from "lastSeq" (I8, store/event_seq.hpp)' \
+  '\\?"lastSeq\\?"[[:space:]]*=([^=]|$)'
 
 exit $status
