@@ -17,8 +17,17 @@
 
 namespace nf::store {
 
-/// The execution (without its tasks) in `r`'s row `row`, whose NF_EXECUTION_COLUMNS start at
-/// column `first`.
-workflow_snapshot execution_of(const result& r, int row, int first = 0);
+/// Where a result holds NF_EXECUTION_COLUMNS, looked up by name once per result: each the
+/// first of its name at or after column `first` (the start statement's result has an `id` and
+/// a `shard` of its own before them).
+struct execution_columns {
+  explicit execution_columns(const result& r, int first = 0);
+  int id, started_at_ms, ns, workflow_name, workflow_version, status, input, variables, output,
+    reason, failed_task_ref, correlation_id, idempotency_key, priority, parent_workflow_id,
+    parent_task_id, shard, last_seq, ended_at_ms, version;
+};
+
+/// The execution (without its tasks) in `r`'s row `row`.
+workflow_snapshot execution_of(const result& r, const execution_columns& c, int row);
 
 } // namespace nf::store

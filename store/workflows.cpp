@@ -250,6 +250,8 @@ starts_of(transaction& tx, const std::vector<start_request>& requests, start_pla
   const auto& ok = plan.ok;
   // A row per request whose definition resolved; a NULL id: its key is another start's.
   std::vector<bool> resolved(ok.size(), false), created(ok.size(), false);
+  // The execution each wrote follows the request's ordinal, id and shard.
+  const execution_columns written_execution{written, 3};
   for (int row = 0; row < written.rows(); ++row) {
     auto j = static_cast<size_t>(written.i64(row, 0) - 1);
     resolved[j] = true;
@@ -259,7 +261,7 @@ starts_of(transaction& tx, const std::vector<start_request>& requests, start_pla
     out[ok[j]] = start_result{workflow_id{written.str(row, 1)}, true,
                               shard_id{static_cast<int16_t>(written.i64(row, 2))}};
     if (created_executions != nullptr)
-      created_executions->push_back(execution_of(written, row, 3));
+      created_executions->push_back(execution_of(written, written_execution, row));
   }
   for (size_t j = 0; j < ok.size(); ++j) {
     if (resolved[j])

@@ -47,6 +47,14 @@ int result::column(const char* name) const {
   return idx;
 }
 
+int result::column_named(std::string_view name, int from) const {
+  for (int col = from; col < columns(); ++col)
+    if (name == PQfname(res_.get(), col))
+      return col;
+  assert(false && "no result column of that name");
+  return -1;
+}
+
 int64_t result::i64(int row, int col) const {
   assert(!is_null(row, col));
   auto t = text(row, col);
