@@ -37,7 +37,8 @@ WITH c AS (
      WHERE "shard" = ANY($1::smallint[]) AND "shard" < $3::smallint
      ORDER BY "shard", "enqueuedAt" LIMIT $2 FOR UPDATE SKIP LOCKED) b
   LIMIT $2)
-SELECT "workflowId", (extract(epoch FROM "workflowStartedAt") * 1000)::bigint, "namespaceId"
+SELECT "workflowId", (extract(epoch FROM "workflowStartedAt") * 1000)::bigint AS started_at_ms,
+       "namespaceId"
   FROM c)"};
 
 // By id alone the execution names its month (startedAt = uuid_extract_timestamp(id)).
@@ -242,8 +243,10 @@ void add_claim(pipeline& p, const std::vector<shard_id>& shards, int limit) {
 std::vector<decide_claim> claims_of(const result& r) {
   std::vector<decide_claim> out;
   out.reserve(static_cast<size_t>(r.rows()));
+  const int id = r.column_named("workflowId"), started = r.column_named("started_at_ms"),
+            ns = r.column_named("namespaceId");
   for (int row = 0; row < r.rows(); ++row)
-    out.push_back({workflow_id{r.str(row, 0)}, r.i64(row, 1), namespace_id{r.str(row, 2)}});
+    out.push_back({workflow_id{r.str(row, id)}, r.i64(row, started), namespace_id{r.str(row, ns)}});
   return out;
 }
 
