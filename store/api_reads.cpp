@@ -16,8 +16,9 @@ SELECT "namespaceId", "workflowName", "status", "shard" FROM "WorkflowExecutions
 // is uuid_extract_timestamp("id"), so that id alone gives both.
 #define NF_SEARCH_COLUMNS                                                                        \
   R"(SELECT "id", "workflowName", "workflowVersion", "status",)"                                \
-  R"( (extract(epoch FROM "startedAt") * 1000)::bigint,)"                                      \
-  R"( (extract(epoch FROM "endedAt") * 1000)::bigint, "correlationId", "reasonForIncompletion")" \
+  R"( (extract(epoch FROM "startedAt") * 1000)::bigint AS started_at_ms,)"                     \
+  R"( (extract(epoch FROM "endedAt") * 1000)::bigint AS ended_at_ms,)"                          \
+  R"( "correlationId", "reasonForIncompletion")"                                               \
   R"( FROM "WorkflowExecutions" WHERE "namespaceId" = $1)"
 #define NF_SEARCH_BOUNDS                                                                         \
   R"( AND ($2::bigint IS NULL OR "startedAt" >= to_timestamp($2::bigint / 1000.0)))"           \
@@ -69,10 +70,10 @@ caf::expected<execution_header> read_execution_header(connection& conn, const wo
   const auto& row = **r;
   execution_header h;
   h.id = id;
-  h.ns = namespace_id{row.str(0, 0)};
-  h.workflow_name = row.str(0, 1);
-  h.status = status_of(row.text(0, 2));
-  h.shard = static_cast<int16_t>(row.i64(0, 3));
+  h.ns = namespace_id{row.str(0, row.column_named("namespaceId"))};
+  h.workflow_name = row.str(0, row.column_named("workflowName"));
+  h.status = status_of(row.text(0, row.column_named("status")));
+  h.shard = static_cast<int16_t>(row.i64(0, row.column_named("shard")));
   return h;
 }
 
@@ -96,16 +97,21 @@ caf::expected<execution_page> search_executions(connection& conn, const executio
   if (!r)
     return std::move(r.error());
   execution_page page;
+  const int id = r->column_named("id"), name = r->column_named("workflowName"),
+            version = r->column_named("workflowVersion"), status = r->column_named("status"),
+            started = r->column_named("started_at_ms"), ended = r->column_named("ended_at_ms"),
+            correlation = r->column_named("correlationId"),
+            reason = r->column_named("reasonForIncompletion");
   for (int i = 0; i < r->rows(); ++i) {
     execution_summary s;
-    s.id = workflow_id{r->str(i, 0)};
-    s.workflow_name = r->str(i, 1);
-    s.workflow_version = r->i32(i, 2);
-    s.status = status_of(r->text(i, 3));
-    s.started_at_ms = r->i64(i, 4);
-    s.ended_at_ms = r->opt_i64(i, 5);
-    s.correlation_id = r->opt_str(i, 6);
-    s.reason_for_incompletion = r->opt_str(i, 7);
+    s.id = workflow_id{r->str(i, id)};
+    s.workflow_name = r->str(i, name);
+    s.workflow_version = r->i32(i, version);
+    s.status = status_of(r->text(i, status));
+    s.started_at_ms = r->i64(i, started);
+    s.ended_at_ms = r->opt_i64(i, ended);
+    s.correlation_id = r->opt_str(i, correlation);
+    s.reason_for_incompletion = r->opt_str(i, reason);
     page.items.push_back(std::move(s));
   }
   if (r->rows() == q.limit)

@@ -26,7 +26,7 @@ SELECT u.ns::text, COALESCE(s."stamp", 0)::text
 // read walks that index and not the workflow's whole history.
 constexpr statement history_facts_read{"decide.history_facts", R"(
 SELECT u.wf::text, e."seq", e."eventType"::text, e."payload"::text,
-       (extract(epoch FROM e."at") * 1000)::bigint
+       (extract(epoch FROM e."at") * 1000)::bigint AS at_ms
   FROM unnest($1::uuid[]) AS u(wf)
   JOIN "WorkflowEvents" e ON e."workflowId" = u.wf AND e."at" >= uuid_extract_timestamp(u.wf)
  WHERE e."workflowId" = ANY($1::uuid[])
@@ -116,16 +116,19 @@ void add_history_facts(pipeline& p, const std::vector<workflow_id>& ids) {
 
 std::map<std::string, history_facts> history_facts_of(const result& r) {
   std::map<std::string, history_facts> out;
+  const int wf = r.column_named("wf"), seq = r.column_named("seq"),
+            event_type = r.column_named("eventType"), payload_text = r.column_named("payload"),
+            at_ms = r.column_named("at_ms");
   for (int row = 0; row < r.rows(); ++row) {
-    auto& facts = out[r.str(row, 0)];
-    auto type = r.text(row, 2);
+    auto& facts = out[r.str(row, wf)];
+    auto type = r.text(row, event_type);
     boost::json::error_code ec;
-    auto payload = boost::json::parse(r.text(row, 3), ec);
+    auto payload = boost::json::parse(r.text(row, payload_text), ec);
     const auto* obj = ec ? nullptr : payload.if_object();
     if (type == "SIGNAL_RECEIVED") {
       signal_row s;
-      s.seq = r.i64(row, 1);
-      s.at_ms = r.i64(row, 4);
+      s.seq = r.i64(row, seq);
+      s.at_ms = r.i64(row, at_ms);
       s.payload = "null";
       if (obj != nullptr) {
         if (const auto* n = obj->if_contains("name"); n != nullptr && n->is_string())
@@ -137,7 +140,7 @@ std::map<std::string, history_facts> history_facts_of(const result& r) {
     } else if (obj != nullptr) {
       const auto* reset = obj->if_contains("timeoutReset");
       if (reset != nullptr && reset->is_bool() && reset->get_bool())
-        facts.timeout_reset_ms = r.i64(row, 4);
+        facts.timeout_reset_ms = r.i64(row, at_ms);
     }
   }
   return out;

@@ -6,6 +6,7 @@
 #include <boost/json/object.hpp>
 
 #include "store/decisions.hpp"
+#include "store/event_seq.hpp"
 #include "store/json.hpp"
 #include "proto/errors.hpp"
 #include "store/pg/pipeline.hpp"
@@ -24,11 +25,11 @@ namespace {
 // takes anyway, so the history costs no second update of the execution row. It heads the
 // pipeline of the decision's writes, which need nothing back from it: they carry the
 // snapshot's namespace, shard and priority, and the events read their seqs from the row.
-const statement cas{"decide.cas", R"(
+constexpr statement cas{"decide.cas", R"(
 WITH c AS (
 UPDATE "WorkflowExecutions" w SET
   "version" = w."version" + 1,
-  "lastSeq" = w."lastSeq" + u.n,
+  )" NF_ALLOCATE_SEQS("u.n") R"(,
   "status" = COALESCE(u.status::workflow_execution_status, w."status"),
   "output" = COALESCE(u.output, w."output"),
   "reasonForIncompletion" = COALESCE(u.reason, w."reasonForIncompletion"),
@@ -51,7 +52,7 @@ SELECT c."id" FROM c
          WHERE m.id NOT IN (SELECT c."id" FROM c)))", 0, 1};
 
 // Lock order: queue rows before task rows. Only tasks still non-terminal.
-const statement unqueue{"decide.unqueue", R"(
+constexpr statement unqueue{"decide.unqueue", R"(
 DELETE FROM "TaskQueues" q
  USING (SELECT t."queueName", t."id"
           FROM unnest($1::uuid[], $2::text[], $3::integer[], $4::integer[]) AS u(wf, ref, iter, att)
@@ -76,7 +77,7 @@ DELETE FROM "TaskQueues" q
 // task not inserted (its identity there already, I1) fails the statement, before any COMMIT
 // in its round trip: its event and timer would name a row that does not exist. Never
 // expected under the compare-and-set.
-const statement insert_tasks{"decide.insert_tasks", R"(
+constexpr statement insert_tasks{"decide.insert_tasks", R"(
 WITH u AS (
   SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::text[], $4::integer[], $5::integer[],
                        $6::text[], $7::text[], $8::text[], $9::text[], $10::jsonb[], $11::jsonb[],
@@ -123,7 +124,7 @@ SELECT i."workflowId", i."id", i."refName", i."iteration", i."attempt", i."taskT
           FROM (SELECT count(*) AS n FROM u WHERE u.token IS NOT NULL) l,
                (SELECT count(*) AS n FROM i WHERE i."workerId" IS NOT NULL) k))", 1};
 
-const statement change_tasks{"decide.change_tasks", R"(
+constexpr statement change_tasks{"decide.change_tasks", R"(
 UPDATE "TaskExecutions" t SET
   "status" = u.status::task_execution_status,
   "output" = COALESCE(u.output, t."output"),
@@ -142,7 +143,7 @@ UPDATE "TaskExecutions" t SET
 
 // docs/schema.md §4.5: no timer of a task fires before the task was scheduled,
 // which prunes every older partition.
-const statement cancel_timers{"decide.cancel_timers", R"(
+constexpr statement cancel_timers{"decide.cancel_timers", R"(
 DELETE FROM "Timers" tm
  USING (SELECT t."id", t."scheduledAt", u.kind
           FROM unnest($1::uuid[], $2::text[], $3::integer[], $4::integer[], $5::text[])
@@ -156,7 +157,7 @@ DELETE FROM "Timers" tm
 
 // Deadlines from the server's clock. A pending timer of the same kind for the
 // same task absorbs the arm (a re-run evaluation arms nothing twice).
-const statement arm_timers{"decide.arm_timers", R"(
+constexpr statement arm_timers{"decide.arm_timers", R"(
 WITH x AS (
   SELECT u.*, t."id" AS task, t."scheduledAt"
     FROM unnest($1::uuid[], $2::text[], $3::text[], $4::integer[], $5::integer[], $6::bigint[],
@@ -183,7 +184,7 @@ RETURNING (extract(epoch FROM "fireAt") * 1000)::bigint)", 1};
 // exactly the pairs. No join with the pairs: a generic plan would join them by a nested loop
 // over the rows both arrays find, quadratic in a fork's tasks. Its variants spell out $1's
 // ANY and name $1 nowhere else: they are prepared with its type (statement::typed_as).
-const statement mark_seen{"decide.mark_seen", R"(
+constexpr statement mark_seen{"decide.mark_seen", R"(
 UPDATE "TaskExecutions" t SET "deciderSeenAt" = now()
  WHERE t."workflowId" = ANY($1::uuid[]) AND t."id" = ANY($2::uuid[])
    AND t."deciderSeenAt" IS NULL)", 1};
@@ -191,7 +192,7 @@ UPDATE "TaskExecutions" t SET "deciderSeenAt" = now()
 // Rows only while a webhook sink is enabled ("outbox_published_at"() is NULL then, migration
 // 0013): with none an event has nowhere to go, and its row would be written published and
 // never read (docs/schema.md, OutboxEvents). Evaluated once per statement, not per row.
-const statement insert_outbox{"decide.outbox", R"(
+constexpr statement insert_outbox{"decide.outbox", R"(
 INSERT INTO "OutboxEvents" ("shard", "namespaceId", "workflowId", "eventType", "payload",
                             "publishedAt")
 SELECT u.*, NULL::timestamptz
@@ -200,7 +201,7 @@ SELECT u.*, NULL::timestamptz
  WHERE (SELECT "outbox_published_at"()) IS NULL)"};
 
 // Only rows this transaction claimed (and so holds locked): see decision_write::dequeue.
-const statement dequeue{"decide.dequeue", R"(
+constexpr statement dequeue{"decide.dequeue", R"(
 DELETE FROM "DecideQueues" WHERE "workflowId" = ANY($1::uuid[]))"};
 
 std::optional<std::string> opt(const std::optional<json_text>& x) {

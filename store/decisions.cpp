@@ -6,6 +6,7 @@
 #include <map>
 #include <set>
 
+#include "store/decide_queues.hpp"
 #include "store/execution_columns.hpp"
 #include "proto/errors.hpp"
 #include "store/pg/pipeline.hpp"
@@ -23,7 +24,7 @@ namespace {
 // and each claim starts at the next of the caller's shards (add_claim): a shard's backlog
 // keeps the others waiting for one claim of each shard at most. Within a shard the oldest
 // rows go first.
-const statement claim{"decide.claim_batch", R"(
+constexpr statement claim{"decide.claim_batch", R"(
 WITH c AS (
   SELECT * FROM (
     SELECT "workflowId", "workflowStartedAt", "namespaceId" FROM "DecideQueues"
@@ -35,13 +36,14 @@ WITH c AS (
      WHERE "shard" = ANY($1::smallint[]) AND "shard" < $3::smallint
      ORDER BY "shard", "enqueuedAt" LIMIT $2 FOR UPDATE SKIP LOCKED) b
   LIMIT $2)
-SELECT "workflowId", (extract(epoch FROM "workflowStartedAt") * 1000)::bigint, "namespaceId"
+SELECT "workflowId", (extract(epoch FROM "workflowStartedAt") * 1000)::bigint AS started_at_ms,
+       "namespaceId"
   FROM c)"};
 
 // By id alone the execution names its month (startedAt = uuid_extract_timestamp(id)).
-const statement select_executions{"decide.executions",
-                                  "SELECT e.* FROM unnest($1::uuid[]) AS w(id) "
-                                  "CROSS JOIN LATERAL (SELECT " NF_EXECUTION_COLUMNS R"(
+constexpr statement select_executions{"decide.executions",
+                                      "SELECT e.* FROM unnest($1::uuid[]) AS w(id) "
+                                      "CROSS JOIN LATERAL (SELECT " NF_EXECUTION_COLUMNS R"(
     FROM "WorkflowExecutions"
    WHERE "id" = w.id AND "startedAt" = uuid_extract_timestamp(w.id) AND "id" = ANY($1::uuid[])
      /*started: "startedAt" */) e)", 0, 1};
@@ -50,11 +52,11 @@ const statement select_executions{"decide.executions",
   "\"workflowId\", \"id\", \"refName\", \"iteration\", \"attempt\", \"taskType\", "                 \
   "\"taskDefName\", \"queueName\", \"status\", \"input\", \"output\", "                             \
   "\"reasonForIncompletion\", \"workerId\", \"pollCount\", \"retriedTaskId\", \"subWorkflowId\", " \
-  "(extract(epoch FROM \"scheduledAt\") * 1000)::bigint, "                                       \
-  "(extract(epoch FROM \"startedAt\") * 1000)::bigint, "                                         \
-  "(extract(epoch FROM \"endedAt\") * 1000)::bigint, "                                           \
-  "(extract(epoch FROM \"updatedAt\") * 1000)::bigint, "                                         \
-  "(\"endedAt\" IS NOT NULL AND \"deciderSeenAt\" IS NULL) AS \"unprocessed\""
+  "(extract(epoch FROM \"scheduledAt\") * 1000)::bigint AS scheduled_at_ms, "                    \
+  "(extract(epoch FROM \"startedAt\") * 1000)::bigint AS started_at_ms, "                        \
+  "(extract(epoch FROM \"endedAt\") * 1000)::bigint AS ended_at_ms, "                            \
+  "(extract(epoch FROM \"updatedAt\") * 1000)::bigint AS updated_at_ms, "                        \
+  "(\"endedAt\" IS NOT NULL AND \"deciderSeenAt\" IS NULL) AS unprocessed"
 
 // docs/schema.md §4.3: the lateral form prunes to each workflow's partition at
 // run time (`= ANY($1)` over a parameter array would probe all 16). The array is
@@ -63,16 +65,16 @@ const statement select_executions{"decide.executions",
 // Every row, not just the frontier: decide() reads earlier outputs. "unprocessed"
 // is read in the same snapshot as the status, so it names exactly what this
 // evaluation saw (I3).
-const statement select_tasks{"decide.tasks", "SELECT t.* FROM unnest($1::uuid[]) AS w(id) "
-                                             "CROSS JOIN LATERAL (SELECT " NF_TASK_COLUMNS
-                                             R"( FROM "TaskExecutions"
+constexpr statement select_tasks{"decide.tasks", "SELECT t.* FROM unnest($1::uuid[]) AS w(id) "
+                                                 "CROSS JOIN LATERAL (SELECT " NF_TASK_COLUMNS
+                                                 R"( FROM "TaskExecutions"
    WHERE "workflowId" = w.id /*prune: AND "workflowId" = ANY($1::uuid[]) */ ORDER BY "id") t)", 1};
 
 // The same after a part of each workflow's rows the decider already knows (every task up to
 // the id $2 it passes, all of them terminal when its last decision committed; the nil uuid:
 // none): a range of the primary key ("workflowId", "id") past them, so a long sequence's
 // earlier tasks are neither fetched nor sent again for each of its steps.
-const statement select_tasks_after{
+constexpr statement select_tasks_after{
   "decide.tasks_after",
   "SELECT t.* FROM unnest($1::uuid[], $2::uuid[]) AS w(id, after) CROSS JOIN LATERAL (SELECT "
   NF_TASK_COLUMNS R"( FROM "TaskExecutions"
@@ -82,7 +84,7 @@ const statement select_tasks_after{
 // The frontier: the predicate repeats the partial index's seven statuses
 // verbatim, or the planner cannot prove the index applies. OFFSET 0 keeps the
 // subquery a probe per workflow: flattened, it is a join the planner may hash.
-const statement select_frontier{
+constexpr statement select_frontier{
   "decide.frontier",
   "SELECT t.* FROM unnest($1::uuid[]) AS w(id) CROSS JOIN LATERAL (SELECT " NF_TASK_COLUMNS
   R"( FROM "TaskExecutions"
@@ -93,16 +95,14 @@ const statement select_frontier{
 
 #undef NF_TASK_COLUMNS
 
-// I2: DO UPDATE, never DO NOTHING, so a decider holding the row makes this wait.
-const statement requeue_stmt{"decide.requeue", R"(
-INSERT INTO "DecideQueues" ("workflowId", "namespaceId", "workflowStartedAt", "shard", "reason")
+// I2 (store/decide_queues.hpp).
+constexpr statement requeue_stmt{"decide.requeue", NF_WAKE_DECIDERS(R"(
 SELECT e."id", e."namespaceId", e."startedAt", e."shard", $2
   FROM unnest($1::uuid[]) AS u(id)
  CROSS JOIN LATERAL (
    SELECT "id", "namespaceId", "startedAt", "shard" FROM "WorkflowExecutions"
     WHERE "id" = u.id AND "startedAt" = uuid_extract_timestamp(u.id) AND "id" = ANY($1::uuid[])
-      /*started: "startedAt" */) e
-ON CONFLICT ("workflowId") DO UPDATE SET "reason" = EXCLUDED."reason")", 0, 1};
+      /*started: "startedAt" */) e)"), 0, 1};
 
 std::vector<std::string> id_texts(const std::vector<workflow_id>& ids) {
   std::vector<std::string> out;
@@ -119,58 +119,94 @@ Enum label(std::string_view text, Parse parse) {
   return v.value_or(Enum{});
 }
 
-task_row task_of(const result& r, int row) {
+/// Where a result holds NF_TASK_COLUMNS, looked up by name once per result.
+struct task_columns {
+  explicit task_columns(const result& r)
+    : workflow(r.column_named("workflowId")), id(r.column_named("id")),
+      ref(r.column_named("refName")), iteration(r.column_named("iteration")),
+      attempt(r.column_named("attempt")), type(r.column_named("taskType")),
+      def(r.column_named("taskDefName")), queue(r.column_named("queueName")),
+      status(r.column_named("status")), input(r.column_named("input")),
+      output(r.column_named("output")), reason(r.column_named("reasonForIncompletion")),
+      worker(r.column_named("workerId")), polls(r.column_named("pollCount")),
+      retried(r.column_named("retriedTaskId")), sub_workflow(r.column_named("subWorkflowId")),
+      scheduled_at_ms(r.column_named("scheduled_at_ms")),
+      started_at_ms(r.column_named("started_at_ms")), ended_at_ms(r.column_named("ended_at_ms")),
+      updated_at_ms(r.column_named("updated_at_ms")),
+      unprocessed(r.column_named("unprocessed")) {}
+  int workflow, id, ref, iteration, attempt, type, def, queue, status, input, output, reason,
+    worker, polls, retried, sub_workflow, scheduled_at_ms, started_at_ms, ended_at_ms,
+    updated_at_ms, unprocessed;
+};
+
+task_row task_of(const result& r, const task_columns& c, int row) {
   task_row t;
-  t.id = task_id{r.str(row, 1)};
-  t.identity = {r.str(row, 2), r.i32(row, 3), r.i32(row, 4)};
-  t.type = label<flow::task_type>(r.text(row, 5), flow::parse_task_type);
-  t.task_def_name = r.str(row, 6);
-  t.queue_name = r.opt_str(row, 7);
-  t.status = label<flow::task_status>(r.text(row, 8), flow::parse_task_status);
-  t.input = r.str(row, 9);
-  t.output = r.opt_str(row, 10);
-  t.reason_for_incompletion = r.opt_str(row, 11);
-  t.worker_id = r.opt_str(row, 12);
-  t.poll_count = r.i32(row, 13);
-  if (auto x = r.opt_str(row, 14))
+  t.id = task_id{r.str(row, c.id)};
+  t.identity = {r.str(row, c.ref), r.i32(row, c.iteration), r.i32(row, c.attempt)};
+  t.type = label<flow::task_type>(r.text(row, c.type), flow::parse_task_type);
+  t.task_def_name = r.str(row, c.def);
+  t.queue_name = r.opt_str(row, c.queue);
+  t.status = label<flow::task_status>(r.text(row, c.status), flow::parse_task_status);
+  t.input = r.str(row, c.input);
+  t.output = r.opt_str(row, c.output);
+  t.reason_for_incompletion = r.opt_str(row, c.reason);
+  t.worker_id = r.opt_str(row, c.worker);
+  t.poll_count = r.i32(row, c.polls);
+  if (auto x = r.opt_str(row, c.retried))
     t.retried_task_id = task_id{*x};
-  if (auto x = r.opt_str(row, 15))
+  if (auto x = r.opt_str(row, c.sub_workflow))
     t.sub_workflow_id = workflow_id{*x};
-  t.scheduled_at_ms = r.i64(row, 16);
-  t.started_at_ms = r.opt_i64(row, 17);
-  t.ended_at_ms = r.opt_i64(row, 18);
-  t.updated_at_ms = r.i64(row, 19);
-  t.unprocessed = r.boolean(row, 20);
+  t.scheduled_at_ms = r.i64(row, c.scheduled_at_ms);
+  t.started_at_ms = r.opt_i64(row, c.started_at_ms);
+  t.ended_at_ms = r.opt_i64(row, c.ended_at_ms);
+  t.updated_at_ms = r.i64(row, c.updated_at_ms);
+  t.unprocessed = r.boolean(row, c.unprocessed);
   return t;
 }
 
 } // namespace
 
-workflow_snapshot execution_of(const result& r, int row, int first) {
-  auto c = [first](int k) { return first + k; };
+execution_columns::execution_columns(const result& r, int first)
+  : id(r.column_named("id", first)), started_at_ms(r.column_named("started_at_ms", first)),
+    ns(r.column_named("namespaceId", first)), workflow_name(r.column_named("workflowName", first)),
+    workflow_version(r.column_named("workflowVersion", first)),
+    status(r.column_named("status", first)), input(r.column_named("input", first)),
+    variables(r.column_named("variables", first)), output(r.column_named("output", first)),
+    reason(r.column_named("reasonForIncompletion", first)),
+    failed_task_ref(r.column_named("failedTaskRef", first)),
+    correlation_id(r.column_named("correlationId", first)),
+    idempotency_key(r.column_named("idempotencyKey", first)),
+    priority(r.column_named("priority", first)),
+    parent_workflow_id(r.column_named("parentWorkflowId", first)),
+    parent_task_id(r.column_named("parentTaskId", first)), shard(r.column_named("shard", first)),
+    last_seq(r.column_named("lastSeq", first)), ended_at_ms(r.column_named("ended_at_ms", first)),
+    version(r.column_named("version", first)) {
+}
+
+workflow_snapshot execution_of(const result& r, const execution_columns& c, int row) {
   workflow_snapshot s;
-  s.id = workflow_id{r.str(row, c(0))};
-  s.started_at_ms = r.i64(row, c(1));
-  s.ns = namespace_id{r.str(row, c(2))};
-  s.workflow_name = r.str(row, c(3));
-  s.workflow_version = r.i32(row, c(4));
-  s.status = label<flow::workflow_status>(r.text(row, c(5)), flow::parse_workflow_status);
-  s.input = r.str(row, c(6));
-  s.variables = r.str(row, c(7));
-  s.output = r.opt_str(row, c(8));
-  s.reason_for_incompletion = r.opt_str(row, c(9));
-  s.failed_task_ref = r.opt_str(row, c(10));
-  s.correlation_id = r.opt_str(row, c(11));
-  s.idempotency_key = r.opt_str(row, c(12));
-  s.priority = static_cast<int16_t>(r.i64(row, c(13)));
-  if (auto x = r.opt_str(row, c(14)))
+  s.id = workflow_id{r.str(row, c.id)};
+  s.started_at_ms = r.i64(row, c.started_at_ms);
+  s.ns = namespace_id{r.str(row, c.ns)};
+  s.workflow_name = r.str(row, c.workflow_name);
+  s.workflow_version = r.i32(row, c.workflow_version);
+  s.status = label<flow::workflow_status>(r.text(row, c.status), flow::parse_workflow_status);
+  s.input = r.str(row, c.input);
+  s.variables = r.str(row, c.variables);
+  s.output = r.opt_str(row, c.output);
+  s.reason_for_incompletion = r.opt_str(row, c.reason);
+  s.failed_task_ref = r.opt_str(row, c.failed_task_ref);
+  s.correlation_id = r.opt_str(row, c.correlation_id);
+  s.idempotency_key = r.opt_str(row, c.idempotency_key);
+  s.priority = static_cast<int16_t>(r.i64(row, c.priority));
+  if (auto x = r.opt_str(row, c.parent_workflow_id))
     s.parent_workflow_id = workflow_id{*x};
-  if (auto x = r.opt_str(row, c(15)))
+  if (auto x = r.opt_str(row, c.parent_task_id))
     s.parent_task_id = task_id{*x};
-  s.shard = shard_id{static_cast<int16_t>(r.i64(row, c(16)))};
-  s.last_seq = r.i64(row, c(17));
-  s.ended_at_ms = r.opt_i64(row, c(18));
-  s.version = r.i64(row, c(19));
+  s.shard = shard_id{static_cast<int16_t>(r.i64(row, c.shard))};
+  s.last_seq = r.i64(row, c.last_seq);
+  s.ended_at_ms = r.opt_i64(row, c.ended_at_ms);
+  s.version = r.i64(row, c.version);
   return s;
 }
 
@@ -206,8 +242,10 @@ void add_claim(pipeline& p, const std::vector<shard_id>& shards, int limit) {
 std::vector<decide_claim> claims_of(const result& r) {
   std::vector<decide_claim> out;
   out.reserve(static_cast<size_t>(r.rows()));
+  const int id = r.column_named("workflowId"), started = r.column_named("started_at_ms"),
+            ns = r.column_named("namespaceId");
   for (int row = 0; row < r.rows(); ++row)
-    out.push_back({workflow_id{r.str(row, 0)}, r.i64(row, 1), namespace_id{r.str(row, 2)}});
+    out.push_back({workflow_id{r.str(row, id)}, r.i64(row, started), namespace_id{r.str(row, ns)}});
   return out;
 }
 
@@ -252,13 +290,15 @@ caf::expected<std::vector<workflow_snapshot>> load_snapshots(transaction& tx,
 std::vector<workflow_snapshot> snapshots_of(const result& ex, const result& ts) {
   std::vector<workflow_snapshot> out;
   std::map<std::string, size_t> index;
+  const execution_columns ec{ex};
   for (int row = 0; row < ex.rows(); ++row) {
-    out.push_back(execution_of(ex, row));
+    out.push_back(execution_of(ex, ec, row));
     index.emplace(out.back().id.str(), out.size() - 1);
   }
+  const task_columns tc{ts};
   for (int row = 0; row < ts.rows(); ++row)
-    if (auto it = index.find(ts.str(row, 0)); it != index.end())
-      out[it->second].tasks.push_back(task_of(ts, row));
+    if (auto it = index.find(ts.str(row, tc.workflow)); it != index.end())
+      out[it->second].tasks.push_back(task_of(ts, tc, row));
   return out;
 }
 
@@ -270,8 +310,9 @@ load_frontier(transaction& tx, const std::vector<workflow_id>& ids) {
   auto r = tx.conn().run(select_frontier, params::of(text_array(id_texts(ids))));
   if (!r)
     return std::move(r.error());
+  const task_columns c{*r};
   for (int row = 0; row < r->rows(); ++row)
-    out.emplace_back(workflow_id{r->str(row, 0)}, task_of(*r, row));
+    out.emplace_back(workflow_id{r->str(row, c.workflow)}, task_of(*r, c, row));
   return out;
 }
 

@@ -20,7 +20,7 @@ namespace nf::store {
 namespace {
 
 // Explicit columns, every one of them (seed 000: the upsert names its columns).
-const statement upsert_task_def{"task_defs.upsert", R"(
+constexpr statement upsert_task_def{"task_defs.upsert", R"(
 INSERT INTO "TaskDefinitions" AS d
   ("namespaceId", "name", "description", "retryCount", "retryLogic", "retryDelaySeconds",
    "maxRetryDelaySeconds", "backoffScaleFactor", "backoffJitterMs", "timeoutSeconds",
@@ -59,7 +59,7 @@ ON CONFLICT ("namespaceId", "name") DO UPDATE SET
   "updatedAt" = now()
 RETURNING "revision")"};
 
-const statement select_task_defs{"task_defs.by_namespace", R"(
+constexpr statement select_task_defs{"task_defs.by_namespace", R"(
 SELECT "name", "description", "retryCount", "retryLogic", "retryDelaySeconds",
        "maxRetryDelaySeconds", "backoffScaleFactor", "backoffJitterMs", "timeoutSeconds",
        "timeoutPolicy", "responseTimeoutSeconds", "pollTimeoutSeconds", "totalTimeoutSeconds",
@@ -69,7 +69,7 @@ SELECT "name", "description", "retryCount", "retryLogic", "retryDelaySeconds",
        array_to_json("secretOutputFields") AS "secretOutputFields", "queueName"
   FROM "TaskDefinitions" WHERE "namespaceId" = $1)"};
 
-const statement upsert_workflow_def{"workflow_defs.upsert", R"(
+constexpr statement upsert_workflow_def{"workflow_defs.upsert", R"(
 INSERT INTO "WorkflowDefinitions" AS d
   ("namespaceId", "name", "version", "description", "tasks", "inputParameters",
    "outputParameters", "variables", "timeoutSeconds", "timeoutPolicy", "failureWorkflow",
@@ -90,7 +90,7 @@ ON CONFLICT ("namespaceId", "name", "version") DO UPDATE SET
   "updatedAt" = now())"};
 
 // Latest version: the PK read backwards (docs/schema.md).
-const statement select_workflow_def{"workflow_defs.get", R"(
+constexpr statement select_workflow_def{"workflow_defs.get", R"(
 SELECT "name", "version", "description", "tasks", "inputParameters", "outputParameters",
        "variables", "timeoutSeconds", "timeoutPolicy", "failureWorkflow", "restartable",
        "ownerEmail"

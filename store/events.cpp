@@ -5,6 +5,7 @@
 
 #include <boost/json/value.hpp>
 
+#include "store/event_seq.hpp"
 #include "store/json.hpp"
 #include "proto/errors.hpp"
 
@@ -35,9 +36,9 @@ namespace {
 // docs/schema.md §4.1: the seq allocation and the inserts are one statement;
 // the UPDATE's row lock serialises every writer of the workflow until commit,
 // so seqs are gap-free and unique (I8) and no clock is read.
-const statement append{"events.append", R"(
+constexpr statement append{"events.append", R"(
 WITH s AS (
-  UPDATE "WorkflowExecutions" w SET "lastSeq" = w."lastSeq" + u.n, "updatedAt" = now()
+  UPDATE "WorkflowExecutions" w SET )" NF_ALLOCATE_SEQS("u.n") R"(, "updatedAt" = now()
     FROM unnest($1::uuid[], $2::integer[]) AS u(id, n)
    WHERE w."id" = u.id AND w."startedAt" = uuid_extract_timestamp(u.id) AND w."id" = ANY($1::uuid[])
      /*started: w."startedAt" */
@@ -65,7 +66,7 @@ SELECT "id", "lastSeq" FROM s)", 3, 1};
 // The same insert when the caller allocated the seqs under the row lock already: event k
 // of n takes "lastSeq" - n + k. Read here rather than returned by the compare-and-set, so
 // that the decision's writes go in the compare-and-set's round trip.
-const statement insert_numbered{"events.insert_numbered",
+constexpr statement insert_numbered{"events.insert_numbered",
   NF_EVENTS_INSERT(NF_LAST_SEQS("$11") R"([e.slot] - e.n + e.k)", "e.ns", "$1") R"(
     FROM unnest($1::uuid[], $2::bigint[], $3::bigint[], $4::uuid[], $5::text[], $6::uuid[],
                 $7::text[], $8::integer[], $9::integer[], $10::jsonb[], $12::integer[])
@@ -75,7 +76,7 @@ const statement insert_numbered{"events.insert_numbered",
 // (store/task_transitions.cpp): from the stored row, whose "at" only the insert knows, in
 // the shard $11 names (NULL: the event's outbox row is the decision's, decide.outbox), and
 // only while a webhook sink is enabled (store/decision_apply.cpp, decide.outbox).
-const statement insert_numbered_published{"events.insert_numbered_published", R"(
+constexpr statement insert_numbered_published{"events.insert_numbered_published", R"(
 WITH e AS MATERIALIZED (
   SELECT e.*, )" NF_LAST_SEQS("$12") R"([e.slot] - e.n + e.k AS seq
     FROM unnest($1::uuid[], $2::bigint[], $3::bigint[], $4::uuid[], $5::text[], $6::uuid[],
@@ -98,7 +99,7 @@ SELECT e.shard, i."namespaceId", i."workflowId", i."eventType"::text,
 
 // docs/schema.md §4.7: the "at" bound prunes months before the workflow began
 // (with a margin: the start event's "at" is its transaction's start).
-const statement history{"events.history", R"(
+constexpr statement history{"events.history", R"(
 SELECT "seq", (extract(epoch FROM "at") * 1000)::bigint, "eventType", "taskId", "refName",
        "payload"
   FROM "WorkflowEvents"

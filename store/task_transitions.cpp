@@ -4,6 +4,8 @@
 #include <map>
 #include <set>
 
+#include "store/decide_queues.hpp"
+#include "store/event_seq.hpp"
 #include "store/pg/hour_window.hpp"
 #include "store/pg/pipeline.hpp"
 
@@ -11,16 +13,12 @@ namespace nf::store {
 
 namespace {
 
-// I2: DO UPDATE (never DO NOTHING) so a decider holding the row FOR UPDATE makes this
-// wait, then insert a fresh row once the decider deleted its claimed one. Rows go in
-// ascending workflow id so two batches lock in the same order. "enqueuedAt" is left
-// alone: a re-enqueued workflow keeps its place in line.
-constexpr statement wake_deciders{"decide_queue.wake", R"(
-INSERT INTO "DecideQueues" ("workflowId", "namespaceId", "workflowStartedAt", "shard", "reason")
+// I2 (store/decide_queues.hpp). Rows go in ascending workflow id so two batches lock in
+// the same order.
+constexpr statement wake_deciders{"decide_queue.wake", NF_WAKE_DECIDERS(R"(
 SELECT u.wf, u.ns, uuid_extract_timestamp(u.wf), u.shard, u.reason
   FROM unnest($1::uuid[], $2::uuid[], $3::smallint[], $4::text[]) AS u(wf, ns, shard, reason)
- ORDER BY u.wf
-ON CONFLICT ("workflowId") DO UPDATE SET "reason" = EXCLUDED."reason")"};
+ ORDER BY u.wf)")};
 
 // I5: the token read is re-checked under the row lock; NULL token = still unleased.
 constexpr statement remove_queue_rows{"task_queue.remove", R"(
@@ -131,7 +129,7 @@ constexpr int64_t unknown_timers_within_s = 10LL * 366 * 24 * 3600;
 // saves the caller a round trip.
 constexpr statement append_events{"workflow_event.append", R"(
 WITH s AS (
-  UPDATE "WorkflowExecutions" w SET "lastSeq" = w."lastSeq" + c.n, "updatedAt" = now()
+  UPDATE "WorkflowExecutions" w SET )" NF_ALLOCATE_SEQS("c.n") R"(, "updatedAt" = now()
     FROM unnest($1::uuid[], $2::bigint[]) AS c(id, n)
    WHERE w."id" = c.id AND w."startedAt" = uuid_extract_timestamp(c.id)
      AND w."id" = ANY($1::uuid[]) /*started: w."startedAt" */

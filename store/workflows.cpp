@@ -4,6 +4,7 @@
 
 #include "flow/json_read.hpp"
 #include "flow/parse.hpp"
+#include "store/decide_queues.hpp"
 #include "store/execution_columns.hpp"
 #include "store/input_errors.hpp"
 #include "store/json.hpp"
@@ -15,8 +16,8 @@ namespace nf::store {
 
 namespace {
 
-const statement select_partition_count{"cluster.partition_count",
-                                       R"(SELECT "partitionCount" FROM "ClusterSettings")"};
+constexpr statement select_partition_count{"cluster.partition_count",
+                                           R"(SELECT "partitionCount" FROM "ClusterSettings")"};
 
 // docs/schema.md §4.2, batched. Each request's definition is resolved first (the version
 // asked for, else the latest: the PK read backwards); a request without one gets no row.
@@ -32,7 +33,7 @@ const statement select_partition_count{"cluster.partition_count",
 // decided in the transaction that starts it is not read back. Its
 // outbox row is written only while a webhook sink is enabled (store/decision_apply.cpp,
 // decide.outbox).
-const statement start_batch{"workflows.start_batch", R"(
+constexpr statement start_batch{"workflows.start_batch", R"(
 WITH u AS (
   SELECT * FROM unnest($1::uuid[], $2::text[], $3::integer[], $4::jsonb[], $5::text[],
                        $6::text[], $7::smallint[], $8::uuid[], $9::uuid[], $10::jsonb[],
@@ -72,9 +73,8 @@ e AS (
   INSERT INTO "WorkflowEvents" ("workflowId", "seq", "namespaceId", "eventType", "payload")
   SELECT id, 1, ns, 'WORKFLOW_STARTED', payload FROM s),
 q AS (
-  INSERT INTO "DecideQueues" ("workflowId", "namespaceId", "workflowStartedAt", "shard", "reason")
-  SELECT id, ns, started, shard, 'start' FROM s WHERE shard <> ALL($13::smallint[])
-  ON CONFLICT ("workflowId") DO UPDATE SET "reason" = EXCLUDED."reason"),
+  )" NF_WAKE_DECIDERS(R"(
+  SELECT id, ns, started, shard, 'start' FROM s WHERE shard <> ALL($13::smallint[]))") R"(),
 t AS (
   INSERT INTO "Timers" ("fireAt", "shard", "kind", "workflowId", "workflowStartedAt")
   SELECT now() + make_interval(secs => "timeoutSeconds"), shard, 'workflowTimeout', id, started
@@ -88,7 +88,7 @@ o AS (
 SELECT r.ord, s.id, s.shard, w.* FROM r LEFT JOIN s ON s.ord = r.ord LEFT JOIN w ON w."id" = s.id)"};
 
 // After a lost key race: the winner committed before this statement began.
-const statement select_key_owners{"workflows.key_owners", R"(
+constexpr statement select_key_owners{"workflows.key_owners", R"(
 SELECT u.ord, k."workflowId"
   FROM unnest($1::uuid[], $2::text[]) WITH ORDINALITY AS u(ns, key, ord)
   JOIN "IdempotencyKeys" k ON k."namespaceId" = u.ns AND k."key" = u.key)"};
@@ -250,6 +250,8 @@ starts_of(transaction& tx, const std::vector<start_request>& requests, start_pla
   const auto& ok = plan.ok;
   // A row per request whose definition resolved; a NULL id: its key is another start's.
   std::vector<bool> resolved(ok.size(), false), created(ok.size(), false);
+  // The execution each wrote follows the request's ordinal, id and shard.
+  const execution_columns written_execution{written, 3};
   for (int row = 0; row < written.rows(); ++row) {
     auto j = static_cast<size_t>(written.i64(row, 0) - 1);
     resolved[j] = true;
@@ -259,7 +261,7 @@ starts_of(transaction& tx, const std::vector<start_request>& requests, start_pla
     out[ok[j]] = start_result{workflow_id{written.str(row, 1)}, true,
                               shard_id{static_cast<int16_t>(written.i64(row, 2))}};
     if (created_executions != nullptr)
-      created_executions->push_back(execution_of(written, row, 3));
+      created_executions->push_back(execution_of(written, written_execution, row));
   }
   for (size_t j = 0; j < ok.size(); ++j) {
     if (resolved[j])

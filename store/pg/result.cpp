@@ -2,6 +2,7 @@
 
 #include <cassert>
 #include <charconv>
+#include <cstdio>
 #include <cstdlib>
 
 #include <libpq-fe.h>
@@ -45,6 +46,17 @@ int result::column(const char* name) const {
   int idx = PQfnumber(res_.get(), name);
   assert(idx >= 0 && "unknown result column");
   return idx;
+}
+
+int result::column_named(std::string_view name, int from) const {
+  for (int col = from; col < columns(); ++col)
+    if (name == PQfname(res_.get(), col))
+      return col;
+  // An assertion that stays in release builds, which the tests run: a decoder that names a
+  // column its statement lacks would otherwise read column -1 of every row as empty.
+  std::fprintf(stderr, "nodeflow: no result column named %.*s\n", static_cast<int>(name.size()),
+               name.data());
+  std::abort();
 }
 
 int64_t result::i64(int row, int col) const {

@@ -27,6 +27,12 @@ public:
   bool is_null(int row, int col) const;
   std::string_view text(int row, int col) const;
   int column(const char* name) const; ///< column index by name; asserts it exists
+  /// The index of the first column at or after `from` whose name is exactly `name`: a column
+  /// or a quoted alias as the statement spells it without its quotes ("workflowId"), an
+  /// unquoted alias in lower case; aborts when there is none, in release builds too. A
+  /// decoder looks its columns up once per result, then reads every row by them
+  /// (store/execution_columns.hpp).
+  int column_named(std::string_view name, int from = 0) const;
 
   std::string str(int row, int col) const { return std::string{text(row, col)}; }
   int64_t i64(int row, int col) const;
