@@ -23,16 +23,16 @@ bool looks_like_workflow(const boost::json::object& obj) {
 namespace {
 
 void check_definition(const boost::json::value& v, const std::string& path,
-                      flow::problems& errs) {
+                      nf::flow::problems& errs) {
   const auto* obj = v.if_object();
-  flow::problems found;
+  nf::flow::problems found;
   if (obj != nullptr && looks_like_workflow(*obj)) {
-    auto def = flow::read_workflow_def(v, path, found);
-    auto more = flow::validate(def, path);
+    auto def = nf::flow::read_workflow_def(v, path, found);
+    auto more = nf::flow::validate(def, path);
     found.insert(found.end(), more.begin(), more.end());
   } else if (obj != nullptr) {
-    auto def = flow::read_task_def(v, path, found);
-    auto more = flow::validate(def, path);
+    auto def = nf::flow::read_task_def(v, path, found);
+    auto more = nf::flow::validate(def, path);
     found.insert(found.end(), more.begin(), more.end());
   } else {
     found.push_back({path.empty() ? "$" : path,
@@ -43,8 +43,8 @@ void check_definition(const boost::json::value& v, const std::string& path,
   errs.insert(errs.end(), found.begin(), found.end());
 }
 
-flow::problems check_file(const std::string& file) {
-  flow::problems errs;
+nf::flow::problems check_file(const std::string& file) {
+  nf::flow::problems errs;
   std::ifstream in(file, std::ios::binary);
   if (!in) {
     errs.push_back({"$", std::string("cannot read file: ") + std::strerror(errno)});
@@ -53,11 +53,11 @@ flow::problems check_file(const std::string& file) {
   std::ostringstream text;
   text << in.rdbuf();
   boost::json::value doc;
-  if (!flow::parse_json(text.str(), doc, errs))
+  if (!nf::flow::parse_json(text.str(), doc, errs))
     return errs;
   if (const auto* arr = doc.if_array()) {
     for (std::size_t i = 0; i < arr->size(); ++i)
-      check_definition((*arr)[i], flow::path_index("", i), errs);
+      check_definition((*arr)[i], nf::flow::path_index("", i), errs);
   } else {
     check_definition(doc, "", errs);
   }
@@ -75,7 +75,7 @@ int validate_files(const std::vector<std::string>& files, std::ostream& out, std
   for (const auto& file : files)
     for (const auto& p : check_file(file)) {
       ok = false;
-      out << file << ": " << flow::to_string(p) << '\n';
+      out << file << ": " << nf::flow::to_string(p) << '\n';
     }
   if (ok)
     out << "ok\n";

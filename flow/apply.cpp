@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-namespace flow {
+namespace nf::flow {
 
 namespace {
 
@@ -81,4 +81,4 @@ snapshot apply(snapshot s, const edit& e, time_ms now) {
   return s;
 }
 
-}  // namespace flow
+} // namespace nf::flow

@@ -7,11 +7,11 @@
 #include "flow/operations.hpp"
 #include "flow/snapshot.hpp"
 
-namespace flow {
+namespace nf::flow {
 
 /// Inserts scheduled tasks (scheduled_time = now), applies updates (end_time
 /// = now when terminal), merges variables and sets the workflow's end.
 snapshot apply(snapshot s, const decision& d, time_ms now);
 snapshot apply(snapshot s, const edit& e, time_ms now);
 
-}  // namespace flow
+} // namespace nf::flow

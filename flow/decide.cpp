@@ -12,7 +12,7 @@
 #include "flow/safe_expr.hpp"
 #include "flow/system_tasks.hpp"
 
-namespace flow {
+namespace nf::flow {
 
 namespace {
 
@@ -792,4 +792,4 @@ decision decide(const workflow_def& def, const task_def_map& task_defs, const sn
   return evaluation(def, task_defs, snap, now).run();
 }
 
-}  // namespace flow
+} // namespace nf::flow

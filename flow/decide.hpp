@@ -10,7 +10,7 @@
 #include "flow/definitions.hpp"
 #include "flow/snapshot.hpp"
 
-namespace flow {
+namespace nf::flow {
 
 /// What happens next. `task_defs` holds registered task definitions by name; a
 /// SIMPLE task without one runs with task_def::unregistered (no retries, no
@@ -42,4 +42,4 @@ decision decide(const workflow_def& def, const task_def_map& task_defs, const sn
 /// stops with `decide_again` (bounds the cost of a loop of inline tasks).
 constexpr int max_inline_steps_per_decide = 1000;
 
-}  // namespace flow
+} // namespace nf::flow

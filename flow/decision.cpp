@@ -4,7 +4,7 @@
 #include <tuple>
 
 
-namespace flow {
+namespace nf::flow {
 
 std::string_view to_string(timer_kind k) {
   static constexpr std::array<std::string_view, 6> labels{
@@ -62,4 +62,4 @@ bool operator==(const decision& a, const decision& b) {
   return tie(a) == tie(b);
 }
 
-}  // namespace flow
+} // namespace nf::flow

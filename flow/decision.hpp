@@ -15,7 +15,7 @@
 #include "flow/task_type.hpp"
 #include "flow/types.hpp"
 
-namespace flow {
+namespace nf::flow {
 
 /// A task execution to insert.
 struct scheduled_task {
@@ -119,4 +119,4 @@ bool operator==(const failure_workflow_start& a, const failure_workflow_start& b
 bool operator==(const decision& a, const decision& b);
 inline bool operator!=(const decision& a, const decision& b) { return !(a == b); }
 
-}  // namespace flow
+} // namespace nf::flow

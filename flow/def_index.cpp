@@ -1,6 +1,6 @@
 #include "flow/def_index.hpp"
 
-namespace flow {
+namespace nf::flow {
 
 def_index::def_index(const workflow_def& def) {
   add(def.tasks, nullptr, 0, nullptr);
@@ -47,4 +47,4 @@ void def_index::subtree(const std::vector<workflow_task>& tasks,
   }
 }
 
-}  // namespace flow
+} // namespace nf::flow

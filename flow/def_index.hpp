@@ -11,7 +11,7 @@
 
 #include "flow/definitions.hpp"
 
-namespace flow {
+namespace nf::flow {
 
 struct task_info {
   const workflow_task* task = nullptr;
@@ -41,4 +41,4 @@ class def_index {
   std::map<const workflow_task*, std::vector<const workflow_task*>> bodies_;
 };
 
-}  // namespace flow
+} // namespace nf::flow

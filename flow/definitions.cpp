@@ -3,7 +3,7 @@
 #include <array>
 #include <tuple>
 
-namespace flow {
+namespace nf::flow {
 
 namespace {
 
@@ -92,4 +92,4 @@ std::string queue_of(const workflow_task& t, const task_def* def) {
   return t.name;
 }
 
-}  // namespace flow
+} // namespace nf::flow

@@ -14,7 +14,7 @@
 
 #include "flow/task_type.hpp"
 
-namespace flow {
+namespace nf::flow {
 
 /// `retryLogic`
 enum class retry_logic : std::uint8_t { fixed, linear_backoff, exponential_backoff };
@@ -136,4 +136,4 @@ inline bool operator!=(const workflow_def& a, const workflow_def& b) { return !(
 /// the task name.
 std::string queue_of(const workflow_task& t, const task_def* def);
 
-}  // namespace flow
+} // namespace nf::flow

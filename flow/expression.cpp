@@ -4,7 +4,7 @@
 
 #include "flow/problem.hpp"
 
-namespace flow {
+namespace nf::flow {
 
 namespace {
 
@@ -200,4 +200,4 @@ boost::json::object resolve(const boost::json::object& tmpl, const scope& s) {
   return out;
 }
 
-}  // namespace flow
+} // namespace nf::flow

@@ -16,7 +16,7 @@
 
 #include "flow/json_path.hpp"
 
-namespace flow {
+namespace nf::flow {
 
 /// One ${…}: `workflow.input.a[0]`, `workflow.variables.x`, `workflow.workflowId`,
 /// `workflow.workflowType`, `workflow.version`, `ref.output.path`, `ref.input.path`.
@@ -79,4 +79,4 @@ boost::json::value evaluate(const reference& ref, const scope& s);
 boost::json::value resolve(const boost::json::value& tmpl, const scope& s);
 boost::json::object resolve(const boost::json::object& tmpl, const scope& s);
 
-}  // namespace flow
+} // namespace nf::flow

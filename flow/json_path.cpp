@@ -6,7 +6,7 @@
 
 #include <boost/json/value.hpp>
 
-namespace flow {
+namespace nf::flow {
 
 namespace {
 
@@ -179,4 +179,4 @@ void find_all(const boost::json::value& root, const json_path& path, std::size_t
     find_all(*next, path, from + 1, out);
 }
 
-}  // namespace flow
+} // namespace nf::flow

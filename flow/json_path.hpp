@@ -10,7 +10,7 @@
 
 #include <boost/json/fwd.hpp>
 
-namespace flow {
+namespace nf::flow {
 
 struct path_segment {
   enum kind_t : unsigned char { key, index, wildcard } kind = key;
@@ -54,4 +54,4 @@ const boost::json::value* find(const boost::json::object& root, const json_path&
 void find_all(const boost::json::value& root, const json_path& path, std::size_t from,
               std::vector<const boost::json::value*>& out);
 
-}  // namespace flow
+} // namespace nf::flow

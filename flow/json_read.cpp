@@ -8,7 +8,7 @@
 #include <boost/json/serialize.hpp>
 #include <boost/json/value.hpp>
 
-namespace flow {
+namespace nf::flow {
 
 std::string describe(const boost::json::value& v) {
   switch (v.kind()) {
@@ -198,4 +198,4 @@ void object_reader::finish(std::string_view what) {
   }
 }
 
-}  // namespace flow
+} // namespace nf::flow

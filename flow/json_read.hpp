@@ -13,7 +13,7 @@
 
 #include "flow/problem.hpp"
 
-namespace flow {
+namespace nf::flow {
 
 /// The largest count or duration accepted anywhere (seconds, ms or a count):
 /// keeps every later multiplication by 1000 far from overflow.
@@ -65,4 +65,4 @@ class object_reader {
   std::vector<bool> found_beyond_64_;
 };
 
-}  // namespace flow
+} // namespace nf::flow

@@ -3,7 +3,7 @@
 #include "flow/json_path.hpp"
 #include "flow/problem.hpp"
 
-namespace flow {
+namespace nf::flow {
 
 namespace {
 
@@ -82,4 +82,4 @@ boost::json::value apply_mapping(const boost::json::value& mapping,
   return mapping;
 }
 
-}  // namespace flow
+} // namespace nf::flow

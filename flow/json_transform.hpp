@@ -12,7 +12,7 @@
 
 #include <boost/json/value.hpp>
 
-namespace flow {
+namespace nf::flow {
 
 /// True when `s` is a path under the rules above.
 bool is_transform_path(boost::json::string_view s);
@@ -27,4 +27,4 @@ bool check_mapping(const boost::json::value& mapping, const std::string& path,
 boost::json::value apply_mapping(const boost::json::value& mapping,
                                  const boost::json::value& source);
 
-}  // namespace flow
+} // namespace nf::flow

@@ -7,7 +7,7 @@
 #include "flow/def_index.hpp"
 #include "flow/problem.hpp"
 
-namespace flow {
+namespace nf::flow {
 
 namespace {
 
@@ -246,4 +246,4 @@ edit_result restart(const workflow_def& def, const snapshot& snap,
   return {std::move(e), {}};
 }
 
-}  // namespace flow
+} // namespace nf::flow

@@ -15,7 +15,7 @@
 #include "flow/definitions.hpp"
 #include "flow/snapshot.hpp"
 
-namespace flow {
+namespace nf::flow {
 
 struct edit {
   /// Executions to delete (rerun discards what followed the task; restart all).
@@ -67,4 +67,4 @@ edit_result rerun_from_task(const workflow_def& def, const task_def_map& task_de
 edit_result restart(const workflow_def& def, const snapshot& snap,
                     std::optional<boost::json::object> input, time_ms now);
 
-}  // namespace flow
+} // namespace nf::flow

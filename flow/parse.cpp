@@ -4,7 +4,7 @@
 
 #include "flow/json_read.hpp"
 
-namespace flow {
+namespace nf::flow {
 
 namespace {
 
@@ -204,4 +204,4 @@ workflow_def read_workflow_def(const boost::json::value& v, const std::string& p
   return d;
 }
 
-}  // namespace flow
+} // namespace nf::flow

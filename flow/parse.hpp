@@ -11,7 +11,7 @@
 #include "flow/definitions.hpp"
 #include "flow/problem.hpp"
 
-namespace flow {
+namespace nf::flow {
 
 /// Parses JSON text with the error_code overload; a syntax error becomes one
 /// problem at `path` (use "$" for a whole document). Returns false on error.
@@ -28,4 +28,4 @@ workflow_def read_workflow_def(const boost::json::value& v, const std::string& p
 workflow_task read_workflow_task(const boost::json::value& v, const std::string& path,
                                  problems& errs);
 
-}  // namespace flow
+} // namespace nf::flow

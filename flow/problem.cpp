@@ -6,7 +6,7 @@
 #include <boost/json/serialize.hpp>
 #include <boost/json/string.hpp>
 
-namespace flow {
+namespace nf::flow {
 
 std::string to_string(const problem& p) {
   return p.path + ": " + p.message;
@@ -50,4 +50,4 @@ std::string quoted(std::string_view text) {
   return boost::json::serialize(boost::json::string(text));
 }
 
-}  // namespace flow
+} // namespace nf::flow

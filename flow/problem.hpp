@@ -5,7 +5,7 @@
 #include <string_view>
 #include <vector>
 
-namespace flow {
+namespace nf::flow {
 
 /// One thing wrong with a definition: where (a field path such as
 /// `tasks[3].inputParameters.x`, or `$` for the document itself) and what was
@@ -59,4 +59,4 @@ class path_chain {
 /// `"text"` with JSON escaping, for messages that quote user input.
 std::string quoted(std::string_view text);
 
-}  // namespace flow
+} // namespace nf::flow

@@ -4,7 +4,7 @@
 
 #include "flow/snapshot.hpp"
 
-namespace flow {
+namespace nf::flow {
 
 std::uint64_t stable_hash(std::string_view data, std::uint64_t seed) {
   std::uint64_t h = seed;
@@ -81,4 +81,4 @@ std::string_view field_of(deadline_kind k) {
   return "";
 }
 
-}  // namespace flow
+} // namespace nf::flow

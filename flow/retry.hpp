@@ -10,7 +10,7 @@
 #include "flow/definitions.hpp"
 #include "flow/types.hpp"
 
-namespace flow {
+namespace nf::flow {
 
 struct task_execution;
 
@@ -47,4 +47,4 @@ std::optional<deadline> next_deadline(const task_def& def, const task_execution&
 /// "pollTimeoutSeconds", "timeoutSeconds", … — the field a deadline came from.
 std::string_view field_of(deadline_kind k);
 
-}  // namespace flow
+} // namespace nf::flow

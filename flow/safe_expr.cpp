@@ -8,7 +8,7 @@
 
 #include <boost/json/serialize.hpp>
 
-namespace flow {
+namespace nf::flow {
 
 namespace {
 
@@ -578,4 +578,4 @@ std::string case_label(const boost::json::value& v) {
   return boost::json::serialize(v);
 }
 
-}  // namespace flow
+} // namespace nf::flow

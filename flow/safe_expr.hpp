@@ -14,7 +14,7 @@
 
 #include <boost/json/value.hpp>
 
-namespace flow {
+namespace nf::flow {
 
 class safe_expr {
  public:
@@ -47,4 +47,4 @@ bool truthy(const boost::json::value& v);
 /// as JSON text (1 → "1", true → "true", null → "null").
 std::string case_label(const boost::json::value& v);
 
-}  // namespace flow
+} // namespace nf::flow

@@ -1,6 +1,6 @@
 #include "flow/serialise.hpp"
 
-namespace flow {
+namespace nf::flow {
 
 namespace {
 
@@ -119,4 +119,4 @@ boost::json::value to_json(const workflow_def& d) {
   };
 }
 
-}  // namespace flow
+} // namespace nf::flow

@@ -7,10 +7,10 @@
 
 #include "flow/definitions.hpp"
 
-namespace flow {
+namespace nf::flow {
 
 boost::json::value to_json(const task_def& d);
 boost::json::value to_json(const workflow_task& t);
 boost::json::value to_json(const workflow_def& d);
 
-}  // namespace flow
+} // namespace nf::flow

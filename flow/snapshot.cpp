@@ -4,7 +4,7 @@
 
 #include "flow/definitions.hpp"
 
-namespace flow {
+namespace nf::flow {
 
 bool operator==(const task_execution& a, const task_execution& b) {
   auto tie = [](const task_execution& e) {
@@ -33,4 +33,4 @@ snapshot start_snapshot(const workflow_def& def, std::string workflow_id,
   return s;
 }
 
-}  // namespace flow
+} // namespace nf::flow

@@ -14,7 +14,7 @@
 #include "flow/task_type.hpp"
 #include "flow/types.hpp"
 
-namespace flow {
+namespace nf::flow {
 
 /// One row of TaskExecutions.
 struct task_execution {
@@ -70,4 +70,4 @@ struct workflow_def;
 snapshot start_snapshot(const workflow_def& def, std::string workflow_id,
                         boost::json::object input, time_ms now);
 
-}  // namespace flow
+} // namespace nf::flow

@@ -4,7 +4,7 @@
 
 #include "flow/types.hpp"
 
-namespace flow {
+namespace nf::flow {
 
 namespace {
 
@@ -61,4 +61,4 @@ bool is_successful(task_status s) {
          || s == task_status::skipped;
 }
 
-}  // namespace flow
+} // namespace nf::flow

@@ -4,7 +4,7 @@
 #include <optional>
 #include <string_view>
 
-namespace flow {
+namespace nf::flow {
 
 /// Workflow statuses; the labels match Conductor and the database ENUM.
 enum class workflow_status : std::uint8_t {
@@ -33,4 +33,4 @@ bool is_terminal(task_status s);
 /// COMPLETED, COMPLETED_WITH_ERRORS, SKIPPED: successors may run.
 bool is_successful(task_status s);
 
-}  // namespace flow
+} // namespace nf::flow

@@ -10,7 +10,7 @@
 #include "flow/validate.hpp"
 #include "flow/wait_time.hpp"
 
-namespace flow {
+namespace nf::flow {
 
 namespace {
 
@@ -162,4 +162,4 @@ wait_plan plan_wait(const boost::json::object& input, time_ms scheduled_time) {
   return out;
 }
 
-}  // namespace flow
+} // namespace nf::flow

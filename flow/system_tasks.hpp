@@ -15,7 +15,7 @@
 #include "flow/status.hpp"
 #include "flow/types.hpp"
 
-namespace flow {
+namespace nf::flow {
 
 class def_index;
 
@@ -62,4 +62,4 @@ struct wait_plan {
 };
 wait_plan plan_wait(const boost::json::object& input, time_ms scheduled_time);
 
-}  // namespace flow
+} // namespace nf::flow

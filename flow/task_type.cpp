@@ -2,7 +2,7 @@
 
 #include <array>
 
-namespace flow {
+namespace nf::flow {
 
 namespace {
 
@@ -47,4 +47,4 @@ bool is_composite(task_type t) {
   return t == task_type::switch_ || t == task_type::fork_join || t == task_type::do_while;
 }
 
-}  // namespace flow
+} // namespace nf::flow

@@ -4,7 +4,7 @@
 #include <optional>
 #include <string_view>
 
-namespace flow {
+namespace nf::flow {
 
 /// The task types of the workflow language (Conductor names).
 enum class task_type : std::uint8_t {
@@ -24,4 +24,4 @@ bool is_inline(task_type t);
 /// Holds other tasks (SWITCH cases, FORK branches, DO_WHILE body).
 bool is_composite(task_type t);
 
-}  // namespace flow
+} // namespace nf::flow

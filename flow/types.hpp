@@ -4,7 +4,7 @@
 #include <string>
 #include <tuple>
 
-namespace flow {
+namespace nf::flow {
 
 /// Milliseconds since the Unix epoch. flow/ never reads a clock: every caller
 /// passes `now`, so decide() stays pure and tests can move time freely.
@@ -32,4 +32,4 @@ inline bool operator<(const task_identity& a, const task_identity& b) {
 /// "ref/iteration/attempt", used in event keys and messages.
 std::string to_string(const task_identity& id);
 
-}  // namespace flow
+} // namespace nf::flow

@@ -1,6 +1,6 @@
 #include "flow/uuid.hpp"
 
-namespace flow {
+namespace nf::flow {
 
 bool is_uuid(std::string_view s) {
   if (s.size() != 36)
@@ -15,4 +15,4 @@ bool is_uuid(std::string_view s) {
   return true;
 }
 
-} // namespace flow
+} // namespace nf::flow

@@ -2,7 +2,7 @@
 
 #include <string_view>
 
-namespace flow {
+namespace nf::flow {
 
 /// True for the canonical text form of a UUID: 8-4-4-4-12 hex digits, either letter
 /// case. Braces, a `urn:uuid:` prefix and the form without dashes, which Postgres would
@@ -11,4 +11,4 @@ namespace flow {
 /// its last four digits. The one such test in nodeflow (flow/ is below every caller).
 bool is_uuid(std::string_view text);
 
-} // namespace flow
+} // namespace nf::flow

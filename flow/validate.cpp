@@ -17,7 +17,7 @@
 #include "flow/safe_expr.hpp"
 #include "flow/wait_time.hpp"
 
-namespace flow {
+namespace nf::flow {
 
 namespace {
 
@@ -566,4 +566,4 @@ loaded<task_def> load_task_def(std::string_view json_text) {
   return load<task_def>(json_text, read_task_def);
 }
 
-}  // namespace flow
+} // namespace nf::flow

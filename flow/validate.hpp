@@ -10,7 +10,7 @@
 #include "flow/definitions.hpp"
 #include "flow/problem.hpp"
 
-namespace flow {
+namespace nf::flow {
 
 /// Structure, references and per-type rules. `path` prefixes every problem
 /// path ("" for a document root, "[2]" for the third entry of an array file).
@@ -34,4 +34,4 @@ struct loaded {
 loaded<workflow_def> load_workflow_def(std::string_view json_text);
 loaded<task_def> load_task_def(std::string_view json_text);
 
-}  // namespace flow
+} // namespace nf::flow

@@ -3,7 +3,7 @@
 #include <cctype>
 #include <string>
 
-namespace flow {
+namespace nf::flow {
 
 namespace {
 
@@ -162,4 +162,4 @@ std::optional<time_ms> parse_time(std::string_view text) {
   return secs * 1000 + ms;
 }
 
-}  // namespace flow
+} // namespace nf::flow

@@ -8,7 +8,7 @@
 
 #include "flow/types.hpp"
 
-namespace flow {
+namespace nf::flow {
 
 /// `duration`: an integer number of seconds, or units summed: "90s",
 /// "1h 30m", "2 days 3 hours", "500ms" (ms, s/sec/second(s), m/min/minute(s),
@@ -19,4 +19,4 @@ std::optional<std::int64_t> parse_duration_ms(std::string_view text);
 /// "2025-01-31T10:00:00Z", "2025-01-31 10:00 +02:00", "2025-01-31T10:00:00.250Z".
 std::optional<time_ms> parse_time(std::string_view text);
 
-}  // namespace flow
+} // namespace nf::flow

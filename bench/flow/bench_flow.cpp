@@ -53,10 +53,10 @@ void report(const char* name, int iterations, double target_us,
   std::fflush(stdout);
 }
 
-flow::workflow_def load(const std::string& json) {
-  auto r = flow::load_workflow_def(json);
+nf::flow::workflow_def load(const std::string& json) {
+  auto r = nf::flow::load_workflow_def(json);
   if (!r.ok()) {
-    std::fprintf(stderr, "bench definition invalid: %s\n", flow::to_string(r.errors[0]).c_str());
+    std::fprintf(stderr, "bench definition invalid: %s\n", nf::flow::to_string(r.errors[0]).c_str());
     std::exit(1);
   }
   return r.def;
@@ -79,21 +79,21 @@ std::string sequence_json(int n) {
 }
 
 // Completes every active worker task, then decides and applies until quiet.
-void finish_active(flow::snapshot& s, flow::time_ms now) {
+void finish_active(nf::flow::snapshot& s, nf::flow::time_ms now) {
   for (auto& e : s.tasks)
-    if (!flow::is_terminal(e.status) && e.type == flow::task_type::simple) {
-      e.status = flow::task_status::completed;
+    if (!nf::flow::is_terminal(e.status) && e.type == nf::flow::task_type::simple) {
+      e.status = nf::flow::task_status::completed;
       e.output = {{"v", 1}};
       e.end_time = now;
     }
 }
 
-flow::snapshot advance(const flow::workflow_def& def, const flow::task_def_map& defs,
-                       flow::snapshot s, flow::time_ms now) {
+nf::flow::snapshot advance(const nf::flow::workflow_def& def, const nf::flow::task_def_map& defs,
+                       nf::flow::snapshot s, nf::flow::time_ms now) {
   for (;;) {
-    auto d = flow::decide(def, defs, s, now);
+    auto d = nf::flow::decide(def, defs, s, now);
     bool progress = !d.schedule.empty() || !d.updates.empty() || d.status.has_value();
-    s = flow::apply(std::move(s), d, now);
+    s = nf::flow::apply(std::move(s), d, now);
     if (!progress)
       return s;
   }
@@ -108,19 +108,19 @@ int main(int argc, char** argv) {
       iterations = std::max(1, std::atoi(argv[i + 1]));
     else if (std::strcmp(argv[i], "--only") == 0)
       only = argv[i + 1];
-  const flow::task_def_map defs;
-  const flow::time_ms now = 1'700'000'000'000;
+  const nf::flow::task_def_map defs;
+  const nf::flow::time_ms now = 1'700'000'000'000;
   volatile std::size_t sink = 0;
 
   {  // 10-task sequence: the step after task 5 completed schedules task 6
     auto def = load(sequence_json(10));
-    auto s = flow::start_snapshot(def, "wf-bench", {{"id", "order-1"}}, now);
+    auto s = nf::flow::start_snapshot(def, "wf-bench", {{"id", "order-1"}}, now);
     for (int i = 0; i < 5; ++i) {
       s = advance(def, defs, std::move(s), now);
       finish_active(s, now);
     }
     report("decide.sequence10", iterations, 50,
-           [&] { sink += flow::decide(def, defs, s, now).schedule.size(); });
+           [&] { sink += nf::flow::decide(def, defs, s, now).schedule.size(); });
   }
   {  // 100-way fork, then its join
     std::string branches, refs;
@@ -130,30 +130,30 @@ int main(int argc, char** argv) {
     }
     auto def = load(R"({"name":"fork","tasks":[{"name":"fork","taskReferenceName":"fork","type":"FORK_JOIN","forkTasks":[)"
                     + branches + R"(]},{"name":"join","taskReferenceName":"join","type":"JOIN","joinOn":[)" + refs + "]}]}");
-    auto s = flow::start_snapshot(def, "wf-bench", {}, now);
+    auto s = nf::flow::start_snapshot(def, "wf-bench", {}, now);
     report("decide.fork100", iterations, 1000,
-           [&] { sink += flow::decide(def, defs, s, now).schedule.size(); });
+           [&] { sink += nf::flow::decide(def, defs, s, now).schedule.size(); });
     s = advance(def, defs, std::move(s), now);
     finish_active(s, now);
     report("decide.join100", iterations, 1000,
-           [&] { sink += flow::decide(def, defs, s, now).updates.size(); });
+           [&] { sink += nf::flow::decide(def, defs, s, now).updates.size(); });
   }
   {  // 50-iteration loop: the step that evaluates the last iteration and ends the loop
     auto def = load(R"({"name":"loop","tasks":[{"name":"loop","taskReferenceName":"loop","type":"DO_WHILE",
       "loopCondition":"$.loop['iteration'] < 50","loopOver":[)" + simple("x", R"({"i":"${loop.output.iteration}"})")
                     + "]}]}");
-    auto s = flow::start_snapshot(def, "wf-bench", {}, now);
+    auto s = nf::flow::start_snapshot(def, "wf-bench", {}, now);
     for (int i = 0; i < 50; ++i) {
       s = advance(def, defs, std::move(s), now);
       finish_active(s, now);
     }
     report("decide.loop50", iterations, 0,
-           [&] { sink += flow::decide(def, defs, s, now).updates.size(); });
+           [&] { sink += nf::flow::decide(def, defs, s, now).updates.size(); });
   }
   {  // parse + validate a 100-task definition
     auto text = sequence_json(100);
     report("load.workflow100", iterations, 200,
-           [&] { sink += flow::load_workflow_def(text).def.tasks.size(); });
+           [&] { sink += nf::flow::load_workflow_def(text).def.tasks.size(); });
     report("json.parse100", iterations, 0,
            [&] { sink += boost::json::parse(text).as_object().size(); });
   }

@@ -7,8 +7,8 @@
 #include "flow/parse.hpp"
 #include "sim.hpp"
 
-using namespace flow;
-using flow::test::sim;
+using namespace nf::flow;
+using nf::flow::test::sim;
 
 namespace {
 
@@ -31,7 +31,7 @@ task_def_map definitions(const char* json) {
     return out;
   auto list = boost::json::parse(json);
   for (const auto& v : list.as_array()) {
-    auto d = flow::test::task_definition(boost::json::serialize(v));
+    auto d = nf::flow::test::task_definition(boost::json::serialize(v));
     out.emplace(d.name, d);
   }
   return out;
@@ -253,7 +253,7 @@ const std::vector<script_case> cases = {
 CAF_TEST(scripted executions) {
   for (const auto& c : cases) {
     CAF_MESSAGE("case: " << c.name);
-    sim s(flow::test::workflow(c.def), definitions(c.defs), c.input);
+    sim s(nf::flow::test::workflow(c.def), definitions(c.defs), c.input);
     for (const auto& step : c.steps) {
       if (is_terminal(s.snap.status))
         break;
@@ -268,9 +268,9 @@ CAF_TEST(scripted executions) {
 }
 
 CAF_TEST(worker tasks carry queue input and delay) {
-  task_def_map defs{{"send", flow::test::task_definition(
+  task_def_map defs{{"send", nf::flow::test::task_definition(
                                R"({"name":"send","queueName":"mail","inputTemplate":{"retries":1,"to":"x"}})")}};
-  auto def = flow::test::workflow(
+  auto def = nf::flow::test::workflow(
     R"({"name":"w","tasks":[{"name":"send","taskReferenceName":"s","startDelay":5,
         "inputParameters":{"to":"${workflow.input.to}"}},{"name":"plain","taskReferenceName":"p"}]})");
   sim s(def, defs, R"({"to":"ann@example.com"})");
@@ -293,7 +293,7 @@ CAF_TEST(worker tasks carry queue input and delay) {
 }
 
 CAF_TEST(sub workflow start and failure workflow) {
-  auto def = flow::test::workflow(
+  auto def = nf::flow::test::workflow(
     R"({"name":"w","failureWorkflow":"cleanup","tasks":[{"name":"sub","taskReferenceName":"sub",
         "type":"SUB_WORKFLOW","subWorkflowParam":{"name":"child","version":2},"inputParameters":{"a":"${workflow.input.a}"}}]})");
   sim s(def, {}, R"({"a":1})");
@@ -314,7 +314,7 @@ CAF_TEST(sub workflow start and failure workflow) {
 }
 
 CAF_TEST(failure cancels running tasks and their timers) {
-  auto def = flow::test::workflow(
+  auto def = nf::flow::test::workflow(
     R"({"name":"w","tasks":[{"name":"fork","taskReferenceName":"fork","type":"FORK_JOIN","forkTasks":[
         [{"name":"a","taskReferenceName":"a"}],[{"name":"b","taskReferenceName":"b"}]]},
         {"name":"join","taskReferenceName":"join","type":"JOIN","joinOn":["a","b"]}]})");
@@ -330,10 +330,10 @@ CAF_TEST(failure cancels running tasks and their timers) {
 }
 
 CAF_TEST(timeouts by policy) {
-  auto def = flow::test::workflow(R"({"name":"w","tasks":[{"name":"a","taskReferenceName":"a"}]})");
+  auto def = nf::flow::test::workflow(R"({"name":"w","tasks":[{"name":"a","taskReferenceName":"a"}]})");
   auto with = [](const char* json) {
     task_def_map m;
-    auto d = flow::test::task_definition(json);
+    auto d = nf::flow::test::task_definition(json);
     m.emplace(d.name, d);
     return m;
   };
@@ -379,7 +379,7 @@ CAF_TEST(timeouts by policy) {
 }
 
 CAF_TEST(workflow timeout) {
-  auto def = flow::test::workflow(
+  auto def = nf::flow::test::workflow(
     R"({"name":"w","timeoutSeconds":60,"tasks":[{"name":"a","taskReferenceName":"a"}]})");
   sim s(def);
   bool armed = false;
@@ -389,7 +389,7 @@ CAF_TEST(workflow timeout) {
   s.advance(60'000);
   CAF_CHECK_EQUAL(to_string(s.snap.status), "TIMED_OUT");
   CAF_CHECK(s.task("a").status == task_status::canceled);
-  auto alert = flow::test::workflow(
+  auto alert = nf::flow::test::workflow(
     R"({"name":"w","timeoutSeconds":60,"timeoutPolicy":"ALERT_ONLY","tasks":[{"name":"a","taskReferenceName":"a"}]})");
   sim t(alert);
   t.advance(61'000);
@@ -398,7 +398,7 @@ CAF_TEST(workflow timeout) {
 }
 
 CAF_TEST(retry delays follow the retry logic) {
-  auto def = flow::test::workflow(R"({"name":"w","tasks":[{"name":"a","taskReferenceName":"a"}]})");
+  auto def = nf::flow::test::workflow(R"({"name":"w","tasks":[{"name":"a","taskReferenceName":"a"}]})");
   struct row {
     const char* def;
     std::vector<std::int64_t> delays;
@@ -414,7 +414,7 @@ CAF_TEST(retry delays follow the retry logic) {
   };
   for (const auto& r : rows) {
     task_def_map m;
-    auto d = flow::test::task_definition(r.def);
+    auto d = nf::flow::test::task_definition(r.def);
     m.emplace(d.name, d);
     sim s(def, m);
     for (auto expected : r.delays) {
@@ -426,7 +426,7 @@ CAF_TEST(retry delays follow the retry logic) {
 }
 
 CAF_TEST(deciding is idempotent) {
-  auto def = flow::test::workflow(
+  auto def = nf::flow::test::workflow(
     R"({"name":"w","tasks":[{"name":"fork","taskReferenceName":"fork","type":"FORK_JOIN","forkTasks":[
         [{"name":"a","taskReferenceName":"a"}],[{"name":"b","taskReferenceName":"b"}]]},
         {"name":"join","taskReferenceName":"join","type":"JOIN","joinOn":["a","b"]}]})");
@@ -440,7 +440,7 @@ CAF_TEST(deciding is idempotent) {
 }
 
 CAF_TEST(events have stable keys) {
-  auto def = flow::test::workflow(R"({"name":"w","tasks":[{"name":"a","taskReferenceName":"a"}]})");
+  auto def = nf::flow::test::workflow(R"({"name":"w","tasks":[{"name":"a","taskReferenceName":"a"}]})");
   sim s(def);
   const auto& e = s.decisions.front().events.at(0);
   CAF_CHECK_EQUAL(e.type, "task.scheduled");

@@ -19,7 +19,7 @@
 #include "flow/validate.hpp"
 #include "flow/wait_time.hpp"
 
-using namespace flow;
+using namespace nf::flow;
 
 namespace {
 

@@ -7,8 +7,8 @@
 #include "flow/operations.hpp"
 #include "sim.hpp"
 
-using namespace flow;
-using flow::test::sim;
+using namespace nf::flow;
+using nf::flow::test::sim;
 
 namespace {
 
@@ -25,14 +25,14 @@ void apply_edit(sim& s, const edit_result& r) {
 std::string removed(const edit& e) {
   std::string out;
   for (const auto& id : e.remove)
-    out += (out.empty() ? "" : " ") + flow::test::label(id);
+    out += (out.empty() ? "" : " ") + nf::flow::test::label(id);
   return out;
 }
 
 }  // namespace
 
 CAF_TEST(retry schedules the next attempt of what failed) {
-  sim s(flow::test::workflow(sequence));
+  sim s(nf::flow::test::workflow(sequence));
   CAF_CHECK(!retry_last_failed(s.def, s.defs, s.snap, s.now));  // still RUNNING
   s.complete("a", R"({"v":1})");
   s.fail("b", "bad");
@@ -40,7 +40,7 @@ CAF_TEST(retry schedules the next attempt of what failed) {
   auto r = retry_last_failed(s.def, s.defs, s.snap, s.now);
   CAF_REQUIRE(static_cast<bool>(r));
   CAF_REQUIRE_EQUAL(r.value.schedule.size(), 1u);
-  CAF_CHECK_EQUAL(flow::test::label(r.value.schedule[0].id), "b+1");
+  CAF_CHECK_EQUAL(nf::flow::test::label(r.value.schedule[0].id), "b+1");
   CAF_CHECK_EQUAL(r.value.schedule[0].queue, "b");
   CAF_CHECK_EQUAL(boost::json::serialize(r.value.schedule[0].input), R"({"from":1})");
   apply_edit(s, r);
@@ -53,7 +53,7 @@ CAF_TEST(retry schedules the next attempt of what failed) {
 }
 
 CAF_TEST(retry reschedules canceled branches and reopens a failed loop) {
-  auto def = flow::test::workflow(
+  auto def = nf::flow::test::workflow(
     R"({"name":"w","tasks":[{"name":"fork","taskReferenceName":"fork","type":"FORK_JOIN","forkTasks":[
         [{"name":"loop","taskReferenceName":"loop","type":"DO_WHILE","loopCondition":"iteration < 3",
           "loopOver":[{"name":"x","taskReferenceName":"x"}]}],
@@ -68,7 +68,7 @@ CAF_TEST(retry reschedules canceled branches and reopens a failed loop) {
   CAF_REQUIRE(static_cast<bool>(r));
   std::string labels;
   for (const auto& st : r.value.schedule)
-    labels += flow::test::label(st.id) + ' ';
+    labels += nf::flow::test::label(st.id) + ' ';
   CAF_CHECK_EQUAL(labels, "b+1 join+1 x@2+1 ");
   CAF_REQUIRE_EQUAL(r.value.updates.size(), 1u);
   CAF_CHECK_EQUAL(r.value.updates[0].id.ref, "loop");
@@ -80,7 +80,7 @@ CAF_TEST(retry reschedules canceled branches and reopens a failed loop) {
 }
 
 CAF_TEST(rerun from a task discards what followed it) {
-  sim s(flow::test::workflow(sequence));
+  sim s(nf::flow::test::workflow(sequence));
   s.complete("a", R"({"v":1})");
   s.complete("b");
   s.complete("c");
@@ -88,7 +88,7 @@ CAF_TEST(rerun from a task discards what followed it) {
   CAF_CHECK(!rerun_from_task(s.def, s.defs, s.snap, "nope", 0, std::nullopt, s.now));
   CAF_CHECK_EQUAL(rerun_from_task(s.def, s.defs, s.snap, "b", 4, std::nullopt, s.now).error,
                   "task \"b\" has no execution in iteration 4");
-  auto r = rerun_from_task(s.def, s.defs, s.snap, "b", 0, flow::test::object(R"({"from":42})"),
+  auto r = rerun_from_task(s.def, s.defs, s.snap, "b", 0, nf::flow::test::object(R"({"from":42})"),
                            s.now);
   CAF_REQUIRE(static_cast<bool>(r));
   CAF_CHECK_EQUAL(removed(r.value), "b c");
@@ -103,7 +103,7 @@ CAF_TEST(rerun from a task discards what followed it) {
 }
 
 CAF_TEST(rerun inside a loop keeps earlier iterations) {
-  auto def = flow::test::workflow(
+  auto def = nf::flow::test::workflow(
     R"({"name":"w","tasks":[{"name":"loop","taskReferenceName":"loop","type":"DO_WHILE",
         "loopCondition":"iteration < 3","loopOver":[{"name":"x","taskReferenceName":"x"},
         {"name":"y","taskReferenceName":"y"}]},{"name":"z","taskReferenceName":"z"}]})");
@@ -129,11 +129,11 @@ CAF_TEST(rerun inside a loop keeps earlier iterations) {
 }
 
 CAF_TEST(restart starts over with the same id) {
-  sim s(flow::test::workflow(sequence), {}, R"({"n":1})");
+  sim s(nf::flow::test::workflow(sequence), {}, R"({"n":1})");
   CAF_CHECK(!restart(s.def, s.snap, std::nullopt, s.now));  // still RUNNING
   s.fail("a");
   s.advance(5'000);
-  auto r = restart(s.def, s.snap, flow::test::object(R"({"n":2})"), s.now);
+  auto r = restart(s.def, s.snap, nf::flow::test::object(R"({"n":2})"), s.now);
   CAF_REQUIRE(static_cast<bool>(r));
   CAF_CHECK_EQUAL(removed(r.value), "a");
   apply_edit(s, r);

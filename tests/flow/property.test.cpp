@@ -22,7 +22,7 @@
 #include "flow/serialise.hpp"
 #include "flow/validate.hpp"
 
-using namespace flow;
+using namespace nf::flow;
 
 namespace {
 

@@ -7,7 +7,7 @@
 #include "flow/parse.hpp"
 #include "flow/validate.hpp"
 
-namespace flow::test {
+namespace nf::flow::test {
 
 namespace {
 
@@ -168,4 +168,4 @@ std::string sim::events() const {
   return out;
 }
 
-}  // namespace flow::test
+} // namespace nf::flow::test

@@ -13,7 +13,7 @@
 #include "flow/definitions.hpp"
 #include "flow/snapshot.hpp"
 
-namespace flow::test {
+namespace nf::flow::test {
 
 /// A workflow definition from JSON text; aborts with the problems when the
 /// fixture itself is invalid (a broken test, not a failed check).
@@ -61,4 +61,4 @@ class sim {
   std::int64_t next_signal_ = 1;
 };
 
-}  // namespace flow::test
+} // namespace nf::flow::test

@@ -131,20 +131,20 @@ CAF_TEST(sql_check knows the schema and rejects what it does not have) {
 
 CAF_TEST(flow enum labels equal the database enum labels) {
   auto wf = db_labels("workflow_execution_status");
-  CAF_CHECK_EQUAL(flow_labels<flow::workflow_status>(wf, flow::parse_workflow_status), wf);
+  CAF_CHECK_EQUAL(flow_labels<nf::flow::workflow_status>(wf, nf::flow::parse_workflow_status), wf);
   auto ts = db_labels("task_execution_status");
-  CAF_CHECK_EQUAL(flow_labels<flow::task_status>(ts, flow::parse_task_status), ts);
+  CAF_CHECK_EQUAL(flow_labels<nf::flow::task_status>(ts, nf::flow::parse_task_status), ts);
   auto tt = db_labels("task_execution_type");
-  CAF_CHECK_EQUAL(split_labels(flow::task_type_labels()), tt);
-  CAF_CHECK_EQUAL(flow_labels<flow::task_type>(tt, flow::parse_task_type), tt);
+  CAF_CHECK_EQUAL(split_labels(nf::flow::task_type_labels()), tt);
+  CAF_CHECK_EQUAL(flow_labels<nf::flow::task_type>(tt, nf::flow::parse_task_type), tt);
   auto rl = db_labels("task_definition_retry_logic");
-  CAF_CHECK_EQUAL(flow_labels<flow::retry_logic>(rl, flow::parse_retry_logic), rl);
+  CAF_CHECK_EQUAL(flow_labels<nf::flow::retry_logic>(rl, nf::flow::parse_retry_logic), rl);
   auto tp = db_labels("task_definition_timeout_policy");
-  CAF_CHECK_EQUAL(flow_labels<flow::timeout_policy>(tp, flow::parse_timeout_policy), tp);
+  CAF_CHECK_EQUAL(flow_labels<nf::flow::timeout_policy>(tp, nf::flow::parse_timeout_policy), tp);
   // Workflows take the same flow enum minus RETRY (flow/definitions.hpp).
   auto wp = db_labels("workflow_definition_timeout_policy");
-  auto flow_wp = flow_labels<flow::timeout_policy>(tp, flow::parse_timeout_policy);
-  flow_wp.erase(std::string{to_string(flow::timeout_policy::retry)});
+  auto flow_wp = flow_labels<nf::flow::timeout_policy>(tp, nf::flow::parse_timeout_policy);
+  flow_wp.erase(std::string{to_string(nf::flow::timeout_policy::retry)});
   CAF_CHECK_EQUAL(flow_wp, wp);
 }
 
@@ -164,7 +164,7 @@ CAF_TEST(the frontier index lists exactly the statuses flow calls terminal) {
   }
   std::set<std::string> terminal;
   for (const auto& label : db_labels("task_execution_status"))
-    if (auto s = flow::parse_task_status(label); s && flow::is_terminal(*s))
+    if (auto s = nf::flow::parse_task_status(label); s && nf::flow::is_terminal(*s))
       terminal.insert(label);
   CAF_CHECK_EQUAL(in_index, terminal);
 }

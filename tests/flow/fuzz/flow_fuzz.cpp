@@ -26,34 +26,34 @@ void require(bool ok) {
     std::abort();
 }
 
-void round_trip(const flow::workflow_def& def) {
-  flow::problems errs;
-  require(flow::read_workflow_def(flow::to_json(def), "", errs) == def && errs.empty());
-  auto again = flow::load_workflow_def(boost::json::serialize(flow::to_json(def)));
+void round_trip(const nf::flow::workflow_def& def) {
+  nf::flow::problems errs;
+  require(nf::flow::read_workflow_def(nf::flow::to_json(def), "", errs) == def && errs.empty());
+  auto again = nf::flow::load_workflow_def(boost::json::serialize(nf::flow::to_json(def)));
   require(again.ok() && again.def == def);
 }
 
 // Plays a worker that completes or fails tasks as the input's bytes say.
-void run(const flow::workflow_def& def, std::string_view bytes) {
-  flow::time_ms now = 1'700'000'000'000;
-  auto snap = flow::start_snapshot(def, "wf-fuzz", {{"k", static_cast<std::int64_t>(bytes.size() % 3)}},
+void run(const nf::flow::workflow_def& def, std::string_view bytes) {
+  nf::flow::time_ms now = 1'700'000'000'000;
+  auto snap = nf::flow::start_snapshot(def, "wf-fuzz", {{"k", static_cast<std::int64_t>(bytes.size() % 3)}},
                                    now);
-  flow::task_def_map defs;
-  auto retrying = flow::task_def::unregistered("retrying");
+  nf::flow::task_def_map defs;
+  auto retrying = nf::flow::task_def::unregistered("retrying");
   retrying.retry_count = 2;
   retrying.retry_delay_seconds = 1;
   defs.emplace(retrying.name, retrying);
-  for (std::size_t step = 0; step < 64 && !flow::is_terminal(snap.status); ++step) {
-    auto d = flow::decide(def, defs, snap, now);
-    require(flow::decide(def, defs, snap, now) == d);
-    snap = flow::apply(std::move(snap), d, now);
+  for (std::size_t step = 0; step < 64 && !nf::flow::is_terminal(snap.status); ++step) {
+    auto d = nf::flow::decide(def, defs, snap, now);
+    require(nf::flow::decide(def, defs, snap, now) == d);
+    snap = nf::flow::apply(std::move(snap), d, now);
     unsigned char b = bytes.empty() ? 0 : static_cast<unsigned char>(bytes[step % bytes.size()]);
     now += 1000 * (b % 4);
     for (auto& e : snap.tasks) {
-      if (flow::is_terminal(e.status) || e.type == flow::task_type::join
-          || e.type == flow::task_type::do_while || e.type == flow::task_type::wait)
+      if (nf::flow::is_terminal(e.status) || e.type == nf::flow::task_type::join
+          || e.type == nf::flow::task_type::do_while || e.type == nf::flow::task_type::wait)
         continue;
-      e.status = b % 5 == 0 ? flow::task_status::failed : flow::task_status::completed;
+      e.status = b % 5 == 0 ? nf::flow::task_status::failed : nf::flow::task_status::completed;
       e.output = {{"v", static_cast<std::int64_t>(b)}};
       e.end_time = now;
       break;
@@ -67,27 +67,27 @@ void run(const flow::workflow_def& def, std::string_view bytes) {
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   std::string_view text(reinterpret_cast<const char*>(data), size);
-  auto wf = flow::load_workflow_def(text);
+  auto wf = nf::flow::load_workflow_def(text);
   for (const auto& p : wf.errors)
-    require(!flow::to_string(p).empty());
+    require(!nf::flow::to_string(p).empty());
   if (wf.ok()) {
     round_trip(wf.def);
     run(wf.def, text);
   }
-  auto td = flow::load_task_def(text);
+  auto td = nf::flow::load_task_def(text);
   if (td.ok()) {
-    flow::problems errs;
-    require(flow::read_task_def(flow::to_json(td.def), "", errs) == td.def && errs.empty());
+    nf::flow::problems errs;
+    require(nf::flow::read_task_def(nf::flow::to_json(td.def), "", errs) == td.def && errs.empty());
   }
   // The small languages on raw text as well.
-  flow::safe_expr e;
+  nf::flow::safe_expr e;
   std::string error;
   boost::json::value v;
   if (e.compile(text, error))
     e.evaluate(boost::json::object{{"a", 1}, {"s", "x"}}, v, error);
-  flow::parsed_template t;
-  flow::parse_template(text, t, error);
-  flow::parse_duration_ms(text);
-  flow::parse_time(text);
+  nf::flow::parsed_template t;
+  nf::flow::parse_template(text, t, error);
+  nf::flow::parse_duration_ms(text);
+  nf::flow::parse_time(text);
   return 0;
 }
