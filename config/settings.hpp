@@ -144,12 +144,6 @@ public:
     return std::get<T>(at(k.name, key<T>::type));
   }
 
-  int64_t integer(const std::string& name) const { return get(key<int64_t>{name.c_str()}); }
-  bool boolean(const std::string& name) const { return get(key<bool>{name.c_str()}); }
-  const std::string& text(const std::string& name) const {
-    return get(key<std::string>{name.c_str()});
-  }
-
   /// Sets `name` from text, checking its type and bounds; returns an error
   /// message naming the key and what was expected, or nullopt when accepted.
   std::optional<std::string> set(const std::string& name, const std::string& raw,
