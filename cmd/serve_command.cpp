@@ -38,7 +38,7 @@ void setup_logging(const config::values& settings) {
   auto logger = spdlog::stderr_color_mt("nodeflow");
   spdlog::set_default_logger(logger);
   spdlog::set_pattern("%Y-%m-%dT%H:%M:%S.%e %^%l%$ [%n] %v");
-  spdlog::set_level(spdlog::level::from_str(settings.text("log.level")));
+  spdlog::set_level(spdlog::level::from_str(settings.get(config::keys::log_level)));
 }
 
 // Capabilities, migrations and the partition count, before anything starts.
@@ -83,7 +83,7 @@ bool check_database(const serve_config& cfg) {
     std::cerr << "nodeflow serve: " << nf::message_of(partitions.error()) << "\n";
     return false;
   }
-  auto configured = cfg.settings.integer("engine.partitions");
+  auto configured = cfg.settings.get(config::keys::engine_partitions);
   if (*partitions != configured) {
     std::cerr << "nodeflow serve: engine.partitions: this node is configured for " << configured
               << " partitions but the database's ClusterSettings.partitionCount is "
@@ -185,8 +185,8 @@ int run_serve_command(int argc, char** argv) {
   // The api is published first (its port may be 0 = any), then the node is
   // spawned knowing the address it is reachable at, then handed to the api.
   auto api = net::spawn_api(sys, net::make_api_options(settings, cfg->dsn, nullptr));
-  const auto& host = settings.text("node.host");
-  auto port = static_cast<uint16_t>(settings.integer("node.port"));
+  const auto& host = settings.get(config::keys::node_host);
+  auto port = static_cast<uint16_t>(settings.get(config::keys::node_port));
   auto bound = sys.middleman().publish(api, port, host.c_str(), true);
   if (!bound) {
     std::cerr << "nodeflow serve: cannot listen on " << host << ":" << port << ": "
@@ -199,13 +199,14 @@ int run_serve_command(int argc, char** argv) {
   node_opts.settings = settings;
   node_opts.peers = std::make_shared<net::middleman_peers>();
   node_opts.http = std::make_shared<http::beast_client>();
-  node_opts.advertise = !settings.text("node.advertise").empty()
-                          ? settings.text("node.advertise")
+  node_opts.advertise = !settings.get(config::keys::node_advertise).empty()
+                          ? settings.get(config::keys::node_advertise)
                           : host + ":" + std::to_string(*bound);
   auto node = actors::spawn_node(sys, node_opts);
   net::attach_node(api, node);
   caf::scoped_actor self{sys};
-  auto patience = std::chrono::milliseconds{settings.integer("membership.lease_ms") + 2000};
+  auto patience =
+    std::chrono::milliseconds{settings.get(config::keys::membership_lease_ms) + 2000};
   if (!wait_for_partitions(self, node, patience))
     spdlog::warn("node_owns_no_partition_yet waited_ms={} (starts answer unavailable until it "
                  "owns one)",

@@ -36,11 +36,11 @@ std::optional<serve_config> load_serve_config(int argc, char** argv,
       if (auto problem = out.settings.set(s.name, raw, "--" + std::string{s.name}))
         errors.push_back(*problem);
   if (auto port = args->value("port"))
-    if (auto problem = out.settings.set("node.port", *port, "--port"))
+    if (auto problem = out.settings.set(config::keys::node_port.name, *port, "--port"))
       errors.push_back(*problem);
   out.dsn = resolve_dsn(*args);
   if (out.dsn.empty())
-    out.dsn = out.settings.text("db.dsn");
+    out.dsn = out.settings.get(config::keys::db_dsn);
   if (out.dsn.empty())
     errors.push_back("no database: pass --dsn DSN, set NODEFLOW_DSN or db.dsn in the config file");
   out.migrate = args->has("migrate");

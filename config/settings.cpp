@@ -4,6 +4,7 @@
 #include <charconv>
 #include <fstream>
 #include <sstream>
+#include <stdexcept>
 
 namespace nf::config {
 
@@ -118,8 +119,10 @@ std::optional<int64_t> parse_integer(const std::string& raw) {
 
 values values::defaults() {
   values v;
-  for (const auto& s : all_settings())
-    v.raw_[s.name] = s.default_value;
+  for (const auto& s : all_settings()) {
+    [[maybe_unused]] auto err = v.set(s.name, s.default_value, "default");
+    assert(!err);
+  }
   return v;
 }
 
@@ -128,44 +131,40 @@ std::optional<std::string> values::set(const std::string& name, const std::strin
   const setting* s = find(name);
   if (s == nullptr)
     return origin + ": unknown setting \"" + name + "\"";
+  value parsed;
   switch (s->type) {
     case kind::integer: {
       auto v = parse_integer(raw);
       if (!v || *v < s->min || *v > s->max)
         return origin + ": " + name + ": expected a whole number from " + std::to_string(s->min)
                + " to " + std::to_string(s->max) + ", got \"" + raw + "\"";
+      parsed = *v;
       break;
     }
     case kind::boolean:
       if (raw != "true" && raw != "false")
         return origin + ": " + name + ": expected true or false, got \"" + raw + "\"";
+      parsed = raw == "true";
       break;
     case kind::text:
       if (name == "log.level" && raw != "trace" && raw != "debug" && raw != "info"
           && raw != "warn" && raw != "error" && raw != "off")
         return origin + ": " + name + ": expected trace, debug, info, warn, error or off, got \""
                + raw + "\"";
+      parsed = raw;
       break;
   }
-  raw_[name] = raw;
+  values_[name] = std::move(parsed);
   return std::nullopt;
 }
 
-int64_t values::integer(const std::string& name) const {
-  auto it = raw_.find(name);
-  assert(it != raw_.end() && find(name) && find(name)->type == kind::integer);
-  return *parse_integer(it->second);
-}
-
-bool values::boolean(const std::string& name) const {
-  auto it = raw_.find(name);
-  assert(it != raw_.end() && find(name) && find(name)->type == kind::boolean);
-  return it->second == "true";
-}
-
-const std::string& values::text(const std::string& name) const {
-  auto it = raw_.find(name);
-  assert(it != raw_.end() && find(name) && find(name)->type == kind::text);
+const values::value& values::at(std::string_view name, [[maybe_unused]] kind type) const {
+  static_assert(std::is_same_v<std::variant_alternative_t<size_t(kind::boolean), value>, bool>);
+  auto it = values_.find(name);
+  assert(it != values_.end() && it->second.index() == static_cast<size_t>(type));
+  // Without assertions a wrong type still throws (std::get); an undeclared name must too.
+  if (it == values_.end())
+    throw std::logic_error{"undeclared setting " + std::string{name}};
   return it->second;
 }
 

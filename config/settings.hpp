@@ -4,6 +4,9 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
+#include <type_traits>
+#include <variant>
 #include <vector>
 
 namespace nf::config {
@@ -24,13 +27,122 @@ struct setting {
 /// Every setting nodeflow reads, in reference order.
 const std::vector<setting>& all_settings();
 
-/// Validated values by name. Reading a name that was not declared is a
-/// programmer error (assertion).
+/// The C++ type a setting of each kind is read as.
+template <class T>
+inline constexpr kind kind_of = std::is_same_v<T, int64_t> ? kind::integer
+                                : std::is_same_v<T, bool>  ? kind::boolean
+                                                           : kind::text;
+
+/// A setting's name with the type it is read as, so a read names a constant the
+/// compiler knows instead of a string; tests/config/settings.test.cpp checks that
+/// the constants and all_settings() name the same settings with the same types.
+template <class T>
+struct key {
+  static_assert(std::is_same_v<T, int64_t> || std::is_same_v<T, bool>
+                  || std::is_same_v<T, std::string>,
+                "a setting is an integer, a boolean or text");
+  static constexpr kind type = kind_of<T>;
+  const char* name;
+};
+
+/// One constant per setting of all_settings(), in the same order.
+namespace keys {
+inline constexpr key<std::string> db_dsn{"db.dsn"};
+inline constexpr key<int64_t> db_connections_per_role{"db.connections_per_role"};
+inline constexpr key<std::string> node_host{"node.host"};
+inline constexpr key<int64_t> node_port{"node.port"};
+inline constexpr key<std::string> node_advertise{"node.advertise"};
+inline constexpr key<int64_t> engine_partitions{"engine.partitions"};
+inline constexpr key<bool> engine_nudges{"engine.nudges"};
+inline constexpr key<int64_t> decider_batch_size{"decider.batch_size"};
+inline constexpr key<int64_t> decider_committers{"decider.committers"};
+inline constexpr key<int64_t> decider_split_at_requests{"decider.split_at_requests"};
+inline constexpr key<int64_t> decider_poll_interval_ms{"decider.poll_interval_ms"};
+inline constexpr key<int64_t> decider_group_commit_us{"decider.group_commit_us"};
+inline constexpr key<int64_t> decider_group_commit_from_requests{
+  "decider.group_commit_from_requests"};
+inline constexpr key<int64_t> lessor_lease_seconds{"lessor.lease_seconds"};
+inline constexpr key<int64_t> lessor_poll_interval_ms{"lessor.poll_interval_ms"};
+inline constexpr key<int64_t> lessor_max_batch{"lessor.max_batch"};
+inline constexpr key<int64_t> lessor_max_poll_timeout_ms{"lessor.max_poll_timeout_ms"};
+inline constexpr key<bool> lessor_lease_in_decision{"lessor.lease_in_decision"};
+inline constexpr key<int64_t> timer_poll_interval_ms{"timer.poll_interval_ms"};
+inline constexpr key<int64_t> timer_batch_size{"timer.batch_size"};
+inline constexpr key<int64_t> timer_full_sweep_interval_ms{"timer.full_sweep_interval_ms"};
+inline constexpr key<int64_t> relay_poll_interval_ms{"relay.poll_interval_ms"};
+inline constexpr key<int64_t> relay_batch_size{"relay.batch_size"};
+inline constexpr key<int64_t> relay_max_attempts{"relay.max_attempts"};
+inline constexpr key<int64_t> relay_base_backoff_ms{"relay.base_backoff_ms"};
+inline constexpr key<int64_t> relay_max_backoff_ms{"relay.max_backoff_ms"};
+inline constexpr key<int64_t> relay_request_timeout_ms{"relay.request_timeout_ms"};
+inline constexpr key<int64_t> relay_published_retention_s{"relay.published_retention_s"};
+inline constexpr key<int64_t> system_tasks_concurrency{"system_tasks.concurrency"};
+inline constexpr key<int64_t> system_tasks_poll_timeout_ms{"system_tasks.poll_timeout_ms"};
+inline constexpr key<int64_t> system_tasks_request_timeout_ms{"system_tasks.request_timeout_ms"};
+inline constexpr key<int64_t> membership_heartbeat_ms{"membership.heartbeat_ms"};
+inline constexpr key<int64_t> membership_lease_ms{"membership.lease_ms"};
+inline constexpr key<int64_t> maintenance_interval_s{"maintenance.interval_s"};
+inline constexpr key<int64_t> client_timeout_ms{"client.timeout_ms"};
+inline constexpr key<std::string> log_level{"log.level"};
+} // namespace keys
+
+/// A key without its type, to list every key in one array.
+struct any_key {
+  const char* name;
+  kind type;
+  template <class T>
+  constexpr any_key(key<T> k) : name{k.name}, type{key<T>::type} {}
+};
+
+/// Every constant of `keys`, for the test that keeps them in step with all_settings().
+inline constexpr any_key all_keys[] = {
+  keys::db_dsn,
+  keys::db_connections_per_role,
+  keys::node_host,
+  keys::node_port,
+  keys::node_advertise,
+  keys::engine_partitions,
+  keys::engine_nudges,
+  keys::decider_batch_size,
+  keys::decider_committers,
+  keys::decider_split_at_requests,
+  keys::decider_poll_interval_ms,
+  keys::decider_group_commit_us,
+  keys::decider_group_commit_from_requests,
+  keys::lessor_lease_seconds,
+  keys::lessor_poll_interval_ms,
+  keys::lessor_max_batch,
+  keys::lessor_max_poll_timeout_ms,
+  keys::lessor_lease_in_decision,
+  keys::timer_poll_interval_ms,
+  keys::timer_batch_size,
+  keys::timer_full_sweep_interval_ms,
+  keys::relay_poll_interval_ms,
+  keys::relay_batch_size,
+  keys::relay_max_attempts,
+  keys::relay_base_backoff_ms,
+  keys::relay_max_backoff_ms,
+  keys::relay_request_timeout_ms,
+  keys::relay_published_retention_s,
+  keys::system_tasks_concurrency,
+  keys::system_tasks_poll_timeout_ms,
+  keys::system_tasks_request_timeout_ms,
+  keys::membership_heartbeat_ms,
+  keys::membership_lease_ms,
+  keys::maintenance_interval_s,
+  keys::client_timeout_ms,
+  keys::log_level,
+};
+
+/// Validated values, each parsed once when set and read by its key. Reading a
+/// key whose name was not declared with the key's type is a programmer error
+/// (assertion).
 class values {
 public:
-  int64_t integer(const std::string& name) const;
-  bool boolean(const std::string& name) const;
-  const std::string& text(const std::string& name) const;
+  template <class T>
+  const T& get(key<T> k) const {
+    return std::get<T>(at(k.name, key<T>::type));
+  }
 
   /// Sets `name` from text, checking its type and bounds; returns an error
   /// message naming the key and what was expected, or nullopt when accepted.
@@ -40,7 +152,12 @@ public:
   static values defaults();
 
 private:
-  std::map<std::string, std::string> raw_;
+  // Alternatives in the order of `kind`.
+  using value = std::variant<int64_t, bool, std::string>;
+
+  const value& at(std::string_view name, kind type) const;
+
+  std::map<std::string, value, std::less<>> values_;
 };
 
 /// Reads `key = value` lines (`#` comments, blank lines, optional double quotes

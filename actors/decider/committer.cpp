@@ -246,11 +246,13 @@ caf::response_promise enqueue(committer_actor* self, std::vector<pending<T>>& in
 caf::behavior committer_behavior(committer_actor* self, committer_context ctx) {
   auto& st = self->state;
   st.log = folder_logger("decider");
-  st.group_commit = std::chrono::microseconds{ctx.settings.integer("decider.group_commit_us")};
+  st.group_commit =
+    std::chrono::microseconds{ctx.settings.get(config::keys::decider_group_commit_us)};
   st.group_commit_from =
-    static_cast<size_t>(ctx.settings.integer("decider.group_commit_from_requests"));
-  st.poll_interval = std::chrono::milliseconds{ctx.settings.integer("decider.poll_interval_ms")};
-  st.timer_poll_interval_ms = ctx.settings.integer("timer.poll_interval_ms");
+    static_cast<size_t>(ctx.settings.get(config::keys::decider_group_commit_from_requests));
+  st.poll_interval =
+    std::chrono::milliseconds{ctx.settings.get(config::keys::decider_poll_interval_ms)};
+  st.timer_poll_interval_ms = ctx.settings.get(config::keys::timer_poll_interval_ms);
   st.core = ctx.batches(ctx);
   st.ctx = std::move(ctx);
   // A partition that moved away takes its shard with it; the others go on.
@@ -288,8 +290,8 @@ caf::behavior committer_behavior(committer_actor* self, committer_context ctx) {
 
 std::unique_ptr<engine::decide_batches> connect_decide_batches(const committer_context& ctx) {
   return std::make_unique<engine::decider_core>(
-    ctx.partition_count, ctx.dsn, static_cast<int>(ctx.settings.integer("decider.batch_size")),
-    ctx.waiting, ctx.leases);
+    ctx.partition_count, ctx.dsn,
+    static_cast<int>(ctx.settings.get(config::keys::decider_batch_size)), ctx.waiting, ctx.leases);
 }
 
 caf::actor spawn_decide_committer(caf::actor_system& sys, const committer_context& ctx) {

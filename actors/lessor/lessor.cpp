@@ -294,10 +294,10 @@ caf::behavior lessor(lessor_actor* self, partition_context ctx, lease_store_fact
   st.db = db ? db() : std::make_unique<pg_lease_store>(st.ctx.dsn, st.ctx.shard);
   st.log = folder_logger("lessor");
   st.self_id = self->id();
-  st.max_batch = static_cast<int>(st.ctx.settings.integer("lessor.max_batch"));
-  st.lease_seconds = static_cast<int>(st.ctx.settings.integer("lessor.lease_seconds"));
-  st.poll_interval = milliseconds{st.ctx.settings.integer("lessor.poll_interval_ms")};
-  st.max_poll_timeout = milliseconds{st.ctx.settings.integer("lessor.max_poll_timeout_ms")};
+  st.max_batch = static_cast<int>(st.ctx.settings.get(config::keys::lessor_max_batch));
+  st.lease_seconds = static_cast<int>(st.ctx.settings.get(config::keys::lessor_lease_seconds));
+  st.poll_interval = milliseconds{st.ctx.settings.get(config::keys::lessor_poll_interval_ms)};
+  st.max_poll_timeout = milliseconds{st.ctx.settings.get(config::keys::lessor_max_poll_timeout_ms)};
   self->send(self, tick_atom_v);
   return {
     [=](poll_atom, msg::poll_request& req) -> caf::result<std::vector<msg::leased_task>> {

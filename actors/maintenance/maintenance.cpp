@@ -85,8 +85,8 @@ caf::behavior maintenance_behavior(maintenance_actor* self, std::string dsn,
   auto& st = self->state;
   st.log = folder_logger("maintenance");
   st.db.emplace(std::move(dsn));
-  st.interval = std::chrono::seconds{settings.integer("maintenance.interval_s")};
-  st.outbox_retention_s = settings.integer("relay.published_retention_s");
+  st.interval = std::chrono::seconds{settings.get(config::keys::maintenance_interval_s)};
+  st.outbox_retention_s = settings.get(config::keys::relay_published_retention_s);
   self->send(self, tick_atom_v);
   return {
     [=](tick_atom) {

@@ -276,13 +276,13 @@ caf::behavior node_behavior(node_actor* self, node_options opt) {
     opt.peers = std::make_shared<no_peer_links>();
   if (!opt.http)
     opt.http = std::make_shared<http::unconfigured_port>();
-  st.partitions = static_cast<int>(opt.settings.integer("engine.partitions"));
-  st.nudges = opt.settings.boolean("engine.nudges");
+  st.partitions = static_cast<int>(opt.settings.get(config::keys::engine_partitions));
+  st.nudges = opt.settings.get(config::keys::engine_nudges);
   st.address = !opt.advertise.empty() ? opt.advertise
-               : !opt.settings.text("node.advertise").empty()
-                 ? opt.settings.text("node.advertise")
-                 : opt.settings.text("node.host") + ":"
-                     + std::to_string(opt.settings.integer("node.port"));
+               : !opt.settings.get(config::keys::node_advertise).empty()
+                 ? opt.settings.get(config::keys::node_advertise)
+                 : opt.settings.get(config::keys::node_host) + ":"
+                     + std::to_string(opt.settings.get(config::keys::node_port));
   st.opt = std::move(opt);
   auto me = caf::actor_cast<caf::actor>(self);
 
@@ -290,12 +290,12 @@ caf::behavior node_behavior(node_actor* self, node_options opt) {
   m.dsn = st.opt.dsn;
   m.address = st.address;
   m.partition_count = st.partitions;
-  m.heartbeat_ms = st.opt.settings.integer("membership.heartbeat_ms");
-  m.lease_ms = st.opt.settings.integer("membership.lease_ms");
+  m.heartbeat_ms = st.opt.settings.get(config::keys::membership_heartbeat_ms);
+  m.lease_ms = st.opt.settings.get(config::keys::membership_lease_ms);
   m.node = me;
   st.membership = spawn_membership(self->system(), std::move(m));
   st.maintenance = spawn_maintenance(self->system(), st.opt.dsn, st.opt.settings);
-  if (st.opt.settings.boolean("lessor.lease_in_decision"))
+  if (st.opt.settings.get(config::keys::lessor_lease_in_decision))
     st.waiting = std::make_shared<engine::waiting_polls>();
   // What the outbox relay last read of its sinks, for the committers' hints.
   auto sinks = std::make_shared<sink_presence>();
@@ -307,9 +307,9 @@ caf::behavior node_behavior(node_actor* self, node_options opt) {
   d.dsn = st.opt.dsn;
   d.node = me;
   d.settings = st.opt.settings;
-  auto committers = static_cast<size_t>(st.opt.settings.integer("decider.committers"));
+  auto committers = static_cast<size_t>(st.opt.settings.get(config::keys::decider_committers));
   st.split = std::make_shared<committer_split>(
-    committers, st.opt.settings.integer("decider.split_at_requests"));
+    committers, st.opt.settings.get(config::keys::decider_split_at_requests));
   d.split = st.split;
   for (size_t i = 0; i < committers; ++i) {
     d.index = i;

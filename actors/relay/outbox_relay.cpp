@@ -163,12 +163,12 @@ caf::behavior relay(relay_actor* self, outbox_relay_context ctx) {
   st.ctx = std::move(ctx);
   st.db.emplace(st.ctx.dsn, "relay");
   const auto& s = st.ctx.settings;
-  st.batch_size = static_cast<int>(s.integer("relay.batch_size"));
-  st.poll_interval = milliseconds{s.integer("relay.poll_interval_ms")};
-  st.limits.request_timeout_ms = s.integer("relay.request_timeout_ms");
-  st.limits.max_attempts = static_cast<int>(s.integer("relay.max_attempts"));
-  st.backoff.base_ms = s.integer("relay.base_backoff_ms");
-  st.backoff.max_ms = std::max(st.backoff.base_ms, s.integer("relay.max_backoff_ms"));
+  st.batch_size = static_cast<int>(s.get(config::keys::relay_batch_size));
+  st.poll_interval = milliseconds{s.get(config::keys::relay_poll_interval_ms)};
+  st.limits.request_timeout_ms = s.get(config::keys::relay_request_timeout_ms);
+  st.limits.max_attempts = static_cast<int>(s.get(config::keys::relay_max_attempts));
+  st.backoff.base_ms = s.get(config::keys::relay_base_backoff_ms);
+  st.backoff.max_ms = std::max(st.backoff.base_ms, s.get(config::keys::relay_max_backoff_ms));
   // A claim must outlive its deliveries (connect + read, each bounded by the timeout).
   st.visibility_seconds = static_cast<int>(
     std::max<int64_t>(30, 2 * st.limits.request_timeout_ms / 1000 + 10));

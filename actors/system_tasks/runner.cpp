@@ -137,10 +137,11 @@ caf::behavior runner(runner_actor* self, system_task_options opt) {
   st.opt = std::move(opt);
   st.log = folder_logger("system_tasks");
   const auto& s = st.opt.settings;
-  st.concurrency = st.opt.concurrency > 0 ? st.opt.concurrency
-                                          : static_cast<int>(s.integer("system_tasks.concurrency"));
-  st.poll_timeout = milliseconds{s.integer("system_tasks.poll_timeout_ms")};
-  st.request_timeout = milliseconds{s.integer("system_tasks.request_timeout_ms")};
+  st.concurrency = st.opt.concurrency > 0
+                     ? st.opt.concurrency
+                     : static_cast<int>(s.get(config::keys::system_tasks_concurrency));
+  st.poll_timeout = milliseconds{s.get(config::keys::system_tasks_poll_timeout_ms)};
+  st.request_timeout = milliseconds{s.get(config::keys::system_tasks_request_timeout_ms)};
   self->set_down_handler([self](caf::down_msg&) {
     --self->state.in_flight; // a task worker finished
     poll_more(self);

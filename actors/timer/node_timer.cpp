@@ -183,10 +183,10 @@ caf::behavior timer(timer_actor* self, node_timer_context ctx) {
   auto& st = self->state;
   st.ctx = std::move(ctx);
   st.db.emplace(st.ctx.dsn, "timer");
-  st.batch_size = static_cast<int>(st.ctx.settings.integer("timer.batch_size"));
-  st.poll_interval = milliseconds{st.ctx.settings.integer("timer.poll_interval_ms")};
+  st.batch_size = static_cast<int>(st.ctx.settings.get(config::keys::timer_batch_size));
+  st.poll_interval = milliseconds{st.ctx.settings.get(config::keys::timer_poll_interval_ms)};
   st.full_sweep_interval =
-    milliseconds{st.ctx.settings.integer("timer.full_sweep_interval_ms")};
+    milliseconds{st.ctx.settings.get(config::keys::timer_full_sweep_interval_ms)};
   // A partition that moved away takes its shard with it; the others go on.
   self->set_down_handler([self](caf::down_msg& dm) { self->state.served.leave(dm.source); });
   self->send(self, tick_atom_v);

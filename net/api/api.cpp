@@ -392,11 +392,11 @@ api_options make_api_options(const config::values& settings, std::string dsn, ca
   api_options o;
   o.dsn = std::move(dsn);
   o.node = std::move(node);
-  o.store_workers = static_cast<int>(settings.integer("db.connections_per_role"));
-  o.default_lease_seconds = static_cast<int>(settings.integer("lessor.lease_seconds"));
-  o.limits.max_poll_timeout_ms = settings.integer("lessor.max_poll_timeout_ms");
-  o.limits.max_events_wait_ms = settings.integer("lessor.max_poll_timeout_ms");
-  o.request_timeout = std::chrono::milliseconds{settings.integer("client.timeout_ms")};
+  o.store_workers = static_cast<int>(settings.get(config::keys::db_connections_per_role));
+  o.default_lease_seconds = static_cast<int>(settings.get(config::keys::lessor_lease_seconds));
+  o.limits.max_poll_timeout_ms = settings.get(config::keys::lessor_max_poll_timeout_ms);
+  o.limits.max_events_wait_ms = settings.get(config::keys::lessor_max_poll_timeout_ms);
+  o.request_timeout = std::chrono::milliseconds{settings.get(config::keys::client_timeout_ms)};
   return o;
 }
 

@@ -2,7 +2,11 @@
 #include "caf/test/unit_test.hpp"
 
 #include <fstream>
+#include <iterator>
+#include <map>
+#include <set>
 #include <sstream>
+#include <string>
 
 #include "config/settings.hpp"
 
@@ -14,8 +18,49 @@ CAF_TEST(defaults are valid values of their own settings) {
     auto err = v.set(s.name, s.default_value, "default");
     CAF_CHECK(!err);
   }
-  CAF_CHECK_EQUAL(v.integer("engine.partitions"), 16);
-  CAF_CHECK_EQUAL(v.boolean("engine.nudges"), true);
+  CAF_CHECK_EQUAL(v.get(keys::engine_partitions), 16);
+  CAF_CHECK_EQUAL(v.get(keys::engine_nudges), true);
+}
+
+CAF_TEST(every key names a declared setting of its type and every setting has a key) {
+  const auto& declared = all_settings();
+  std::map<std::string, kind> by_name;
+  for (const auto& s : declared)
+    by_name.emplace(s.name, s.type);
+  std::set<std::string> keyed;
+  for (const auto& k : all_keys) {
+    auto it = by_name.find(k.name);
+    if (it == by_name.end())
+      CAF_FAIL("key \"" << k.name << "\" names no setting of all_settings()");
+    if (it->second != k.type)
+      CAF_FAIL("key \"" << k.name << "\" reads its setting as another type");
+    if (!keyed.insert(k.name).second)
+      CAF_FAIL("two keys name \"" << k.name << "\"");
+  }
+  for (const auto& s : declared)
+    if (keyed.count(s.name) == 0)
+      CAF_FAIL("setting \"" << s.name << "\" has no constant in config::keys / all_keys");
+  // A constant declared in `keys` but left out of all_keys would escape the
+  // checks above, so the header's declarations are counted too.
+  std::ifstream in{NF_SETTINGS_HPP};
+  CAF_REQUIRE(in.good());
+  size_t constants = 0;
+  for (std::string line; std::getline(in, line);)
+    constants += line.find("inline constexpr key<") != std::string::npos;
+  CAF_CHECK_EQUAL(constants, std::size(all_keys));
+  CAF_CHECK_EQUAL(std::size(all_keys), declared.size());
+}
+
+CAF_TEST(a value is read back with the type of its key) {
+  auto v = values::defaults();
+  CAF_CHECK_EQUAL(v.get(keys::log_level), "info");
+  CAF_CHECK_EQUAL(v.get(keys::lessor_lease_in_decision), true);
+  CAF_CHECK(!v.set("engine.nudges", "false", "t"));
+  CAF_CHECK(!v.set("relay.max_backoff_ms", "86400000", "t"));
+  CAF_CHECK(!v.set("node.advertise", "h:1", "t"));
+  CAF_CHECK_EQUAL(v.get(keys::engine_nudges), false);
+  CAF_CHECK_EQUAL(v.get(keys::relay_max_backoff_ms), 86400000);
+  CAF_CHECK_EQUAL(v.get(keys::node_advertise), "h:1");
 }
 
 CAF_TEST(wrong types and out of range values name the key and what was expected) {
@@ -38,7 +83,7 @@ CAF_TEST(wrong types and out of range values name the key and what was expected)
   CAF_CHECK_EQUAL(problems[5], "test.conf:6: log.level: expected trace, debug, info, warn, error "
                                "or off, got \"loud\"");
   // Rejected values leave the defaults in place.
-  CAF_CHECK_EQUAL(v.integer("decider.batch_size"), 128);
+  CAF_CHECK_EQUAL(v.get(keys::decider_batch_size), 128);
 }
 
 CAF_TEST(a valid file overrides the defaults) {
@@ -46,8 +91,8 @@ CAF_TEST(a valid file overrides the defaults) {
   auto problems = load_text("# comment\n\nnode.port = 4600\ndb.dsn = \"postgresql://x@h/db\"\n",
                             "ok.conf", v);
   CAF_CHECK(problems.empty());
-  CAF_CHECK_EQUAL(v.integer("node.port"), 4600);
-  CAF_CHECK_EQUAL(v.text("db.dsn"), "postgresql://x@h/db");
+  CAF_CHECK_EQUAL(v.get(keys::node_port), 4600);
+  CAF_CHECK_EQUAL(v.get(keys::db_dsn), "postgresql://x@h/db");
 }
 
 CAF_TEST(the checked-in reference config lists every setting with its default) {

@@ -91,16 +91,16 @@ CAF_TEST(serve reads defaults then the config file then flags) {
   std::remove(file.c_str());
   CAF_REQUIRE(cfg);
   CAF_CHECK_EQUAL(cfg->dsn, "postgresql://x@h/db");
-  CAF_CHECK_EQUAL(cfg->settings.integer("node.port"), 4600);          // file
-  CAF_CHECK_EQUAL(cfg->settings.integer("engine.partitions"), 32);    // flag beats file
-  CAF_CHECK_EQUAL(cfg->settings.integer("decider.batch_size"), 64);   // --key=value
-  CAF_CHECK_EQUAL(cfg->settings.text("log.level"), "warn");
-  CAF_CHECK_EQUAL(cfg->settings.integer("lessor.max_batch"), 256);    // default
+  CAF_CHECK_EQUAL(cfg->settings.get(config::keys::node_port), 4600);          // file
+  CAF_CHECK_EQUAL(cfg->settings.get(config::keys::engine_partitions), 32);    // flag beats file
+  CAF_CHECK_EQUAL(cfg->settings.get(config::keys::decider_batch_size), 64);   // --key=value
+  CAF_CHECK_EQUAL(cfg->settings.get(config::keys::log_level), "warn");
+  CAF_CHECK_EQUAL(cfg->settings.get(config::keys::lessor_max_batch), 256);    // default
   CAF_CHECK(cfg->migrate);
   errors.clear();
   cfg = serve({"--dsn", "d", "--port", "4700"}, errors);
   CAF_REQUIRE(cfg);
-  CAF_CHECK_EQUAL(cfg->settings.integer("node.port"), 4700);
+  CAF_CHECK_EQUAL(cfg->settings.get(config::keys::node_port), 4700);
 }
 
 CAF_TEST(serve names the key of every bad setting) {
