@@ -185,17 +185,12 @@ caf::expected<void> finish_sub_workflow_tasks(transaction& tx,
   transition_plan plan;
   for (int row = 0; row < rows->rows(); ++row) {
     const auto& e = ends[static_cast<size_t>(rows->i64(row, 0) - 1)];
-    auto status = rows->text(row, 1);
-    const char* from = status == "SCHEDULED"     ? "SCHEDULED"
-                       : status == "IN_PROGRESS" ? "IN_PROGRESS"
-                                                 : nullptr;
-    if (from == nullptr) // already ended (canceled by a terminate, timed out, …)
-      continue;
+    auto from = flow::parse_task_status(rows->text(row, 1));
+    if (from != flow::task_status::scheduled && from != flow::task_status::in_progress)
+      continue; // already ended (canceled by a terminate, timed out, …)
     namespace_id ns{rows->str(row, 6)};
     auto shard = static_cast<int16_t>(rows->i64(row, 7));
-    // The labels are string literals, so .data() is NUL-terminated.
-    const char* to = flow::to_string(e.status).data();
-    boost::json::object payload{{"status", to},
+    boost::json::object payload{{"status", flow::to_string(e.status)},
                                 {"iteration", rows->i64(row, 4)},
                                 {"attempt", rows->i64(row, 5)}};
     if (e.child)
@@ -203,7 +198,7 @@ caf::expected<void> finish_sub_workflow_tasks(transaction& tx,
     if (e.reason)
       payload["reason"] = *e.reason;
     plan.wakes.push_back({e.parent, ns, shard, "subWorkflowEnded"});
-    plan.finishes.push_back({e.parent, e.task, from, to, e.output, e.reason, rows->str(row, 2),
+    plan.finishes.push_back({e.parent, e.task, *from, e.status, e.output, e.reason, rows->str(row, 2),
                              std::nullopt});
     plan.events.push_back({e.parent, ns, shard,
                            e.status == flow::task_status::completed ? "TASK_COMPLETED"

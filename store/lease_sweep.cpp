@@ -54,13 +54,15 @@ caf::expected<std::vector<swept_lease>> sweep_expired_leases(connection& conn, i
                     static_cast<int16_t>(rows->i64(i, 4))};
       lease_token token{rows->str(i, 3)};
       plan.removals.push_back(queue_removal{s.queue, s.task, token, true});
-      if (!tasks->is_null(i, 1) && tasks->text(i, 1) == "IN_PROGRESS") {
+      if (!tasks->is_null(i, 1)
+          && flow::parse_task_status(tasks->text(i, 1)) == flow::task_status::in_progress) {
         namespace_id ns{tasks->str(i, 0)};
         auto shard = static_cast<int16_t>(rows->i64(i, 4));
         boost::json::object payload{{"timeout", "responseTimeout"},
                                     {"attempt", tasks->i64(i, 4)}};
         plan.wakes.push_back(decider_wake{s.workflow, ns, shard, "leaseExpired"});
-        plan.finishes.push_back(task_finish{s.workflow, s.task, "IN_PROGRESS", "TIMED_OUT",
+        plan.finishes.push_back(task_finish{s.workflow, s.task, flow::task_status::in_progress,
+                                            flow::task_status::timed_out,
                                             std::nullopt,
                                             "lease expired: no completion or heartbeat within "
                                             "the response timeout",

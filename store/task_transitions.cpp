@@ -219,8 +219,8 @@ void add_finishes(pipeline& p, const std::vector<task_finish>& finishes) {
   int64_t within_s = 0;
   for (const auto& f : finishes) {
     seen.emplace_back(f.seen ? "t" : "f");
-    from.emplace_back(f.from_status);
-    to.emplace_back(f.to_status);
+    from.emplace_back(flow::to_string(f.from));
+    to.emplace_back(flow::to_string(f.to));
     outs.push_back(f.output);
     reasons.push_back(f.reason);
     sched.push_back(f.scheduled_at);

@@ -16,6 +16,7 @@
 
 #include <caf/expected.hpp>
 
+#include "flow/status.hpp"
 #include "store/ids.hpp"
 #include "store/pg/connection.hpp"
 #include "proto/errors.hpp"
@@ -61,13 +62,13 @@ struct queue_insert {
   int16_t shard = 0;
 };
 
-/// Moves a task from `from_status` to a terminal `to_status` (`"endedAt" = now()`) and
-/// cancels its pending timers.
+/// Moves a task from `from` to a terminal `to` (`"endedAt" = now()`) and cancels its
+/// pending timers.
 struct task_finish {
   workflow_id workflow;
   task_id task;
-  const char* from_status = "IN_PROGRESS";
-  const char* to_status = "COMPLETED";
+  flow::task_status from = flow::task_status::in_progress;
+  flow::task_status to = flow::task_status::completed;
   std::optional<json_text> output;
   std::optional<std::string> reason;
   std::string scheduled_at; ///< the task's "scheduledAt": bounds the timer cancel's partitions

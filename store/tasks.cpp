@@ -51,13 +51,13 @@ constexpr statement unsee{"task.unsee", R"(
 UPDATE "TaskExecutions" t SET "deciderSeenAt" = NULL
  WHERE t."workflowId" = ANY($1::uuid[]) AND t."id" = ANY($2::uuid[]))", 1};
 
-const char* status_of(task_outcome o) {
+flow::task_status status_of(task_outcome o) {
   switch (o) {
-    case task_outcome::completed: return "COMPLETED";
-    case task_outcome::failed: return "FAILED";
-    case task_outcome::failed_terminal: return "FAILED_WITH_TERMINAL_ERROR";
+    case task_outcome::completed: return flow::task_status::completed;
+    case task_outcome::failed: return flow::task_status::failed;
+    case task_outcome::failed_terminal: return flow::task_status::failed_with_terminal_error;
   }
-  return "FAILED";
+  return flow::task_status::failed;
 }
 
 } // namespace
@@ -126,8 +126,8 @@ completion_writes add_completion_writes(pipeline& p, const std::vector<task_resu
       continue;
     const auto& r = rs[i];
     const auto& f = *facts[i];
-    const char* status = status_of(r.outcome);
-    boost::json::object payload{{"status", status},
+    auto status = status_of(r.outcome);
+    boost::json::object payload{{"status", flow::to_string(status)},
                                 {"iteration", f.identity.iteration},
                                 {"attempt", f.identity.attempt}};
     if (r.reason)
@@ -137,7 +137,7 @@ completion_writes add_completion_writes(pipeline& p, const std::vector<task_resu
                                         r.outcome == task_outcome::completed ? "taskCompleted"
                                                                              : "taskFailed"});
     plan.removals.push_back(queue_removal{f.queue, r.task, r.token, false});
-    plan.finishes.push_back(task_finish{r.workflow, r.task, "IN_PROGRESS", status, r.output,
+    plan.finishes.push_back(task_finish{r.workflow, r.task, flow::task_status::in_progress, status, r.output,
                                         r.reason, f.scheduled_at, f.timers_within_s,
                                         evaluated_here});
     const char* type = r.outcome == task_outcome::completed ? "TASK_COMPLETED" : "TASK_FAILED";

@@ -132,7 +132,10 @@ fired_timer plan_one(const result& c, const result& t, int i, std::set<std::stri
     return f;
   auto shard = f.shard;
   namespace_id ns{t.str(i, 1)};
-  std::string task_status = t.is_null(i, 2) ? "" : t.str(i, 2);
+  // The task's status, or none for a workflow timer.
+  auto status = t.is_null(i, 2) ? std::nullopt : flow::parse_task_status(t.str(i, 2));
+  bool scheduled = status.has_value() && *status == flow::task_status::scheduled;
+  bool in_progress = status.has_value() && *status == flow::task_status::in_progress;
   bool has_queue_row = t.boolean(i, 6);
   bool leased = !t.is_null(i, 7);
   // One action per task per batch: a second timer on a task already acted on is a no-op.
@@ -140,10 +143,10 @@ fired_timer plan_one(const result& c, const result& t, int i, std::set<std::stri
   if (touched.count(target) > 0)
     return f;
   boost::json::object payload{{"timer", to_sql(f.kind)}, {"timerId", f.id}};
-  auto timed_out = [&](const char* from, std::optional<lease_token> token) {
+  auto timed_out = [&](flow::task_status from, std::optional<lease_token> token) {
     if (has_queue_row)
       plan.removals.push_back(queue_removal{t.str(i, 3), *f.task, std::move(token), false});
-    plan.finishes.push_back(task_finish{f.workflow, *f.task, from, "TIMED_OUT", std::nullopt,
+    plan.finishes.push_back(task_finish{f.workflow, *f.task, from, flow::task_status::timed_out, std::nullopt,
                                         std::string{to_sql(f.kind)} + " timeout", t.str(i, 5),
                                         std::nullopt});
     plan.events.push_back(event_draft{f.workflow, ns, shard, "TASK_TIMED_OUT", f.task,
@@ -151,14 +154,14 @@ fired_timer plan_one(const result& c, const result& t, int i, std::set<std::stri
   };
   switch (f.kind) {
     case timer_kind::schedule_to_start:
-      f.acted = task_status == "SCHEDULED" && !leased;
+      f.acted = scheduled && !leased;
       if (f.acted)
-        timed_out("SCHEDULED", std::nullopt);
+        timed_out(flow::task_status::scheduled, std::nullopt);
       break;
     case timer_kind::start_to_close:
-      f.acted = task_status == "IN_PROGRESS" && leased && t.str(i, 7) == c.str(i, 4);
+      f.acted = in_progress && leased && t.str(i, 7) == c.str(i, 4);
       if (f.acted)
-        timed_out("IN_PROGRESS", lease_token{c.str(i, 4)});
+        timed_out(flow::task_status::in_progress, lease_token{c.str(i, 4)});
       break;
     case timer_kind::task_timeout:
       f.acted = t.boolean(i, 8);
@@ -167,10 +170,10 @@ fired_timer plan_one(const result& c, const result& t, int i, std::set<std::stri
       f.acted = true;
       break;
     case timer_kind::wait:
-      f.acted = task_status == "SCHEDULED" || task_status == "IN_PROGRESS";
+      f.acted = scheduled || in_progress;
       break;
     case timer_kind::delay:
-      f.acted = task_status == "SCHEDULED" && !has_queue_row;
+      f.acted = scheduled && !has_queue_row;
       if (f.acted && !t.is_null(i, 3)) {
         f.queue = t.str(i, 3);
         plan.inserts.push_back(queue_insert{f.workflow, *f.task, shard});
