@@ -5,9 +5,7 @@
 // which shards each of a node's committers decides. Time moves only when a test moves
 // the actor clock.
 #define CAF_SUITE actors.committer
-// 0.17.6's dsl.hpp uses FAIL without defining it.
-#define FAIL(msg) CAF_FAIL(msg)
-#include "caf/test/dsl.hpp"
+#include "tests/support/deterministic.hpp"
 
 #include <deque>
 #include <memory>
@@ -15,7 +13,6 @@
 #include <string>
 #include <vector>
 
-#include <caf/actor_system_config.hpp>
 #include <caf/event_based_actor.hpp>
 
 #include "engine/decide/batch.hpp"
@@ -29,10 +26,6 @@ using namespace nf::actors;
 using namespace std::chrono_literals;
 
 namespace {
-
-struct test_config : caf::actor_system_config {
-  test_config() { load<caf::id_block::nodeflow>(); }
-};
 
 /// One flush as the fake saw it.
 struct seen_batch {
@@ -94,7 +87,7 @@ std::string uuid(int n) {
   return "00000000-0000-7000-8000-" + std::string(12 - s.size(), '0') + s;
 }
 
-struct fixture : test_coordinator_fixture<test_config> {
+struct fixture : test_coordinator_fixture<nf::test::deterministic_config> {
   std::shared_ptr<script> seen = std::make_shared<script>();
   std::shared_ptr<answers> got = std::make_shared<answers>();
   std::vector<caf::actor> spawned;

@@ -5,9 +5,7 @@
 // offered to the node's committers and comes back when one hands it back. Time moves
 // only when a test moves the actor clock.
 #define CAF_SUITE actors.lessor_parking
-// 0.17.6's dsl.hpp uses FAIL without defining it.
-#define FAIL(msg) CAF_FAIL(msg)
-#include "caf/test/dsl.hpp"
+#include "tests/support/deterministic.hpp"
 
 #include <deque>
 #include <map>
@@ -16,7 +14,6 @@
 #include <string>
 #include <vector>
 
-#include <caf/actor_system_config.hpp>
 #include <caf/event_based_actor.hpp>
 
 #include "engine/decide/batch.hpp"
@@ -33,10 +30,6 @@ using namespace nf::actors;
 using namespace std::chrono_literals;
 
 namespace {
-
-struct test_config : caf::actor_system_config {
-  test_config() { load<caf::id_block::nodeflow>(); }
-};
 
 std::string uuid(int n) {
   auto s = std::to_string(n);
@@ -122,7 +115,7 @@ private:
   std::set<int16_t> shards_;
 };
 
-struct fixture : test_coordinator_fixture<test_config> {
+struct fixture : test_coordinator_fixture<nf::test::deterministic_config> {
   std::shared_ptr<database> db = std::make_shared<database>();
   std::shared_ptr<std::map<std::string, answer>> answers =
     std::make_shared<std::map<std::string, answer>>();
