@@ -19,8 +19,30 @@
 
 namespace nf::engine {
 
+/// What an attempt may do, set once per pass (decider_core::run): the first pass takes the
+/// shortcuts below, a retry none of them, so whatever made the first fail cannot fail it again.
+struct attempt_rules {
+  /// Lease the decisions' new tasks to waiting polls in their own commit (apply_plans). A
+  /// retry does not: the lending cannot be what failed it, and the polls are back with their
+  /// lessors.
+  bool lend = true;
+  /// Take the completions' facts from the lease memory. A retry reads them, so a remembered
+  /// lease that no longer holds cannot fail it again.
+  bool recall = true;
+  /// Leave the completions' events of workflows this attempt decides to their decisions
+  /// (store::completion_writes::deferred). Not with commands either: they decide before the
+  /// claim, and a completion's event must not follow theirs.
+  bool defer = true;
+
+  static attempt_rules for_pass(int pass, const batch_input& in) {
+    bool first = pass == 1;
+    return {first, first, first && in.commands.empty()};
+  }
+};
+
 /// What one attempt of the transaction produced (discarded when it rolls back).
 struct decider_core::attempt_state {
+  attempt_rules rules;
   std::vector<caf::expected<store::start_result>> starts;
   std::vector<caf::expected<std::string>> completions;
   std::vector<caf::expected<std::string>> commands;
@@ -45,14 +67,9 @@ struct decider_core::attempt_state {
   /// (nullopt: nothing).
   std::map<std::string, std::optional<known_tasks>> learned;
   std::vector<lent_poll> lent;  ///< polls lent to this attempt (apply_plans)
-  bool may_lend = true;
-  /// The completions' facts may come from the lease memory (the first attempt only: a
-  /// retry reads them, so a remembered lease that no longer holds cannot fail it again).
-  bool may_recall = true;
-  size_t recalled = 0;
-  /// The completions' events of workflows this attempt decides are written by their
-  /// decisions (store::completion_writes::deferred), each taken from here by its workflow's.
-  bool may_defer = true;
+  size_t recalled = 0;  ///< completions whose facts the lease memory gave (rules.recall)
+  /// The completions' events left to their workflows' decisions (rules.defer), each taken
+  /// from here by its workflow's.
   std::map<std::string, std::vector<store::event_write>> deferred;
   /// The completions' writes, added to a pipeline but not yet sent: they go with the
   /// claim and the reads (which must see them), in one round trip.

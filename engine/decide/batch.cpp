@@ -123,10 +123,7 @@ batch_output decider_core::run(const batch_input& in) {
       return finish();
     }
     attempt_state st;
-    st.may_lend = pass == 1;
-    st.may_recall = pass == 1;
-    // Commands decide before the claim: a completion's event must not follow theirs.
-    st.may_defer = pass == 1 && in.commands.empty();
+    st.rules = attempt_rules::for_pass(pass, in);
     caf::error err;
     // Every poll lent goes back to its lessor; only a commit makes its leases real.
     auto give_back = [&](bool committed) {
@@ -225,7 +222,7 @@ caf::expected<void> decider_core::attempt(store::transaction& tx, const batch_in
     // first claim it cannot: every lease is asked for, the writes' re-checks still hold).
     int64_t now_ms = server_offset_ms_ ? *server_offset_ms_ + clock_->now_ms() : 0;
     for (size_t i = 0; i < in.completions.size(); ++i) {
-      if (st.may_recall)
+      if (st.rules.recall)
         facts[i] = leases_->recall(in.completions[i], now_ms);
       if (facts[i]) {
         ++st.recalled;
@@ -290,7 +287,7 @@ caf::expected<void> decider_core::attempt(store::transaction& tx, const batch_in
     auto& into = starts_with_claim ? first : writes;
     completion_writes = store::add_completion_writes(into, in.completions, facts,
                                                      std::move(answers), true, decided_here,
-                                                     st.may_defer);
+                                                     st.rules.defer);
     st.deferred = std::move(completion_writes.deferred);
     st.pending = &into;
     st.pending_writes = &completion_writes;

@@ -238,9 +238,7 @@ caf::expected<void> decider_core::decide_claimed(store::transaction& tx, const b
     }
     note_history_use(*it.snap, it.def && !it.history, plans.back());
   }
-  // The first attempt leases to waiting polls; a retry does not, so whatever made the
-  // attempt fail cannot be the lending, and the polls are back with their lessors.
-  lending lend{st.may_lend ? waiting_.get() : nullptr, now_ms, &st.lent};
+  lending lend{st.rules.lend ? waiting_.get() : nullptr, now_ms, &st.lent};
   // The decisions' writes are the transaction's last when attempt() has nothing to write
   // after them: no completion's event left without its decision, and no completion of a
   // workflow not evaluated here (whose end it stamps unseen again). Their COMMIT then goes
