@@ -40,6 +40,36 @@ struct attempt_rules {
   }
 };
 
+/// Statements an attempt added to a pipeline and has not sent yet: the completions' writes,
+/// and the starts' statement ahead of them when no read or command needs a round trip
+/// first. They go with the claim and its reads, which must see them, in one round trip
+/// (decider_core::decide_claimed takes them); without a claim, flush() sends them on their
+/// own. Nothing here is owned: the pipeline, the start plan and the completion writes are
+/// locals of decider_core::attempt(), whose frame outlives every use of these pointers.
+struct deferred_sends {
+  store::pipeline* pipeline = nullptr;  ///< null: nothing waits to be sent
+  /// The completions' writes in `pipeline` (null: none), checked once it ran.
+  const store::completion_writes* writes = nullptr;
+  /// The starts' statement at the head of `pipeline` (null: none); its result is read from
+  /// the pipeline's (decider_core::note_starts).
+  store::start_plan* starts = nullptr;
+
+  /// Hands everything over to the caller's round trip, leaving nothing here.
+  deferred_sends take() { return std::exchange(*this, {}); }
+
+  /// Sends the completions' writes on their own, when nothing is to go with them, leaving
+  /// nothing here.
+  caf::expected<void> flush() {
+    if (pipeline == nullptr)
+      return {};
+    if (starts != nullptr)  // never: only a batch that reaches the claim defers them
+      return nf::make_error(nf::errc::internal,
+                               "the starts' statement was left for a claim that was not made");
+    auto sent = take();
+    return store::run_transition(*sent.pipeline, sent.writes->plan, sent.writes->at);
+  }
+};
+
 /// What one attempt of the transaction produced (discarded when it rolls back).
 struct decider_core::attempt_state {
   attempt_rules rules;
@@ -71,13 +101,7 @@ struct decider_core::attempt_state {
   /// The completions' events left to their workflows' decisions (rules.defer), each taken
   /// from here by its workflow's.
   std::map<std::string, std::vector<store::event_write>> deferred;
-  /// The completions' writes, added to a pipeline but not yet sent: they go with the
-  /// claim and the reads (which must see them), in one round trip.
-  store::pipeline* pending = nullptr;
-  const store::completion_writes* pending_writes = nullptr;
-  /// Or the starts' statement, in a batch of starts alone: it goes with the claim and the
-  /// reads too, and its result is read from theirs (decider_core::note_starts).
-  store::start_plan* pending_starts = nullptr;
+  deferred_sends unsent;  ///< what waits to go with the claim
 
   /// The completions applied whose ends were stamped seen for an evaluation this attempt
   /// does not make (I3): a workflow the claim did not hold, or a stale one. Their ends must
@@ -88,17 +112,6 @@ struct decider_core::attempt_state {
       if (completions[i] && evaluated.count(in.completions[i].workflow.str()) == 0)
         out.push_back(in.completions[i]);
     return out;
-  }
-
-  /// Sends the completions' writes on their own, when nothing is to go with them.
-  caf::expected<void> flush_pending() {
-    if (pending == nullptr)
-      return {};
-    if (pending_starts != nullptr)  // never: only a batch that reaches the claim defers them
-      return nf::make_error(nf::errc::internal,
-                               "the starts' statement was left for a claim that was not made");
-    return store::run_transition(*std::exchange(pending, nullptr), pending_writes->plan,
-                                 pending_writes->at);
   }
 };
 

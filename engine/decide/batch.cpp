@@ -243,8 +243,8 @@ caf::expected<void> decider_core::attempt(store::transaction& tx, const batch_in
   bool starts_with_claim = starting && unknown.empty() && in.commands.empty()
                            && !shards_.empty();
   if (starts_with_claim) {
-    st.pending = &first;
-    st.pending_starts = &start_plan;
+    st.unsent.pipeline = &first;
+    st.unsent.starts = &start_plan;
   } else if (first.size() > 0) {
     auto r = first.run();
     if (!r)
@@ -289,8 +289,8 @@ caf::expected<void> decider_core::attempt(store::transaction& tx, const batch_in
                                                      std::move(answers), true, decided_here,
                                                      st.rules.defer);
     st.deferred = std::move(completion_writes.deferred);
-    st.pending = &into;
-    st.pending_writes = &completion_writes;
+    st.unsent.pipeline = &into;
+    st.unsent.writes = &completion_writes;
     const auto& done = completion_writes.answers;
     for (size_t i = 0; i < done.size(); ++i) {
       const auto& r = in.completions[i];
@@ -318,7 +318,7 @@ caf::expected<void> decider_core::attempt(store::transaction& tx, const batch_in
   }
   if (!in.commands.empty()) {
     // Commands read what the completions wrote.
-    if (auto r = st.flush_pending(); !r)
+    if (auto r = st.unsent.flush(); !r)
       return r;
     if (auto r = run_commands(tx, in, st); !r)
       return r;
@@ -341,8 +341,8 @@ caf::expected<void> decider_core::attempt(store::transaction& tx, const batch_in
     if (std::find(namespaces.begin(), namespaces.end(), ns) == namespaces.end())
       namespaces.push_back(ns);
   };
-  if (st.pending_starts != nullptr) {
-    for (auto i : st.pending_starts->ok)
+  if (st.unsent.starts != nullptr) {
+    for (auto i : st.unsent.starts->ok)
       note_namespace(in.starts[i].ns);
   } else {
     for (size_t i = 0; i < st.starts.size(); ++i)
@@ -368,7 +368,7 @@ caf::expected<void> decider_core::attempt(store::transaction& tx, const batch_in
     return nf::make_error(nf::errc::retry_tx,
                              "the completions' events of " + std::to_string(st.deferred.size())
                                + " workflows were left to decisions that did not happen");
-  if (auto r = st.flush_pending(); !r)
+  if (auto r = st.unsent.flush(); !r)
     return r;
   return store::unsee_tasks(tx, st.unevaluated(in));
 }

@@ -52,7 +52,7 @@ caf::expected<void> decider_core::decide_claimed(store::transaction& tx, const b
                                                  attempt_state& st) {
   auto& conn = tx.conn();
   if (shards_.empty())
-    return st.flush_pending();
+    return st.unsent.flush();
   auto shards = served_shards();
   // The clock is read after the claim, not at the transaction's start: a timer
   // that committed its wake-up after this transaction began (the claim still
@@ -60,18 +60,17 @@ caf::expected<void> decider_core::decide_claimed(store::transaction& tx, const b
   // see its WAIT as not yet due.
   // The completions' writes go first in the claim's round trip: the reads see them.
   std::vector<store::result> rs;
-  auto* pending = std::exchange(st.pending, nullptr);
+  auto unsent = st.unsent.take();
   store::pipeline own{conn};
-  auto& p = pending != nullptr ? *pending : own;
+  auto& p = unsent.pipeline != nullptr ? *unsent.pipeline : own;
   auto reads = store::claim_and_read(p, rs, shards, limit, expected, histories_expected,
                                      stamp_namespaces, st.after);
   if (!reads)
     return std::move(reads.error());
-  if (pending != nullptr && st.pending_writes != nullptr)
-    if (auto w = store::transition_applied(st.pending_writes->plan, st.pending_writes->at, rs);
-        !w)
+  if (unsent.writes != nullptr)
+    if (auto w = store::transition_applied(unsent.writes->plan, unsent.writes->at, rs); !w)
       return w;
-  if (auto* plan = std::exchange(st.pending_starts, nullptr)) {
+  if (auto* plan = unsent.starts) {
     // The start statement's result heads the pipeline's.
     std::vector<store::workflow_snapshot> created;
     auto started = store::starts_of(tx, in.starts, std::move(*plan), rs.front(), &created);
