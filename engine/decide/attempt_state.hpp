@@ -70,6 +70,29 @@ struct deferred_sends {
   }
 };
 
+/// What the claim reads ahead in its round trip (store::claim_and_read), built by
+/// decider_core::attempt() from what the batch's own starts and completions enqueued: the
+/// claim makes room for each of them, so each is decided in its own commit (fast path a).
+struct decider_core::claim_ahead {
+  explicit claim_ahead(const std::set<std::string>& excluded) : excluded(excluded) {}
+
+  /// Stale this batch (I4): requeued, and left undecided if claimed (decided next time).
+  const std::set<std::string>& excluded;
+  /// Rows claimed at most: decider.batch_size, plus the batch's own starts and completions.
+  int limit = 0;
+  /// Workflows whose snapshots are read with the claim (the completed ones'; the starts'
+  /// executions come back from their own statement).
+  std::vector<workflow_id> expected;
+  /// Per expected workflow, the last task row known_ holds of it: only the rows past it are
+  /// read.
+  std::vector<std::optional<task_id>> after;
+  /// Of the expected workflows, those whose history facts are read too (not in
+  /// without_history_).
+  std::vector<workflow_id> histories;
+  /// Namespaces whose definition stamps are read: the last batch's and the starts'.
+  std::vector<namespace_id> stamp_namespaces;
+};
+
 /// What one attempt of the transaction produced (discarded when it rolls back).
 struct decider_core::attempt_state {
   attempt_rules rules;
@@ -90,9 +113,6 @@ struct decider_core::attempt_state {
   /// not (a row another wake left may be claimed with them).
   std::set<std::string> rowless_completions;
   bool decide_again = false;
-  /// Per expected workflow (the claim's read ahead), the last task row known_ holds of it:
-  /// only the rows past it are read.
-  std::vector<std::optional<task_id>> after;
   /// What this attempt's decisions leave known_ to hold of their workflows, once it commits
   /// (nullopt: nothing).
   std::map<std::string, std::optional<known_tasks>> learned;

@@ -135,12 +135,14 @@ private:
   caf::expected<void> note_starts(std::vector<caf::expected<store::start_result>> started,
                                   std::vector<store::workflow_snapshot> created,
                                   attempt_state& st);
+  /// What the claim after `st`'s starts and completions reads ahead (attempt_state.hpp).
+  struct claim_ahead;
+  claim_ahead claim_ahead_of(const batch_input& in, const std::set<std::string>& excluded,
+                             const attempt_state& st) const;
+  /// Claims the served shards' pending evaluations, with `ahead`'s reads and what `st`
+  /// left unsent in one round trip, and decides them (claim.cpp).
   caf::expected<void> decide_claimed(store::transaction& tx, const batch_input& in,
-                                     const std::set<std::string>& excluded,
-                                     int limit, const std::vector<workflow_id>& expected,
-                                     const std::vector<workflow_id>& histories_expected,
-                                     const std::vector<namespace_id>& stamp_namespaces,
-                                     attempt_state& st);
+                                     const claim_ahead& ahead, attempt_state& st);
   /// Remembers whether the facts of `s`'s workflow need reading with the next claim
   /// (without_history_): not while it runs a definition with no WAIT and no timeout.
   void note_history_use(const store::workflow_snapshot& s, bool defined_without_history,

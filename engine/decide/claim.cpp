@@ -44,12 +44,12 @@ bool needs_history(const flow::workflow_def& def) {
 } // namespace
 
 caf::expected<void> decider_core::decide_claimed(store::transaction& tx, const batch_input& in,
-                                                 const std::set<std::string>& excluded,
-                                                 int limit,
-                                                 const std::vector<workflow_id>& expected,
-                                                 const std::vector<workflow_id>& histories_expected,
-                                                 const std::vector<namespace_id>& stamp_namespaces,
-                                                 attempt_state& st) {
+                                                 const claim_ahead& ahead, attempt_state& st) {
+  const auto& excluded = ahead.excluded;
+  const auto limit = ahead.limit;
+  const auto& expected = ahead.expected;
+  const auto& histories_expected = ahead.histories;
+  const auto& stamp_namespaces = ahead.stamp_namespaces;
   auto& conn = tx.conn();
   if (shards_.empty())
     return st.unsent.flush();
@@ -64,7 +64,7 @@ caf::expected<void> decider_core::decide_claimed(store::transaction& tx, const b
   store::pipeline own{conn};
   auto& p = unsent.pipeline != nullptr ? *unsent.pipeline : own;
   auto reads = store::claim_and_read(p, rs, shards, limit, expected, histories_expected,
-                                     stamp_namespaces, st.after);
+                                     stamp_namespaces, ahead.after);
   if (!reads)
     return std::move(reads.error());
   if (unsent.writes != nullptr)
@@ -121,8 +121,8 @@ caf::expected<void> decider_core::decide_claimed(store::transaction& tx, const b
     by_id.emplace(s.id.str(), std::move(s));
   // A workflow read past the rows known_ holds takes them back, unless another evaluation
   // committed since that decision (its version moved): then it is read whole.
-  for (size_t i = 0; i < expected.size() && i < st.after.size(); ++i) {
-    if (!st.after[i])
+  for (size_t i = 0; i < expected.size() && i < ahead.after.size(); ++i) {
+    if (!ahead.after[i])
       continue;
     auto s = by_id.find(expected[i].str());
     if (s == by_id.end())
