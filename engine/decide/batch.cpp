@@ -123,10 +123,7 @@ batch_output decider_core::run(const batch_input& in) {
       return finish();
     }
     attempt_state st;
-    st.may_lend = pass == 1;
-    st.may_recall = pass == 1;
-    // Commands decide before the claim: a completion's event must not follow theirs.
-    st.may_defer = pass == 1 && in.commands.empty();
+    st.rules = attempt_rules::for_pass(pass, in);
     caf::error err;
     // Every poll lent goes back to its lessor; only a commit makes its leases real.
     auto give_back = [&](bool committed) {
@@ -225,7 +222,7 @@ caf::expected<void> decider_core::attempt(store::transaction& tx, const batch_in
     // first claim it cannot: every lease is asked for, the writes' re-checks still hold).
     int64_t now_ms = server_offset_ms_ ? *server_offset_ms_ + clock_->now_ms() : 0;
     for (size_t i = 0; i < in.completions.size(); ++i) {
-      if (st.may_recall)
+      if (st.rules.recall)
         facts[i] = leases_->recall(in.completions[i], now_ms);
       if (facts[i]) {
         ++st.recalled;
@@ -246,8 +243,8 @@ caf::expected<void> decider_core::attempt(store::transaction& tx, const batch_in
   bool starts_with_claim = starting && unknown.empty() && in.commands.empty()
                            && !shards_.empty();
   if (starts_with_claim) {
-    st.pending = &first;
-    st.pending_starts = &start_plan;
+    st.unsent.pipeline = &first;
+    st.unsent.starts = &start_plan;
   } else if (first.size() > 0) {
     auto r = first.run();
     if (!r)
@@ -290,10 +287,10 @@ caf::expected<void> decider_core::attempt(store::transaction& tx, const batch_in
     auto& into = starts_with_claim ? first : writes;
     completion_writes = store::add_completion_writes(into, in.completions, facts,
                                                      std::move(answers), true, decided_here,
-                                                     st.may_defer);
+                                                     st.rules.defer);
     st.deferred = std::move(completion_writes.deferred);
-    st.pending = &into;
-    st.pending_writes = &completion_writes;
+    st.unsent.pipeline = &into;
+    st.unsent.writes = &completion_writes;
     const auto& done = completion_writes.answers;
     for (size_t i = 0; i < done.size(); ++i) {
       const auto& r = in.completions[i];
@@ -321,31 +318,50 @@ caf::expected<void> decider_core::attempt(store::transaction& tx, const batch_in
   }
   if (!in.commands.empty()) {
     // Commands read what the completions wrote.
-    if (auto r = st.flush_pending(); !r)
+    if (auto r = st.unsent.flush(); !r)
       return r;
     if (auto r = run_commands(tx, in, st); !r)
       return r;
   }
+  auto ahead = claim_ahead_of(in, excluded, st);
+  if (auto r = decide_claimed(tx, in, ahead, st); !r)
+    return r;
+  // A completion's event no decision took would be lost: the attempt is made again, its
+  // events written where the completion is (a retry defers nothing).
+  if (!st.deferred.empty())
+    return nf::make_error(nf::errc::retry_tx,
+                             "the completions' events of " + std::to_string(st.deferred.size())
+                               + " workflows were left to decisions that did not happen");
+  if (auto r = st.unsent.flush(); !r)
+    return r;
+  return store::unsee_tasks(tx, st.unevaluated(in));
+}
+
+
+decider_core::claim_ahead decider_core::claim_ahead_of(const batch_input& in,
+                                                       const std::set<std::string>& excluded,
+                                                       const attempt_state& st) const {
   // The claim makes room for every workflow this batch enqueued itself, so each
   // start and completion is decided in its own commit (fast path a), whatever
   // older rows decider.batch_size lets in first. Those workflows are read with the
   // claim (store/decide_reads.hpp), and so are the stamps of their namespaces.
-  auto limit = batch_size_ + static_cast<int>(in.starts.size() + in.completions.size());
-  std::vector<workflow_id> expected;
+  claim_ahead ahead{excluded};
+  ahead.limit = batch_size_ + static_cast<int>(in.starts.size() + in.completions.size());
   std::set<std::string> seen;
   auto expect = [&](const workflow_id& id) {
     if (excluded.count(id.str()) == 0 && seen.insert(id.str()).second)
-      expected.push_back(id);
+      ahead.expected.push_back(id);
   };
   // The starts' executions come back from their own statement (note_starts): only their
   // namespaces' stamps are read with the claim.
-  std::vector<namespace_id> namespaces = recent_namespaces_;
+  auto& namespaces = ahead.stamp_namespaces;
+  namespaces = recent_namespaces_;
   auto note_namespace = [&](const namespace_id& ns) {
     if (std::find(namespaces.begin(), namespaces.end(), ns) == namespaces.end())
       namespaces.push_back(ns);
   };
-  if (st.pending_starts != nullptr) {
-    for (auto i : st.pending_starts->ok)
+  if (st.unsent.starts != nullptr) {
+    for (auto i : st.unsent.starts->ok)
       note_namespace(in.starts[i].ns);
   } else {
     for (size_t i = 0; i < st.starts.size(); ++i)
@@ -355,27 +371,15 @@ caf::expected<void> decider_core::attempt(store::transaction& tx, const batch_in
   for (size_t i = 0; i < st.completions.size(); ++i)
     if (st.completions[i])
       expect(in.completions[i].workflow);
-  std::vector<workflow_id> histories;
-  for (const auto& id : expected) {
+  for (const auto& id : ahead.expected) {
     if (without_history_.count(id.str()) == 0)
-      histories.push_back(id);
+      ahead.histories.push_back(id);
     auto k = known_.find(id.str());
-    st.after.push_back(k == known_.end() ? std::nullopt
-                                         : std::optional<task_id>{k->second.rows.back().id});
+    ahead.after.push_back(k == known_.end() ? std::nullopt
+                                            : std::optional<task_id>{k->second.rows.back().id});
   }
-  if (auto r = decide_claimed(tx, in, excluded, limit, expected, histories, namespaces, st); !r)
-    return r;
-  // A completion's event no decision took would be lost: the attempt is made again, its
-  // events written where the completion is (a retry defers nothing).
-  if (!st.deferred.empty())
-    return nf::make_error(nf::errc::retry_tx,
-                             "the completions' events of " + std::to_string(st.deferred.size())
-                               + " workflows were left to decisions that did not happen");
-  if (auto r = st.flush_pending(); !r)
-    return r;
-  return store::unsee_tasks(tx, st.unevaluated(in));
+  return ahead;
 }
-
 
 void decider_core::recover_in_doubt(const batch_input& in, batch_output& out) {
   // The commit's outcome is unknown: nothing is answered as done without reading it

@@ -135,12 +135,42 @@ private:
   caf::expected<void> note_starts(std::vector<caf::expected<store::start_result>> started,
                                   std::vector<store::workflow_snapshot> created,
                                   attempt_state& st);
+  /// What the claim after `st`'s starts and completions reads ahead (attempt_state.hpp).
+  struct claim_ahead;
+  claim_ahead claim_ahead_of(const batch_input& in, const std::set<std::string>& excluded,
+                             const attempt_state& st) const;
+  /// Claims the served shards' pending evaluations, with `ahead`'s reads and what `st`
+  /// left unsent in one round trip, and decides them (claim.cpp).
   caf::expected<void> decide_claimed(store::transaction& tx, const batch_input& in,
-                                     const std::set<std::string>& excluded,
-                                     int limit, const std::vector<workflow_id>& expected,
-                                     const std::vector<workflow_id>& histories_expected,
-                                     const std::vector<namespace_id>& stamp_namespaces,
-                                     attempt_state& st);
+                                     const claim_ahead& ahead, attempt_state& st);
+  // decide_claimed's steps, in order (claim.cpp).
+  struct claimed_work;
+  /// The claim's round trip, after what `st` left unsent: the claim, the clock and `ahead`'s
+  /// reads. Takes the starts' answers when their statement went with it.
+  caf::expected<void> read_claim(store::transaction& tx, const batch_input& in,
+                                 const claim_ahead& ahead, claimed_work& work, attempt_state& st);
+  /// Which workflows to evaluate: the rows claimed, less the excluded, and the workflows
+  /// this attempt's starts and completions left without a row.
+  static void choose_workflows(const claim_ahead& ahead, claimed_work& work,
+                               const attempt_state& st);
+  /// Their snapshots: those read ahead (with the task rows known_ holds), the others read
+  /// now; drops the rows of workflows that no longer exist.
+  caf::expected<void> read_snapshots(store::transaction& tx, const claim_ahead& ahead,
+                                     claimed_work& work, attempt_state& st);
+  /// Their definitions, refreshed where no stamp was read ahead.
+  caf::expected<void> read_definitions(store::connection& conn, const claim_ahead& ahead,
+                                       claimed_work& work);
+  /// The history facts their definitions may need, read now unless read ahead.
+  caf::expected<void> read_history_facts(store::transaction& tx, const claim_ahead& ahead,
+                                         claimed_work& work, const attempt_state& st);
+  /// One plan per evaluation (flow::decide()), each with the completions' events it takes.
+  std::vector<workflow_plan> plan_evaluations(const claimed_work& work, attempt_state& st);
+  /// Writes the plans, leasing their new tasks to waiting polls on a first attempt, and
+  /// notes what known_ may hold of them once the attempt commits.
+  caf::expected<void> write_evaluations(store::transaction& tx, const batch_input& in,
+                                        const claimed_work& work,
+                                        const std::vector<workflow_plan>& plans,
+                                        attempt_state& st);
   /// Remembers whether the facts of `s`'s workflow need reading with the next claim
   /// (without_history_): not while it runs a definition with no WAIT and no timeout.
   void note_history_use(const store::workflow_snapshot& s, bool defined_without_history,

@@ -43,59 +43,97 @@ bool needs_history(const flow::workflow_def& def) {
 
 } // namespace
 
+/// What one claim holds to evaluate, filled in by decide_claimed's steps in turn.
+struct decider_core::claimed_work {
+  store::decide_reads reads;  ///< the claim's round trip (its snapshots move to `snapshots`)
+  std::vector<workflow_id> ids;          ///< the workflows to evaluate, in order
+  std::vector<namespace_id> namespaces;  ///< theirs, each once
+  std::set<std::string> claimed;  ///< of `ids`, those whose "DecideQueues" row the claim holds
+  std::vector<store::workflow_snapshot> snapshots;  ///< of `ids` that exist, in order
+
+  /// A snapshot with its definitions.
+  struct evaluation {
+    const store::workflow_snapshot* snap;  ///< into `snapshots`
+    std::shared_ptr<const flow::workflow_def> def;
+    std::shared_ptr<const flow::task_def_map> tasks;
+    std::string def_error;
+    bool history = false;  ///< the definition may need history facts (needs_history)
+  };
+  std::vector<evaluation> evaluations;  ///< one per snapshot, in order
+  std::vector<workflow_id> need_facts;  ///< running workflows whose definitions may need facts
+  std::map<std::string, store::history_facts> facts;  ///< of `need_facts`, those with any
+};
+
 caf::expected<void> decider_core::decide_claimed(store::transaction& tx, const batch_input& in,
-                                                 const std::set<std::string>& excluded,
-                                                 int limit,
-                                                 const std::vector<workflow_id>& expected,
-                                                 const std::vector<workflow_id>& histories_expected,
-                                                 const std::vector<namespace_id>& stamp_namespaces,
-                                                 attempt_state& st) {
-  auto& conn = tx.conn();
+                                                 const claim_ahead& ahead, attempt_state& st) {
   if (shards_.empty())
-    return st.flush_pending();
-  auto shards = served_shards();
+    return st.unsent.flush();
+  claimed_work work;
+  if (auto r = read_claim(tx, in, ahead, work, st); !r)
+    return r;
+  choose_workflows(ahead, work, st);
+  if (work.ids.empty())
+    return {};
+  recent_namespaces_ = work.namespaces;
+  server_offset_ms_ = work.reads.now_ms - clock_->now_ms();
+  if (auto r = read_snapshots(tx, ahead, work, st); !r)
+    return r;
+  if (auto r = read_definitions(tx.conn(), ahead, work); !r)
+    return r;
+  if (auto r = read_history_facts(tx, ahead, work, st); !r)
+    return r;
+  auto plans = plan_evaluations(work, st);
+  return write_evaluations(tx, in, work, plans, st);
+}
+
+caf::expected<void> decider_core::read_claim(store::transaction& tx, const batch_input& in,
+                                             const claim_ahead& ahead, claimed_work& work,
+                                             attempt_state& st) {
   // The clock is read after the claim, not at the transaction's start: a timer
   // that committed its wake-up after this transaction began (the claim still
   // sees it, READ COMMITTED) fired later than that start, and decide() must not
   // see its WAIT as not yet due.
   // The completions' writes go first in the claim's round trip: the reads see them.
   std::vector<store::result> rs;
-  auto* pending = std::exchange(st.pending, nullptr);
-  store::pipeline own{conn};
-  auto& p = pending != nullptr ? *pending : own;
-  auto reads = store::claim_and_read(p, rs, shards, limit, expected, histories_expected,
-                                     stamp_namespaces, st.after);
+  auto unsent = st.unsent.take();
+  store::pipeline own{tx.conn()};
+  auto& p = unsent.pipeline != nullptr ? *unsent.pipeline : own;
+  auto reads = store::claim_and_read(p, rs, served_shards(), ahead.limit, ahead.expected,
+                                     ahead.histories, ahead.stamp_namespaces, ahead.after);
   if (!reads)
     return std::move(reads.error());
-  if (pending != nullptr && st.pending_writes != nullptr)
-    if (auto w = store::transition_applied(st.pending_writes->plan, st.pending_writes->at, rs);
-        !w)
+  if (unsent.writes != nullptr)
+    if (auto w = store::transition_applied(unsent.writes->plan, unsent.writes->at, rs); !w)
       return w;
-  if (auto* plan = std::exchange(st.pending_starts, nullptr)) {
+  if (unsent.starts != nullptr) {
     // The start statement's result heads the pipeline's.
     std::vector<store::workflow_snapshot> created;
-    auto started = store::starts_of(tx, in.starts, std::move(*plan), rs.front(), &created);
+    auto started = store::starts_of(tx, in.starts, std::move(*unsent.starts), rs.front(),
+                                    &created);
     if (!started)
       return std::move(started.error());
     if (auto n = note_starts(std::move(*started), std::move(created), st); !n)
       return n;
   }
-  const auto& claims = reads->claims;
-  st.claim_full = static_cast<int>(claims.size()) >= limit;
-  std::vector<workflow_id> ids;
-  std::vector<namespace_id> namespaces;
+  work.reads = std::move(*reads);
+  st.claim_full = static_cast<int>(work.reads.claims.size()) >= ahead.limit;
+  return {};
+}
+
+void decider_core::choose_workflows(const claim_ahead& ahead, claimed_work& work,
+                                    const attempt_state& st) {
   auto add = [&](const workflow_id& id, const namespace_id& ns) {
-    ids.push_back(id);
-    if (std::find(namespaces.begin(), namespaces.end(), ns) == namespaces.end())
-      namespaces.push_back(ns);
+    work.ids.push_back(id);
+    auto& nss = work.namespaces;
+    if (std::find(nss.begin(), nss.end(), ns) == nss.end())
+      nss.push_back(ns);
   };
-  std::set<std::string> claimed;
-  for (const auto& c : claims) {
+  for (const auto& c : work.reads.claims) {
     // A stale one stays claimed (locked) but undecided: its row survives the commit.
-    if (excluded.count(c.id.str()) != 0)
+    if (ahead.excluded.count(c.id.str()) != 0)
       continue;
     add(c.id, c.ns);
-    claimed.insert(c.id.str());
+    work.claimed.insert(c.id.str());
   }
   // Nothing else can see a workflow this transaction started, so no one else can have
   // evaluated it (it is never stale), and it has no row to claim.
@@ -104,28 +142,26 @@ caf::expected<void> decider_core::decide_claimed(store::transaction& tx, const b
   // A rowless completion's workflow is evaluated whether or not the claim holds a row of
   // it. Another evaluation of it committing first makes this one stale (I4): the batch is
   // then retried with the workflow excluded, and its completion writes its row.
-  for (const auto& s : reads->snapshots)
-    if (st.rowless_completions.count(s.id.str()) != 0 && claimed.count(s.id.str()) == 0)
+  for (const auto& s : work.reads.snapshots)
+    if (st.rowless_completions.count(s.id.str()) != 0 && work.claimed.count(s.id.str()) == 0)
       add(s.id, s.ns);
-  if (ids.empty())
-    return {};
-  recent_namespaces_ = namespaces;
-  auto now_ms = reads->now_ms;
-  server_offset_ms_ = now_ms - clock_->now_ms();
+}
 
+caf::expected<void> decider_core::read_snapshots(store::transaction& tx, const claim_ahead& ahead,
+                                                 claimed_work& work, attempt_state& st) {
   // The snapshots read with the claim, and those of what else it holds.
   std::set<std::string> read_ahead;
-  for (const auto& id : expected)
+  for (const auto& id : ahead.expected)
     read_ahead.insert(id.str());
   std::map<std::string, store::workflow_snapshot> by_id;
-  for (auto& s : reads->snapshots)
+  for (auto& s : work.reads.snapshots)
     by_id.emplace(s.id.str(), std::move(s));
   // A workflow read past the rows known_ holds takes them back, unless another evaluation
   // committed since that decision (its version moved): then it is read whole.
-  for (size_t i = 0; i < expected.size() && i < st.after.size(); ++i) {
-    if (!st.after[i])
+  for (size_t i = 0; i < ahead.expected.size() && i < ahead.after.size(); ++i) {
+    if (!ahead.after[i])
       continue;
-    auto s = by_id.find(expected[i].str());
+    auto s = by_id.find(ahead.expected[i].str());
     if (s == by_id.end())
       continue;
     auto k = known_.find(s->first);
@@ -141,7 +177,7 @@ caf::expected<void> decider_core::decide_claimed(store::transaction& tx, const b
     by_id.emplace(id, std::move(s));
   }
   std::vector<workflow_id> rest;
-  for (const auto& id : ids)
+  for (const auto& id : work.ids)
     if (read_ahead.count(id.str()) == 0)
       rest.push_back(id);
   if (!rest.empty()) {
@@ -151,107 +187,121 @@ caf::expected<void> decider_core::decide_claimed(store::transaction& tx, const b
     for (auto& s : *more)
       by_id.insert_or_assign(s.id.str(), std::move(s));
   }
-  std::vector<store::workflow_snapshot> snapshots;
   std::vector<workflow_id> orphans;
-  for (const auto& id : ids) {
+  for (const auto& id : work.ids) {
     auto it = by_id.find(id.str());
     if (it == by_id.end())
       orphans.push_back(id);
     else
-      snapshots.push_back(std::move(it->second));
+      work.snapshots.push_back(std::move(it->second));
   }
-  if (auto r = store::drop_decide_rows(tx, orphans); !r)
-    return r;
+  return store::drop_decide_rows(tx, orphans);
+}
+
+caf::expected<void> decider_core::read_definitions(store::connection& conn,
+                                                   const claim_ahead& ahead,
+                                                   claimed_work& work) {
+  const auto& stamped = ahead.stamp_namespaces;
   std::vector<namespace_id> unstamped;
-  for (const auto& ns : namespaces)
-    if (std::find(stamp_namespaces.begin(), stamp_namespaces.end(), ns) == stamp_namespaces.end())
+  for (const auto& ns : work.namespaces)
+    if (std::find(stamped.begin(), stamped.end(), ns) == stamped.end())
       unstamped.push_back(ns);
-  defs_.apply_stamps(reads->stamps, stamp_namespaces);
+  defs_.apply_stamps(work.reads.stamps, stamped);
   if (auto r = defs_.refresh(conn, unstamped); !r)
     return r;
-
   // Definitions first: which workflows need history facts depends on them.
-  struct item {
-    const store::workflow_snapshot* snap;
-    std::shared_ptr<const flow::workflow_def> def;
-    std::shared_ptr<const flow::task_def_map> tasks;
-    std::string def_error;
-    bool history = false;  ///< the definition may need history facts (needs_history)
-  };
-  std::vector<item> items;
-  std::vector<workflow_id> need_facts;
-  for (const auto& s : snapshots) {
-    item it{&s, nullptr, nullptr, {}, false};
+  for (const auto& s : work.snapshots) {
+    claimed_work::evaluation e{&s, nullptr, nullptr, {}, false};
     auto tdefs = defs_.task_defs(conn, s.ns);
     if (!tdefs)
       return std::move(tdefs.error());
-    it.tasks = *tdefs;
+    e.tasks = *tdefs;
     auto def = defs_.workflow_def(conn, s.ns, s.workflow_name, s.workflow_version);
     if (def) {
-      it.def = *def;
-      it.history = needs_history(*it.def);
-      if (!flow::is_terminal(s.status) && it.history)
-        need_facts.push_back(s.id);
+      e.def = *def;
+      e.history = needs_history(*e.def);
+      if (!flow::is_terminal(s.status) && e.history)
+        work.need_facts.push_back(s.id);
     } else if (nf::code_of(def.error()) == nf::errc::not_found) {
-      it.def_error = nf::message_of(def.error());
+      e.def_error = nf::message_of(def.error());
     } else {
       return std::move(def.error());
     }
-    items.push_back(std::move(it));
+    work.evaluations.push_back(std::move(e));
   }
+  return {};
+}
+
+caf::expected<void> decider_core::read_history_facts(store::transaction& tx,
+                                                     const claim_ahead& ahead,
+                                                     claimed_work& work,
+                                                     const attempt_state& st) {
   // A workflow this transaction started has no facts yet: its only event is its start.
   std::set<std::string> facts_read;
-  for (const auto& id : histories_expected)
+  for (const auto& id : ahead.histories)
     facts_read.insert(id.str());
   for (const auto& [id, s] : st.rowless_starts)
     facts_read.insert(id);
   std::vector<workflow_id> facts_left;
-  for (const auto& id : need_facts)
+  for (const auto& id : work.need_facts)
     if (facts_read.count(id.str()) == 0)
       facts_left.push_back(id);
   auto facts = store::load_history_facts(tx, facts_left);
   if (!facts)
     return std::move(facts.error());
-  for (const auto& id : need_facts)
-    if (auto f = reads->facts.find(id.str()); f != reads->facts.end())
-      facts->insert(*f);
+  work.facts = std::move(*facts);
+  for (const auto& id : work.need_facts)
+    if (auto f = work.reads.facts.find(id.str()); f != work.reads.facts.end())
+      work.facts.insert(*f);
+  return {};
+}
 
+std::vector<workflow_plan> decider_core::plan_evaluations(const claimed_work& work,
+                                                          attempt_state& st) {
   std::vector<workflow_plan> plans;
-  plans.reserve(items.size());
-  for (const auto& it : items) {
-    auto f = facts->find(it.snap->id.str());
-    plans.push_back(plan_evaluation(*it.snap, it.def.get(), it.def_error, *it.tasks,
-                                    f == facts->end() ? nullptr : &f->second, now_ms));
-    st.decide_again = st.decide_again || plans.back().decide_again;
-    if (auto d = st.deferred.find(it.snap->id.str()); d != st.deferred.end()) {
-      plans.back().write.preceding = std::move(d->second);
+  plans.reserve(work.evaluations.size());
+  for (const auto& e : work.evaluations) {
+    auto f = work.facts.find(e.snap->id.str());
+    plans.push_back(plan_evaluation(*e.snap, e.def.get(), e.def_error, *e.tasks,
+                                    f == work.facts.end() ? nullptr : &f->second,
+                                    work.reads.now_ms));
+    auto& plan = plans.back();
+    st.decide_again = st.decide_again || plan.decide_again;
+    if (auto d = st.deferred.find(e.snap->id.str()); d != st.deferred.end()) {
+      plan.write.preceding = std::move(d->second);
       st.deferred.erase(d);
     }
-    if (claimed.count(it.snap->id.str()) == 0) {
+    if (work.claimed.count(e.snap->id.str()) == 0) {
       // Only a row this transaction claimed (and holds locked) may be deleted: an unclaimed
       // one may carry a wake committed after the snapshot was read (I2).
-      plans.back().write.dequeue = false;
+      plan.write.dequeue = false;
       // Stopped early, it stays due: a rowless start or completion gets the row it was
       // spared.
-      if (plans.back().decide_again)
-        plans.back().requeue = true;
+      if (plan.decide_again)
+        plan.requeue = true;
     }
-    note_history_use(*it.snap, it.def && !it.history, plans.back());
+    note_history_use(*e.snap, e.def && !e.history, plan);
   }
-  // The first attempt leases to waiting polls; a retry does not, so whatever made the
-  // attempt fail cannot be the lending, and the polls are back with their lessors.
-  lending lend{st.may_lend ? waiting_.get() : nullptr, now_ms, &st.lent};
+  return plans;
+}
+
+caf::expected<void> decider_core::write_evaluations(store::transaction& tx, const batch_input& in,
+                                                    const claimed_work& work,
+                                                    const std::vector<workflow_plan>& plans,
+                                                    attempt_state& st) {
+  lending lend{st.rules.lend ? waiting_.get() : nullptr, work.reads.now_ms, &st.lent};
   // The decisions' writes are the transaction's last when attempt() has nothing to write
   // after them: no completion's event left without its decision, and no completion of a
   // workflow not evaluated here (whose end it stamps unseen again). Their COMMIT then goes
   // in their round trip: a flush takes three round trips instead of four.
-  for (const auto& s : snapshots)
+  for (const auto& s : work.snapshots)
     st.evaluated.insert(s.id.str());
   bool last = st.deferred.empty() && st.unevaluated(in).empty();
   if (auto r = apply_plans(tx, plans, shards_, partition_count_, st.fx, &lend, last); !r)
     return r;
-  for (size_t i = 0; i < items.size(); ++i)
-    st.learned[items[i].snap->id.str()] = known_after(*items[i].snap, plans[i], st.fx);
+  const auto& evs = work.evaluations;
+  for (size_t i = 0; i < evs.size(); ++i)
+    st.learned[evs[i].snap->id.str()] = known_after(*evs[i].snap, plans[i], st.fx);
   return {};
 }
 
