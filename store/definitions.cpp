@@ -337,7 +337,7 @@ caf::expected<std::vector<int64_t>> write_all(connection& conn, const namespace_
       return std::move(rs.error());
     std::vector<int64_t> revisions;
     for (size_t i = 0; i < tasks.size(); ++i)
-      revisions.push_back((*rs)[i].i64(0, 0));
+      revisions.push_back((*rs)[i].i64(0, (*rs)[i].column_named("revision")));
     return revisions;
   });
 }
