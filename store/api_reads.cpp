@@ -39,12 +39,12 @@ constexpr statement search_status_name{
     NF_SEARCH_BOUNDS};
 
 constexpr statement depths{"api.queue_depths", R"(
-SELECT "queueName", count(*) FILTER (WHERE "leaseExpiresAt" IS NULL),
-       count(*) FILTER (WHERE "leaseExpiresAt" IS NOT NULL)
+SELECT "queueName", count(*) FILTER (WHERE "leaseExpiresAt" IS NULL) AS ready,
+       count(*) FILTER (WHERE "leaseExpiresAt" IS NOT NULL) AS leased
   FROM "TaskQueues" GROUP BY "queueName" ORDER BY "queueName")"};
 
 constexpr statement pending{"api.pending_decisions", R"(
-SELECT "shard", count(*) FROM "DecideQueues" GROUP BY "shard" ORDER BY "shard")"};
+SELECT "shard", count(*) AS pending FROM "DecideQueues" GROUP BY "shard" ORDER BY "shard")"};
 
 constexpr statement response_timeout{"api.task_response_timeout", R"(
 SELECT d."responseTimeoutSeconds" FROM "TaskExecutions" t
@@ -124,8 +124,10 @@ caf::expected<std::vector<queue_depth>> queue_depths(connection& conn) {
   if (!r)
     return std::move(r.error());
   std::vector<queue_depth> out;
+  const int queue = r->column_named("queueName"), ready = r->column_named("ready"),
+            leased = r->column_named("leased");
   for (int i = 0; i < r->rows(); ++i)
-    out.push_back({r->str(i, 0), r->i64(i, 1), r->i64(i, 2)});
+    out.push_back({r->str(i, queue), r->i64(i, ready), r->i64(i, leased)});
   return out;
 }
 
@@ -134,8 +136,9 @@ caf::expected<std::vector<std::pair<int16_t, int64_t>>> pending_decisions(connec
   if (!r)
     return std::move(r.error());
   std::vector<std::pair<int16_t, int64_t>> out;
+  const int shard = r->column_named("shard"), count = r->column_named("pending");
   for (int i = 0; i < r->rows(); ++i)
-    out.emplace_back(static_cast<int16_t>(r->i64(i, 0)), r->i64(i, 1));
+    out.emplace_back(static_cast<int16_t>(r->i64(i, shard)), r->i64(i, count));
   return out;
 }
 
@@ -147,7 +150,7 @@ caf::expected<std::optional<int>> task_response_timeout(connection& conn, const 
   if (!*r)
     return make_error(errc::not_found, "task " + task.str() + " of workflow " + wf.str()
                                          + " not found");
-  auto secs = (*r)->opt_i64(0, 0);
+  auto secs = (*r)->opt_i64(0, (*r)->column_named("responseTimeoutSeconds"));
   if (!secs || *secs <= 0)
     return std::optional<int>{};
   return std::optional<int>{static_cast<int>(*secs)};
@@ -159,7 +162,7 @@ caf::expected<dead_letter_cursor> dead_letter_position(connection& conn, int64_t
     return std::move(r.error());
   if (!*r)
     return make_error(errc::not_found, "dead letter " + std::to_string(id) + " not found");
-  return dead_letter_cursor{(*r)->str(0, 0), id};
+  return dead_letter_cursor{(*r)->str(0, (*r)->column_named("deadLetteredAt")), id};
 }
 
 } // namespace nf::store

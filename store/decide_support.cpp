@@ -17,7 +17,7 @@ namespace {
 // transaction (migration 0020): one row per namespace, however many definitions it holds.
 // A namespace without a row has never had a definition.
 constexpr statement definition_stamps{"decide.definition_stamps", R"(
-SELECT u.ns::text, COALESCE(s."stamp", 0)::text
+SELECT u.ns::text, COALESCE(s."stamp", 0)::text AS stamp
   FROM unnest($1::uuid[]) AS u(ns)
   LEFT JOIN "DefinitionStamps" s ON s."namespaceId" = u.ns)"};
 
@@ -36,7 +36,8 @@ SELECT u.wf::text, e."seq", e."eventType"::text, e."payload"::text,
 
 // The same rounding as the snapshot's times ("scheduledAt" and the rest, in
 // decisions.cpp), so a deadline computed from a row compares with this clock exactly.
-constexpr statement now_ms_read{"decide.now_ms", R"(SELECT (extract(epoch FROM clock_timestamp()) * 1000)::bigint)"};
+constexpr statement now_ms_read{"decide.now_ms", R"(
+SELECT (extract(epoch FROM clock_timestamp()) * 1000)::bigint AS now_ms)"};
 
 constexpr statement link_children{"decide.link_sub_workflows", R"(
 UPDATE "TaskExecutions" t
@@ -76,7 +77,7 @@ void add_now_ms(pipeline& p) {
 }
 
 int64_t now_ms_of(const result& r) {
-  return r.i64(0, 0);
+  return r.i64(0, r.column_named("now_ms"));
 }
 
 caf::expected<int64_t> server_now_ms(connection& conn) {
@@ -93,8 +94,9 @@ void add_definition_stamps(pipeline& p, const std::vector<namespace_id>& namespa
 
 std::map<std::string, std::string> definition_stamps_of(const result& r) {
   std::map<std::string, std::string> out;
+  const int ns = r.column_named("ns"), stamp = r.column_named("stamp");
   for (int row = 0; row < r.rows(); ++row)
-    out[r.str(row, 0)] = r.str(row, 1);
+    out[r.str(row, ns)] = r.str(row, stamp);
   return out;
 }
 
@@ -182,28 +184,33 @@ caf::expected<void> finish_sub_workflow_tasks(transaction& tx,
                                   ids_array(ends, [](const auto& e) { return e.task; })));
   if (!rows)
     return std::move(rows.error());
+  const int ord = rows->column_named("ord"), status = rows->column_named("status"),
+            scheduled_at = rows->column_named("scheduledAt"), ref = rows->column_named("refName"),
+            iteration = rows->column_named("iteration"), attempt = rows->column_named("attempt"),
+            ns_column = rows->column_named("namespaceId"),
+            shard_column = rows->column_named("shard");
   transition_plan plan;
   for (int row = 0; row < rows->rows(); ++row) {
-    const auto& e = ends[static_cast<size_t>(rows->i64(row, 0) - 1)];
-    auto from = flow::parse_task_status(rows->text(row, 1));
+    const auto& e = ends[static_cast<size_t>(rows->i64(row, ord) - 1)];
+    auto from = flow::parse_task_status(rows->text(row, status));
     if (from != flow::task_status::scheduled && from != flow::task_status::in_progress)
       continue; // already ended (canceled by a terminate, timed out, …)
-    namespace_id ns{rows->str(row, 6)};
-    auto shard = static_cast<int16_t>(rows->i64(row, 7));
+    namespace_id ns{rows->str(row, ns_column)};
+    auto shard = static_cast<int16_t>(rows->i64(row, shard_column));
     boost::json::object payload{{"status", flow::to_string(e.status)},
-                                {"iteration", rows->i64(row, 4)},
-                                {"attempt", rows->i64(row, 5)}};
+                                {"iteration", rows->i64(row, iteration)},
+                                {"attempt", rows->i64(row, attempt)}};
     if (e.child)
       payload["subWorkflowId"] = e.child->str();
     if (e.reason)
       payload["reason"] = *e.reason;
     plan.wakes.push_back({e.parent, ns, shard, "subWorkflowEnded"});
-    plan.finishes.push_back({e.parent, e.task, *from, e.status, e.output, e.reason, rows->str(row, 2),
-                             std::nullopt});
+    plan.finishes.push_back({e.parent, e.task, *from, e.status, e.output, e.reason,
+                             rows->str(row, scheduled_at), std::nullopt});
     plan.events.push_back({e.parent, ns, shard,
                            e.status == flow::task_status::completed ? "TASK_COMPLETED"
                                                                     : "TASK_FAILED",
-                           e.task, rows->str(row, 3), json(payload)});
+                           e.task, rows->str(row, ref), json(payload)});
   }
   if (plan.empty())
     return {};
@@ -227,8 +234,9 @@ caf::expected<std::set<std::string>> existing_workflows(connection& conn,
   auto r = conn.run(existing, params::of(id_list(ids)));
   if (!r)
     return std::move(r.error());
+  const int wf = r->column_named("wf");
   for (int row = 0; row < r->rows(); ++row)
-    out.insert(r->str(row, 0));
+    out.insert(r->str(row, wf));
   return out;
 }
 

@@ -115,7 +115,7 @@ q AS (
    WHERE u.enqueue
   ON CONFLICT ("queueName", "taskId") DO NOTHING)
 SELECT i."workflowId", i."id", i."refName", i."iteration", i."attempt", i."taskType",
-       CASE WHEN u.enqueue THEN i."queueName" END, u.token IS NOT NULL
+       CASE WHEN u.enqueue THEN i."queueName" END AS "queueName", u.token IS NOT NULL AS leased
   FROM i JOIN u ON u.wf = i."workflowId" AND u.ref = i."refName" AND u.iter = i."iteration"
                AND u.att = i."attempt"
  WHERE (SELECT "fail_if"(CASE WHEN l.n <> k.n
@@ -177,7 +177,7 @@ SELECT GREATEST(to_timestamp(x.fire_ms::double precision / 1000), now()), x.shar
      SELECT 1 FROM "Timers" p
       WHERE x.task IS NOT NULL AND p."taskId" = x.task AND p."kind" = x.kind::timer_kind
         AND p."claimedAt" IS NULL AND p."fireAt" >= x."scheduledAt")
-RETURNING (extract(epoch FROM "fireAt") * 1000)::bigint)", 1};
+RETURNING (extract(epoch FROM "fireAt") * 1000)::bigint AS fire_at_ms)", 1};
 
 // I3: exactly the ids the evaluation read as unprocessed, never `"endedAt" <= t`. A task's
 // id is a uuidv7, never the id of another workflow's task, so the rows of both arrays are
@@ -508,14 +508,18 @@ caf::expected<apply_result> apply_decisions(transaction& tx,
   if (insert_at >= 0) {
     const auto& r = (*rs)[static_cast<size_t>(insert_at)];
     std::set<std::string> queues;
+    const int workflow = r.column_named("workflowId"), id = r.column_named("id"),
+              ref = r.column_named("refName"), iteration = r.column_named("iteration"),
+              attempt = r.column_named("attempt"), type = r.column_named("taskType"),
+              queue = r.column_named("queueName"), leased_column = r.column_named("leased");
     for (int row = 0; row < r.rows(); ++row) {
       inserted_task t;
-      t.workflow = workflow_id{r.str(row, 0)};
-      t.id = task_id{r.str(row, 1)};
-      t.identity = {r.str(row, 2), r.i32(row, 3), r.i32(row, 4)};
-      t.type = flow::parse_task_type(r.text(row, 5)).value_or(flow::task_type::simple);
-      t.queue = r.opt_str(row, 6).value_or("");
-      const bool leased = r.text(row, 7) == "t";
+      t.workflow = workflow_id{r.str(row, workflow)};
+      t.id = task_id{r.str(row, id)};
+      t.identity = {r.str(row, ref), r.i32(row, iteration), r.i32(row, attempt)};
+      t.type = flow::parse_task_type(r.text(row, type)).value_or(flow::task_type::simple);
+      t.queue = r.opt_str(row, queue).value_or("");
+      const bool leased = r.boolean(row, leased_column);
       // A leased row needs no lessor: its queue is hinted only for rows left unleased.
       if (!t.queue.empty() && !leased)
         queues.insert(t.queue);
@@ -525,8 +529,9 @@ caf::expected<apply_result> apply_decisions(transaction& tx,
   }
   if (arm_at >= 0) {
     const auto& r = (*rs)[static_cast<size_t>(arm_at)];
+    const int fire_at_ms = r.column_named("fire_at_ms");
     for (int row = 0; row < r.rows(); ++row) {
-      auto at = r.i64(row, 0);
+      auto at = r.i64(row, fire_at_ms);
       if (!out.earliest_timer_ms || at < *out.earliest_timer_ms)
         out.earliest_timer_ms = at;
     }

@@ -172,48 +172,70 @@ boost::json::object object_of(std::string_view text) {
   return {};
 }
 
-/// A column by its camelCase name (PQfnumber folds unquoted names to lower case).
-int col(const result& r, const char* name) {
-  return r.column(("\"" + std::string{name} + "\"").c_str());
-}
+/// Where select_task_defs' result holds its columns.
+struct task_def_columns {
+  explicit task_def_columns(const result& r)
+    : name(r.column_named("name")), description(r.column_named("description")),
+      owner_email(r.column_named("ownerEmail")), queue_name(r.column_named("queueName")),
+      retry_count(r.column_named("retryCount")), retry_logic(r.column_named("retryLogic")),
+      retry_delay(r.column_named("retryDelaySeconds")),
+      max_retry_delay(r.column_named("maxRetryDelaySeconds")),
+      backoff_scale(r.column_named("backoffScaleFactor")),
+      backoff_jitter(r.column_named("backoffJitterMs")),
+      timeout(r.column_named("timeoutSeconds")), policy(r.column_named("timeoutPolicy")),
+      response_timeout(r.column_named("responseTimeoutSeconds")),
+      poll_timeout(r.column_named("pollTimeoutSeconds")),
+      total_timeout(r.column_named("totalTimeoutSeconds")),
+      rate_per_frequency(r.column_named("rateLimitPerFrequency")),
+      rate_frequency(r.column_named("rateLimitFrequencyInSeconds")),
+      concurrent_limit(r.column_named("concurrentExecLimit")),
+      cache_ttl(r.column_named("cacheTtlSeconds")), cache_key(r.column_named("cacheKey")),
+      input_keys(r.column_named("inputKeys")), output_keys(r.column_named("outputKeys")),
+      secret_output_fields(r.column_named("secretOutputFields")),
+      input_template(r.column_named("inputTemplate")) {}
+  int name, description, owner_email, queue_name, retry_count, retry_logic, retry_delay,
+    max_retry_delay, backoff_scale, backoff_jitter, timeout, policy, response_timeout,
+    poll_timeout, total_timeout, rate_per_frequency, rate_frequency, concurrent_limit, cache_ttl,
+    cache_key, input_keys, output_keys, secret_output_fields, input_template;
+};
 
-flow::task_def task_def_of(const result& r, int row) {
+flow::task_def task_def_of(const result& r, const task_def_columns& c, int row) {
   flow::task_def d;
-  auto str = [&](const char* c) { return r.opt_str(row, col(r, c)).value_or(""); };
-  auto num = [&](const char* c) { return r.opt_i64(row, col(r, c)).value_or(0); };
-  d.name = str("name");
-  d.description = str("description");
-  d.owner_email = str("ownerEmail");
-  d.queue_name = str("queueName");
-  d.retry_count = num("retryCount");
-  d.logic = flow::parse_retry_logic(str("retryLogic")).value_or(flow::retry_logic::fixed);
-  d.retry_delay_seconds = num("retryDelaySeconds");
-  d.max_retry_delay_seconds = num("maxRetryDelaySeconds");
-  d.backoff_scale_factor = num("backoffScaleFactor");
-  d.backoff_jitter_ms = num("backoffJitterMs");
-  d.timeout_seconds = num("timeoutSeconds");
-  d.policy = flow::parse_timeout_policy(str("timeoutPolicy"))
+  auto str = [&](int col) { return r.opt_str(row, col).value_or(""); };
+  auto num = [&](int col) { return r.opt_i64(row, col).value_or(0); };
+  d.name = str(c.name);
+  d.description = str(c.description);
+  d.owner_email = str(c.owner_email);
+  d.queue_name = str(c.queue_name);
+  d.retry_count = num(c.retry_count);
+  d.logic = flow::parse_retry_logic(str(c.retry_logic)).value_or(flow::retry_logic::fixed);
+  d.retry_delay_seconds = num(c.retry_delay);
+  d.max_retry_delay_seconds = num(c.max_retry_delay);
+  d.backoff_scale_factor = num(c.backoff_scale);
+  d.backoff_jitter_ms = num(c.backoff_jitter);
+  d.timeout_seconds = num(c.timeout);
+  d.policy = flow::parse_timeout_policy(str(c.policy))
                .value_or(flow::timeout_policy::time_out_wf);
-  d.response_timeout_seconds = num("responseTimeoutSeconds");
-  d.poll_timeout_seconds = num("pollTimeoutSeconds");
-  d.total_timeout_seconds = num("totalTimeoutSeconds");
-  d.rate_limit_per_frequency = num("rateLimitPerFrequency");
-  d.rate_limit_frequency_in_seconds = num("rateLimitFrequencyInSeconds");
-  d.concurrent_exec_limit = num("concurrentExecLimit");
-  d.cache_ttl_seconds = num("cacheTtlSeconds");
-  d.cache_key = str("cacheKey");
-  d.input_keys = strings_of(str("inputKeys"));
-  d.output_keys = strings_of(str("outputKeys"));
-  d.secret_output_fields = strings_of(str("secretOutputFields"));
-  d.input_template = object_of(str("inputTemplate"));
+  d.response_timeout_seconds = num(c.response_timeout);
+  d.poll_timeout_seconds = num(c.poll_timeout);
+  d.total_timeout_seconds = num(c.total_timeout);
+  d.rate_limit_per_frequency = num(c.rate_per_frequency);
+  d.rate_limit_frequency_in_seconds = num(c.rate_frequency);
+  d.concurrent_exec_limit = num(c.concurrent_limit);
+  d.cache_ttl_seconds = num(c.cache_ttl);
+  d.cache_key = str(c.cache_key);
+  d.input_keys = strings_of(str(c.input_keys));
+  d.output_keys = strings_of(str(c.output_keys));
+  d.secret_output_fields = strings_of(str(c.secret_output_fields));
+  d.input_template = object_of(str(c.input_template));
   return d;
 }
 
 caf::expected<flow::workflow_def> workflow_def_of(const result& r) {
   flow::workflow_def d;
-  auto str = [&](const char* c) { return r.opt_str(0, col(r, c)).value_or(""); };
+  auto str = [&](const char* c) { return r.opt_str(0, r.column_named(c)).value_or(""); };
   d.name = str("name");
-  d.version = r.i64(0, col(r, "version"));
+  d.version = r.i64(0, r.column_named("version"));
   d.description = str("description");
   flow::problems errs;
   auto tasks = parse_stored(str("tasks"));
@@ -223,11 +245,11 @@ caf::expected<flow::workflow_def> workflow_def_of(const result& r) {
   d.input_parameters = strings_of(str("inputParameters"));
   d.output_parameters = object_of(str("outputParameters"));
   d.variables = object_of(str("variables"));
-  d.timeout_seconds = r.i64(0, col(r, "timeoutSeconds"));
+  d.timeout_seconds = r.i64(0, r.column_named("timeoutSeconds"));
   d.policy = flow::parse_timeout_policy(str("timeoutPolicy"))
                .value_or(flow::timeout_policy::alert_only);
   d.failure_workflow = str("failureWorkflow");
-  d.restartable = r.boolean(0, col(r, "restartable"));
+  d.restartable = r.boolean(0, r.column_named("restartable"));
   d.owner_email = str("ownerEmail");
   if (!errs.empty())
     return make_error(errc::internal, "stored workflow definition \"" + d.name + "\" version "
@@ -337,7 +359,7 @@ caf::expected<std::vector<int64_t>> write_all(connection& conn, const namespace_
       return std::move(rs.error());
     std::vector<int64_t> revisions;
     for (size_t i = 0; i < tasks.size(); ++i)
-      revisions.push_back((*rs)[i].i64(0, 0));
+      revisions.push_back((*rs)[i].i64(0, (*rs)[i].column_named("revision")));
     return revisions;
   });
 }
@@ -416,8 +438,9 @@ caf::expected<flow::task_def_map> load_task_defs(connection& conn, const namespa
   if (!r)
     return std::move(r.error());
   flow::task_def_map out;
+  const task_def_columns columns{*r};
   for (int i = 0; i < r->rows(); ++i) {
-    auto d = task_def_of(*r, i);
+    auto d = task_def_of(*r, columns, i);
     auto name = d.name;
     out.emplace(std::move(name), std::move(d));
   }

@@ -100,8 +100,8 @@ SELECT e.shard, i."namespaceId", i."workflowId", i."eventType"::text,
 // docs/schema.md §4.7: the "at" bound prunes months before the workflow began
 // (with a margin: the start event's "at" is its transaction's start).
 constexpr statement history{"events.history", R"(
-SELECT "seq", (extract(epoch FROM "at") * 1000)::bigint, "eventType", "taskId", "refName",
-       "payload"
+SELECT "seq", (extract(epoch FROM "at") * 1000)::bigint AS at_ms, "eventType", "taskId",
+       "refName", "payload"
   FROM "WorkflowEvents"
  WHERE "workflowId" = $1 AND "seq" > $2
    AND "at" >= uuid_extract_timestamp($1) - interval '1 day'
@@ -177,8 +177,9 @@ caf::expected<std::vector<int64_t>> append_events(transaction& tx,
   if (!r)
     return std::move(r.error());
   std::map<std::string, int64_t> last;
+  const int id = r->column_named("id"), last_seq = r->column_named("lastSeq");
   for (int row = 0; row < r->rows(); ++row)
-    last[r->str(row, 0)] = r->i64(row, 1);
+    last[r->str(row, id)] = r->i64(row, last_seq);
   std::vector<int64_t> out;
   for (size_t i = 0; i < batch.size(); ++i) {
     auto it = last.find(g.ids[g.slot_of_input[i]]);
@@ -247,15 +248,18 @@ caf::expected<std::vector<event_row>> read_events(connection& conn, const workfl
     return std::move(r.error());
   std::vector<event_row> out;
   out.reserve(static_cast<size_t>(r->rows()));
+  const int seq = r->column_named("seq"), at_ms = r->column_named("at_ms"),
+            type = r->column_named("eventType"), task = r->column_named("taskId"),
+            ref = r->column_named("refName"), payload = r->column_named("payload");
   for (int row = 0; row < r->rows(); ++row) {
     event_row e;
-    e.seq = r->i64(row, 0);
-    e.at_ms = r->i64(row, 1);
-    e.type = r->str(row, 2);
-    if (auto t = r->opt_str(row, 3))
+    e.seq = r->i64(row, seq);
+    e.at_ms = r->i64(row, at_ms);
+    e.type = r->str(row, type);
+    if (auto t = r->opt_str(row, task))
       e.task = task_id{*t};
-    e.ref_name = r->opt_str(row, 4);
-    e.payload = r->str(row, 5);
+    e.ref_name = r->opt_str(row, ref);
+    e.payload = r->str(row, payload);
     out.push_back(std::move(e));
   }
   return out;

@@ -42,33 +42,39 @@ caf::expected<std::vector<swept_lease>> sweep_expired_leases(connection& conn, i
       return std::move(rows.error());
     if (rows->rows() == 0)
       return std::vector<swept_lease>{};
+    const int queue = rows->column_named("queueName"), task = rows->column_named("taskId"),
+              workflow = rows->column_named("workflowId"), token = rows->column_named("leaseToken"),
+              shard = rows->column_named("shard");
     auto tasks = tx.conn().run_n(expired_tasks,
-                                 params::of(text_array(*rows, 2), text_array(*rows, 1)),
+                                 params::of(text_array(*rows, workflow), text_array(*rows, task)),
                                  rows->rows());
     if (!tasks)
       return std::move(tasks.error());
+    const int ns = tasks->column_named("namespaceId"), status = tasks->column_named("status"),
+              ref = tasks->column_named("refName"),
+              scheduled_at = tasks->column_named("scheduledAt"),
+              attempt = tasks->column_named("attempt");
     transition_plan plan;
     std::vector<swept_lease> out;
     for (int i = 0; i < rows->rows(); ++i) {
-      swept_lease s{rows->str(i, 0), workflow_id{rows->str(i, 2)}, task_id{rows->str(i, 1)},
-                    static_cast<int16_t>(rows->i64(i, 4))};
-      lease_token token{rows->str(i, 3)};
-      plan.removals.push_back(queue_removal{s.queue, s.task, token, true});
-      if (!tasks->is_null(i, 1)
-          && flow::parse_task_status(tasks->text(i, 1)) == flow::task_status::in_progress) {
-        namespace_id ns{tasks->str(i, 0)};
-        auto shard = static_cast<int16_t>(rows->i64(i, 4));
+      swept_lease s{rows->str(i, queue), workflow_id{rows->str(i, workflow)},
+                    task_id{rows->str(i, task)}, static_cast<int16_t>(rows->i64(i, shard))};
+      lease_token lease{rows->str(i, token)};
+      plan.removals.push_back(queue_removal{s.queue, s.task, lease, true});
+      if (!tasks->is_null(i, status)
+          && flow::parse_task_status(tasks->text(i, status)) == flow::task_status::in_progress) {
+        namespace_id task_ns{tasks->str(i, ns)};
         boost::json::object payload{{"timeout", "responseTimeout"},
-                                    {"attempt", tasks->i64(i, 4)}};
-        plan.wakes.push_back(decider_wake{s.workflow, ns, shard, "leaseExpired"});
+                                    {"attempt", tasks->i64(i, attempt)}};
+        plan.wakes.push_back(decider_wake{s.workflow, task_ns, s.shard, "leaseExpired"});
         plan.finishes.push_back(task_finish{s.workflow, s.task, flow::task_status::in_progress,
                                             flow::task_status::timed_out,
                                             std::nullopt,
                                             "lease expired: no completion or heartbeat within "
                                             "the response timeout",
-                                            tasks->str(i, 3), std::nullopt});
-        plan.events.push_back(event_draft{s.workflow, ns, shard, "TASK_TIMED_OUT", s.task,
-                                          tasks->str(i, 2), json(payload)});
+                                            tasks->str(i, scheduled_at), std::nullopt});
+        plan.events.push_back(event_draft{s.workflow, task_ns, s.shard, "TASK_TIMED_OUT", s.task,
+                                          tasks->str(i, ref), json(payload)});
       } // else: a queue row whose task is not running is stale; it only goes away
       out.push_back(std::move(s));
     }

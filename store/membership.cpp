@@ -15,10 +15,10 @@ constexpr statement heartbeat{"membership.heartbeat", R"(
 WITH h AS (
   UPDATE "Nodes" SET "heartbeatAt" = now() WHERE "id" = $1 AND "stoppedAt" IS NULL
   RETURNING "id")
-SELECT (SELECT count(*) FROM h),
+SELECT (SELECT count(*) FROM h) AS renewed,
        (SELECT count(*) FROM "Nodes"
          WHERE "stoppedAt" IS NULL
-           AND ("id" = $1 OR "heartbeatAt" > now() - $2 * interval '1 millisecond')))"};
+           AND ("id" = $1 OR "heartbeatAt" > now() - $2 * interval '1 millisecond')) AS live)"};
 
 constexpr statement mark_stopped{"membership.stop", R"(
 UPDATE "Nodes" SET "stoppedAt" = now() WHERE "id" = $1 AND "stoppedAt" IS NULL)"};
@@ -31,7 +31,7 @@ UPDATE "PartitionLeases" l SET "expiresAt" = now() + $4 * interval '1 millisecon
 RETURNING l."partition", l."epoch")"};
 
 constexpr statement free_parts{"membership.free", R"(
-SELECT g.p
+SELECT g.p AS "partition"
   FROM generate_series(0, $1::int - 1) AS g(p)
   LEFT JOIN "PartitionLeases" l ON l."partition" = g.p
  WHERE l."partition" IS NULL OR l."expiresAt" < now()
@@ -70,8 +70,9 @@ array_literal shard_list(const std::vector<int16_t>& xs) {
 
 std::vector<partition_lease> leases_of(const result& r) {
   std::vector<partition_lease> out;
+  const int partition = r.column_named("partition"), epoch = r.column_named("epoch");
   for (int row = 0; row < r.rows(); ++row)
-    out.push_back({static_cast<int16_t>(r.i64(row, 0)), r.i64(row, 1)});
+    out.push_back({static_cast<int16_t>(r.i64(row, partition)), r.i64(row, epoch)});
   return out;
 }
 
@@ -81,16 +82,16 @@ caf::expected<node_id> register_node(connection& conn, const std::string& addres
   auto r = conn.run1(insert_node, params::of(address));
   if (!r)
     return std::move(r.error());
-  return node_id{r->str(0, 0)};
+  return node_id{r->str(0, r->column_named("id"))};
 }
 
 caf::expected<int> heartbeat_node(connection& conn, const node_id& id, int64_t live_within_ms) {
   auto r = conn.run1(heartbeat, params::of(id, live_within_ms));
   if (!r)
     return std::move(r.error());
-  if (r->i64(0, 0) == 0)
+  if (r->i64(0, r->column_named("renewed")) == 0)
     return make_error(errc::not_found, "node " + id.str() + " is not registered or was stopped");
-  return static_cast<int>(r->i64(0, 1));
+  return static_cast<int>(r->i64(0, r->column_named("live")));
 }
 
 caf::expected<void> stop_node(connection& conn, const node_id& id) {
@@ -124,8 +125,9 @@ caf::expected<std::vector<int16_t>> free_partitions(connection& conn, int partit
   if (!r)
     return std::move(r.error());
   std::vector<int16_t> out;
+  const int partition = r->column_named("partition");
   for (int row = 0; row < r->rows(); ++row)
-    out.push_back(static_cast<int16_t>(r->i64(row, 0)));
+    out.push_back(static_cast<int16_t>(r->i64(row, partition)));
   return out;
 }
 
@@ -155,8 +157,9 @@ caf::expected<std::vector<std::string>> partition_owners(connection& conn, int p
   if (!r)
     return std::move(r.error());
   std::vector<std::string> out(static_cast<size_t>(partition_count));
+  const int partition = r->column_named("partition"), address = r->column_named("address");
   for (int row = 0; row < r->rows(); ++row)
-    out[static_cast<size_t>(r->i64(row, 0))] = r->str(row, 1);
+    out[static_cast<size_t>(r->i64(row, partition))] = r->str(row, address);
   return out;
 }
 

@@ -11,7 +11,7 @@ namespace nf::store {
 
 namespace {
 
-// The columns read_event() reads, in its order.
+// The columns read_event() reads (event_columns finds them by name).
 #define NF_OUTBOX_COLUMNS \
   R"(o."id", o."eventId", o."shard", o."namespaceId", o."workflowId", o."eventType", o."payload"::text, o."attempts", o."lastError")"
 
@@ -70,10 +70,10 @@ UPDATE "OutboxEvents" o
        "deadLetteredAt" = CASE WHEN o."attempts" + 1 >= $6::int THEN now() END
   FROM unnest($1::bigint[], $2::text[]) AS u(id, err)
  WHERE o."id" = u.id AND o."publishedAt" IS NULL AND o."deadLetteredAt" IS NULL
-RETURNING o."id", o."attempts", o."deadLetteredAt" IS NOT NULL,
+RETURNING o."id", o."attempts", o."deadLetteredAt" IS NOT NULL AS dead_lettered,
           CASE WHEN o."deadLetteredAt" IS NULL
                THEN GREATEST(0, extract(epoch FROM o."nextAttemptAt" - now()) * 1000)::bigint
-               ELSE 0 END)"};
+               ELSE 0 END AS retry_in_ms)"};
 
 constexpr statement dead_letters{"outbox.dead_letters", R"(
 SELECT )" NF_OUTBOX_COLUMNS R"(, o."deadLetteredAt" FROM "OutboxEvents" o
@@ -96,10 +96,11 @@ UPDATE "OutboxEvents" o SET "deadLetteredAt" = NULL, "attempts" = 0, "nextAttemp
 
 // "eventTypes" as JSON: a text[] in text format would need a parser of its own.
 constexpr statement sinks{"outbox.sinks", R"(
-SELECT "id", "namespaceId", "url", array_to_json("eventTypes")::text, "maxAttempts", "timeoutMs"
+SELECT "id", "namespaceId", "url", array_to_json("eventTypes")::text AS event_types, "maxAttempts",
+       "timeoutMs"
   FROM "WebhookSinks" WHERE "enabled" ORDER BY "namespaceId", "id")"};
 
-constexpr statement server_now{"outbox.now", "SELECT now()"};
+constexpr statement server_now{"outbox.now", "SELECT now() AS server_now"};
 
 // One step of the retention walk: the next $3 rows after the id $1 in key order, of which
 // those published more than $2 seconds ago are deleted. The walk follows the primary key
@@ -122,21 +123,33 @@ d AS (
                               WHERE w."publishedAt" < now() - make_interval(secs => $2::bigint)))
      AND o."publishedAt" < now() - make_interval(secs => $2::bigint)
   RETURNING 1)
-SELECT (SELECT count(*) FROM d), (SELECT count(*) FROM w), COALESCE((SELECT max("id") FROM w), $1),
-       EXISTS (SELECT 1 FROM w WHERE "createdAt" >= now() - make_interval(secs => $2::bigint)))"};
+SELECT (SELECT count(*) FROM d) AS deleted, (SELECT count(*) FROM w) AS scanned,
+       COALESCE((SELECT max("id") FROM w), $1) AS last_id,
+       EXISTS (SELECT 1 FROM w WHERE "createdAt" >= now() - make_interval(secs => $2::bigint))
+         AS reached_recent)"};
 
-outbox_event read_event(const result& r, int i) {
+/// Where a result holds NF_OUTBOX_COLUMNS.
+struct event_columns {
+  explicit event_columns(const result& r)
+    : id(r.column_named("id")), event(r.column_named("eventId")), shard(r.column_named("shard")),
+      ns(r.column_named("namespaceId")), workflow(r.column_named("workflowId")),
+      event_type(r.column_named("eventType")), payload(r.column_named("payload")),
+      attempts(r.column_named("attempts")), last_error(r.column_named("lastError")) {}
+  int id, event, shard, ns, workflow, event_type, payload, attempts, last_error;
+};
+
+outbox_event read_event(const result& r, const event_columns& c, int i) {
   outbox_event e;
-  e.id = r.i64(i, 0);
-  e.event = event_id{r.str(i, 1)};
-  e.shard = static_cast<int16_t>(r.i64(i, 2));
-  e.ns = namespace_id{r.str(i, 3)};
-  if (!r.is_null(i, 4))
-    e.workflow = workflow_id{r.str(i, 4)};
-  e.event_type = r.str(i, 5);
-  e.payload = r.str(i, 6);
-  e.attempts = r.i32(i, 7);
-  e.last_error = r.opt_str(i, 8);
+  e.id = r.i64(i, c.id);
+  e.event = event_id{r.str(i, c.event)};
+  e.shard = static_cast<int16_t>(r.i64(i, c.shard));
+  e.ns = namespace_id{r.str(i, c.ns)};
+  if (!r.is_null(i, c.workflow))
+    e.workflow = workflow_id{r.str(i, c.workflow)};
+  e.event_type = r.str(i, c.event_type);
+  e.payload = r.str(i, c.payload);
+  e.attempts = r.i32(i, c.attempts);
+  e.last_error = r.opt_str(i, c.last_error);
   return e;
 }
 
@@ -191,8 +204,9 @@ caf::expected<std::vector<outbox_event>> claim_outbox(connection& conn, const ou
   if (!r)
     return std::move(r.error());
   std::vector<outbox_event> out;
+  const event_columns ec{*r};
   for (int i = 0; i < r->rows(); ++i)
-    out.push_back(read_event(*r, i));
+    out.push_back(read_event(*r, ec, i));
   std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.id < b.id; });
   return out;
 }
@@ -237,8 +251,11 @@ record_failures(connection& conn, const std::vector<delivery_failure>& failures,
                                      p.jitter, p.max_attempts));
   if (!r)
     return std::move(r.error());
+  const int id = r->column_named("id"), attempts = r->column_named("attempts"),
+            dead = r->column_named("dead_lettered"), retry_in = r->column_named("retry_in_ms");
   for (int i = 0; i < r->rows(); ++i)
-    out.push_back(failure_outcome{r->i64(i, 0), r->i32(i, 1), r->boolean(i, 2), r->i64(i, 3)});
+    out.push_back(failure_outcome{r->i64(i, id), r->i32(i, attempts), r->boolean(i, dead),
+                                  r->i64(i, retry_in)});
   return out;
 }
 
@@ -256,10 +273,12 @@ list_dead_letters(connection& conn, const std::optional<dead_letter_cursor>& aft
   if (!r)
     return std::move(r.error());
   dead_letter_page page;
+  const event_columns ec{*r};
   for (int i = 0; i < r->rows(); ++i)
-    page.events.push_back(read_event(*r, i));
+    page.events.push_back(read_event(*r, ec, i));
   if (r->rows() == limit)
-    page.next = dead_letter_cursor{r->str(limit - 1, 9), r->i64(limit - 1, 0)};
+    page.next = dead_letter_cursor{r->str(limit - 1, r->column_named("deadLetteredAt")),
+                                   r->i64(limit - 1, ec.id)};
   return page;
 }
 
@@ -273,9 +292,10 @@ caf::expected<int64_t> replay_all_dead_letters(connection& conn, int batch) {
   auto cutoff = conn.run1(server_now);
   if (!cutoff)
     return std::move(cutoff.error());
+  auto before = cutoff->str(0, cutoff->column_named("server_now"));
   int64_t total = 0;
   for (;;) {
-    auto r = conn.run(replay_before, params::of(cutoff->str(0, 0), batch));
+    auto r = conn.run(replay_before, params::of(before, batch));
     if (!r)
       return std::move(r.error());
     total += r->affected();
@@ -297,11 +317,11 @@ caf::expected<int64_t> prune_published_outbox(connection& conn, int64_t retentio
     auto r = conn.run(prune_step, params::of(after, retention_s, int64_t{batch}));
     if (!r)
       return std::move(r.error());
-    deleted += r->i64(0, 0);
-    auto scanned = r->i64(0, 1);
+    deleted += r->i64(0, r->column_named("deleted"));
+    auto scanned = r->i64(0, r->column_named("scanned"));
     read += scanned;
-    after = r->i64(0, 2);
-    if (scanned < batch || r->boolean(0, 3))
+    after = r->i64(0, r->column_named("last_id"));
+    if (scanned < batch || r->boolean(0, r->column_named("reached_recent")))
       break;
   }
   return deleted;
@@ -317,14 +337,18 @@ caf::expected<std::vector<webhook_sink>> load_webhook_sinks(connection& conn) {
   if (!r)
     return std::move(r.error());
   std::vector<webhook_sink> out;
+  const int id = r->column_named("id"), ns = r->column_named("namespaceId"),
+            url = r->column_named("url"), event_types = r->column_named("event_types"),
+            max_attempts = r->column_named("maxAttempts"),
+            timeout_ms = r->column_named("timeoutMs");
   for (int i = 0; i < r->rows(); ++i) {
     webhook_sink s;
-    s.id = r->str(i, 0);
-    s.ns = namespace_id{r->str(i, 1)};
-    s.url = r->str(i, 2);
-    if (!r->is_null(i, 3)) {
+    s.id = r->str(i, id);
+    s.ns = namespace_id{r->str(i, ns)};
+    s.url = r->str(i, url);
+    if (!r->is_null(i, event_types)) {
       boost::json::error_code ec;
-      auto types = boost::json::parse(r->text(i, 3), ec);
+      auto types = boost::json::parse(r->text(i, event_types), ec);
       if (ec || !types.is_array())
         return make_error(errc::internal, "outbox.sinks: eventTypes of sink " + s.id
                                             + " is not a JSON array");
@@ -333,8 +357,8 @@ caf::expected<std::vector<webhook_sink>> load_webhook_sinks(connection& conn) {
         if (t.is_string())
           s.event_types->emplace_back(t.as_string().data(), t.as_string().size());
     }
-    s.max_attempts = r->i32(i, 4);
-    s.timeout_ms = r->i32(i, 5);
+    s.max_attempts = r->i32(i, max_attempts);
+    s.timeout_ms = r->i32(i, timeout_ms);
     out.push_back(std::move(s));
   }
   return out;

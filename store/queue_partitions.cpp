@@ -15,7 +15,7 @@ namespace {
 // The partition whose hash bound `$1` satisfies, read from the bound itself (`FOR VALUES
 // WITH (modulus 8, remainder 6)`), so the modulus is the migration's alone.
 constexpr statement partition_of{"queues.partition_of", R"(
-SELECT c.relname::text
+SELECT c.relname::text AS partition_name
   FROM pg_inherits i
   JOIN pg_class c ON c.oid = i.inhrelid,
        regexp_match(pg_get_expr(c.relpartbound, c.oid), 'modulus (\d+), remainder (\d+)') b
@@ -49,7 +49,7 @@ caf::expected<std::string> queue_partition(connection& conn, const std::string& 
   auto r = conn.run1(partition_of, params::of(queue));
   if (!r)
     return std::move(r.error());
-  auto name = r->str(0, 0);
+  auto name = r->str(0, r->column_named("partition_name"));
   if (!plain_partition_name(name))
     return make_error(errc::internal, "queues.partition_of: \"" + name
                                         + "\" is not a partition name of \"TaskQueues\"");

@@ -25,7 +25,8 @@ constexpr statement lock_queue{"lease.lock_queue", R"(
 SELECT pg_advisory_xact_lock(hashtextextended('nf.lease:' || $1::text, 0)))"};
 
 constexpr statement count_leased{"lease.count_leased", R"(
-SELECT count(*) FROM "TaskQueues" WHERE "queueName" = $1 AND "leaseExpiresAt" IS NOT NULL)"};
+SELECT count(*) AS leased FROM "TaskQueues"
+ WHERE "queueName" = $1 AND "leaseExpiresAt" IS NOT NULL)"};
 
 // §4.4. $5 = concurrency limit (NULL = none): the LIMIT leaves room for the leases
 // already out (the CASE keeps the count from running when there is no limit). One claim
@@ -70,7 +71,7 @@ q AS (
   RETURNING q."id", q."taskId", q."workflowId", q."taskType", q."shard",
             array_position(n.ids, q."id") AS rn, q."leaseToken", q."leaseExpiresAt")
 SELECT q."id", q."taskId", q."workflowId", q."taskType"::text, q."shard", q."leaseToken",
-       )" NF_EPOCH_MS("q.\"leaseExpiresAt\"") R"(, q.rn
+       )" NF_EPOCH_MS("q.\"leaseExpiresAt\"") R"( AS lease_expires_at_ms, q.rn
   FROM q
  ORDER BY q.rn)"};
 
@@ -110,7 +111,7 @@ RETURNING t."id")", 1};
 constexpr statement policy{"lease.load_policy", R"(
 SELECT "responseTimeoutSeconds", "timeoutSeconds", "concurrentExecLimit",
        "rateLimitPerFrequency", "rateLimitFrequencyInSeconds", "name",
-       )" NF_TIMERS_WITHIN("\"TaskDefinitions\"") R"(
+       )" NF_TIMERS_WITHIN("\"TaskDefinitions\"") R"( AS timers_within_s
   FROM "TaskDefinitions" WHERE "namespaceId" = $1 AND "name" = $2)"};
 
 // The definition a queue serves: its "queueName", else its name (flow::queue_of). Two
@@ -118,7 +119,7 @@ SELECT "responseTimeoutSeconds", "timeoutSeconds", "concurrentExecLimit",
 constexpr statement policy_by_queue{"lease.load_policy_by_queue", R"(
 SELECT "responseTimeoutSeconds", "timeoutSeconds", "concurrentExecLimit",
        "rateLimitPerFrequency", "rateLimitFrequencyInSeconds", "name",
-       )" NF_TIMERS_WITHIN("\"TaskDefinitions\"") R"(
+       )" NF_TIMERS_WITHIN("\"TaskDefinitions\"") R"( AS timers_within_s
   FROM "TaskDefinitions" WHERE "namespaceId" = $1 AND COALESCE("queueName", "name") = $2
  ORDER BY "name" LIMIT 1)"};
 
@@ -130,7 +131,7 @@ UPDATE "TaskQueues" q SET "leaseExpiresAt" = now() + make_interval(secs => u.sec
                    /*prune: AND te."workflowId" = ANY($1::uuid[]) */ OFFSET 0) t ON true
  WHERE q."queueName" = t."queueName" AND q."taskId" = u.tid AND q."leaseToken" = u.tok
    AND q."taskId" = ANY($2::uuid[])
-RETURNING u.ord, )" NF_EPOCH_MS("q.\"leaseExpiresAt\""), 1};
+RETURNING u.ord, )" NF_EPOCH_MS("q.\"leaseExpiresAt\"") " AS lease_expires_at_ms", 1};
 
 caf::error invalid(const std::string& field, const std::string& expected, int64_t got) {
   return make_error(errc::invalid, field + ": expected " + expected + ", got " + std::to_string(got));
@@ -192,7 +193,8 @@ caf::expected<void> claim_queue(connection& conn, const std::vector<lease_reques
       auto n = conn.run1(count_leased, params::of(req.queue));
       if (!n)
         return std::move(n.error());
-      limit = std::max<int>(0, std::min<int64_t>(limit, *req.concurrency_limit - n->i64(0, 0)));
+      const int64_t leased = n->i64(0, n->column_named("leased"));
+      limit = std::max<int>(0, std::min<int64_t>(limit, *req.concurrency_limit - leased));
       count_in_claim = false; // already applied
     }
     auto g = take_rate_grant(conn, *req.rate, limit);
@@ -224,34 +226,44 @@ caf::expected<void> claim_queue(connection& conn, const std::vector<lease_reques
   }
   if (rows->rows() == 0)
     return {};
-  auto tasks = conn.run_n(claimed_tasks, params::of(text_array(*rows, 2), text_array(*rows, 1)),
+  const int id = rows->column_named("id"), task = rows->column_named("taskId"),
+            workflow = rows->column_named("workflowId"), task_type = rows->column_named("taskType"),
+            shard = rows->column_named("shard"), token = rows->column_named("leaseToken"),
+            expires = rows->column_named("lease_expires_at_ms"),
+            row_number = rows->column_named("rn");
+  auto tasks = conn.run_n(claimed_tasks,
+                          params::of(text_array(*rows, workflow), text_array(*rows, task)),
                           rows->rows());
   if (!tasks)
     return std::move(tasks.error());
+  const int status = tasks->column_named("status"), ns = tasks->column_named("namespaceId"),
+            ref = tasks->column_named("refName"), iteration = tasks->column_named("iteration"),
+            attempt = tasks->column_named("attempt"), def = tasks->column_named("taskDefName"),
+            input = tasks->column_named("input");
   for (int i = 0; i < rows->rows(); ++i) {
     claimed_row c;
-    auto rn = rows->i64(i, 7);
+    auto rn = rows->i64(i, row_number);
     if (rn < 1 || rn > static_cast<int64_t>(request_of.size()))
       return make_error(errc::internal, "lease.claim_batch: row number " + std::to_string(rn)
                                           + " outside the claim's " + std::to_string(limit));
     c.request = request_of[static_cast<size_t>(rn - 1)];
-    c.queue_row_id = rows->i64(i, 0);
-    c.shard = static_cast<int16_t>(rows->i64(i, 4));
-    c.runnable = !tasks->is_null(i, 0) && tasks->text(i, 0) == "SCHEDULED";
+    c.queue_row_id = rows->i64(i, id);
+    c.shard = static_cast<int16_t>(rows->i64(i, shard));
+    c.runnable = !tasks->is_null(i, status) && tasks->text(i, status) == "SCHEDULED";
     auto& t = c.task;
     t.queue = req.queue;
-    t.task = task_id{rows->str(i, 1)};
-    t.workflow = workflow_id{rows->str(i, 2)};
-    t.task_type = rows->str(i, 3);
-    t.token = lease_token{rows->str(i, 5)};
-    t.lease_expires_at_ms = rows->i64(i, 6);
+    t.task = task_id{rows->str(i, task)};
+    t.workflow = workflow_id{rows->str(i, workflow)};
+    t.task_type = rows->str(i, task_type);
+    t.token = lease_token{rows->str(i, token)};
+    t.lease_expires_at_ms = rows->i64(i, expires);
     if (c.runnable) {
-      c.ns = namespace_id{tasks->str(i, 1)};
-      t.ref_name = tasks->str(i, 2);
-      t.iteration = tasks->i32(i, 3);
-      t.attempt = tasks->i32(i, 4);
-      t.task_def_name = tasks->str(i, 5);
-      t.input = tasks->str(i, 6);
+      c.ns = namespace_id{tasks->str(i, ns)};
+      t.ref_name = tasks->str(i, ref);
+      t.iteration = tasks->i32(i, iteration);
+      t.attempt = tasks->i32(i, attempt);
+      t.task_def_name = tasks->str(i, def);
+      t.input = tasks->str(i, input);
     }
     out.push_back(std::move(c));
   }
@@ -343,13 +355,17 @@ lease_in(transaction& tx, const std::vector<lease_request>& reqs,
 
 queue_policy read_policy(const result& row, const namespace_id& ns, const std::string& name) {
   queue_policy p;
-  p.lease_seconds = std::max(1, row.i32(0, 0)); // 0 would expire every lease at once
-  p.start_to_close_seconds = row.i32(0, 1);
-  if (!row.is_null(0, 2))
-    p.concurrency_limit = row.i32(0, 2);
-  if (row.i32(0, 3) > 0)
-    p.rate = rate_limit{ns, name, row.i32(0, 3), row.i32(0, 4)};
-  p.timers_within_s = row.i64(0, 6);
+  // 0 would expire every lease at once
+  p.lease_seconds = std::max(1, row.i32(0, row.column_named("responseTimeoutSeconds")));
+  p.start_to_close_seconds = row.i32(0, row.column_named("timeoutSeconds"));
+  const int limit = row.column_named("concurrentExecLimit");
+  if (!row.is_null(0, limit))
+    p.concurrency_limit = row.i32(0, limit);
+  const int per_frequency = row.i32(0, row.column_named("rateLimitPerFrequency"));
+  if (per_frequency > 0)
+    p.rate = rate_limit{ns, name, per_frequency,
+                        row.i32(0, row.column_named("rateLimitFrequencyInSeconds"))};
+  p.timers_within_s = row.i64(0, row.column_named("timers_within_s"));
   return p;
 }
 
@@ -427,7 +443,7 @@ caf::expected<queue_policy> load_queue_policy_for_queue(connection& conn, const 
     return std::move(r.error());
   if (!*r)
     return make_error(errc::not_found, "no task definition serves queue \"" + queue + "\"");
-  return read_policy(**r, ns, (*r)->str(0, 5));
+  return read_policy(**r, ns, (*r)->str(0, (*r)->column_named("name")));
 }
 
 caf::expected<std::vector<std::optional<int64_t>>>
@@ -448,8 +464,9 @@ heartbeat_tasks(connection& conn, const std::vector<heartbeat_request>& reqs) {
                                        int_array(secs)));
   if (!r)
     return std::move(r.error());
+  const int ord = r->column_named("ord"), expires = r->column_named("lease_expires_at_ms");
   for (int i = 0; i < r->rows(); ++i)
-    out[static_cast<size_t>(r->i64(i, 0) - 1)] = r->i64(i, 1);
+    out[static_cast<size_t>(r->i64(i, ord) - 1)] = r->i64(i, expires);
   return out;
 }
 

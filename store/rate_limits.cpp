@@ -16,7 +16,8 @@ ON CONFLICT ("namespaceId", "taskDefName") DO UPDATE SET
                        THEN LEAST($5::int, $3::int)
                        ELSE r."count" + GREATEST(0, LEAST($5::int, $3::int - r."count")) END,
   "updatedAt"   = now()
-RETURNING new."count" - CASE WHEN old."windowStart" = new."windowStart" THEN old."count" ELSE 0 END)"};
+RETURNING new."count" - CASE WHEN old."windowStart" = new."windowStart" THEN old."count" ELSE 0 END
+  AS granted)"};
 
 constexpr statement give_back{"rate_limit.give_back", R"(
 UPDATE "RateLimitBuckets" SET "count" = GREATEST(0, "count" - $3), "updatedAt" = now()
@@ -31,7 +32,7 @@ caf::expected<int> take_rate_grant(connection& conn, const rate_limit& limit, in
                                        limit.frequency_seconds, wanted));
   if (!r)
     return std::move(r.error());
-  return r->i32(0, 0);
+  return r->i32(0, r->column_named("granted"));
 }
 
 caf::expected<void> give_back_rate_grant(connection& conn, const rate_limit& limit, int unused) {

@@ -291,8 +291,9 @@ bool add_events(pipeline& p, const std::vector<event_draft>& events) {
 
 caf::expected<void> events_written(const std::vector<event_draft>& events, const result& r) {
   std::set<std::string> found;
+  const int id = r.column_named("id");
   for (int row = 0; row < r.rows(); ++row)
-    found.insert(r.str(row, 0));
+    found.insert(r.str(row, id));
   for (const auto& e : events)
     if (found.count(e.workflow.str()) == 0)
       return make_error(errc::not_found, "workflow " + e.workflow.str()

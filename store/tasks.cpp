@@ -76,16 +76,21 @@ std::vector<std::optional<lease_facts>> lease_facts_of(const std::vector<task_re
                                                        std::vector<completion>& answers) {
   std::vector<std::optional<lease_facts>> out(rs.size());
   answers.assign(rs.size(), completion::done);
+  const int ns = read.column_named("namespaceId"), ref = read.column_named("refName"),
+            iteration = read.column_named("iteration"), attempt = read.column_named("attempt"),
+            status = read.column_named("status"), queue = read.column_named("queueName"),
+            scheduled_at = read.column_named("scheduledAt"),
+            token = read.column_named("leaseToken"), shard = read.column_named("shard"), within = read.column_named("within");
   for (int i = 0; i < read.rows(); ++i) {
     const auto& r = rs[static_cast<size_t>(i)];
     auto& answer = answers[static_cast<size_t>(i)];
-    if (read.is_null(i, 0)) {
+    if (read.is_null(i, ns)) {
       answer = completion::not_found;
       continue;
     }
     // I5: only the current lease of an IN_PROGRESS task may finish it.
-    if (read.is_null(i, 7) || read.text(i, 7) != r.token.str()
-        || read.text(i, 4) != "IN_PROGRESS") {
+    if (read.is_null(i, token) || read.text(i, token) != r.token.str()
+        || read.text(i, status) != "IN_PROGRESS") {
       answer = completion::lease_lost;
       continue;
     }
@@ -93,12 +98,13 @@ std::vector<std::optional<lease_facts>> lease_facts_of(const std::vector<task_re
       lease_facts{r.workflow,
                   r.task,
                   r.token,
-                  namespace_id{read.str(i, 0)},
-                  static_cast<int16_t>(read.i64(i, 8)),
-                  read.str(i, 5),
-                  flow::task_identity{read.str(i, 1), read.i32(i, 2), read.i32(i, 3)},
-                  read.str(i, 6),
-                  read.opt_i64(i, 9)};
+                  namespace_id{read.str(i, ns)},
+                  static_cast<int16_t>(read.i64(i, shard)),
+                  read.str(i, queue),
+                  flow::task_identity{read.str(i, ref), read.i32(i, iteration),
+                                      read.i32(i, attempt)},
+                  read.str(i, scheduled_at),
+                  read.opt_i64(i, within)};
   }
   return out;
 }

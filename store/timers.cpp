@@ -24,7 +24,7 @@ SELECT now() + u.ms * interval '1 millisecond', u.shard, u.kind::timer_kind, u.w
 
 // The transaction's now(), which the claim's bounds use: its hours are the claim's window.
 constexpr statement transaction_now{"timer.transaction_now",
-                                    R"(SELECT extract(epoch FROM now())::bigint)"};
+                                    R"(SELECT extract(epoch FROM now())::bigint AS now_s)"};
 
 // §4.5: both "fireAt" bounds, in the claim and again on the outer UPDATE, so both prune to
 // the due partitions. It runs as the variant for the hours of those bounds (fire_due_timers,
@@ -56,9 +56,9 @@ SELECT f."id", f."kind"::text, f."workflowId", f."taskId", f."leaseToken", f."sh
 // checks that find nothing due too, milliseconds each. The reads take no
 // lock: what they say is only a plan, which apply_transition re-checks under the locks (I6).
 constexpr statement claimed_targets{"timer.claimed_targets", R"(
-SELECT w."status"::text, w."namespaceId",
-       te."status"::text, te."queueName", te."refName", te."scheduledAt",
-       q."taskId" IS NOT NULL, q."leaseToken", o.is_open IS NOT NULL
+SELECT w."status"::text AS workflow_status, w."namespaceId",
+       te."status"::text AS task_status, te."queueName", te."refName", te."scheduledAt",
+       q."taskId" IS NOT NULL AS queued, q."leaseToken", o.is_open IS NOT NULL AS ref_open
   FROM unnest($1::uuid[], $2::uuid[]) WITH ORDINALITY AS f(wf, tid, ord)
   LEFT JOIN LATERAL (
     SELECT we."status", we."namespaceId" FROM "WorkflowExecutions" we
@@ -80,7 +80,7 @@ SELECT w."status"::text, w."namespaceId",
 // Run as the variant for the horizon up to an hour ahead (earliest_pending_timer), by this
 // process's clock.
 constexpr statement earliest{"timer.earliest_pending", R"(
-SELECT GREATEST(0, extract(epoch FROM ("fireAt" - now())) * 1000)::bigint FROM "Timers"
+SELECT GREATEST(0, extract(epoch FROM ("fireAt" - now())) * 1000)::bigint AS in_ms FROM "Timers"
  WHERE "claimedAt" IS NULL AND "fireAt" >= now() - make_interval(hours => $1::int)
    /*hours: "fireAt" */ AND ($2::smallint[] IS NULL OR "shard" = ANY($2::smallint[]))
  ORDER BY "fireAt" LIMIT 1)"};
@@ -113,31 +113,56 @@ caf::expected<void> validate(const std::vector<timer_spec>& timers) {
   return {};
 }
 
-bool open_workflow(const result& t, int i) {
-  return !t.is_null(i, 0) && (t.text(i, 0) == "RUNNING" || t.text(i, 0) == "PAUSED");
+/// Where claim_due's result holds its columns.
+struct claim_columns {
+  explicit claim_columns(const result& r)
+    : id(r.column_named("id")), kind(r.column_named("kind")),
+      workflow(r.column_named("workflowId")), task(r.column_named("taskId")),
+      token(r.column_named("leaseToken")), shard(r.column_named("shard")) {}
+  int id, kind, workflow, task, token, shard;
+};
+
+/// Where claimed_targets' result holds its columns.
+struct target_columns {
+  explicit target_columns(const result& r)
+    : workflow_status(r.column_named("workflow_status")), ns(r.column_named("namespaceId")),
+      task_status(r.column_named("task_status")), queue(r.column_named("queueName")),
+      ref(r.column_named("refName")), scheduled_at(r.column_named("scheduledAt")),
+      queued(r.column_named("queued")), token(r.column_named("leaseToken")),
+      ref_open(r.column_named("ref_open")) {}
+  int workflow_status, ns, task_status, queue, ref, scheduled_at, queued, token, ref_open;
+};
+
+bool open_workflow(const result& t, const target_columns& tc, int i) {
+  if (t.is_null(i, tc.workflow_status))
+    return false;
+  auto status = t.text(i, tc.workflow_status);
+  return status == "RUNNING" || status == "PAUSED";
 }
 
 /// What claimed timer `i` does (row i of claim_due's `c`), decided from the unlocked read
 /// of its targets (row i of claimed_targets' `t`); `plan` gets its writes.
-fired_timer plan_one(const result& c, const result& t, int i, std::set<std::string>& touched,
+fired_timer plan_one(const result& c, const claim_columns& cc, const result& t,
+                     const target_columns& tc, int i, std::set<std::string>& touched,
                      transition_plan& plan) {
   fired_timer f;
-  f.id = c.i64(i, 0);
-  f.kind = timer_kind_from_sql(c.text(i, 1)).value_or(timer_kind::delay);
-  f.workflow = workflow_id{c.str(i, 2)};
-  if (!c.is_null(i, 3))
-    f.task = task_id{c.str(i, 3)};
-  f.shard = static_cast<int16_t>(c.i64(i, 5));
-  if (!open_workflow(t, i))
+  f.id = c.i64(i, cc.id);
+  f.kind = timer_kind_from_sql(c.text(i, cc.kind)).value_or(timer_kind::delay);
+  f.workflow = workflow_id{c.str(i, cc.workflow)};
+  if (!c.is_null(i, cc.task))
+    f.task = task_id{c.str(i, cc.task)};
+  f.shard = static_cast<int16_t>(c.i64(i, cc.shard));
+  if (!open_workflow(t, tc, i))
     return f;
   auto shard = f.shard;
-  namespace_id ns{t.str(i, 1)};
+  namespace_id ns{t.str(i, tc.ns)};
   // The task's status, or none for a workflow timer.
-  auto status = t.is_null(i, 2) ? std::nullopt : flow::parse_task_status(t.str(i, 2));
+  auto status = t.is_null(i, tc.task_status) ? std::nullopt
+                                             : flow::parse_task_status(t.str(i, tc.task_status));
   bool scheduled = status.has_value() && *status == flow::task_status::scheduled;
   bool in_progress = status.has_value() && *status == flow::task_status::in_progress;
-  bool has_queue_row = t.boolean(i, 6);
-  bool leased = !t.is_null(i, 7);
+  bool has_queue_row = t.boolean(i, tc.queued);
+  bool leased = !t.is_null(i, tc.token);
   // One action per task per batch: a second timer on a task already acted on is a no-op.
   auto target = f.task ? f.task->str() : "wf:" + f.workflow.str();
   if (touched.count(target) > 0)
@@ -145,12 +170,12 @@ fired_timer plan_one(const result& c, const result& t, int i, std::set<std::stri
   boost::json::object payload{{"timer", to_sql(f.kind)}, {"timerId", f.id}};
   auto timed_out = [&](flow::task_status from, std::optional<lease_token> token) {
     if (has_queue_row)
-      plan.removals.push_back(queue_removal{t.str(i, 3), *f.task, std::move(token), false});
+      plan.removals.push_back(queue_removal{t.str(i, tc.queue), *f.task, std::move(token), false});
     plan.finishes.push_back(task_finish{f.workflow, *f.task, from, flow::task_status::timed_out, std::nullopt,
-                                        std::string{to_sql(f.kind)} + " timeout", t.str(i, 5),
-                                        std::nullopt});
+                                        std::string{to_sql(f.kind)} + " timeout",
+                                        t.str(i, tc.scheduled_at), std::nullopt});
     plan.events.push_back(event_draft{f.workflow, ns, shard, "TASK_TIMED_OUT", f.task,
-                                      t.str(i, 4), json(payload)});
+                                      t.str(i, tc.ref), json(payload)});
   };
   switch (f.kind) {
     case timer_kind::schedule_to_start:
@@ -159,12 +184,12 @@ fired_timer plan_one(const result& c, const result& t, int i, std::set<std::stri
         timed_out(flow::task_status::scheduled, std::nullopt);
       break;
     case timer_kind::start_to_close:
-      f.acted = in_progress && leased && t.str(i, 7) == c.str(i, 4);
+      f.acted = in_progress && leased && t.str(i, tc.token) == c.str(i, cc.token);
       if (f.acted)
-        timed_out(flow::task_status::in_progress, lease_token{c.str(i, 4)});
+        timed_out(flow::task_status::in_progress, lease_token{c.str(i, cc.token)});
       break;
     case timer_kind::task_timeout:
-      f.acted = t.boolean(i, 8);
+      f.acted = t.boolean(i, tc.ref_open);
       break;
     case timer_kind::workflow_timeout:
       f.acted = true;
@@ -174,8 +199,8 @@ fired_timer plan_one(const result& c, const result& t, int i, std::set<std::stri
       break;
     case timer_kind::delay:
       f.acted = scheduled && !has_queue_row;
-      if (f.acted && !t.is_null(i, 3)) {
-        f.queue = t.str(i, 3);
+      if (f.acted && !t.is_null(i, tc.queue)) {
+        f.queue = t.str(i, tc.queue);
         plan.inserts.push_back(queue_insert{f.workflow, *f.task, shard});
         touched.insert(target);
         return f; // the lessor takes it from here; the decider has nothing to decide
@@ -188,9 +213,7 @@ fired_timer plan_one(const result& c, const result& t, int i, std::set<std::stri
   if (f.kind == timer_kind::task_timeout || f.kind == timer_kind::workflow_timeout
       || f.kind == timer_kind::wait || f.kind == timer_kind::delay)
     plan.events.push_back(event_draft{f.workflow, ns, shard, "TIMER_FIRED", f.task,
-                                      t.is_null(i, 4) ? std::nullopt
-                                                      : std::optional<std::string>{t.str(i, 4)},
-                                      json(payload)});
+                                      t.opt_str(i, tc.ref), json(payload)});
   plan.wakes.push_back(decider_wake{f.workflow, ns, shard, to_sql(f.kind)});
   return f;
 }
@@ -248,7 +271,7 @@ caf::expected<std::vector<fired_timer>> fire_due_timers(transaction& tx, const f
   auto now_s = tx.conn().run1(transaction_now);
   if (!now_s)
     return std::move(now_s.error());
-  auto now = now_s->i64(0, 0);
+  auto now = now_s->i64(0, now_s->column_named("now_s"));
   auto window = hours_covering(now - int64_t{opt.horizon_hours} * 3600, now, opt.horizon_hours + 1);
   auto claimed = tx.conn().run(window ? within_hours(claim_due, *window) : claim_due,
                                params::of(opt.horizon_hours, shard_filter(opt.shards), opt.limit));
@@ -256,15 +279,19 @@ caf::expected<std::vector<fired_timer>> fire_due_timers(transaction& tx, const f
     return std::move(claimed.error());
   if (claimed->rows() == 0)
     return std::vector<fired_timer>{};
+  const claim_columns cc{*claimed};
   auto targets = tx.conn().run_n(
-    claimed_targets, params::of(text_array(*claimed, 2), text_array(*claimed, 3)), claimed->rows());
+    claimed_targets,
+    params::of(text_array(*claimed, cc.workflow), text_array(*claimed, cc.task)),
+    claimed->rows());
   if (!targets)
     return std::move(targets.error());
+  const target_columns tc{*targets};
   transition_plan plan;
   std::set<std::string> touched;
   std::vector<fired_timer> out;
   for (int i = 0; i < claimed->rows(); ++i)
-    out.push_back(plan_one(*claimed, *targets, i, touched, plan));
+    out.push_back(plan_one(*claimed, cc, *targets, tc, i, touched, plan));
   if (auto a = apply_transition(tx.conn(), plan); !a)
     return std::move(a.error());
   return out;
@@ -288,7 +315,7 @@ earliest_pending_timer(connection& conn, const std::vector<shard_id>& shards, in
     return std::move(r.error());
   if (!*r)
     return std::optional<int64_t>{};
-  return std::optional<int64_t>{(*r)->i64(0, 0)};
+  return std::optional<int64_t>{(*r)->i64(0, (*r)->column_named("in_ms"))};
 }
 
 } // namespace nf::store

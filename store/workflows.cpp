@@ -251,15 +251,18 @@ starts_of(transaction& tx, const std::vector<start_request>& requests, start_pla
   // A row per request whose definition resolved; a NULL id: its key is another start's.
   std::vector<bool> resolved(ok.size(), false), created(ok.size(), false);
   // The execution each wrote follows the request's ordinal, id and shard.
+  // The first "id" and "shard" are the start's own (s.id, s.shard), before the execution's.
+  const int ord = written.column_named("ord"), start_id = written.column_named("id"),
+            start_shard = written.column_named("shard");
   const execution_columns written_execution{written, 3};
   for (int row = 0; row < written.rows(); ++row) {
-    auto j = static_cast<size_t>(written.i64(row, 0) - 1);
+    auto j = static_cast<size_t>(written.i64(row, ord) - 1);
     resolved[j] = true;
-    if (written.is_null(row, 1))
+    if (written.is_null(row, start_id))
       continue;
     created[j] = true;
-    out[ok[j]] = start_result{workflow_id{written.str(row, 1)}, true,
-                              shard_id{static_cast<int16_t>(written.i64(row, 2))}};
+    out[ok[j]] = start_result{workflow_id{written.str(row, start_id)}, true,
+                              shard_id{static_cast<int16_t>(written.i64(row, start_shard))}};
     if (created_executions != nullptr)
       created_executions->push_back(execution_of(written, written_execution, row));
   }
@@ -292,9 +295,10 @@ starts_of(transaction& tx, const std::vector<start_request>& requests, start_pla
   auto owners = tx.conn().run(select_key_owners, params::of(text_array(l_ns), text_array(l_keys)));
   if (!owners)
     return std::move(owners.error());
+  const int owner_ord = owners->column_named("ord"), owner = owners->column_named("workflowId");
   for (int row = 0; row < owners->rows(); ++row) {
-    auto i = lost[static_cast<size_t>(owners->i64(row, 0) - 1)];
-    workflow_id id{owners->str(row, 1)};
+    auto i = lost[static_cast<size_t>(owners->i64(row, owner_ord) - 1)];
+    workflow_id id{owners->str(row, owner)};
     auto shard = shard_of(id, plan.partition_count);
     out[i] = start_result{std::move(id), false, shard};
   }
@@ -319,7 +323,7 @@ caf::expected<int> load_partition_count(connection& conn) {
   auto r = conn.run1(select_partition_count);
   if (!r)
     return std::move(r.error());
-  return static_cast<int>(r->i64(0, 0));
+  return static_cast<int>(r->i64(0, r->column_named("partitionCount")));
 }
 
 } // namespace nf::store

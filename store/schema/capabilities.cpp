@@ -8,8 +8,8 @@ namespace {
 
 constexpr statement server_settings{
   "capabilities.server",
-  "SELECT current_setting('server_version_num')::int, current_setting('server_version'),"
-  " current_setting('io_method', true)"};
+  "SELECT current_setting('server_version_num')::int AS version_num,"
+  " current_setting('server_version') AS version, current_setting('io_method', true) AS io_method"};
 
 constexpr statement prove_uuidv7{"capabilities.uuidv7", "SELECT uuidv7()::text"};
 
@@ -20,9 +20,9 @@ caf::expected<server_info> check_capabilities(connection& conn) {
   if (!r)
     return std::move(r.error());
   server_info info;
-  info.version_num = r->i32(0, 0);
-  info.version = r->str(0, 1);
-  info.io_method = r->opt_str(0, 2).value_or("");
+  info.version_num = r->i32(0, r->column_named("version_num"));
+  info.version = r->str(0, r->column_named("version"));
+  info.io_method = r->opt_str(0, r->column_named("io_method")).value_or("");
   if (info.version_num < 180000)
     return make_error(errc::unsupported,
                       "nodeflow needs PostgreSQL 18 or newer (server_version_num >= 180000), "

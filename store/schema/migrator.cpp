@@ -22,7 +22,7 @@ constexpr statement create_ledger{
        "appliedAt" TIMESTAMPTZ NOT NULL DEFAULT now()))"};
 
 constexpr statement ledger_exists{"migrate.ledger_exists",
-                                  R"(SELECT to_regclass('"SchemaMigrations"') IS NOT NULL)"};
+                                  R"(SELECT to_regclass('"SchemaMigrations"') IS NOT NULL AS ledger)"};
 
 constexpr statement read_ledger{
   "migrate.read_ledger",
@@ -38,7 +38,7 @@ constexpr statement forget_applied{"migrate.forget_applied",
 
 constexpr statement checksums{
   "migrate.checksums",
-  R"(SELECT t.name, encode(sha256(convert_to(t.sql, 'UTF8')), 'hex')
+  R"(SELECT t.name, encode(sha256(convert_to(t.sql, 'UTF8')), 'hex') AS checksum
      FROM unnest($1::text[], $2::text[]) AS t(name, sql))"};
 
 // One key for every nodeflow migrator against this database.
@@ -55,13 +55,15 @@ caf::expected<std::map<std::string, ledger_row>> load_ledger(connection& conn) {
   auto exists = conn.run1(ledger_exists);
   if (!exists)
     return std::move(exists.error());
-  if (!exists->boolean(0, 0))
+  if (!exists->boolean(0, exists->column_named("ledger")))
     return out;
   auto rows = conn.run(read_ledger);
   if (!rows)
     return std::move(rows.error());
+  const int name = rows->column_named("name"), checksum = rows->column_named("checksum"),
+            applied_at = rows->column_named("appliedAt");
   for (int i = 0; i < rows->rows(); ++i)
-    out[rows->str(i, 0)] = ledger_row{rows->str(i, 1), rows->str(i, 2)};
+    out[rows->str(i, name)] = ledger_row{rows->str(i, checksum), rows->str(i, applied_at)};
   return out;
 }
 
@@ -76,8 +78,9 @@ manifest_checksums(connection& conn, const std::vector<migration>& manifest) {
   if (!rows)
     return std::move(rows.error());
   std::map<std::string, std::string> out;
+  const int name = rows->column_named("name"), checksum = rows->column_named("checksum");
   for (int i = 0; i < rows->rows(); ++i)
-    out[rows->str(i, 0)] = rows->str(i, 1);
+    out[rows->str(i, name)] = rows->str(i, checksum);
   return out;
 }
 

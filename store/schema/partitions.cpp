@@ -147,7 +147,7 @@ constexpr statement list_partitions_st{
       WHERE i.inhparent = to_regclass($1) ORDER BY c.relname)"};
 
 constexpr statement server_now_st{"partitions.server_now",
-                                  "SELECT floor(extract(epoch FROM now()))::bigint"};
+                                  "SELECT floor(extract(epoch FROM now()))::bigint AS now_s"};
 
 constexpr statement move_pending_timers{
   "partitions.move_pending_timers",
@@ -159,12 +159,13 @@ constexpr statement active_in_month{
   "partitions.active_in_month",
   R"(SELECT EXISTS (SELECT 1 FROM "WorkflowExecutions"
       WHERE "startedAt" >= to_timestamp($1::bigint) AND "startedAt" < to_timestamp($2::bigint)
-        AND "status" IN ('RUNNING', 'PAUSED')))"};
+        AND "status" IN ('RUNNING', 'PAUSED')) AS found)"};
 
 constexpr statement active_started_before{
   "partitions.active_started_before",
   R"(SELECT EXISTS (SELECT 1 FROM "WorkflowExecutions"
-      WHERE "startedAt" < to_timestamp($1::bigint) AND "status" IN ('RUNNING', 'PAUSED')))"};
+      WHERE "startedAt" < to_timestamp($1::bigint) AND "status" IN ('RUNNING', 'PAUSED'))
+     AS found)"};
 
 constexpr statement delete_month_tasks{
   "partitions.delete_month_tasks",
@@ -186,7 +187,7 @@ caf::expected<bool> exists_flag(connection& conn, const statement& st, const par
   auto r = conn.run1(st, p);
   if (!r)
     return std::move(r.error());
-  return r->boolean(0, 0);
+  return r->boolean(0, r->column_named("found"));
 }
 
 // docs/schema.md §3 "Adopting rows from DEFAULT", used for every creation: with
@@ -299,8 +300,9 @@ caf::expected<std::vector<range_partition>> list_partitions(connection& conn,
   if (!r)
     return std::move(r.error());
   std::vector<range_partition> out;
+  const int relname = r->column_named("relname");
   for (int i = 0; i < r->rows(); ++i)
-    if (auto p = parse_partition_name(r->text(i, 0)); p && p->parent == parent)
+    if (auto p = parse_partition_name(r->text(i, relname)); p && p->parent == parent)
       out.push_back(std::move(*p));
   std::sort(out.begin(), out.end(),
             [](const range_partition& a, const range_partition& b) { return a.lo < b.lo; });
@@ -311,7 +313,7 @@ caf::expected<std::chrono::system_clock::time_point> server_now(connection& conn
   auto r = conn.run1(server_now_st);
   if (!r)
     return std::move(r.error());
-  return from_seconds(r->i64(0, 0));
+  return from_seconds(r->i64(0, r->column_named("now_s")));
 }
 
 std::vector<range_partition> partition_manager::wanted(time_point now) const {

@@ -61,7 +61,8 @@ namespace detail {
 // Plain (unprepared) queries: the tool runs once, and these are catalog reads
 // whose names sql_check could not know anyway.
 inline constexpr const char* tables_sql = R"(
-  SELECT c.relname, a.attname, format_type(a.atttypid, a.atttypmod), a.attnotnull
+  SELECT c.relname AS table_name, a.attname AS column_name,
+         format_type(a.atttypid, a.atttypmod) AS column_type, a.attnotnull AS not_null
     FROM pg_class c
     JOIN pg_namespace n ON n.oid = c.relnamespace
     JOIN pg_attribute a ON a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped
@@ -69,7 +70,7 @@ inline constexpr const char* tables_sql = R"(
    ORDER BY c.relname, a.attnum)";
 
 inline constexpr const char* indexes_sql = R"(
-  SELECT i.relname, c.relname, pg_get_indexdef(i.oid)
+  SELECT i.relname AS index_name, c.relname AS table_name, pg_get_indexdef(i.oid) AS definition
     FROM pg_index x
     JOIN pg_class i ON i.oid = x.indexrelid
     JOIN pg_class c ON c.oid = x.indrelid
@@ -77,7 +78,7 @@ inline constexpr const char* indexes_sql = R"(
    WHERE n.nspname = 'public' AND c.relkind IN ('r', 'p') AND NOT c.relispartition)";
 
 inline constexpr const char* enums_sql = R"(
-  SELECT t.typname, e.enumlabel
+  SELECT t.typname AS enum_name, e.enumlabel AS label
     FROM pg_type t
     JOIN pg_namespace n ON n.oid = t.typnamespace
     JOIN pg_enum e ON e.enumtypid = t.oid
@@ -85,7 +86,8 @@ inline constexpr const char* enums_sql = R"(
    ORDER BY t.typname, e.enumsortorder)";
 
 inline constexpr const char* functions_sql = R"(
-  SELECT p.proname, pg_get_function_identity_arguments(p.oid), pg_get_function_result(p.oid)
+  SELECT p.proname AS function_name, pg_get_function_identity_arguments(p.oid) AS arguments,
+         pg_get_function_result(p.oid) AS result_type
     FROM pg_proc p
     JOIN pg_namespace n ON n.oid = p.pronamespace
    WHERE n.nspname = 'public')";
@@ -116,29 +118,39 @@ inline caf::expected<model> read(connection& conn) {
   auto t = detail::query(conn, detail::tables_sql);
   if (!t)
     return std::move(t.error());
+  const int table_name = t->column_named("table_name"),
+            column_name = t->column_named("column_name"),
+            column_type = t->column_named("column_type"), not_null = t->column_named("not_null");
   for (int i = 0; i < t->rows(); ++i) {
-    if (m.tables.empty() || m.tables.back().name != t->text(i, 0))
-      m.tables.push_back(table{t->str(i, 0), {}});
-    m.tables.back().columns.push_back(column{t->str(i, 1), t->str(i, 2), t->boolean(i, 3)});
+    if (m.tables.empty() || m.tables.back().name != t->text(i, table_name))
+      m.tables.push_back(table{t->str(i, table_name), {}});
+    m.tables.back().columns.push_back(
+      column{t->str(i, column_name), t->str(i, column_type), t->boolean(i, not_null)});
   }
   auto x = detail::query(conn, detail::indexes_sql);
   if (!x)
     return std::move(x.error());
+  const int index_name = x->column_named("index_name"), indexed = x->column_named("table_name"),
+            definition = x->column_named("definition");
   for (int i = 0; i < x->rows(); ++i)
-    m.indexes.push_back(index{x->str(i, 0), x->str(i, 1), x->str(i, 2)});
+    m.indexes.push_back(index{x->str(i, index_name), x->str(i, indexed), x->str(i, definition)});
   auto e = detail::query(conn, detail::enums_sql);
   if (!e)
     return std::move(e.error());
+  const int enum_name = e->column_named("enum_name"), label = e->column_named("label");
   for (int i = 0; i < e->rows(); ++i) {
-    if (m.enums.empty() || m.enums.back().name != e->text(i, 0))
-      m.enums.push_back(enum_type{e->str(i, 0), {}});
-    m.enums.back().labels.push_back(e->str(i, 1));
+    if (m.enums.empty() || m.enums.back().name != e->text(i, enum_name))
+      m.enums.push_back(enum_type{e->str(i, enum_name), {}});
+    m.enums.back().labels.push_back(e->str(i, label));
   }
   auto f = detail::query(conn, detail::functions_sql);
   if (!f)
     return std::move(f.error());
+  const int function_name = f->column_named("function_name"),
+            arguments = f->column_named("arguments"), result_type = f->column_named("result_type");
   for (int i = 0; i < f->rows(); ++i)
-    m.functions.push_back(function{f->str(i, 0), f->str(i, 1), f->str(i, 2)});
+    m.functions.push_back(
+      function{f->str(i, function_name), f->str(i, arguments), f->str(i, result_type)});
   // Byte order, not the server's collation: the header must not depend on it,
   // and sql_check.hpp binary-searches these arrays with std::string_view's order.
   auto by_name = [](const auto& a, const auto& b) { return a.name < b.name; };
