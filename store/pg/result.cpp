@@ -42,12 +42,6 @@ std::string_view result::text(int row, int col) const {
           static_cast<size_t>(PQgetlength(res_.get(), row, col))};
 }
 
-int result::column(const char* name) const {
-  int idx = PQfnumber(res_.get(), name);
-  assert(idx >= 0 && "unknown result column");
-  return idx;
-}
-
 int result::column_named(std::string_view name, int from) const {
   for (int col = from; col < columns(); ++col)
     if (name == PQfname(res_.get(), col))

@@ -26,7 +26,6 @@ public:
 
   bool is_null(int row, int col) const;
   std::string_view text(int row, int col) const;
-  int column(const char* name) const; ///< column index by name; asserts it exists
   /// The index of the first column at or after `from` whose name is exactly `name`: a column
   /// or a quoted alias as the statement spells it without its quotes ("workflowId"), an
   /// unquoted alias in lower case; aborts when there is none, in release builds too. A
