@@ -87,29 +87,12 @@ std::string uuid(int n) {
   return "00000000-0000-7000-8000-" + std::string(12 - s.size(), '0') + s;
 }
 
-struct fixture : test_coordinator_fixture<nf::test::deterministic_config> {
+struct fixture : nf::test::deterministic_fixture {
+  ~fixture() override { stop_spawned(); }
+
   std::shared_ptr<script> seen = std::make_shared<script>();
   std::shared_ptr<answers> got = std::make_shared<answers>();
-  std::vector<caf::actor> spawned;
   int armed_hints = 0;
-
-  ~fixture() override {
-    for (auto& a : spawned)
-      caf::anon_send_exit(a, caf::exit_reason::user_shutdown);
-    drain();
-  }
-
-  /// Runs every message there is, without moving the clock.
-  void drain() {
-    while (sched.try_run_once()) {
-    }
-  }
-
-  /// Moves the actor clock (delayed messages come due), then runs what that started.
-  void advance(caf::timespan t) {
-    sched.clock().advance_time(t);
-    drain();
-  }
 
   caf::actor committer(std::vector<std::pair<std::string, std::string>> overrides = {},
                        std::shared_ptr<committer_split> split = nullptr, size_t index = 0) {

@@ -115,31 +115,15 @@ private:
   std::set<int16_t> shards_;
 };
 
-struct fixture : test_coordinator_fixture<nf::test::deterministic_config> {
+struct fixture : nf::test::deterministic_fixture {
+  ~fixture() override { stop_spawned(); }
+
   std::shared_ptr<database> db = std::make_shared<database>();
   std::shared_ptr<std::map<std::string, answer>> answers =
     std::make_shared<std::map<std::string, answer>>();
   std::shared_ptr<engine::waiting_polls> waiting;
-  std::vector<caf::actor> spawned;
   caf::actor lessor;
 
-  ~fixture() override {
-    for (auto& a : spawned)
-      caf::anon_send_exit(a, caf::exit_reason::user_shutdown);
-    drain();
-  }
-
-  /// Runs every message there is, without moving the clock.
-  void drain() {
-    while (sched.try_run_once()) {
-    }
-  }
-
-  /// Moves the actor clock (delayed messages come due), then runs what that started.
-  void advance(caf::timespan t) {
-    sched.clock().advance_time(t);
-    drain();
-  }
 
   caf::actor keep(caf::actor a) {
     spawned.push_back(a);
