@@ -146,7 +146,7 @@ struct definitions_batch {
       flow::parse_json(texts[f], doc, ignored); // the limits `nodeflow validate` parsed with
       auto add = [&](boost::json::value& v, std::optional<size_t> index) {
         const auto* obj = v.if_object();
-        (obj != nullptr && looks_like_workflow(*obj) ? workflow_sources : task_sources)
+        (obj != nullptr && flow::looks_like_workflow(*obj) ? workflow_sources : task_sources)
           .push_back(files[f]);
         sources.push_back({files[f], index});
         all.push_back(std::move(v));

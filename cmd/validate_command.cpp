@@ -9,24 +9,13 @@
 #include "flow/parse.hpp"
 #include "flow/validate.hpp"
 
-// A workflow definition is told from a task definition by a field only
-// workflows have (`tasks` above all), so that a workflow missing its tasks is
-// still reported as one.
-bool looks_like_workflow(const boost::json::object& obj) {
-  for (auto key : {"tasks", "version", "schemaVersion", "outputParameters", "inputParameters",
-                   "variables", "failureWorkflow", "restartable"})
-    if (obj.contains(key))
-      return true;
-  return false;
-}
-
 namespace {
 
 void check_definition(const boost::json::value& v, const std::string& path,
                       nf::flow::problems& errs) {
   const auto* obj = v.if_object();
   nf::flow::problems found;
-  if (obj != nullptr && looks_like_workflow(*obj)) {
+  if (obj != nullptr && nf::flow::looks_like_workflow(*obj)) {
     auto def = nf::flow::read_workflow_def(v, path, found);
     auto more = nf::flow::validate(def, path);
     found.insert(found.end(), more.begin(), more.end());

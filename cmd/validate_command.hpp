@@ -4,8 +4,6 @@
 #include <string>
 #include <vector>
 
-#include <boost/json/object.hpp>
-
 /// `nodeflow validate FILE…` (argv: the file list). Each file holds a task
 /// definition, a workflow definition (an object with `tasks` or another field
 /// only workflows have) or a JSON array
@@ -17,7 +15,3 @@ int run_validate_command(int argc, char** argv);
 /// The same over a list of files, writing to `out` (problems, ok) and `err`
 /// (usage): what run_validate_command does, testable without a process.
 int validate_files(const std::vector<std::string>& files, std::ostream& out, std::ostream& err);
-
-/// True when a definition object is a workflow definition (it has `tasks` or
-/// another field only workflows have), else it is read as a task definition.
-bool looks_like_workflow(const boost::json::object& obj);

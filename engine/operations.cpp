@@ -53,17 +53,6 @@ json::value opt_id(const std::optional<task_id>& x) {
   return x ? json::value(x->str()) : json::value(nullptr);
 }
 
-// A workflow is told from a task definition by a field only workflows have,
-// so that a workflow missing its tasks is still reported as one (as
-// `nodeflow validate` does).
-bool looks_like_workflow(const json::object& obj) {
-  for (auto key : {"tasks", "version", "schemaVersion", "outputParameters", "inputParameters",
-                   "variables", "failureWorkflow", "restartable"})
-    if (obj.contains(key))
-      return true;
-  return false;
-}
-
 struct definitions_doc {
   std::vector<flow::task_def> tasks;
   std::vector<flow::workflow_def> workflows;
@@ -78,7 +67,7 @@ void read_one(const json::value& v, const std::string& path, definitions_doc& do
                               + flow::describe(v)});
     return;
   }
-  if (looks_like_workflow(*obj)) {
+  if (flow::looks_like_workflow(*obj)) {
     flow::problems found;
     auto def = flow::read_workflow_def(v, path, found);
     if (found.empty())
@@ -106,7 +95,7 @@ void check_duplicates(const json::array* arr, definitions_doc& doc) {
     if (obj == nullptr || !obj->contains("name") || !(*obj).at("name").is_string())
       continue;
     std::string key = std::string{(*obj).at("name").as_string()};
-    if (looks_like_workflow(*obj)) {
+    if (flow::looks_like_workflow(*obj)) {
       const auto* ver = obj->if_contains("version");
       key = "workflow " + key + " version " + (ver != nullptr ? json::serialize(*ver) : "1");
     } else {

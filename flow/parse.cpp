@@ -171,6 +171,14 @@ workflow_task read_workflow_task(const boost::json::value& v, const std::string&
   return t;
 }
 
+bool looks_like_workflow(const boost::json::object& obj) {
+  for (auto key : {"tasks", "version", "schemaVersion", "outputParameters", "inputParameters",
+                   "variables", "failureWorkflow", "restartable"})
+    if (obj.contains(key))
+      return true;
+  return false;
+}
+
 workflow_def read_workflow_def(const boost::json::value& v, const std::string& path,
                                problems& errs) {
   workflow_def d;

@@ -28,4 +28,9 @@ workflow_def read_workflow_def(const boost::json::value& v, const std::string& p
 workflow_task read_workflow_task(const boost::json::value& v, const std::string& path,
                                  problems& errs);
 
+/// Whether a definition object is a workflow's rather than a task's: it has `tasks` or
+/// another field only workflows have, so a workflow missing its tasks is still read (and
+/// reported) as one. `nodeflow validate`, `defs put` and the node all decide by this.
+bool looks_like_workflow(const boost::json::object& obj);
+
 } // namespace nf::flow
