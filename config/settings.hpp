@@ -13,20 +13,6 @@ namespace nf::config {
 
 enum class kind { integer, boolean, text };
 
-/// One setting, declared once: name, default, bounds and a doc line. The
-/// reference config (config/nodeflow.reference.conf) is generated from these.
-struct setting {
-  const char* name;
-  kind type;
-  const char* default_value; ///< as written in a config file
-  int64_t min = 0;           ///< integers only
-  int64_t max = 0;           ///< integers only
-  const char* doc;
-};
-
-/// Every setting nodeflow reads, in reference order.
-const std::vector<setting>& all_settings();
-
 /// The C++ type a setting of each kind is read as.
 template <class T>
 inline constexpr kind kind_of = std::is_same_v<T, int64_t> ? kind::integer
@@ -34,8 +20,8 @@ inline constexpr kind kind_of = std::is_same_v<T, int64_t> ? kind::integer
                                                            : kind::text;
 
 /// A setting's name with the type it is read as, so a read names a constant the
-/// compiler knows instead of a string; tests/config/settings.test.cpp checks that
-/// the constants and all_settings() name the same settings with the same types.
+/// compiler knows instead of a string. all_settings() declares each setting from its
+/// constant; tests/config/settings.test.cpp checks that every constant is declared once.
 template <class T>
 struct key {
   static_assert(std::is_same_v<T, int64_t> || std::is_same_v<T, bool>
@@ -86,53 +72,24 @@ inline constexpr key<int64_t> client_timeout_ms{"client.timeout_ms"};
 inline constexpr key<std::string> log_level{"log.level"};
 } // namespace keys
 
-/// A key without its type, to list every key in one array.
-struct any_key {
+/// One setting, declared once: its key (name and type), default, bounds and a doc line.
+/// The reference config (config/nodeflow.reference.conf) is generated from these.
+struct setting {
   const char* name;
   kind type;
+  const char* default_value; ///< as written in a config file
+  int64_t min = 0;           ///< integers only
+  int64_t max = 0;           ///< integers only
+  const char* doc;
+
   template <class T>
-  constexpr any_key(key<T> k) : name{k.name}, type{key<T>::type} {}
+  setting(key<T> k, const char* default_value_, int64_t min_, int64_t max_, const char* doc_)
+    : name{k.name}, type{key<T>::type}, default_value{default_value_}, min{min_}, max{max_},
+      doc{doc_} {}
 };
 
-/// Every constant of `keys`, for the test that keeps them in step with all_settings().
-inline constexpr any_key all_keys[] = {
-  keys::db_dsn,
-  keys::db_connections_per_role,
-  keys::node_host,
-  keys::node_port,
-  keys::node_advertise,
-  keys::engine_partitions,
-  keys::engine_nudges,
-  keys::decider_batch_size,
-  keys::decider_committers,
-  keys::decider_split_at_requests,
-  keys::decider_poll_interval_ms,
-  keys::decider_group_commit_us,
-  keys::decider_group_commit_from_requests,
-  keys::lessor_lease_seconds,
-  keys::lessor_poll_interval_ms,
-  keys::lessor_max_batch,
-  keys::lessor_max_poll_timeout_ms,
-  keys::lessor_lease_in_decision,
-  keys::timer_poll_interval_ms,
-  keys::timer_batch_size,
-  keys::timer_full_sweep_interval_ms,
-  keys::relay_poll_interval_ms,
-  keys::relay_batch_size,
-  keys::relay_max_attempts,
-  keys::relay_base_backoff_ms,
-  keys::relay_max_backoff_ms,
-  keys::relay_request_timeout_ms,
-  keys::relay_published_retention_s,
-  keys::system_tasks_concurrency,
-  keys::system_tasks_poll_timeout_ms,
-  keys::system_tasks_request_timeout_ms,
-  keys::membership_heartbeat_ms,
-  keys::membership_lease_ms,
-  keys::maintenance_interval_s,
-  keys::client_timeout_ms,
-  keys::log_level,
-};
+/// Every setting nodeflow reads, one per constant of `keys`, in reference order.
+const std::vector<setting>& all_settings();
 
 /// Validated values, each parsed once when set and read by its key. Reading a
 /// key whose name was not declared with the key's type is a programmer error
