@@ -6,34 +6,15 @@
 
 #include <chrono>
 #include <cstdint>
-#include <memory>
+#include <functional>
 
 namespace nf::engine {
 
-class clock {
-public:
-  using time_point = std::chrono::steady_clock::time_point;
+using steady_now = std::function<std::chrono::steady_clock::time_point()>;
 
-  virtual ~clock() = default;
-  virtual time_point now() const = 0;
-
-  /// now() in milliseconds since the clock's epoch.
-  int64_t now_ms() const {
-    return std::chrono::duration_cast<std::chrono::milliseconds>(now().time_since_epoch())
-      .count();
-  }
-};
-
-/// The process's steady clock.
-class steady_clock_source : public clock {
-public:
-  time_point now() const override { return std::chrono::steady_clock::now(); }
-};
-
-/// The one steady clock every engine object uses unless given another.
-inline std::shared_ptr<const clock> steady_clock() {
-  static const auto instance = std::make_shared<const steady_clock_source>();
-  return instance;
+/// A time point of the steady clock in milliseconds since its epoch.
+inline int64_t ms_of(std::chrono::steady_clock::time_point t) {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(t.time_since_epoch()).count();
 }
 
 } // namespace nf::engine

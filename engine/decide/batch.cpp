@@ -62,9 +62,9 @@ void batch_hints::merge(const batch_hints& o) {
 decider_core::decider_core(int partition_count, std::string dsn, int batch_size,
                            std::shared_ptr<waiting_polls> waiting,
                            std::shared_ptr<lease_memory> leases,
-                           std::shared_ptr<const clock> clk)
+                           steady_now now)
   : partition_count_(partition_count), dsn_(std::move(dsn)), batch_size_(batch_size),
-    clock_(clk ? std::move(clk) : steady_clock()),
+    now_(now ? std::move(now) : steady_now{std::chrono::steady_clock::now}),
     waiting_(std::move(waiting)),
     leases_(leases ? std::move(leases) : std::make_shared<lease_memory>()) {
 }
@@ -98,7 +98,7 @@ bool decider_core::ensure_connected(std::string& why) {
 }
 
 batch_output decider_core::run(const batch_input& in) {
-  auto t0 = clock_->now();
+  auto t0 = now_();
   batch_output out;
   out.stats.starts = in.starts.size();
   out.stats.completions = in.completions.size();
@@ -110,7 +110,7 @@ batch_output decider_core::run(const batch_input& in) {
   };
   auto finish = [&]() -> batch_output {
     out.stats.ms =
-      std::chrono::duration<double, std::milli>(clock_->now() - t0).count();
+      std::chrono::duration<double, std::milli>(now_() - t0).count();
     return std::move(out);
   };
   std::set<std::string> excluded;  // stale this batch: requeued, decided next time (I4)
@@ -220,7 +220,7 @@ caf::expected<void> decider_core::attempt(store::transaction& tx, const batch_in
       return c;
     // The server's clock now, as far as this core can tell without asking it (before its
     // first claim it cannot: every lease is asked for, the writes' re-checks still hold).
-    int64_t now_ms = server_offset_ms_ ? *server_offset_ms_ + clock_->now_ms() : 0;
+    int64_t now_ms = server_offset_ms_ ? *server_offset_ms_ + ms_of(now_()) : 0;
     for (size_t i = 0; i < in.completions.size(); ++i) {
       if (st.rules.recall)
         facts[i] = leases_->recall(in.completions[i], now_ms);

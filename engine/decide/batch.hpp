@@ -113,7 +113,7 @@ public:
   decider_core(int partition_count, std::string dsn, int batch_size,
                std::shared_ptr<waiting_polls> waiting = nullptr,
                std::shared_ptr<lease_memory> leases = nullptr,
-               std::shared_ptr<const clock> clk = nullptr);
+               steady_now now = nullptr);
   ~decider_core() override;
 
   /// Runs one batch. Never throws; every request gets an answer.
@@ -198,7 +198,7 @@ private:
   int partition_count_;
   std::string dsn_;
   int batch_size_;
-  std::shared_ptr<const clock> clock_;  ///< this process's time (null given: the steady clock)
+  steady_now now_;  ///< this process's time (none given: the steady clock)
   std::unique_ptr<store::connection> conn_;
   std::shared_ptr<waiting_polls> waiting_;
   definition_cache defs_;

@@ -75,7 +75,7 @@ caf::expected<void> decider_core::decide_claimed(store::transaction& tx, const b
   if (work.ids.empty())
     return {};
   recent_namespaces_ = work.namespaces;
-  server_offset_ms_ = work.reads.now_ms - clock_->now_ms();
+  server_offset_ms_ = work.reads.now_ms - ms_of(now_());
   if (auto r = read_snapshots(tx, ahead, work, st); !r)
     return r;
   if (auto r = read_definitions(tx.conn(), ahead, work); !r)
