@@ -383,7 +383,7 @@ caf::behavior lessor(lessor_actor* self, partition_context ctx, lease_store_fact
 } // namespace
 
 caf::actor spawn_lessor(caf::actor_system& sys, const partition_context& ctx) {
-  return sys.spawn<caf::detached>(lessor, ctx, lease_store_factory{});
+  return spawn_lessor(sys, ctx, lease_store_factory{}, true);
 }
 
 caf::actor spawn_lessor(caf::actor_system& sys, const partition_context& ctx,
