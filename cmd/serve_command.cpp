@@ -20,6 +20,7 @@
 #include "net/client/system_config.hpp"
 #include "proto/type_ids.hpp"
 #include "cmd/serve_config.hpp"
+#include "cmd/serve_http.hpp"
 #include "net/api/api.hpp"
 #include "store/schema/capabilities.hpp"
 #include "store/schema/migrator.hpp"
@@ -180,6 +181,9 @@ int run_serve_command(int argc, char** argv) {
   pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
 
   net::system_config caf_cfg;
+  // Declared before the actor system so it outlives it: an answer arriving on a CAF thread
+  // during shutdown still finds the server's (stopped) io_context.
+  std::unique_ptr<http_door> http;
   caf::actor_system sys{caf_cfg};
   const auto& settings = cfg->settings;
   // The api is published first (its port may be 0 = any), then the node is
@@ -212,6 +216,21 @@ int run_serve_command(int argc, char** argv) {
                  "owns one)",
                  patience.count());
   self->monitor(node);
+  http = std::make_unique<http_door>(sys, settings, api);
+  if (http->enabled()) {
+    auto http_port = http->start();
+    if (!http_port) {
+      std::cerr << "nodeflow serve: " << nf::message_of(http_port.error()) << "\n";
+      sys.middleman().unpublish(api, *bound);
+      caf::anon_send_exit(api, caf::exit_reason::user_shutdown);
+      caf::anon_send_exit(node, caf::exit_reason::user_shutdown);
+      return 1;
+    }
+    spdlog::info("http_listening host={} port={}", settings.get(config::keys::http_host),
+                 *http_port);
+    std::cout << "http " << settings.get(config::keys::http_host) << ":" << *http_port
+              << std::endl;
+  }
   spdlog::info("node_listening host={} port={} advertise={}", host, *bound, node_opts.advertise);
   std::cout << "listening " << host << ":" << *bound << std::endl;
 
@@ -226,6 +245,7 @@ int run_serve_command(int argc, char** argv) {
     spdlog::info("node_stopping signal={}", sig == SIGTERM ? "SIGTERM" : "SIGINT");
   // Stop taking requests, then stop the node: it stops its partitions and
   // membership releases their leases so another node can take them at once.
+  http->stop();
   sys.middleman().unpublish(api, *bound);
   caf::anon_send_exit(api, caf::exit_reason::user_shutdown);
   caf::anon_send_exit(node, caf::exit_reason::user_shutdown);

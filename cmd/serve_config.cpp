@@ -5,14 +5,14 @@
 namespace nf::cmd {
 
 const char* serve_usage() {
-  return "usage: nodeflow serve --dsn DSN [--port N] [--config FILE] [--migrate] "
+  return "usage: nodeflow serve --dsn DSN [--port N] [--http-port N] [--config FILE] [--migrate] "
          "[--<setting> VALUE]...\n"
          "  settings: see `nodeflow config --reference` (e.g. --engine.partitions 16)\n";
 }
 
 std::optional<serve_config> load_serve_config(int argc, char** argv,
                                               std::vector<std::string>& errors) {
-  std::vector<std::string> value_flags{"dsn", "port", "config"};
+  std::vector<std::string> value_flags{"dsn", "port", "http-port", "config"};
   for (const auto& s : config::all_settings())
     value_flags.emplace_back(s.name);
   std::string error;
@@ -37,6 +37,9 @@ std::optional<serve_config> load_serve_config(int argc, char** argv,
         errors.push_back(*problem);
   if (auto port = args->value("port"))
     if (auto problem = out.settings.set(config::keys::node_port.name, *port, "--port"))
+      errors.push_back(*problem);
+  if (auto port = args->value("http-port"))
+    if (auto problem = out.settings.set(config::keys::http_port.name, *port, "--http-port"))
       errors.push_back(*problem);
   out.dsn = resolve_dsn(*args);
   if (out.dsn.empty())

@@ -85,6 +85,20 @@ const std::vector<setting>& all_settings() {
      "how often partitions are created ahead, expired ones dropped, caches and outbox pruned"},
     {keys::client_timeout_ms, "30000", 1, 3600000,
      "default timeout of a client request"},
+    {keys::http_host, "127.0.0.1", 0, 0, "address the HTTP API listens on"},
+    {keys::http_port, "8080", -1, 65535,
+     "port of the HTTP API (Conductor's REST, the history stream, /metrics); 0 turns it "
+     "off, -1 picks a free one"},
+    {keys::http_threads, "2", 1, 64, "threads serving HTTP connections"},
+    {keys::http_max_body_bytes, "8388608", 1024, 1073741824,
+     "largest HTTP request body accepted (larger: 413)"},
+    {keys::http_max_json_depth, "64", 2, 1000,
+     "deepest nesting of arrays and objects in an HTTP request's JSON (deeper: 400)"},
+    {keys::http_max_inflight, "4096", 1, 1000000,
+     "HTTP requests in flight beyond which the node answers 429 (long polls and streams "
+     "not counted)"},
+    {keys::http_idle_timeout_s, "60", 1, 86400,
+     "how long a kept-alive HTTP connection may sit idle"},
     {keys::log_level, "info", 0, 0, "trace, debug, info, warn, error or off"},
   };
   return all;

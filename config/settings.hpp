@@ -69,6 +69,13 @@ inline constexpr key<int64_t> membership_heartbeat_ms{"membership.heartbeat_ms"}
 inline constexpr key<int64_t> membership_lease_ms{"membership.lease_ms"};
 inline constexpr key<int64_t> maintenance_interval_s{"maintenance.interval_s"};
 inline constexpr key<int64_t> client_timeout_ms{"client.timeout_ms"};
+inline constexpr key<std::string> http_host{"http.host"};
+inline constexpr key<int64_t> http_port{"http.port"};
+inline constexpr key<int64_t> http_threads{"http.threads"};
+inline constexpr key<int64_t> http_max_body_bytes{"http.max_body_bytes"};
+inline constexpr key<int64_t> http_max_json_depth{"http.max_json_depth"};
+inline constexpr key<int64_t> http_max_inflight{"http.max_inflight"};
+inline constexpr key<int64_t> http_idle_timeout_s{"http.idle_timeout_s"};
 inline constexpr key<std::string> log_level{"log.level"};
 } // namespace keys
 

@@ -16,6 +16,7 @@
 #include "proto/errors.hpp"
 #include "store/pg/transaction.hpp"
 #include "store/queues.hpp"
+#include "store/schema/migrator.hpp"
 #include "store/signals.hpp"
 
 namespace nf::engine {
@@ -294,6 +295,16 @@ caf::expected<std::vector<msg::event_view>> read_events(store::connection& conn,
     out.push_back({e.seq, e.at_ms, std::move(e.type), e.ref_name.value_or(""),
                    std::move(e.payload)});
   return out;
+}
+
+caf::expected<std::string> database_readiness(store::connection& conn) {
+  auto report = store::readiness(conn);
+  if (!report)
+    return std::move(report.error());
+  json::array lines;
+  for (const auto& l : report->lines)
+    lines.emplace_back(l);
+  return json::serialize(json::object{{"ready", report->ready}, {"lines", std::move(lines)}});
 }
 
 caf::expected<std::string> store_status(store::connection& conn) {

@@ -48,6 +48,9 @@ caf::expected<std::vector<msg::event_view>> read_events(store::connection& conn,
 /// "pendingDecisions":{"total":n,"byShard":{"3":n}}}`.
 caf::expected<std::string> store_status(store::connection& conn);
 
+/// `nodeflow readiness`'s check as `{"ready":bool,"lines":[…]}`.
+caf::expected<std::string> database_readiness(store::connection& conn);
+
 /// `list`: `{"deadLetters":[…],"nextAfterId":id|null}`; `replay`: `{"replayed":n}`
 /// (all dead letters when `ids` is empty).
 caf::expected<std::string> dead_letters(store::connection& conn,

@@ -38,6 +38,9 @@ using client_api = caf::typed_actor<
   caf::replies_to<events_atom, msg::events_request>::with<std::vector<msg::event_view>>,
   // Node, partitions and queue depths as JSON.
   caf::replies_to<status_atom>::with<std::string>,
+  // Whether this node can serve: `{"ready":bool,"database":{"ready","lines"},
+  // "partitionsRunning":n}` (the database check is `nodeflow readiness`'s).
+  caf::replies_to<ready_atom>::with<std::string>,
   caf::replies_to<deadletter_atom, msg::deadletter_request>::with<std::string>>;
 
 } // namespace nf

@@ -51,6 +51,7 @@ CAF_BEGIN_TYPE_ID_BLOCK(nodeflow, caf::first_custom_type_id)
   CAF_ADD_ATOM(nodeflow, nf, events_atom, "nf_events")
   CAF_ADD_ATOM(nodeflow, nf, status_atom, "nf_status")
   CAF_ADD_ATOM(nodeflow, nf, deadletter_atom, "nf_dead")
+  CAF_ADD_ATOM(nodeflow, nf, ready_atom, "nf_ready")
 
   // Hints between actors (a lost one costs only a poll interval, I9).
   CAF_ADD_ATOM(nodeflow, nf, decide_atom, "nf_decide")

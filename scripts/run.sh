@@ -11,6 +11,7 @@
 #   NF_BUILD_DIR    build directory (default: build/ in the repository)
 #   NF_RUN_COUNT    executions to start (default 200, at most 1000)
 #   NF_RUN_PORT     the node's client port (default 4510)
+#   NF_RUN_HTTP_PORT  the node's HTTP port (default 8080)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${NF_BUILD_DIR:-$root/build}
@@ -55,7 +56,7 @@ cleanup() {
 trap cleanup EXIT
 
 step "starting a node on $node (log: $work/serve.log)"
-"$nf" serve --dsn "$dsn" --port "$port" >"$work/serve.out" 2>"$work/serve.log" &
+"$nf" serve --dsn "$dsn" --port "$port" --http-port "${NF_RUN_HTTP_PORT:-8080}" >"$work/serve.out" 2>"$work/serve.log" &
 serve_pid=$!
 for _ in $(seq 1 300); do
   grep -q '^listening ' "$work/serve.out" 2>/dev/null && break

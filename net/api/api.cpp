@@ -284,6 +284,48 @@ caf::result<std::string> status(api_pointer self) {
   return rp;
 }
 
+// The database's readiness (`nodeflow readiness`) and whether the node runs a partition.
+// Ready when both hold; a node that does not answer is not ready.
+caf::result<std::string> readiness(api_pointer self) {
+  auto rp = self->make_response_promise<std::string>();
+  auto timeout = self->state.opts.request_timeout;
+  self->request(self->state.worker(), timeout, ready_atom_v)
+    .then(
+      [self, rp, timeout](std::string& db_json) mutable {
+        boost::json::error_code ec;
+        auto db = boost::json::parse(db_json, ec);
+        bool db_ready = !ec && db.is_object() && db.as_object().contains("ready")
+                        && db.as_object().at("ready").is_bool()
+                        && db.as_object().at("ready").as_bool();
+        auto finish = [rp, db, db_ready](int64_t running, std::string node_error) mutable {
+          boost::json::object out;
+          out["ready"] = db_ready && running > 0;
+          out["database"] = db;
+          out["partitionsRunning"] = running;
+          if (!node_error.empty())
+            out["nodeError"] = node_error;
+          rp.deliver(boost::json::serialize(out));
+        };
+        const auto& node = self->state.opts.node;
+        if (!node)
+          return finish(0, "no engine node in this process");
+        self->request(node, timeout, status_atom_v)
+          .then(
+            [finish](std::string& node_json) mutable {
+              boost::json::error_code ec2;
+              auto v = boost::json::parse(node_json, ec2);
+              const auto* o = ec2 ? nullptr : v.if_object();
+              const auto* parts = o ? o->if_contains("running") : nullptr;
+              finish(parts && parts->is_array() ? static_cast<int64_t>(parts->as_array().size())
+                                                : 0,
+                     {});
+            },
+            [finish](caf::error& e) mutable { finish(0, caf::to_string(e)); });
+      },
+      [rp](caf::error& e) mutable { rp.deliver(as_protocol_error(std::move(e), "database")); });
+  return rp;
+}
+
 api_actor::behavior_type api(api_pointer self, api_options opts) {
   auto& st = self->state;
   st.opts = std::move(opts);
@@ -359,6 +401,7 @@ api_actor::behavior_type api(api_pointer self, api_options opts) {
       self->state.opts.node = std::move(node);
     },
     [self](status_atom) -> caf::result<std::string> { return status(self); },
+    [self](ready_atom) -> caf::result<std::string> { return readiness(self); },
     [self](deadletter_atom, msg::deadletter_request& r) -> caf::result<std::string> {
       return to_store<std::string>(self, check(r), deadletter_atom_v, std::move(r));
     },

@@ -75,6 +75,9 @@ caf::behavior store_worker(caf::stateful_actor<worker_state>* self, store_worker
     [&st](status_atom) -> caf::result<std::string> {
       return st.run([&](store::connection& c) { return engine::store_status(c); });
     },
+    [&st](ready_atom) -> caf::result<std::string> {
+      return st.run([&](store::connection& c) { return engine::database_readiness(c); });
+    },
     [&st](deadletter_atom, const msg::deadletter_request& r) -> caf::result<std::string> {
       return st.run([&](store::connection& c) { return engine::dead_letters(c, r); });
     },

@@ -198,7 +198,7 @@ void e2e_fixture::start_node(const settings_list& flags) {
   if (node && node->running())
     CAF_FAIL("start_node: the node still runs");
   std::vector<std::string> argv{NF_NODEFLOW_BIN, "serve", "--dsn", db.dsn(), "--config",
-                                config_path, "--port", std::to_string(port)};
+                                config_path, "--port", std::to_string(port), "--http-port", "-1"};
   for (const auto& [k, v] : flags) {
     argv.push_back("--" + k);
     argv.push_back(v);

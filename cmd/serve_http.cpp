@@ -1,0 +1,54 @@
+#include "cmd/serve_http.hpp"
+
+#include <optional>
+
+#include "net/web/gateway.hpp"
+#include "net/web/routes/routes.hpp"
+#include "net/web/server.hpp"
+
+namespace nf::cmd {
+
+struct http_door::impl {
+  std::optional<net::web::gateway> gateway;
+  std::unique_ptr<net::web::server> server;
+};
+
+http_door::http_door(caf::actor_system& sys, const config::values& settings, client_api api)
+  : impl_(std::make_unique<impl>()) {
+  auto port = settings.get(config::keys::http_port);
+  if (port == 0)
+    return;
+  auto timeout = std::chrono::milliseconds{settings.get(config::keys::client_timeout_ms)};
+  impl_->gateway.emplace(sys, std::move(api), timeout);
+  net::web::route_context ctx;
+  ctx.api = &*impl_->gateway;
+  ctx.json.max_depth = static_cast<size_t>(settings.get(config::keys::http_max_json_depth));
+  ctx.max_poll_timeout_ms = settings.get(config::keys::lessor_max_poll_timeout_ms);
+  net::web::server_options opts;
+  opts.host = settings.get(config::keys::http_host);
+  opts.port = port < 0 ? 0 : static_cast<uint16_t>(port);
+  opts.threads = static_cast<int>(settings.get(config::keys::http_threads));
+  opts.max_body_bytes = static_cast<size_t>(settings.get(config::keys::http_max_body_bytes));
+  opts.max_inflight = static_cast<size_t>(settings.get(config::keys::http_max_inflight));
+  opts.idle_timeout = std::chrono::seconds{settings.get(config::keys::http_idle_timeout_s)};
+  impl_->server = std::make_unique<net::web::server>(net::web::make_routes(ctx), opts);
+}
+
+http_door::~http_door() {
+  stop();
+}
+
+bool http_door::enabled() const {
+  return impl_->server != nullptr;
+}
+
+caf::expected<uint16_t> http_door::start() {
+  return impl_->server->start();
+}
+
+void http_door::stop() {
+  if (impl_->server)
+    impl_->server->stop();
+}
+
+} // namespace nf::cmd

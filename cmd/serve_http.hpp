@@ -1,0 +1,34 @@
+#pragma once
+
+// The HTTP door of `nodeflow serve`: the route table, the gateway to the api actor and the
+// Beast server, built from the settings (http.*) and stopped before the actor system.
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include <caf/actor_system.hpp>
+#include <caf/expected.hpp>
+
+#include "config/settings.hpp"
+#include "proto/client_api.hpp"
+
+namespace nf::cmd {
+
+class http_door {
+public:
+  /// Off (no server) when http.port is 0.
+  http_door(caf::actor_system& sys, const config::values& settings, client_api api);
+  ~http_door();
+
+  bool enabled() const;
+  /// Listens; answers the bound port.
+  caf::expected<uint16_t> start();
+  void stop();
+
+private:
+  struct impl;
+  std::unique_ptr<impl> impl_;
+};
+
+} // namespace nf::cmd

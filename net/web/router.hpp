@@ -1,0 +1,59 @@
+#pragma once
+
+// The HTTP routes of a node, as one table: method, path pattern with `{name}` segments,
+// what it does and what it takes (the OpenAPI document is generated from the same table,
+// so the two cannot disagree), and its handler.
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "net/web/exchange.hpp"
+
+namespace nf::net::web {
+
+using handler = std::function<void(const exchange_ptr&)>;
+
+/// What a route reads from its body: nothing, JSON (415 for another content type), or
+/// anything (text).
+enum class body_kind { none, json, text };
+
+struct param_doc {
+  std::string name;
+  std::string description;
+  bool required = false;
+  std::string type = "string"; ///< OpenAPI type: string, integer, boolean
+};
+
+struct route {
+  verb method = verb::get;
+  std::string pattern;
+  std::string summary;
+  std::vector<param_doc> query;
+  body_kind body = body_kind::none;
+  std::string body_description; ///< what the body holds, when it has one
+  std::string answer;           ///< what a success answers
+  std::string tag;              ///< the OpenAPI group ("metadata", "workflow", "task", …)
+  handler fn;
+  /// A long poll or a stream: not counted against `http.max_inflight`.
+  bool long_lived = false;
+};
+
+class router {
+public:
+  void add(route r);
+  const std::vector<route>& routes() const { return routes_; }
+
+  struct match_result {
+    const route* found = nullptr;
+    std::map<std::string, std::string> params;
+    bool path_known = false; ///< some route has this path (a wrong method is 405, not 404)
+    std::vector<verb> allowed;
+  };
+  match_result match(verb method, const std::string& path) const;
+
+private:
+  std::vector<route> routes_;
+};
+
+} // namespace nf::net::web

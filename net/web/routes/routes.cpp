@@ -1,0 +1,15 @@
+#include "net/web/routes/routes.hpp"
+
+namespace nf::net::web {
+
+std::shared_ptr<router> make_routes(const route_context& base) {
+  auto r = std::make_shared<router>();
+  auto ctx = base;
+  ctx.table = r.get();
+  add_health_routes(*r, ctx);
+  add_admin_routes(*r, ctx);
+  add_openapi_route(*r, ctx);
+  return r;
+}
+
+} // namespace nf::net::web

@@ -1,0 +1,37 @@
+#pragma once
+
+// Every HTTP route of a node, registered by topic; `nodeflow serve` builds the table once.
+// Each topic's file maps Conductor's (or nodeflow's) REST shapes onto the client protocol
+// through the gateway, so the HTTP door adds no engine logic of its own.
+
+#include <functional>
+#include <memory>
+#include <string>
+
+#include <boost/json/object.hpp>
+
+#include "net/web/gateway.hpp"
+#include "net/web/json_body.hpp"
+#include "net/web/router.hpp"
+
+namespace nf::net::web {
+
+struct route_context {
+  gateway* api = nullptr;
+  json_limits json;
+  /// The longest long poll a client may ask for (lessor.max_poll_timeout_ms).
+  int64_t max_poll_timeout_ms = 30000;
+  /// The table being built (the OpenAPI route describes it).
+  const router* table = nullptr;
+};
+
+void add_health_routes(router& r, const route_context& ctx);
+void add_admin_routes(router& r, const route_context& ctx);
+void add_openapi_route(router& r, const route_context& ctx);
+/// The OpenAPI 3 document of a route table.
+boost::json::object openapi_document(const router& table);
+
+/// The whole table.
+std::shared_ptr<router> make_routes(const route_context& ctx);
+
+} // namespace nf::net::web

@@ -1,0 +1,480 @@
+#include "net/web/server.hpp"
+
+#include <atomic>
+#include <deque>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <thread>
+#include <vector>
+
+#include <boost/asio.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+#include <boost/json.hpp>
+
+#include "config/folder_logger.hpp"
+#include "net/web/errors.hpp"
+#include "proto/errors.hpp"
+
+namespace nf::net::web {
+
+namespace asio = boost::asio;
+namespace beast = boost::beast;
+namespace http = beast::http;
+using tcp = asio::ip::tcp;
+
+namespace {
+
+class session;
+
+struct shared_state {
+  std::shared_ptr<const router> routes;
+  server_options opts;
+  std::atomic<size_t> inflight{0};
+  std::mutex sessions_mutex;
+  std::set<std::shared_ptr<session>> sessions; ///< open connections, closed at stop
+};
+
+bool is_json_type(const std::string& content_type) {
+  auto semi = content_type.find(';');
+  auto base = content_type.substr(0, semi);
+  while (!base.empty() && base.back() == ' ')
+    base.pop_back();
+  for (auto& c : base)
+    c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return base == "application/json" || (base.size() > 5 && base.compare(base.size() - 5, 5, "+json") == 0);
+}
+
+std::string allowed_list(const std::vector<verb>& allowed) {
+  std::string out;
+  for (auto v : allowed) {
+    if (!out.empty())
+      out += ", ";
+    out += std::string{http::to_string(v)};
+  }
+  return out;
+}
+
+// The exchange's way back to its connection: everything is posted to the session's strand.
+class port final : public connection_port {
+public:
+  explicit port(std::shared_ptr<session> s) : session_(std::move(s)) {}
+  void send(response r) override;
+  void open_stream(std::string content_type, header_list headers) override;
+  void stream_chunk(std::string data) override;
+  void end_stream() override;
+
+private:
+  std::shared_ptr<session> session_;
+};
+
+class session : public std::enable_shared_from_this<session> {
+public:
+  session(tcp::socket socket, std::shared_ptr<shared_state> state)
+    : stream_(std::move(socket)), state_(std::move(state)) {}
+
+  void run() {
+    asio::dispatch(stream_.get_executor(), [self = shared_from_this()] { self->read(); });
+  }
+
+  auto executor() { return stream_.get_executor(); }
+
+  void close() {
+    asio::post(stream_.get_executor(), [self = shared_from_this()] { self->shutdown(); });
+  }
+
+  // From the port, already on the strand.
+  void answer(response r) {
+    if (closed_)
+      return;
+    done_counting();
+    auto res = std::make_shared<http::response<http::string_body>>();
+    res->version(11);
+    res->result(r.status);
+    res->set(http::field::server, "nodeflow");
+    res->set(http::field::content_type, r.content_type);
+    for (auto& [k, v] : r.headers)
+      res->set(k, v);
+    res->keep_alive(keep_alive_);
+    res->body() = std::move(r.body);
+    res->prepare_payload();
+    report(r.status);
+    exchange_.reset();
+    stream_.expires_after(std::chrono::seconds(30));
+    http::async_write(stream_, *res,
+                      [self = shared_from_this(), res](beast::error_code ec, size_t) {
+                        if (ec || !self->keep_alive_)
+                          return self->shutdown();
+                        self->read();
+                      });
+  }
+
+  void open(std::string content_type, header_list headers) {
+    if (closed_)
+      return;
+    done_counting();
+    report(200);
+    streaming_ = true;
+    auto res = std::make_shared<http::response<http::empty_body>>();
+    res->version(11);
+    res->result(http::status::ok);
+    res->set(http::field::server, "nodeflow");
+    res->set(http::field::content_type, content_type);
+    res->set(http::field::cache_control, "no-cache");
+    for (auto& [k, v] : headers)
+      res->set(k, v);
+    res->keep_alive(false);
+    res->chunked(true);
+    auto sr = std::make_shared<http::response_serializer<http::empty_body>>(*res);
+    writing_ = true;
+    stream_.expires_never();
+    http::async_write_header(stream_, *sr,
+                             [self = shared_from_this(), res, sr](beast::error_code ec, size_t) {
+                               self->writing_ = false;
+                               if (ec)
+                                 return self->client_gone();
+                               self->watch_for_close();
+                               self->flush();
+                             });
+  }
+
+  void chunk(std::string data) {
+    if (closed_ || !streaming_)
+      return;
+    pending_.push_back(std::move(data));
+    flush();
+  }
+
+  void finish_stream() {
+    if (closed_ || !streaming_)
+      return;
+    ending_ = true;
+    flush();
+  }
+
+private:
+  void read() {
+    if (closed_)
+      return;
+    parser_.emplace();
+    parser_->body_limit(state_->opts.max_body_bytes);
+    parser_->header_limit(static_cast<uint32_t>(state_->opts.max_header_bytes));
+    stream_.expires_after(state_->opts.idle_timeout);
+    http::async_read(stream_, buffer_, *parser_,
+                     [self = shared_from_this()](beast::error_code ec, size_t) {
+                       self->on_read(ec);
+                     });
+  }
+
+  void on_read(beast::error_code ec) {
+    if (ec == http::error::end_of_stream || ec == asio::error::eof
+        || ec == beast::error::timeout || ec == asio::error::operation_aborted
+        || ec == asio::error::connection_reset)
+      return shutdown();
+    started_ = std::chrono::steady_clock::now();
+    route_.clear();
+    method_ = verb::unknown;
+    if (ec == http::error::body_limit) {
+      keep_alive_ = false;
+      return reject(413, "request body exceeds http.max_body_bytes ("
+                           + std::to_string(state_->opts.max_body_bytes) + " bytes)");
+    }
+    if (ec == http::error::header_limit) {
+      keep_alive_ = false;
+      return reject(431, "request headers exceed " + std::to_string(state_->opts.max_header_bytes)
+                           + " bytes");
+    }
+    if (ec) {
+      keep_alive_ = false;
+      return reject(400, "malformed HTTP request: " + ec.message());
+    }
+    auto req = parser_->release();
+    keep_alive_ = req.keep_alive();
+    method_ = req.method();
+    dispatch(std::move(req));
+  }
+
+  void dispatch(http::request<http::string_body> req) {
+    std::map<std::string, std::string> headers;
+    for (const auto& f : req) {
+      std::string name{f.name_string()};
+      for (auto& c : name)
+        c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+      headers.emplace(std::move(name), std::string{f.value()});
+    }
+    auto ex = std::make_shared<exchange>(req.method(), std::string{req.target()},
+                                         std::move(headers), std::move(req.body()),
+                                         std::make_shared<port>(shared_from_this()));
+    exchange_ = ex;
+    auto m = state_->routes->match(req.method(), ex->path());
+    if (!m.found) {
+      if (m.path_known) {
+        ex->respond(response{405, "application/json",
+                             boost::json::serialize(error_body(
+                               405, "method " + std::string{http::to_string(req.method())}
+                                      + " is not allowed on " + ex->path() + " (allowed: "
+                                      + allowed_list(m.allowed) + ")",
+                               {})),
+                             {{"Allow", allowed_list(m.allowed)}}});
+        return;
+      }
+      ex->fail(404, "no route " + std::string{http::to_string(req.method())} + " " + ex->path());
+      return;
+    }
+    const auto& r = *m.found;
+    route_ = r.pattern;
+    ex->set_route(r.pattern);
+    ex->set_params(std::move(m.params));
+    if (r.body == body_kind::json && !ex->body().empty()) {
+      auto ct = ex->header("content-type");
+      if (!ct.empty() && !is_json_type(ct)) {
+        ex->fail(415, "Content-Type " + ct + " is not supported here: send application/json",
+                 "Content-Type");
+        return;
+      }
+    }
+    if (!r.long_lived) {
+      auto now = state_->inflight.fetch_add(1) + 1;
+      counted_ = true;
+      if (now > state_->opts.max_inflight) {
+        ex->fail(429, "the node is shedding load: " + std::to_string(now - 1)
+                        + " requests in flight (http.max_inflight " +
+                        std::to_string(state_->opts.max_inflight) + ")");
+        return;
+      }
+    }
+    stream_.expires_never(); // a handler (a long poll) may take its time
+    try {
+      r.fn(ex);
+    } catch (const std::exception& e) {
+      folder_logger("net")->error("http_handler_threw route={} what={}", r.pattern, e.what());
+      ex->fail(500, std::string{"internal error: "} + e.what());
+    }
+  }
+
+  void reject(unsigned status, std::string message) {
+    answer(response{status, "application/json",
+                    boost::json::serialize(error_body(status, message, {})), {}});
+  }
+
+  void done_counting() {
+    if (counted_) {
+      counted_ = false;
+      state_->inflight.fetch_sub(1);
+    }
+  }
+
+  void report(unsigned status) {
+    if (state_->opts.on_answer) {
+      auto secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count();
+      state_->opts.on_answer(route_, method_, status, secs);
+    }
+  }
+
+  // While a stream is open the client sends nothing; a read completing means it went away.
+  void watch_for_close() {
+    stream_.async_read_some(asio::buffer(probe_),
+                            [self = shared_from_this()](beast::error_code, size_t) {
+                              self->client_gone();
+                            });
+  }
+
+  void flush() {
+    if (writing_ || closed_)
+      return;
+    if (pending_.empty()) {
+      if (ending_) {
+        writing_ = true;
+        asio::async_write(stream_.socket(), asio::buffer(last_chunk_),
+                          [self = shared_from_this()](beast::error_code, size_t) {
+                            self->writing_ = false;
+                            self->shutdown();
+                          });
+      }
+      return;
+    }
+    // Everything queued goes out as one chunk.
+    std::string data;
+    for (auto& p : pending_)
+      data += p;
+    pending_.clear();
+    auto buf = std::make_shared<std::string>();
+    char size_line[32];
+    auto n = std::snprintf(size_line, sizeof size_line, "%zx\r\n", data.size());
+    buf->reserve(data.size() + static_cast<size_t>(n) + 2);
+    buf->append(size_line, static_cast<size_t>(n));
+    buf->append(data);
+    buf->append("\r\n");
+    writing_ = true;
+    asio::async_write(stream_.socket(), asio::buffer(*buf),
+                      [self = shared_from_this(), buf](beast::error_code ec, size_t) {
+                        self->writing_ = false;
+                        if (ec)
+                          return self->client_gone();
+                        self->flush();
+                      });
+  }
+
+  void client_gone() {
+    if (auto ex = exchange_)
+      ex->closed_by_client();
+    shutdown();
+  }
+
+  void shutdown() {
+    if (closed_)
+      return;
+    closed_ = true;
+    done_counting();
+    if (auto ex = std::move(exchange_))
+      ex->closed_by_client();
+    beast::error_code ec;
+    stream_.socket().shutdown(tcp::socket::shutdown_both, ec);
+    stream_.socket().close(ec);
+    std::lock_guard lock{state_->sessions_mutex};
+    state_->sessions.erase(shared_from_this());
+  }
+
+  beast::tcp_stream stream_;
+  std::shared_ptr<shared_state> state_;
+  beast::flat_buffer buffer_;
+  std::optional<http::request_parser<http::string_body>> parser_;
+  std::shared_ptr<exchange> exchange_;
+  bool keep_alive_ = true;
+  bool counted_ = false;
+  bool closed_ = false;
+  bool streaming_ = false;
+  bool writing_ = false;
+  bool ending_ = false;
+  std::deque<std::string> pending_;
+  std::array<char, 512> probe_{};
+  std::string last_chunk_ = "0\r\n\r\n";
+  std::string route_;
+  verb method_ = verb::unknown;
+  std::chrono::steady_clock::time_point started_;
+};
+
+void port::send(response r) {
+  auto s = session_;
+  asio::post(s->executor(), [s, r = std::move(r)]() mutable { s->answer(std::move(r)); });
+}
+
+} // namespace
+
+namespace {
+
+void port::open_stream(std::string content_type, header_list headers) {
+  auto s = session_;
+  asio::post(s->executor(), [s, ct = std::move(content_type), h = std::move(headers)]() mutable {
+    s->open(std::move(ct), std::move(h));
+  });
+}
+
+void port::stream_chunk(std::string data) {
+  auto s = session_;
+  asio::post(s->executor(), [s, d = std::move(data)]() mutable { s->chunk(std::move(d)); });
+}
+
+void port::end_stream() {
+  auto s = session_;
+  asio::post(s->executor(), [s] { s->finish_stream(); });
+}
+
+} // namespace
+
+struct server::impl {
+  std::shared_ptr<shared_state> state = std::make_shared<shared_state>();
+  asio::io_context ioc;
+  std::optional<tcp::acceptor> acceptor;
+  std::vector<std::thread> threads;
+  std::optional<asio::executor_work_guard<asio::io_context::executor_type>> work;
+  bool running = false;
+
+  void accept() {
+    acceptor->async_accept(asio::make_strand(ioc), [this](beast::error_code ec, tcp::socket s) {
+      if (ec) {
+        if (ec == asio::error::operation_aborted || !acceptor->is_open())
+          return;
+        folder_logger("net")->warn("http_accept_failed error={}", ec.message());
+      } else {
+        beast::error_code ignored;
+        s.set_option(tcp::no_delay(true), ignored);
+        auto sess = std::make_shared<session>(std::move(s), state);
+        {
+          std::lock_guard lock{state->sessions_mutex};
+          state->sessions.insert(sess);
+        }
+        sess->run();
+      }
+      accept();
+    });
+  }
+};
+
+server::server(std::shared_ptr<const router> routes, server_options opts)
+  : impl_(std::make_unique<impl>()) {
+  impl_->state->routes = std::move(routes);
+  impl_->state->opts = std::move(opts);
+}
+
+server::~server() {
+  stop();
+}
+
+caf::expected<uint16_t> server::start() {
+  auto& st = *impl_;
+  const auto& opts = st.state->opts;
+  beast::error_code ec;
+  auto addr = asio::ip::make_address(opts.host, ec);
+  if (ec)
+    return nf::make_error(errc::invalid, "http.host: expected an IP address, got \"" + opts.host
+                                           + "\" (" + ec.message() + ")");
+  tcp::endpoint ep{addr, opts.port};
+  st.acceptor.emplace(st.ioc);
+  st.acceptor->open(ep.protocol(), ec);
+  if (!ec)
+    st.acceptor->set_option(asio::socket_base::reuse_address(true), ec);
+  if (!ec)
+    st.acceptor->bind(ep, ec);
+  if (!ec)
+    st.acceptor->listen(asio::socket_base::max_listen_connections, ec);
+  if (ec)
+    return nf::make_error(errc::unavailable, "cannot listen for HTTP on " + opts.host + ":"
+                                               + std::to_string(opts.port) + ": " + ec.message());
+  auto bound = st.acceptor->local_endpoint().port();
+  st.work.emplace(asio::make_work_guard(st.ioc));
+  st.accept();
+  for (int i = 0; i < std::max(1, opts.threads); ++i)
+    st.threads.emplace_back([&st] { st.ioc.run(); });
+  st.running = true;
+  return bound;
+}
+
+void server::stop() {
+  auto& st = *impl_;
+  if (!st.running)
+    return;
+  st.running = false;
+  asio::post(st.ioc, [&st] {
+    beast::error_code ec;
+    st.acceptor->close(ec);
+  });
+  std::vector<std::shared_ptr<session>> open;
+  {
+    std::lock_guard lock{st.state->sessions_mutex};
+    open.assign(st.state->sessions.begin(), st.state->sessions.end());
+  }
+  for (auto& s : open)
+    s->close();
+  st.work.reset();
+  // Handlers still waiting on the engine hold their sessions; stop() does not wait for them.
+  st.ioc.stop();
+  for (auto& t : st.threads)
+    t.join();
+  st.threads.clear();
+  std::lock_guard lock{st.state->sessions_mutex};
+  st.state->sessions.clear();
+}
+
+} // namespace nf::net::web

@@ -1,0 +1,54 @@
+#pragma once
+
+// The node's HTTP/1.1 server (Boost.Beast): asynchronous, keep-alive, on threads of its
+// own, so no actor ever waits on a socket. Each request is parsed within the body and
+// header limits, matched against the route table and handed to its handler; the handler
+// answers from whatever thread its answer arrives on.
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include <caf/expected.hpp>
+
+#include "net/web/router.hpp"
+
+namespace nf::net::web {
+
+struct server_options {
+  std::string host = "127.0.0.1";
+  uint16_t port = 8080; ///< 0 picks a free one
+  int threads = 2;
+  size_t max_body_bytes = 8u << 20;
+  size_t max_header_bytes = 16u << 10;
+  /// How long a kept-alive connection may sit idle between requests.
+  std::chrono::seconds idle_timeout{60};
+  /// Requests answered at once beyond this many in flight get 429 with Retry-After (long
+  /// polls and streams are not counted: they wait by design).
+  size_t max_inflight = 4096;
+  /// Called once per answered request (for metrics): the route's pattern ("" when none
+  /// matched), the method, the status and how long it took.
+  std::function<void(const std::string& route, verb method, unsigned status, double seconds)>
+    on_answer;
+};
+
+class server {
+public:
+  server(std::shared_ptr<const router> routes, server_options opts);
+  ~server();
+  server(const server&) = delete;
+  server& operator=(const server&) = delete;
+
+  /// Binds and starts the threads; answers the bound port.
+  caf::expected<uint16_t> start();
+  /// Stops accepting, closes every connection and joins the threads.
+  void stop();
+
+private:
+  struct impl;
+  std::unique_ptr<impl> impl_;
+};
+
+} // namespace nf::net::web
