@@ -205,6 +205,10 @@ void e2e_fixture::start_node(const settings_list& flags) {
   }
   { std::ofstream{node_log, std::ios::app} << "---- nodeflow serve starts\n"; }
   node = std::make_unique<child_process>(argv, node_log, true);
+  if (auto http = node->wait_for_line("http ", 60s)) {
+    auto colon = http->rfind(':');
+    http_port = static_cast<uint16_t>(std::stoi(http->substr(colon + 1)));
+  }
   auto line = node->wait_for_line("listening ", 60s);
   if (!line)
     CAF_FAIL("nodeflow serve did not print `listening HOST:PORT`; its log:\n" << node_log_tail());

@@ -89,6 +89,7 @@ struct e2e_fixture {
   store::connection conn;
   std::string dir; ///< scratch: config, logs
   uint16_t port;
+  uint16_t http_port = 0; ///< the node's HTTP port (a free one, read from its `http` line)
   std::string config_path;
   std::string node_log;
   std::unique_ptr<child_process> node;
