@@ -1,6 +1,10 @@
 #include "tests/support/http_client.hpp"
 
+#include <algorithm>
+#include <cerrno>
 #include <stdexcept>
+
+#include <poll.h>
 
 #include <boost/asio.hpp>
 #include <boost/beast/core.hpp>
@@ -238,12 +242,16 @@ std::optional<sse_reader::event> sse_reader::next(std::chrono::milliseconds time
     auto left = deadline - std::chrono::steady_clock::now();
     if (left <= std::chrono::milliseconds(0))
       return std::nullopt;
-    impl_->stream.expires_after(std::chrono::duration_cast<std::chrono::milliseconds>(left));
+    // A synchronous read has no timeout of its own (expires_after bounds asynchronous
+    // operations only): wait for the socket first.
+    pollfd fd{impl_->stream.socket().native_handle(), POLLIN, 0};
+    auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(left).count();
+    int ready = ::poll(&fd, 1, static_cast<int>(std::max<int64_t>(ms, 1)));
+    if (ready == 0 || (ready < 0 && errno == EINTR))
+      continue;
     char buf[4096];
     beast::error_code ec;
     auto n = impl_->stream.read_some(asio::buffer(buf), ec);
-    if (ec == beast::error::timeout)
-      return std::nullopt;
     if (ec) {
       ended_ = true;
       continue;
