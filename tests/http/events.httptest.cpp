@@ -10,6 +10,7 @@
 #include <sys/resource.h>
 
 #include <algorithm>
+#include <fstream>
 #include <thread>
 
 #include <boost/json.hpp>
@@ -56,7 +57,8 @@ struct fixture {
   std::unique_ptr<test::http_client> http;
   fixture()
     : f{"http_events", {{"http.max_event_streams", std::to_string(streams_at_once)},
-                        {"http.threads", "4"}}} {
+                        {"http.threads", "4"},
+                        {"http.event_stream_ping_s", "1"}}} {
     raise_file_limit();
     f.start_node();
     CAF_REQUIRE(f.http_port != 0);
@@ -123,6 +125,14 @@ bool gap_free(const std::vector<seen_event>& evs) {
     if (evs[i].seq != static_cast<int64_t>(i) + 1)
       return false;
   return !evs.empty();
+}
+
+int log_lines_with(const std::string& path, const std::string& what) {
+  std::ifstream in{path};
+  int n = 0;
+  for (std::string line; std::getline(in, line);)
+    n += line.find(what) != std::string::npos ? 1 : 0;
+  return n;
 }
 
 void check_error(const test::http_reply& r, unsigned status, const std::string& field = {}) {
@@ -249,6 +259,38 @@ CAF_TEST(a stream cut mid run resumes from Last-Event-ID with nothing lost or re
   CAF_CHECK(gap_free(got));
   CAF_CHECK_EQUAL(got.back().type, "WORKFLOW_COMPLETED");
   CAF_CHECK(same(got, history(id)));
+}
+
+CAF_TEST(a stream outlives its LISTEN connection and is kept alive while idle) {
+  auto id = f.start("history_three");
+  test::sse_reader s{"127.0.0.1", f.http_port, stream_target(id)};
+  CAF_REQUIRE_EQUAL(s.head().status, 200u);
+  std::vector<seen_event> got;
+  while (auto ev = s.next(500ms))
+    got.push_back(parse_frame(*ev));
+  CAF_REQUIRE(!got.empty());
+  // Idle: keep-alive comments (http.event_stream_ping_s = 1), no events.
+  CAF_CHECK(!s.next(2500ms));
+  CAF_CHECK(s.comments() >= 1);
+  // The LISTEN connection dies; events written before the hub listens again are read when
+  // it does.
+  CAF_REQUIRE_EQUAL(f.count(listen_backends), 1);
+  // (Materialized first: a qual beside the terminate could be tried on every backend.)
+  CAF_REQUIRE_EQUAL(f.count(R"(WITH l AS MATERIALIZED (SELECT "pid" FROM pg_stat_activity
+      WHERE "datname" = current_database() AND "query" = 'LISTEN "node_flow_workflow_events"')
+    SELECT count(*) FROM l WHERE pg_terminate_backend(l."pid"))"),
+                    1);
+  test::worker_pool workers{f.client_opts(), {"echo"}, 1, test::echo_handler()};
+  auto rest = read_to_end(s, 30s);
+  CAF_CHECK(s.ended());
+  got.insert(got.end(), rest.begin(), rest.end());
+  CAF_CHECK(gap_free(got));
+  CAF_CHECK_EQUAL(got.back().type, "WORKFLOW_COMPLETED");
+  CAF_CHECK(same(got, history(id)));
+  CAF_CHECK(f.await([&] { return f.count(listen_backends) == 1; }, 10s));
+  // The hub saw the loss and listened again.
+  CAF_CHECK(f.await([&] { return log_lines_with(f.node_log, "event_hub_listening") == 2; }, 10s));
+  CAF_CHECK_EQUAL(log_lines_with(f.node_log, "event_hub_listen_lost"), 1);
 }
 
 CAF_TEST(a thousand streams on one node share one LISTEN connection) {

@@ -134,6 +134,7 @@ struct sse_reader::impl {
   std::string decoded; ///< event text not yet split into events
   bool chunked = true;
   bool last_chunk = false;
+  size_t comments = 0;
 
   // Moves whole chunks from `raw` to `decoded`.
   void decode() {
@@ -191,8 +192,10 @@ struct sse_reader::impl {
         any = true;
       }
     }
-    if (!any)
-      return take(); // a comment-only block (a keep-alive)
+    if (!any) {
+      ++comments; // a comment-only block (a keep-alive)
+      return take();
+    }
     return ev;
   }
 };
@@ -259,6 +262,10 @@ std::optional<sse_reader::event> sse_reader::next(std::chrono::milliseconds time
     impl_->raw.append(buf, n);
     impl_->decode();
   }
+}
+
+size_t sse_reader::comments() const {
+  return impl_->comments;
 }
 
 void sse_reader::close() {
