@@ -29,10 +29,12 @@ std::optional<std::string> workflow_id_of(const exchange_ptr& ex) {
 
 // Where a stream resumes: the `Last-Event-ID` an EventSource sends when it reconnects (the
 // seq of the last event it got), else `?after=`, else the beginning.
+// A malformed `after` is refused even beside the header, which wins.
 std::optional<int64_t> resume_point(const exchange_ptr& ex) {
+  auto after = query_int(ex, "after", 0, 0, max_seq);
   auto last = ex->header("last-event-id");
-  if (last.empty())
-    return query_int(ex, "after", 0, 0, max_seq);
+  if (!after || last.empty())
+    return after;
   int64_t v = 0;
   auto [p, ec] = std::from_chars(last.data(), last.data() + last.size(), v);
   if (ec != std::errc{} || p != last.data() + last.size() || v < 0 || v > max_seq) {
