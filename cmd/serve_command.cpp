@@ -216,7 +216,7 @@ int run_serve_command(int argc, char** argv) {
                  "owns one)",
                  patience.count());
   self->monitor(node);
-  http = std::make_unique<http_door>(sys, settings, api);
+  http = std::make_unique<http_door>(sys, settings, api, cfg->dsn);
   if (http->enabled()) {
     auto http_port = http->start();
     if (!http_port) {

@@ -2,6 +2,7 @@
 
 #include <optional>
 
+#include "net/web/event_hub.hpp"
 #include "net/web/gateway.hpp"
 #include "net/web/routes/routes.hpp"
 #include "net/web/server.hpp"
@@ -10,18 +11,26 @@ namespace nf::cmd {
 
 struct http_door::impl {
   std::optional<net::web::gateway> gateway;
+  std::unique_ptr<net::web::event_hub> events;
   std::unique_ptr<net::web::server> server;
 };
 
-http_door::http_door(caf::actor_system& sys, const config::values& settings, client_api api)
+http_door::http_door(caf::actor_system& sys, const config::values& settings, client_api api,
+                     const std::string& dsn)
   : impl_(std::make_unique<impl>()) {
   auto port = settings.get(config::keys::http_port);
   if (port == 0)
     return;
   auto timeout = std::chrono::milliseconds{settings.get(config::keys::client_timeout_ms)};
   impl_->gateway.emplace(sys, std::move(api), timeout);
+  net::web::event_hub_options hub;
+  hub.dsn = dsn;
+  hub.max_streams = static_cast<size_t>(settings.get(config::keys::http_max_event_streams));
+  hub.ping_interval = std::chrono::seconds{settings.get(config::keys::http_event_stream_ping_s)};
+  impl_->events = std::make_unique<net::web::event_hub>(hub);
   net::web::route_context ctx;
   ctx.api = &*impl_->gateway;
+  ctx.events = impl_->events.get();
   ctx.json.max_depth = static_cast<size_t>(settings.get(config::keys::http_max_json_depth));
   ctx.max_poll_timeout_ms = settings.get(config::keys::lessor_max_poll_timeout_ms);
   net::web::server_options opts;
@@ -43,12 +52,16 @@ bool http_door::enabled() const {
 }
 
 caf::expected<uint16_t> http_door::start() {
+  impl_->events->start();
   return impl_->server->start();
 }
 
+// The server first: its connections closing tell the hub their streams went away.
 void http_door::stop() {
   if (impl_->server)
     impl_->server->stop();
+  if (impl_->events)
+    impl_->events->stop();
 }
 
 } // namespace nf::cmd

@@ -1,7 +1,8 @@
 #pragma once
 
-// The HTTP door of `nodeflow serve`: the route table, the gateway to the api actor and the
-// Beast server, built from the settings (http.*) and stopped before the actor system.
+// The HTTP door of `nodeflow serve`: the route table, the gateway to the api actor, the hub
+// of the live history streams (its LISTEN connection to `dsn`) and the Beast server, built
+// from the settings (http.*) and stopped before the actor system.
 
 #include <cstdint>
 #include <memory>
@@ -18,11 +19,12 @@ namespace nf::cmd {
 class http_door {
 public:
   /// Off (no server) when http.port is 0.
-  http_door(caf::actor_system& sys, const config::values& settings, client_api api);
+  http_door(caf::actor_system& sys, const config::values& settings, client_api api,
+            const std::string& dsn);
   ~http_door();
 
   bool enabled() const;
-  /// Listens; answers the bound port.
+  /// Starts the history streams' hub and listens; answers the bound port.
   caf::expected<uint16_t> start();
   void stop();
 

@@ -99,6 +99,11 @@ const std::vector<setting>& all_settings() {
      "not counted)"},
     {keys::http_idle_timeout_s, "60", 1, 86400,
      "how long a kept-alive HTTP connection may sit idle"},
+    {keys::http_max_event_streams, "10000", 1, 1000000,
+     "history streams (Server-Sent Events) a node serves at once; beyond: 503 with "
+     "Retry-After"},
+    {keys::http_event_stream_ping_s, "15", 1, 3600,
+     "how often an idle history stream gets a keep-alive comment, so proxies keep it open"},
     {keys::log_level, "info", 0, 0, "trace, debug, info, warn, error or off"},
   };
   return all;

@@ -76,6 +76,8 @@ inline constexpr key<int64_t> http_max_body_bytes{"http.max_body_bytes"};
 inline constexpr key<int64_t> http_max_json_depth{"http.max_json_depth"};
 inline constexpr key<int64_t> http_max_inflight{"http.max_inflight"};
 inline constexpr key<int64_t> http_idle_timeout_s{"http.idle_timeout_s"};
+inline constexpr key<int64_t> http_max_event_streams{"http.max_event_streams"};
+inline constexpr key<int64_t> http_event_stream_ping_s{"http.event_stream_ping_s"};
 inline constexpr key<std::string> log_level{"log.level"};
 } // namespace keys
 

@@ -1,6 +1,10 @@
 #include "tests/support/http_client.hpp"
 
+#include <algorithm>
+#include <cerrno>
 #include <stdexcept>
+
+#include <poll.h>
 
 #include <boost/asio.hpp>
 #include <boost/beast/core.hpp>
@@ -130,6 +134,7 @@ struct sse_reader::impl {
   std::string decoded; ///< event text not yet split into events
   bool chunked = true;
   bool last_chunk = false;
+  size_t comments = 0;
 
   // Moves whole chunks from `raw` to `decoded`.
   void decode() {
@@ -187,8 +192,10 @@ struct sse_reader::impl {
         any = true;
       }
     }
-    if (!any)
-      return take(); // a comment-only block (a keep-alive)
+    if (!any) {
+      ++comments; // a comment-only block (a keep-alive)
+      return take();
+    }
     return ev;
   }
 };
@@ -238,12 +245,16 @@ std::optional<sse_reader::event> sse_reader::next(std::chrono::milliseconds time
     auto left = deadline - std::chrono::steady_clock::now();
     if (left <= std::chrono::milliseconds(0))
       return std::nullopt;
-    impl_->stream.expires_after(std::chrono::duration_cast<std::chrono::milliseconds>(left));
+    // A synchronous read has no timeout of its own (expires_after bounds asynchronous
+    // operations only): wait for the socket first.
+    pollfd fd{impl_->stream.socket().native_handle(), POLLIN, 0};
+    auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(left).count();
+    int ready = ::poll(&fd, 1, static_cast<int>(std::max<int64_t>(ms, 1)));
+    if (ready == 0 || (ready < 0 && errno == EINTR))
+      continue;
     char buf[4096];
     beast::error_code ec;
     auto n = impl_->stream.read_some(asio::buffer(buf), ec);
-    if (ec == beast::error::timeout)
-      return std::nullopt;
     if (ec) {
       ended_ = true;
       continue;
@@ -251,6 +262,10 @@ std::optional<sse_reader::event> sse_reader::next(std::chrono::milliseconds time
     impl_->raw.append(buf, n);
     impl_->decode();
   }
+}
+
+size_t sse_reader::comments() const {
+  return impl_->comments;
 }
 
 void sse_reader::close() {

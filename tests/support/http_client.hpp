@@ -74,6 +74,8 @@ public:
   const http_reply& head() const { return head_; }
   /// The next event within `timeout`; nullopt when the time is up or the stream ended.
   std::optional<event> next(std::chrono::milliseconds timeout);
+  /// Blocks of comments only (keep-alives) read so far; next() skips them.
+  size_t comments() const;
   /// True once the server ended the stream.
   bool ended() const { return ended_; }
   /// Cuts the connection (a client going away).

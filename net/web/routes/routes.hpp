@@ -16,17 +16,23 @@
 
 namespace nf::net::web {
 
+class event_hub;
+
 struct route_context {
   gateway* api = nullptr;
   json_limits json;
   /// The longest long poll a client may ask for (lessor.max_poll_timeout_ms).
   int64_t max_poll_timeout_ms = 30000;
+  /// The live history streams (none: no stream route).
+  event_hub* events = nullptr;
   /// The table being built (the OpenAPI route describes it).
   const router* table = nullptr;
 };
 
 void add_health_routes(router& r, const route_context& ctx);
 void add_admin_routes(router& r, const route_context& ctx);
+/// A workflow's history: pages of JSON, and live as Server-Sent Events.
+void add_history_routes(router& r, const route_context& ctx);
 void add_openapi_route(router& r, const route_context& ctx);
 /// The OpenAPI 3 document of a route table.
 boost::json::object openapi_document(const router& table);
