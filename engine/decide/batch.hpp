@@ -105,6 +105,8 @@ struct batch_output {
   bool more = false;
 };
 
+class decide_counting;
+
 class decider_core : public decide_batches {
 public:
   /// `waiting` (may be null): parked polls to lease the batch's new tasks to. `leases`: the
@@ -215,6 +217,8 @@ private:
   std::unordered_set<std::string> without_history_;
   std::unordered_map<std::string, known_tasks> known_;
   size_t known_bytes_ = 0;
+  /// The node's metrics this core counts (counting.hpp).
+  std::unique_ptr<decide_counting> counting_;
 };
 
 /// A fresh uuidv7 whose shard (`shard_of`) is `shard`: its last 16 random bits are

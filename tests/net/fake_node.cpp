@@ -138,6 +138,11 @@ client_api::behavior_type fake(client_api::stateful_pointer<fake_state> self,
       log->add("deadletters " + r.op + " after=" + std::to_string(r.after_id) + " ids=" + ids);
       return r.op == "replay" ? R"({"replayed":1})" : R"({"deadLetters":[],"nextAfterId":null})";
     },
+    [log](metrics_atom) -> std::string {
+      log->add("metrics");
+      return R"({"cap":100000,"queues":[],"decide":{"pending":0,"oldestAgeMs":null},)"
+             R"("outbox":{"backlog":0,"deadLetters":0}})";
+    },
   };
 }
 

@@ -27,6 +27,7 @@ struct route_context {
 
 void add_health_routes(router& r, const route_context& ctx);
 void add_admin_routes(router& r, const route_context& ctx);
+void add_metrics_route(router& r, const route_context& ctx);
 void add_openapi_route(router& r, const route_context& ctx);
 /// The OpenAPI 3 document of a route table.
 boost::json::object openapi_document(const router& table);
