@@ -173,6 +173,9 @@ private:
                                         const claimed_work& work,
                                         const std::vector<workflow_plan>& plans,
                                         attempt_state& st);
+  /// Counts the task ends of `in`'s completions that `work` evaluated (counting.hpp).
+  static void count_completed(const batch_input& in, const claimed_work& work,
+                              attempt_state& st);
   /// Remembers whether the facts of `s`'s workflow need reading with the next claim
   /// (without_history_): not while it runs a definition with no WAIT and no timeout.
   void note_history_use(const store::workflow_snapshot& s, bool defined_without_history,

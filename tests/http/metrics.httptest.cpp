@@ -260,7 +260,8 @@ CAF_TEST(metrics parse and move with the work done) {
         "nodeflow_queue_oldest_ready_age_seconds", "nodeflow_decide_pending",
         "nodeflow_decide_oldest_pending_age_seconds", "nodeflow_outbox_backlog",
         "nodeflow_outbox_dead_letters", "nodeflow_store_read_up"})
-    CAF_CHECK_MESSAGE(before.types.count(family) == 1, family << " is missing");
+    if (before.types.count(family) != 1)
+      CAF_FAIL(family << " is missing");
   CAF_CHECK(before.at("nodeflow_partitions_owned{}") > 0);
   CAF_CHECK_EQUAL(before.at("nodeflow_store_read_up{}"), 1.0);
   CAF_CHECK(before.has("nodeflow_decide_pending{}"));
