@@ -1,8 +1,11 @@
 #include "cmd/serve_http.hpp"
 
+#include <cstdio>
 #include <optional>
+#include <string_view>
 
 #include "net/web/event_hub.hpp"
+#include "engine/metrics/node_metrics.hpp"
 #include "net/web/gateway.hpp"
 #include "net/web/routes/routes.hpp"
 #include "net/web/server.hpp"
@@ -40,6 +43,18 @@ http_door::http_door(caf::actor_system& sys, const config::values& settings, cli
   opts.max_body_bytes = static_cast<size_t>(settings.get(config::keys::http_max_body_bytes));
   opts.max_inflight = static_cast<size_t>(settings.get(config::keys::http_max_inflight));
   opts.idle_timeout = std::chrono::seconds{settings.get(config::keys::http_idle_timeout_s)};
+  opts.on_answer = [](const std::string& route, net::web::verb method, unsigned status,
+                      double seconds) {
+    // By the route's pattern, never its path: ids in paths would make a series per request.
+    const auto& m = engine::metrics::node_metrics();
+    std::string_view pattern = route.empty() ? std::string_view{"unmatched"} : route;
+    auto name = boost::beast::http::to_string(method);
+    std::string_view method_name{name.data(), name.size()};
+    char code[4];
+    std::snprintf(code, sizeof code, "%03u", status % 1000);
+    m.http_requests.with({pattern, method_name, code}).inc();
+    m.http_request_seconds.with({pattern, method_name}).observe(seconds);
+  };
   impl_->server = std::make_unique<net::web::server>(net::web::make_routes(ctx), opts);
 }
 

@@ -41,6 +41,8 @@ using client_api = caf::typed_actor<
   // Whether this node can serve: `{"ready":bool,"database":{"ready","lines"},
   // "partitionsRunning":n}` (the database check is `nodeflow readiness`'s).
   caf::replies_to<ready_atom>::with<std::string>,
-  caf::replies_to<deadletter_atom, msg::deadletter_request>::with<std::string>>;
+  caf::replies_to<deadletter_atom, msg::deadletter_request>::with<std::string>,
+  // The store's part of GET /metrics as JSON (engine/metrics/store_part.hpp).
+  caf::replies_to<metrics_atom>::with<std::string>>;
 
 } // namespace nf

@@ -69,4 +69,7 @@ CAF_BEGIN_TYPE_ID_BLOCK(nodeflow, caf::first_custom_type_id)
   CAF_ADD_ATOM(nodeflow, nf, owners_atom, "nf_owners")
   CAF_ADD_ATOM(nodeflow, nf, forward_atom, "nf_fwd")
 
+  // Client protocol, added later: last, so the ids above stay what older peers know.
+  CAF_ADD_ATOM(nodeflow, nf, metrics_atom, "nf_metrics")
+
 CAF_END_TYPE_ID_BLOCK(nodeflow)

@@ -13,6 +13,7 @@
 #include "engine/decide/batch.hpp"
 #include "actors/decider/committer_split.hpp"
 #include "engine/decide/requests.hpp"
+#include "engine/metrics/node_metrics.hpp"
 #include "config/folder_logger.hpp"
 #include "actors/lessor/leased_task_message.hpp"
 #include "actors/relay/sink_presence.hpp"
@@ -67,6 +68,13 @@ struct committer_state {
   std::chrono::milliseconds poll_interval{1000};
   int64_t timer_poll_interval_ms = 1000;  ///< timer.poll_interval_ms (timer_hint_wanted)
   warn_limiter errors;
+  // The node's flush metrics (engine/metrics/node_metrics.hpp), looked up once.
+  engine::metrics::histogram& flush_seconds =
+    engine::metrics::node_metrics().decide_flush_seconds.with();
+  engine::metrics::histogram& batch_requests =
+    engine::metrics::node_metrics().decide_batch_requests.with();
+  engine::metrics::histogram& batch_workflows =
+    engine::metrics::node_metrics().decide_batch_workflows.with();
 
   static inline const char* name = "nf.decide_committer";
 
@@ -205,6 +213,12 @@ void flush(committer_actor* self) {
   if (st.ctx.split)
     st.ctx.split->note_flush(requests, self->clock().now());
   const auto& s = out.stats;
+  // Idle polls (nothing claimed, nothing asked) would bury the flushes that did work.
+  if (s.workflows > 0 || requests > 0) {
+    st.flush_seconds.observe(s.ms / 1000.0);
+    st.batch_requests.observe(static_cast<double>(requests));
+    st.batch_workflows.observe(static_cast<double>(s.workflows));
+  }
   if (s.workflows > 0 || requests > 0)
     st.log->debug("decide_batch partitions={} starts={} completions={} commands={} workflows={} "
                   "tasks_scheduled={} leased={} recalled={} stale={} attempts={} ms={:.2f} "

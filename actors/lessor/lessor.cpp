@@ -18,6 +18,7 @@
 #include "engine/lease/lease_memory.hpp"
 #include "engine/lease/waiting_polls.hpp"
 #include "actors/partition_db.hpp"
+#include "engine/metrics/node_metrics.hpp"
 #include "proto/type_ids.hpp"
 #include "proto/errors.hpp"
 #include "store/queues.hpp"
@@ -94,6 +95,9 @@ struct lessor_state {
   int lease_seconds = 300;
   milliseconds poll_interval{1000};
   milliseconds max_poll_timeout{60000};
+  /// Leases answered to polls, by task definition (engine/metrics/node_metrics.hpp).
+  engine::metrics::label_cache<engine::metrics::counter> leased{
+    engine::metrics::node_metrics().tasks_leased};
 
   static inline const char* name = "nf.lessor";
 
@@ -188,8 +192,11 @@ void schedule_flush(lessor_actor* self) {
   self->send(self, flush_atom_v);
 }
 
-/// Answers a poll and forgets it.
+/// Answers a poll and forgets it. Every lease reaches its worker here, the lessor's own and
+/// those a committer made in its decision (lent_atom), so they are counted here.
 void answer(lessor_actor* self, open_poll& p, std::vector<msg::leased_task> tasks) {
+  for (const auto& t : tasks)
+    self->state.leased.with(t.task_def_name).inc();
   p.promise.deliver(std::move(tasks));
   self->state.polls.erase(p.id);
 }

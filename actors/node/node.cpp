@@ -19,6 +19,7 @@
 #include "config/folder_logger.hpp"
 #include "engine/lease/lease_memory.hpp"
 #include "engine/lease/waiting_polls.hpp"
+#include "engine/metrics/node_metrics.hpp"
 #include "actors/maintenance/maintenance.hpp"
 #include "actors/membership/membership.hpp"
 #include "actors/node/peer_links.hpp"
@@ -203,6 +204,8 @@ void sync_partitions(node_actor* self) {
     st.parts.emplace(shard, std::move(h));
     st.log->info("partition_started partition={}", shard);
   }
+  engine::metrics::node_metrics().partitions_owned.with().set(
+    static_cast<int64_t>(st.parts.size()));
 }
 
 void stop_everything(node_actor* self, const caf::error& reason) {
@@ -210,6 +213,7 @@ void stop_everything(node_actor* self, const caf::error& reason) {
   if (st.stopping)
     return;
   st.stopping = true;
+  engine::metrics::node_metrics().partitions_owned.with().set(0);
   st.log->info("node_stopping partitions={} reason={}", st.parts.size(), to_string(reason));
   // The runner first: its long poll waits in a lessor about to stop, and that
   // lessor's answer would only be a complaint about a partition that moved. Then the
@@ -344,6 +348,8 @@ caf::behavior node_behavior(node_actor* self, node_options opt) {
       st.log->warn("partition_crashed partition={} reason={} (restarting in {}s)", it->first,
                    to_string(dm.reason), respawn_delay.count());
       st.parts.erase(it);
+      engine::metrics::node_metrics().partitions_owned.with().set(
+        static_cast<int64_t>(st.parts.size()));
       self->delayed_send(self, respawn_delay, tick_atom_v);
       return;
     }

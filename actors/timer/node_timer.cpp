@@ -13,6 +13,7 @@
 
 #include "actors/partition_db.hpp"
 #include "actors/served_shards.hpp"
+#include "engine/metrics/node_metrics.hpp"
 #include "proto/type_ids.hpp"
 #include "store/lease_sweep.hpp"
 #include "proto/errors.hpp"
@@ -168,8 +169,11 @@ void sweep(timer_actor* self) {
   if (swept->empty())
     return;
   std::set<int16_t> shards;
-  for (const auto& s : *swept)
+  auto& expired = engine::metrics::node_metrics().leases_expired;  // rare: no cache
+  for (const auto& s : *swept) {
     shards.insert(s.shard);
+    expired.with({s.queue}).inc();
+  }
   st.db->log().info("lease_expired n={}", swept->size());
   if (!st.ctx.node)
     return;

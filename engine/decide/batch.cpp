@@ -8,6 +8,7 @@
 #include <boost/json/object.hpp>
 #include <boost/json/serialize.hpp>
 
+#include "engine/decide/counting.hpp"
 #include "engine/decide/plans.hpp"
 #include "config/folder_logger.hpp"
 #include "store/decide_reads.hpp"
@@ -66,7 +67,8 @@ decider_core::decider_core(int partition_count, std::string dsn, int batch_size,
   : partition_count_(partition_count), dsn_(std::move(dsn)), batch_size_(batch_size),
     now_(now ? std::move(now) : steady_now{std::chrono::steady_clock::now}),
     waiting_(std::move(waiting)),
-    leases_(leases ? std::move(leases) : std::make_shared<lease_memory>()) {
+    leases_(leases ? std::move(leases) : std::make_shared<lease_memory>()),
+    counting_(std::make_unique<decide_counting>()) {
 }
 
 decider_core::~decider_core() = default;
@@ -149,6 +151,10 @@ batch_output decider_core::run(const batch_input& in) {
           note_wait();
           give_back(true);
           learn(st);
+          for (size_t i = 0; i < st.starts.size(); ++i)
+            if (st.starts[i] && st.starts[i]->created)
+              counting_->started(in.starts[i].name);
+          counting_->record(st.fx.counts);
           out.starts = std::move(st.starts);
           out.completions = std::move(st.completions);
           out.commands = std::move(st.commands);
@@ -405,9 +411,12 @@ void decider_core::recover_in_doubt(const batch_input& in, batch_output& out) {
   std::vector<size_t> where;
   for (size_t i = 0; i < in.starts.size(); ++i) {
     if (existing->count(in.starts[i].id->str()) != 0)
+    {
       out.starts[i] = store::start_result{*in.starts[i].id, true,
                                           shard_id{shard_of(in.starts[i].id->str(),
                                                             partition_count_)}};
+      counting_->started(in.starts[i].name);
+    }
     else {
       again.starts.push_back(in.starts[i]);
       where.push_back(i);

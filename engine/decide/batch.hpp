@@ -105,6 +105,8 @@ struct batch_output {
   bool more = false;
 };
 
+class decide_counting;
+
 class decider_core : public decide_batches {
 public:
   /// `waiting` (may be null): parked polls to lease the batch's new tasks to. `leases`: the
@@ -171,6 +173,9 @@ private:
                                         const claimed_work& work,
                                         const std::vector<workflow_plan>& plans,
                                         attempt_state& st);
+  /// Counts the task ends of `in`'s completions that `work` evaluated (counting.hpp).
+  static void count_completed(const batch_input& in, const claimed_work& work,
+                              attempt_state& st);
   /// Remembers whether the facts of `s`'s workflow need reading with the next claim
   /// (without_history_): not while it runs a definition with no WAIT and no timeout.
   void note_history_use(const store::workflow_snapshot& s, bool defined_without_history,
@@ -215,6 +220,8 @@ private:
   std::unordered_set<std::string> without_history_;
   std::unordered_map<std::string, known_tasks> known_;
   size_t known_bytes_ = 0;
+  /// The node's metrics this core counts (counting.hpp).
+  std::unique_ptr<decide_counting> counting_;
 };
 
 /// A fresh uuidv7 whose shard (`shard_of`) is `shard`: its last 16 random bits are

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 #include <utility>
 
 #include <boost/json/object.hpp>
@@ -285,6 +286,28 @@ std::vector<workflow_plan> decider_core::plan_evaluations(const claimed_work& wo
   return plans;
 }
 
+/// The task ends this attempt's completions applied, of the workflows it evaluates: their
+/// rows were stamped seen with the completion (I3), so note_task_ends (plans.cpp), which
+/// counts the rows read unprocessed, does not see them. A completion of a workflow not
+/// evaluated here is stamped unseen again, and counted by the evaluation that takes it in.
+void decider_core::count_completed(const batch_input& in, const claimed_work& work,
+                                   attempt_state& st) {
+  std::map<std::string, std::set<std::string>> done;  // workflow → tasks
+  for (size_t i = 0; i < in.completions.size() && i < st.completions.size(); ++i)
+    if (st.completions[i])
+      done[in.completions[i].workflow.str()].insert(in.completions[i].task.str());
+  if (done.empty())
+    return;
+  for (const auto& e : work.evaluations) {
+    auto d = done.find(e.snap->id.str());
+    if (d == done.end())
+      continue;
+    for (const auto& t : e.snap->tasks)
+      if (!t.unprocessed && flow::is_terminal(t.status) && d->second.count(t.id.str()) != 0)
+        st.fx.counts.task_ends.emplace_back(t.task_def_name, t.status);
+  }
+}
+
 caf::expected<void> decider_core::write_evaluations(store::transaction& tx, const batch_input& in,
                                                     const claimed_work& work,
                                                     const std::vector<workflow_plan>& plans,
@@ -300,6 +323,7 @@ caf::expected<void> decider_core::write_evaluations(store::transaction& tx, cons
   if (auto r = apply_plans(tx, plans, shards_, partition_count_, st.fx, &lend, last); !r)
     return r;
   const auto& evs = work.evaluations;
+  count_completed(in, work, st);
   for (size_t i = 0; i < evs.size(); ++i)
     st.learned[evs[i].snap->id.str()] = known_after(*evs[i].snap, plans[i], st.fx);
   return {};

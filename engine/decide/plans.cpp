@@ -51,8 +51,34 @@ workflow_plan base_plan(const store::workflow_snapshot& s) {
   p.id = s.id;
   p.ns = s.ns;
   p.priority = s.priority;
+  p.workflow_name = s.workflow_name;
   p.write = write_for(s, s.version);
   return p;
+}
+
+/// The task ends `p`'s write takes in or makes (decided_counts::task_ends): the rows it
+/// stamps seen (exactly those read unprocessed, I3), the tasks decide() ran inline, and
+/// those it ends itself (a terminate's cancels).
+void note_task_ends(const store::workflow_snapshot& s, workflow_plan& p) {
+  const auto& w = p.write;
+  if (!w.seen.empty())
+    for (const auto& t : s.tasks)
+      if (t.unprocessed && flow::is_terminal(t.status))
+        p.task_ends.emplace_back(t.task_def_name, t.status);
+  for (const auto& t : w.inserts)
+    if (flow::is_terminal(t.status))
+      p.task_ends.emplace_back(t.task_def_name, t.status);
+  if (w.changes.empty())
+    return;
+  std::map<flow::task_identity, const std::string*> names;
+  for (const auto& t : s.tasks)
+    names[t.identity] = &t.task_def_name;
+  for (const auto& t : w.inserts)
+    names[t.identity] = &t.task_def_name;
+  for (const auto& c : w.changes)
+    if (flow::is_terminal(c.status))
+      if (auto it = names.find(c.identity); it != names.end())
+        p.task_ends.emplace_back(*it->second, c.status);
 }
 
 flow::event workflow_event(const std::string& what, flow::workflow_status status,
@@ -125,6 +151,7 @@ workflow_plan plan_evaluation(const store::workflow_snapshot& s, const flow::wor
                 s.id.str());
       p.parent_end = parent_end_of(s, flow::workflow_status::failed, {}, def_error);
     }
+    note_task_ends(s, p);
     return p;
   }
   auto snap = to_flow(s, facts, *def, task_defs);
@@ -135,6 +162,7 @@ workflow_plan plan_evaluation(const store::workflow_snapshot& s, const flow::wor
   p.decide_again = d.decide_again;
   if (d.status && flow::is_terminal(*d.status))
     p.parent_end = parent_end_of(s, *d.status, d.output, d.reason_for_incompletion);
+  note_task_ends(s, p);
   return p;
 }
 
@@ -172,6 +200,7 @@ caf::expected<std::optional<workflow_plan>> plan_state_command(const command_req
   cancel_open_tasks(s, "workflow terminated: " + reason, p.write);
   add_event(p.write, workflow_event("terminated", workflow_status::terminated, reason), s.id.str());
   p.parent_end = parent_end_of(s, workflow_status::terminated, {}, reason);
+  note_task_ends(s, p);
   return p;
 }
 
@@ -195,6 +224,7 @@ caf::expected<workflow_plan> plan_edit_command(const command_request& c,
   p.write = edit_followup(s, r.value, now_ms, def.timeout_seconds);
   p.children = std::move(r.value.sub_workflows);
   p.requeue = true;
+  note_task_ends(s, p);
   return p;
 }
 
@@ -309,6 +339,11 @@ caf::expected<void> apply_plans(store::transaction& tx, const std::vector<workfl
     return std::move(applied.error());
   }
   fx.workflows += plans.size();
+  for (const auto& p : plans) {
+    if (p.write.status && flow::is_terminal(*p.write.status))
+      fx.counts.ended.emplace_back(p.workflow_name, *p.write.status);
+    fx.counts.task_ends.insert(fx.counts.task_ends.end(), p.task_ends.begin(), p.task_ends.end());
+  }
   fx.tasks_scheduled += applied->inserted.size();
   for (const auto& t : applied->inserted) {
     auto [at, fresh] = fx.first_inserted.emplace(t.workflow.str(), t.id);
@@ -371,6 +406,8 @@ caf::expected<void> apply_plans(store::transaction& tx, const std::vector<workfl
     for (size_t i = 0; i < starts.size(); ++i) {
       const auto& r = (*started)[i];
       if (r) {
+        if (r->created)
+          fx.counts.started.push_back(starts[i].name);
         auto shard = r->shard.value();
         if (served.count(shard) != 0)
           fx.more_here = true;
@@ -410,6 +447,20 @@ caf::expected<void> apply_plans(store::transaction& tx, const std::vector<workfl
     }
   }
   return {};
+}
+
+} // namespace nf::engine
+
+namespace nf::engine {
+
+void decided_counts::merge(decided_counts&& o) {
+  auto append = [](auto& to, auto& from) {
+    to.insert(to.end(), std::make_move_iterator(from.begin()),
+              std::make_move_iterator(from.end()));
+  };
+  append(started, o.started);
+  append(ended, o.ended);
+  append(task_ends, o.task_ends);
 }
 
 } // namespace nf::engine

@@ -21,9 +21,21 @@
 
 namespace nf::engine {
 
+/// What a plan starts and ends, counted (engine/metrics) once its transaction commits.
+struct decided_counts {
+  std::vector<std::string> started;  ///< workflow names
+  std::vector<std::pair<std::string, flow::workflow_status>> ended;  ///< name, final status
+  /// Task definition name and terminal status of each attempt whose end a decision took in
+  /// (the rows it stamps seen, I3), ran inline or ended itself (cancels, skips).
+  std::vector<std::pair<std::string, flow::task_status>> task_ends;
+
+  void merge(decided_counts&& o);
+};
+
 struct workflow_plan {
   workflow_id id;
   namespace_id ns;
+  std::string workflow_name;
   int16_t priority = 0;
   std::optional<store::edit_write> edit;  ///< applied first (version v → v+1)
   store::decision_write write;
@@ -33,6 +45,8 @@ struct workflow_plan {
   std::optional<store::sub_workflow_end> parent_end;
   bool requeue = false;       ///< evaluate again (resume, edits)
   bool decide_again = false;  ///< decide() stopped early
+  /// The ends of the tasks this write takes in or makes (decided_counts::task_ends).
+  std::vector<std::pair<std::string, flow::task_status>> task_ends;
 };
 
 /// What the plans of one transaction did, for the answers, hints and log line.
@@ -44,6 +58,7 @@ struct plan_effects {
   bool more_here = false;          ///< new work in a shard the caller serves
   /// Per workflow, the lowest id of the task rows the plans inserted.
   std::map<std::string, task_id> first_inserted;
+  decided_counts counts;  ///< of the plans written
 };
 
 /// Parked polls (waiting_polls.hpp) the plans' new tasks are leased to in their own

@@ -45,6 +45,8 @@ struct pending_events {
 struct api_state {
   api_options opts;
   std::vector<caf::actor> workers;
+  /// Per worker, when each request was sent to it (mailbox_clock.hpp).
+  std::vector<std::shared_ptr<mailbox_clock>> worker_waits;
   size_t next_worker = 0;
   uint64_t next_wait_id = 1;
   std::map<uint64_t, pending_events> waits;
@@ -54,8 +56,11 @@ struct api_state {
   bool sweep_pending = false;
   static inline const char* name = "nf.api";
 
+  /// The next worker, for a request sent to it at once (every caller sends one).
   const caf::actor& worker() {
-    return workers[next_worker++ % workers.size()];
+    auto i = next_worker++ % workers.size();
+    worker_waits[i]->sent();
+    return workers[i];
   }
 };
 
@@ -330,9 +335,12 @@ api_actor::behavior_type api(api_pointer self, api_options opts) {
   auto& st = self->state;
   st.opts = std::move(opts);
   int n = std::max(1, st.opts.store_workers);
-  for (int i = 0; i < n; ++i)
+  for (int i = 0; i < n; ++i) {
+    st.worker_waits.push_back(std::make_shared<mailbox_clock>());
     st.workers.push_back(spawn_store_worker(
-      self->system(), store_worker_options{st.opts.dsn, st.opts.default_lease_seconds}));
+      self->system(),
+      store_worker_options{st.opts.dsn, st.opts.default_lease_seconds, st.worker_waits.back()}));
+  }
   // Workers have no other owner: they stop with the api, whatever its exit reason.
   self->attach_functor([workers = st.workers] {
     for (const auto& w : workers)
@@ -404,6 +412,9 @@ api_actor::behavior_type api(api_pointer self, api_options opts) {
     [self](ready_atom) -> caf::result<std::string> { return readiness(self); },
     [self](deadletter_atom, msg::deadletter_request& r) -> caf::result<std::string> {
       return to_store<std::string>(self, check(r), deadletter_atom_v, std::move(r));
+    },
+    [self](metrics_atom) -> caf::result<std::string> {
+      return to_store<std::string>(self, caf::error{}, metrics_atom_v);
     },
     // From another node: checked there, and again here (a peer is a client too).
     [self, timeout](forward_atom, msg::task_result& r) -> caf::result<std::string> {

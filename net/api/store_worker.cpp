@@ -10,6 +10,8 @@
 #include "proto/type_ids.hpp"
 #include "config/folder_logger.hpp"
 #include "engine/operations.hpp"
+#include "engine/metrics/node_metrics.hpp"
+#include "engine/metrics/store_part.hpp"
 #include "proto/errors.hpp"
 #include "store/pg/session.hpp"
 
@@ -21,6 +23,8 @@ struct worker_state {
   store_worker_options opts;
   std::optional<store::session> db;
   std::shared_ptr<spdlog::logger> log = folder_logger("net");
+  engine::metrics::histogram& wait_seconds =
+    engine::metrics::node_metrics().store_worker_wait_seconds.with();
   static inline const char* name = "nf.api_store_worker";
 
   // Runs `op` on the session's connection. `conn_broken` means nothing was
@@ -28,6 +32,9 @@ struct worker_state {
   // connection; a database that cannot be reached is `unavailable`.
   template <class F>
   auto run(F&& op) -> decltype(op(std::declval<store::connection&>())) {
+    if (opts.waits)
+      if (auto waited = opts.waits->taken())
+        wait_seconds.observe(std::chrono::duration<double>(*waited).count());
     for (int pass = 0; pass < 2; ++pass) {
       auto conn = db->get();
       if (!conn) {
@@ -80,6 +87,9 @@ caf::behavior store_worker(caf::stateful_actor<worker_state>* self, store_worker
     },
     [&st](deadletter_atom, const msg::deadletter_request& r) -> caf::result<std::string> {
       return st.run([&](store::connection& c) { return engine::dead_letters(c, r); });
+    },
+    [&st](metrics_atom) -> caf::result<std::string> {
+      return st.run([&](store::connection& c) { return engine::store_metrics(c); });
     },
   };
 }

@@ -4,21 +4,26 @@
 // store-only operations (store_ops.hpp) one at a time. The api actor keeps a
 // small pool of them (`db.connections_per_role`).
 
+#include <memory>
 #include <string>
 
 #include <caf/actor.hpp>
 #include <caf/fwd.hpp>
+
+#include "net/api/mailbox_clock.hpp"
 
 namespace nf::net {
 
 struct store_worker_options {
   std::string dsn;
   int default_lease_seconds = 300; ///< lessor.lease_seconds: heartbeats of tasks without a definition
+  /// When the api sent each request (null: not measured).
+  std::shared_ptr<mailbox_clock> waits;
 };
 
 /// Messages (replies as in client_api.hpp): register_atom + text, get_atom,
 /// search_atom, signal_atom, heartbeat_atom, events_atom (no wait),
-/// status_atom (the store part), deadletter_atom. A lost connection is reopened
+/// status_atom (the store part), deadletter_atom, metrics_atom. A lost connection is reopened
 /// on the next request; one whose reconnect fails answers `unavailable`.
 caf::actor spawn_store_worker(caf::actor_system& sys, store_worker_options opts);
 

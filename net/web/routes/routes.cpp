@@ -9,6 +9,7 @@ std::shared_ptr<router> make_routes(const route_context& base) {
   add_health_routes(*r, ctx);
   add_admin_routes(*r, ctx);
   add_history_routes(*r, ctx);
+  add_metrics_route(*r, ctx);
   add_openapi_route(*r, ctx);
   return r;
 }
