@@ -27,6 +27,8 @@ struct route_context {
 
 void add_health_routes(router& r, const route_context& ctx);
 void add_admin_routes(router& r, const route_context& ctx);
+/// Conductor's task routes (a Conductor SDK's workers poll and report here).
+void add_task_routes(router& r, const route_context& ctx);
 void add_openapi_route(router& r, const route_context& ctx);
 /// The OpenAPI 3 document of a route table.
 boost::json::object openapi_document(const router& table);
