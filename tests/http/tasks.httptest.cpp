@@ -23,7 +23,8 @@ namespace json = boost::json;
 
 constexpr const char* defs = R"([
   {"name": "ht_a", "retryCount": 1, "retryDelaySeconds": 0, "responseTimeoutSeconds": 30},
-  {"name": "ht_short", "retryCount": 1, "retryDelaySeconds": 0, "responseTimeoutSeconds": 1},
+  {"name": "ht_short", "retryCount": 1, "retryDelaySeconds": 0, "responseTimeoutSeconds": 1,
+   "timeoutPolicy": "RETRY"},
   {"name": "ht_one", "tasks": [{"name": "ht_a", "taskReferenceName": "a"}]},
   {"name": "ht_lease", "tasks": [{"name": "ht_short", "taskReferenceName": "s"}]},
   {"name": "ht_wait", "tasks": [{"name": "w", "taskReferenceName": "w", "type": "WAIT"},
@@ -51,7 +52,7 @@ struct fixture {
       if (!v.as_array().empty())
         return v.as_array()[0].as_object();
     }
-    CAF_FAIL("no task of type " << type << " came");
+    CAF_FAIL("no task of type " << type << " came; node log:\n" << f.node_log_tail());
     return {};
   }
 

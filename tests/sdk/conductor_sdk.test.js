@@ -23,6 +23,7 @@ const taskDefs = [
     timeoutSeconds: 60 },
   // The killed worker's task: its lease ends 2 s after the last word from its worker.
   { name: "sdk_slow", retryCount: 1, retryDelaySeconds: 0, responseTimeoutSeconds: 2,
+    timeoutPolicy: "RETRY",
     timeoutSeconds: 60 },
 ];
 
