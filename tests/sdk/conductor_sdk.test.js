@@ -1,7 +1,7 @@
 // nodeflow driven by the official Conductor JavaScript SDK, as a Conductor user would drive
 // Conductor: definitions through its metadata client, workers through its TaskHandler,
 // workflows started and read through its workflow client, a WAIT completed through its task
-// client. Then a worker process killed with SIGKILL while it holds a task: the task is
+// client (updateTaskByRefName). Then a worker process killed with SIGKILL while it holds a task: the task is
 // leased again once its responseTimeoutSeconds pass, and the dead worker's late result is
 // refused. run.sh starts Postgres and the node and sets CONDUCTOR_SERVER_URL.
 //
@@ -143,7 +143,6 @@ async function main() {
 
   const metadata = clients.getMetadataClient();
   const workflows = clients.getWorkflowClient();
-  const tasks = clients.getTaskClient();
   await metadata.registerTasks(taskDefs);
   await metadata.registerWorkflowDef(mixed, true);
   await metadata.registerWorkflowDef(victimFlow, true);
@@ -166,7 +165,7 @@ async function main() {
     await Promise.all([...pending].map(async (id) => {
       if (!approved.has(id)) {
         try {
-          await tasks.updateTaskByRefName("approval", id, "COMPLETED", { by: "sdk" });
+          await workflows.updateTaskByRefName("approval", id, "COMPLETED", { by: "sdk" });
           approved.add(id);
         } catch (e) {
           return; // not waiting yet
@@ -227,7 +226,7 @@ async function main() {
   // The dead worker's result, late: refused, and nothing changes.
   let refused = null;
   try {
-    await tasks.updateTask(held.taskId, vid, "COMPLETED", { attempt: 0 });
+    await workflows.updateTask(held.taskId, vid, "COMPLETED", { attempt: 0 });
   } catch (e) {
     refused = e;
   }
