@@ -38,6 +38,8 @@ else
   dsn=$("$root/scripts/pg18.sh" start "$work/pg" | tail -1)
 fi
 
+# Created before the node starts: the loop below may read it before the child opens it.
+: >"$work/node.log"
 "$bin" serve --dsn "$dsn" --migrate --port 0 --http-port -1 >"$work/node.log" 2>&1 &
 node_pid=$!
 http=""
