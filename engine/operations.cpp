@@ -18,6 +18,7 @@
 #include "store/queues.hpp"
 #include "store/schema/migrator.hpp"
 #include "store/signals.hpp"
+#include "store/task_progress.hpp"
 
 namespace nf::engine {
 
@@ -265,6 +266,44 @@ caf::expected<std::string> deliver_signal(store::connection& conn, const msg::si
     return std::move(d.error());
   return json::serialize(
     json::object{{"workflowId", r.workflow_id}, {"signal", r.name}, {"delivered", true}});
+}
+
+caf::expected<std::string> record_task_progress(store::connection& conn,
+                                                const msg::task_progress& r) {
+  // The api checked both texts (net/api/checks.cpp); parsed again here, never trusted.
+  json::error_code ec;
+  auto logs = json::parse(r.logs_json, ec);
+  if (ec || !logs.is_array())
+    return nf::make_error(nf::errc::invalid, "logs: expected an array of log lines");
+  json::object payload{{"taskId", r.task_id}, {"logs", std::move(logs)}};
+  if (!r.output_json.empty()) {
+    auto output = json::parse(r.output_json, ec);
+    if (ec || !output.is_object())
+      return nf::make_error(nf::errc::invalid, "output: expected a JSON object");
+    payload["outputData"] = std::move(output);
+  }
+  if (auto d = store::record_task_progress(conn, workflow_id{r.workflow_id}, task_id{r.task_id},
+                                           payload);
+      !d)
+    return std::move(d.error());
+  return json::serialize(
+    json::object{{"workflowId", r.workflow_id}, {"taskId", r.task_id}, {"recorded", true}});
+}
+
+caf::expected<std::string> update_task_by_ref(store::connection& conn,
+                                              const msg::task_ref_update& r) {
+  json::error_code ec;
+  auto output = json::parse(r.output_json, ec);
+  if (ec || !output.is_object())
+    return nf::make_error(nf::errc::invalid, "output: expected a JSON object");
+  auto d = store::deliver_task_update(conn, workflow_id{r.workflow_id}, r.task_ref, r.status,
+                                      output);
+  if (!d)
+    return std::move(d.error());
+  return json::serialize(json::object{{"workflowId", r.workflow_id},
+                                      {"taskRef", r.task_ref},
+                                      {"taskId", d->str()},
+                                      {"status", r.status}});
 }
 
 caf::expected<int64_t> heartbeat(store::connection& conn, const msg::heartbeat_request& r,

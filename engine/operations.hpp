@@ -40,6 +40,20 @@ caf::expected<std::string> deliver_signal(store::connection& conn, const msg::si
 caf::expected<int64_t> heartbeat(store::connection& conn, const msg::heartbeat_request& r,
                                  int default_lease_seconds);
 
+/// A running task's log lines and output so far as a `TASK_IN_PROGRESS` event of its
+/// workflow (`{"taskId","logs","outputData"?}`, with its outbox row like every event);
+/// `not_found` when the task is not one of the workflow's. Answers
+/// `{"workflowId","taskId","recorded":true}`.
+caf::expected<std::string> record_task_progress(store::connection& conn,
+                                                const msg::task_progress& r);
+
+/// Completes (or fails) the WAIT task `task_ref` of a running workflow: a signal addressed
+/// to the task, which its decider consumes (flow/decide.cpp). Refused (`invalid`) when the
+/// ref's latest attempt is not a WAIT still waiting. Answers
+/// `{"workflowId","taskRef","taskId","status"}`.
+caf::expected<std::string> update_task_by_ref(store::connection& conn,
+                                              const msg::task_ref_update& r);
+
 /// Events after `after_seq` (no waiting: the api actor re-asks).
 caf::expected<std::vector<msg::event_view>> read_events(store::connection& conn,
                                                         const msg::events_request& r);

@@ -544,6 +544,21 @@ class evaluation {
       if (plan.wake)
         out_.arm.push_back({timer_kind::wait, at(r).id, *plan.wake});
     }
+    if (const signal* s = signal_to_ref(t.task_reference_name, r)) {
+      consumed_signals_.insert(s->seq);
+      boost::json::object output;
+      if (const auto* o = s->payload.if_object())
+        output = *o;
+      output["signalSeq"] = s->seq;
+      if (s->status == "COMPLETED") {
+        update(r, task_status::completed, std::move(output), {});
+        return finished(t, r, iteration);
+      }
+      auto status = s->status == "FAILED" ? task_status::failed
+                                          : task_status::failed_with_terminal_error;
+      update(r, status, std::move(output), "set to " + s->status + " by reference name");
+      return unsuccessful(t, r, iteration);
+    }
     if (plan.wake && now_ >= *plan.wake) {
       update(r, task_status::completed, boost::json::object{}, {});
       return finished(t, r, iteration);
@@ -552,7 +567,7 @@ class evaluation {
       return outcome::pending;
     load_consumed_signals();
     for (const auto& s : snap_.signals) {
-      if (s.name != plan.signal || consumed_signals_.count(s.seq) != 0)
+      if (!s.task_ref.empty() || s.name != plan.signal || consumed_signals_.count(s.seq) != 0)
         continue;
       consumed_signals_.insert(s.seq);
       update(r, task_status::completed,
@@ -561,6 +576,17 @@ class evaluation {
       return finished(t, r, iteration);
     }
     return outcome::pending;
+  }
+
+  // The first unconsumed signal addressed to this WAIT by its ref, received after the
+  // attempt was scheduled (one sent to an earlier attempt or loop iteration is not its).
+  const signal* signal_to_ref(const std::string& ref, int r) {
+    load_consumed_signals();
+    for (const auto& s : snap_.signals)
+      if (s.task_ref == ref && consumed_signals_.count(s.seq) == 0
+          && s.received_time >= scheduled_time_of(at(r)))
+        return &s;
+    return nullptr;
   }
 
   void load_consumed_signals() {

@@ -37,16 +37,22 @@ inline bool operator!=(const task_execution& a, const task_execution& b) { retur
 
 /// A signal delivered to the workflow; a WAIT task whose input names it
 /// (`"signal": "approved"`) completes with the first one it has not consumed.
+/// A signal with a `task_ref` is addressed to the WAIT task of that reference name
+/// instead (Conductor's update by ref name): it ends that task with `status`, its
+/// `payload` (an object) as the task's output.
 struct signal {
   std::int64_t seq = 0;        ///< delivery order, unique within the workflow
   std::string name;
   boost::json::value payload;
   time_ms received_time = 0;
+  std::string task_ref;        ///< empty = a named signal
+  std::string status;          ///< with task_ref: COMPLETED, FAILED, FAILED_WITH_TERMINAL_ERROR
 };
 
 inline bool operator==(const signal& a, const signal& b) {
   return a.seq == b.seq && a.name == b.name && a.payload == b.payload
-         && a.received_time == b.received_time;
+         && a.received_time == b.received_time && a.task_ref == b.task_ref
+         && a.status == b.status;
 }
 
 /// One workflow execution as decide() sees it.

@@ -35,6 +35,11 @@ using client_api = caf::typed_actor<
   caf::replies_to<complete_atom, std::vector<msg::task_result>>::with<
     std::vector<msg::report_outcome>>,
   caf::replies_to<heartbeat_atom, msg::heartbeat_request>::with<int64_t>,
+  // A running task's log lines and output so far, into its workflow's history; answers
+  // `{"workflowId","taskId","recorded":true}`.
+  caf::replies_to<progress_atom, msg::task_progress>::with<std::string>,
+  // Completes a WAIT task by its reference name; answers `{"workflowId","taskRef","taskId","status"}`.
+  caf::replies_to<task_ref_atom, msg::task_ref_update>::with<std::string>,
   caf::replies_to<events_atom, msg::events_request>::with<std::vector<msg::event_view>>,
   // Node, partitions and queue depths as JSON.
   caf::replies_to<status_atom>::with<std::string>,

@@ -112,6 +112,27 @@ struct report_outcome {
   caf::error error;
 };
 
+/// A worker's word on a task it is still running (Conductor's IN_PROGRESS report, its task
+/// log): log lines and the output so far, kept in the workflow's history as a
+/// `TASK_IN_PROGRESS` event (`{"taskId", "logs":[{"log","createdTime"}], "outputData"?}`).
+/// It changes neither the task's status nor its output: a report does that.
+struct task_progress {
+  std::string task_id;
+  std::string workflow_id;
+  std::string logs_json = "[]"; ///< [{"log": text, "createdTime": ms}, …]
+  std::string output_json;      ///< empty = none reported
+};
+
+/// Completes a WAIT task from outside by its reference name (Conductor's
+/// updateTaskByRefName): `status` COMPLETED, FAILED or FAILED_WITH_TERMINAL_ERROR, `output`
+/// its output (a JSON object). Reaches the decider as a signal addressed to the task.
+struct task_ref_update {
+  std::string workflow_id;
+  std::string task_ref;
+  std::string status = "COMPLETED";
+  std::string output_json = "{}";
+};
+
 /// Extends a lease; answered with the new expiry (ms since epoch).
 struct heartbeat_request {
   std::string task_id;
@@ -195,6 +216,16 @@ typename Inspector::result_type inspect(Inspector& f, task_result& x) {
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, report_outcome& x) {
   return f(caf::meta::type_name("nf::msg::report_outcome"), x.answer, x.error);
+}
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, task_progress& x) {
+  return f(caf::meta::type_name("nf::msg::task_progress"), x.task_id, x.workflow_id,
+           x.logs_json, x.output_json);
+}
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, task_ref_update& x) {
+  return f(caf::meta::type_name("nf::msg::task_ref_update"), x.workflow_id, x.task_ref,
+           x.status, x.output_json);
 }
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, heartbeat_request& x) {

@@ -51,6 +51,12 @@ SELECT d."responseTimeoutSeconds" FROM "TaskExecutions" t
   LEFT JOIN "TaskDefinitions" d ON d."namespaceId" = t."namespaceId" AND d."name" = t."taskDefName"
  WHERE t."workflowId" = $1 AND t."id" = $2)"};
 
+// The latest attempt of a ref, on "TaskExecutions_identity_idx".
+constexpr statement task_by_ref{"api.task_by_ref", R"(
+SELECT "id", "taskType", "status" FROM "TaskExecutions"
+ WHERE "workflowId" = $1 AND "refName" = $2
+ ORDER BY "iteration" DESC, "attempt" DESC LIMIT 1)"};
+
 constexpr statement dead_letter_at{"api.dead_letter_position", R"(
 SELECT "deadLetteredAt" FROM "OutboxEvents" WHERE "id" = $1 AND "deadLetteredAt" IS NOT NULL)"};
 
@@ -154,6 +160,20 @@ caf::expected<std::optional<int>> task_response_timeout(connection& conn, const 
   if (!secs || *secs <= 0)
     return std::optional<int>{};
   return std::optional<int>{static_cast<int>(*secs)};
+}
+
+caf::expected<task_at_ref> latest_task_at_ref(connection& conn, const workflow_id& wf,
+                                              const std::string& ref) {
+  auto r = conn.run01(task_by_ref, params::of(wf, ref));
+  if (!r)
+    return std::move(r.error());
+  if (!*r)
+    return make_error(errc::not_found, "task " + ref + " of workflow " + wf.str()
+                                         + " not found");
+  const auto& row = **r;
+  return task_at_ref{task_id{row.str(0, row.column_named("id"))},
+                     row.str(0, row.column_named("taskType")),
+                     row.str(0, row.column_named("status"))};
 }
 
 caf::expected<dead_letter_cursor> dead_letter_position(connection& conn, int64_t id) {

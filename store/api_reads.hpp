@@ -81,6 +81,18 @@ caf::expected<std::vector<std::pair<int16_t, int64_t>>> pending_decisions(connec
 caf::expected<std::optional<int>> task_response_timeout(connection& conn, const workflow_id& wf,
                                                         const task_id& task);
 
+/// A ref's latest attempt: what completing a task by its reference name checks.
+struct task_at_ref {
+  task_id id;
+  std::string type;   ///< a task_execution_type label (WAIT, SIMPLE, …)
+  std::string status; ///< a task_execution_status label
+};
+
+/// The latest attempt (highest iteration, then attempt) of `ref` in workflow `wf`;
+/// `not_found` when the workflow has no task by that name.
+caf::expected<task_at_ref> latest_task_at_ref(connection& conn, const workflow_id& wf,
+                                              const std::string& ref);
+
 /// The keyset position just after dead letter `id` (for list pages that
 /// continue "after id N"); `not_found` when `id` is not a dead letter.
 caf::expected<dead_letter_cursor> dead_letter_position(connection& conn, int64_t id);

@@ -137,6 +137,10 @@ std::map<std::string, history_facts> history_facts_of(const result& r) {
           s.name = std::string{n->get_string()};
         if (const auto* p = obj->if_contains("payload"))
           s.payload = boost::json::serialize(*p);
+        if (const auto* ref = obj->if_contains("taskRef"); ref != nullptr && ref->is_string())
+          s.task_ref = std::string{ref->get_string()};
+        if (const auto* st = obj->if_contains("status"); st != nullptr && st->is_string())
+          s.status = std::string{st->get_string()};
       }
       facts.signals.push_back(std::move(s));
     } else if (obj != nullptr) {

@@ -39,6 +39,8 @@ struct signal_row {
   std::string name;
   std::string payload;  ///< JSON text
   int64_t at_ms = 0;
+  std::string task_ref; ///< set: addressed to a WAIT task by ref (store::deliver_task_update)
+  std::string status;   ///< with task_ref: the status it ends the task with
 };
 
 /// What a snapshot needs from a workflow's history.

@@ -28,4 +28,35 @@ caf::expected<void> deliver_signal(connection& conn, const workflow_id& id,
   });
 }
 
+caf::expected<task_id> deliver_task_update(connection& conn, const workflow_id& id,
+                                        const std::string& ref, const std::string& status,
+                                        const boost::json::value& output) {
+  auto event_payload =
+    json(boost::json::object{{"taskRef", ref}, {"status", status}, {"payload", output}});
+  return perform_replanning(conn, [&](transaction&) -> caf::expected<task_id> {
+    auto h = read_execution_header(conn, id);
+    if (!h)
+      return std::move(h.error());
+    if (flow::is_terminal(h->status))
+      return make_error(errc::invalid, "workflow " + id.str() + " is "
+                                         + std::string{flow::to_string(h->status)}
+                                         + ": only a running workflow's tasks can be updated");
+    auto t = latest_task_at_ref(conn, id, ref);
+    if (!t)
+      return std::move(t.error());
+    if (t->type != "WAIT" || (t->status != "IN_PROGRESS" && t->status != "SCHEDULED"))
+      return make_error(errc::invalid, "taskRefName: task " + ref + " is a " + t->type + " task, "
+                                         + t->status
+                                         + ": only a WAIT task still waiting is completed "
+                                           "by its reference name (workers report theirs "
+                                           "with the taskId a poll gave them)");
+    transition_plan plan;
+    plan.wakes.push_back({id, h->ns, h->shard, "task update"});
+    plan.events.push_back({id, h->ns, h->shard, "SIGNAL_RECEIVED", t->id, ref, event_payload});
+    if (auto a = apply_transition(conn, plan); !a)
+      return std::move(a.error());
+    return t->id;
+  });
+}
+
 } // namespace nf::store

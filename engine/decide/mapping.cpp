@@ -104,7 +104,7 @@ flow::snapshot to_flow(const store::workflow_snapshot& s, const store::history_f
       boost::json::error_code ec;
       auto payload = boost::json::parse(sig.payload, ec);
       out.signals.push_back({sig.seq, sig.name, ec ? boost::json::value{} : std::move(payload),
-                             sig.at_ms});
+                             sig.at_ms, sig.task_ref, sig.status});
     }
   return out;
 }

@@ -387,6 +387,12 @@ api_actor::behavior_type api(api_pointer self, api_options opts) {
     [self](heartbeat_atom, msg::heartbeat_request& r) -> caf::result<int64_t> {
       return to_store<int64_t>(self, check(r), heartbeat_atom_v, std::move(r));
     },
+    [self](progress_atom, msg::task_progress& r) -> caf::result<std::string> {
+      return to_store<std::string>(self, check(r), progress_atom_v, std::move(r));
+    },
+    [self](task_ref_atom, msg::task_ref_update& r) -> caf::result<std::string> {
+      return to_store<std::string>(self, check(r), task_ref_atom_v, std::move(r));
+    },
     [self, limits](events_atom, msg::events_request& r)
       -> caf::result<std::vector<msg::event_view>> {
       if (auto err = check(r, limits))

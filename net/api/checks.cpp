@@ -211,6 +211,48 @@ caf::error check(const msg::heartbeat_request& r) {
   return p.done();
 }
 
+caf::error check(const msg::task_progress& r) {
+  problems p;
+  p.uuid("task_id", r.task_id);
+  p.uuid("workflow_id", r.workflow_id);
+  boost::json::value logs;
+  if (p.json("logs", r.logs_json, logs)) {
+    if (!logs.is_array()) {
+      p.add("logs", "expected an array of {\"log\": text, \"createdTime\": ms}, got "
+                      + flow::describe(logs));
+    } else {
+      const auto& a = logs.get_array();
+      for (size_t i = 0; i < a.size(); ++i) {
+        auto field = "logs[" + std::to_string(i) + "]";
+        const auto* o = a[i].if_object();
+        const auto* line = o ? o->if_contains("log") : nullptr;
+        const auto* at = o ? o->if_contains("createdTime") : nullptr;
+        if (line == nullptr || !line->is_string())
+          p.add(field + ".log", "expected the log line as a string");
+        else
+          p.text((field + ".log").c_str(), std::string{line->get_string()}, max_reason);
+        if (at == nullptr || !at->is_int64())
+          p.add(field + ".createdTime", "expected milliseconds since the epoch");
+      }
+      if (a.empty() && r.output_json.empty())
+        p.add("logs", "expected a log line or an output: the report holds neither");
+    }
+  }
+  p.object("output", r.output_json, true);
+  return p.done();
+}
+
+caf::error check(const msg::task_ref_update& r) {
+  problems p;
+  p.uuid("workflow_id", r.workflow_id);
+  p.text("task_ref", r.task_ref, max_name, true);
+  if (r.status != "COMPLETED" && r.status != "FAILED" && r.status != "FAILED_WITH_TERMINAL_ERROR")
+    p.add("status", "expected COMPLETED, FAILED or FAILED_WITH_TERMINAL_ERROR, got "
+                      + flow::quoted(r.status));
+  p.object("output", r.output_json, false);
+  return p.done();
+}
+
 caf::error check(const msg::events_request& r, const check_limits& limits) {
   problems p;
   p.uuid("workflow_id", r.workflow_id);

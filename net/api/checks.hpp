@@ -32,6 +32,8 @@ caf::error check(const msg::task_result& r);
 /// checked on its own, and rejected alone).
 caf::error check_report_count(size_t count);
 caf::error check(const msg::heartbeat_request& r);
+caf::error check(const msg::task_progress& r);
+caf::error check(const msg::task_ref_update& r);
 caf::error check(const msg::events_request& r, const check_limits& limits);
 caf::error check(const msg::deadletter_request& r);
 /// Definitions text: must be non-empty JSON (the store worker checks the rest).

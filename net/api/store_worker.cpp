@@ -75,6 +75,12 @@ caf::behavior store_worker(caf::stateful_actor<worker_state>* self, store_worker
       return st.run(
         [&](store::connection& c) { return engine::heartbeat(c, r, st.opts.default_lease_seconds); });
     },
+    [&st](progress_atom, const msg::task_progress& r) -> caf::result<std::string> {
+      return st.run([&](store::connection& c) { return engine::record_task_progress(c, r); });
+    },
+    [&st](task_ref_atom, const msg::task_ref_update& r) -> caf::result<std::string> {
+      return st.run([&](store::connection& c) { return engine::update_task_by_ref(c, r); });
+    },
     [&st](events_atom, const msg::events_request& r)
       -> caf::result<std::vector<msg::event_view>> {
       return st.run([&](store::connection& c) { return engine::read_events(c, r); });

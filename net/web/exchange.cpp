@@ -19,8 +19,8 @@ int hex_value(char c) {
   return -1;
 }
 
-std::map<std::string, std::string> parse_query(std::string_view q) {
-  std::map<std::string, std::string> out;
+std::vector<std::pair<std::string, std::string>> parse_query(std::string_view q) {
+  std::vector<std::pair<std::string, std::string>> out;
   while (!q.empty()) {
     auto amp = q.find('&');
     auto part = q.substr(0, amp);
@@ -30,7 +30,7 @@ std::map<std::string, std::string> parse_query(std::string_view q) {
     auto eq = part.find('=');
     auto name = percent_decode(part.substr(0, eq), true);
     auto value = eq == std::string_view::npos ? std::string{} : percent_decode(part.substr(eq + 1), true);
-    out.emplace(std::move(name), std::move(value)); // the first of repeated names wins
+    out.emplace_back(std::move(name), std::move(value));
   }
   return out;
 }
@@ -62,12 +62,22 @@ exchange::exchange(verb method, std::string target, std::map<std::string, std::s
   auto q = target.find('?');
   path_ = percent_decode(std::string_view{target}.substr(0, q), false);
   if (q != std::string::npos)
-    query_ = parse_query(std::string_view{target}.substr(q + 1));
+    query_all_ = parse_query(std::string_view{target}.substr(q + 1));
+    for (const auto& [k, v] : query_all_)
+      query_.emplace(k, v); // the first of repeated names wins
 }
 
 std::string exchange::header(std::string_view lower_name) const {
   auto it = headers_.find(std::string{lower_name});
   return it == headers_.end() ? std::string{} : it->second;
+}
+
+std::vector<std::string> exchange::query_all(std::string_view name) const {
+  std::vector<std::string> out;
+  for (const auto& [k, v] : query_all_)
+    if (k == name)
+      out.push_back(v);
+  return out;
 }
 
 const std::string* exchange::query(std::string_view name) const {

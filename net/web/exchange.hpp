@@ -55,6 +55,8 @@ public:
   /// A query parameter, percent-decoded; nullptr when absent.
   const std::string* query(std::string_view name) const;
   const std::map<std::string, std::string>& queries() const { return query_; }
+  /// Every value of a repeated query parameter (`?taskType=a&taskType=b`), in order.
+  std::vector<std::string> query_all(std::string_view name) const;
   /// A `{name}` segment of the matched route's pattern.
   const std::string& param(std::string_view name) const;
   void set_params(std::map<std::string, std::string> p) { params_ = std::move(p); }
@@ -88,6 +90,7 @@ private:
   verb method_;
   std::string path_;
   std::map<std::string, std::string> query_;
+  std::vector<std::pair<std::string, std::string>> query_all_;
   std::map<std::string, std::string> headers_;
   std::map<std::string, std::string> params_;
   std::string route_;

@@ -61,6 +61,12 @@ void play(sim& s, const std::string& step) {
     s.advance(std::stoll(target));
   else if (verb == "signal")
     s.signal(target, arg);
+  else if (verb == "ref-complete")
+    s.update_by_ref(target, "COMPLETED", arg);
+  else if (verb == "ref-fail")
+    s.update_by_ref(target, "FAILED", arg);
+  else if (verb == "ref-fail!")
+    s.update_by_ref(target, "FAILED_WITH_TERMINAL_ERROR", arg);
   else
     CAF_FAIL("unknown step " << step);
 }
@@ -176,6 +182,23 @@ const std::vector<script_case> cases = {
        {"name":"a","taskReferenceName":"a"}],"outputParameters":{"by":"${w.output.payload.by}"}})",
    "{}", {"signal other", "advance 60000", "signal approve {\"by\":\"ann\"}", "complete a"}, "w a",
    "COMPLETED", R"({"by":"ann"})"},
+  {"wait completed by its ref name", nullptr,
+   R"({"name":"w","tasks":[{"name":"w","taskReferenceName":"w","type":"WAIT"},
+       {"name":"a","taskReferenceName":"a"}],"outputParameters":{"ok":"${w.output.ok}"}})",
+   "{}", {"signal w", "advance 60000", "ref-complete w {\"ok\":true}", "complete a"}, "w a",
+   "COMPLETED", R"({"ok":true})"},
+  {"wait by ref name ends before its duration", nullptr,
+   R"({"name":"w","tasks":[{"name":"w","taskReferenceName":"w","type":"WAIT",
+       "inputParameters":{"duration":"1 hour"}}],"outputParameters":{"n":"${w.output.n}"}})",
+   "{}", {"advance 1000", "ref-complete w {\"n\":2}"}, "w", "COMPLETED", R"({"n":2})"},
+  {"wait failed by ref name ends the workflow", nullptr,
+   R"({"name":"w","tasks":[{"name":"w","taskReferenceName":"w","type":"WAIT","inputParameters":{"signal":"go"}},
+       {"name":"a","taskReferenceName":"a"}]})",
+   "{}", {"ref-complete other {}", "ref-fail! w {\"why\":\"no\"}"}, "w", "FAILED", nullptr},
+  {"each loop iteration's WAIT takes its own ref update", nullptr,
+   R"({"name":"w","tasks":[{"name":"l","taskReferenceName":"l","type":"DO_WHILE",
+       "loopCondition":"$.l['iteration'] < 2","loopOver":[{"name":"w","taskReferenceName":"w","type":"WAIT"}]}]})",
+   "{}", {"ref-complete w {}", "ref-complete w {}"}, "l w@1 w@2", "COMPLETED", nullptr},
   {"http", nullptr,
    R"({"name":"w","tasks":[{"name":"h","taskReferenceName":"h","type":"HTTP",
        "inputParameters":{"http_request":{"uri":"http://example.invalid/x","method":"GET"}}}]})",

@@ -138,6 +138,12 @@ void sim::signal(std::string name, std::string_view payload) {
   settle();
 }
 
+void sim::update_by_ref(std::string ref, std::string status, std::string_view output) {
+  snap.signals.push_back(
+    {next_signal_++, {}, object(output), now, std::move(ref), std::move(status)});
+  settle();
+}
+
 std::string sim::scheduled() const {
   std::string out;
   for (const auto& d : decisions)

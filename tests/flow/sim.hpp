@@ -42,6 +42,8 @@ class sim {
             task_status status = task_status::failed);
   void advance(std::int64_t ms);
   void signal(std::string name, std::string_view payload = "{}");
+  /// Conductor's update by ref name: a signal addressed to the WAIT `ref`.
+  void update_by_ref(std::string ref, std::string status, std::string_view output = "{}");
 
   /// Labels of every inserted execution, in order, space separated.
   std::string scheduled() const;

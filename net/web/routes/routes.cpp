@@ -10,6 +10,7 @@ std::shared_ptr<router> make_routes(const route_context& base) {
   add_admin_routes(*r, ctx);
   add_history_routes(*r, ctx);
   add_metrics_route(*r, ctx);
+  add_task_routes(*r, ctx);
   add_openapi_route(*r, ctx);
   return r;
 }

@@ -34,6 +34,8 @@ void add_admin_routes(router& r, const route_context& ctx);
 /// A workflow's history: pages of JSON, and live as Server-Sent Events.
 void add_history_routes(router& r, const route_context& ctx);
 void add_metrics_route(router& r, const route_context& ctx);
+/// Conductor's task routes (a Conductor SDK's workers poll and report here).
+void add_task_routes(router& r, const route_context& ctx);
 void add_openapi_route(router& r, const route_context& ctx);
 /// The OpenAPI 3 document of a route table.
 boost::json::object openapi_document(const router& table);

@@ -1,0 +1,534 @@
+// Conductor's task routes, so a Conductor SDK's workers are nodeflow workers: polls (long,
+// served by the lessor's parked polls), reports, task logs, queue sizes and the completion
+// of a WAIT task by its reference name. Each maps onto the client protocol; the taskId a
+// poll hands out carries the lease (task_handle.hpp).
+
+#include <algorithm>
+#include <chrono>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <boost/json.hpp>
+
+#include "net/web/routes/routes.hpp"
+#include "net/web/task_handle.hpp"
+#include "proto/errors.hpp"
+
+namespace nf::net::web {
+
+namespace {
+
+namespace json = boost::json;
+
+int64_t now_ms() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+           std::chrono::system_clock::now().time_since_epoch())
+    .count();
+}
+
+// Conductor's Task as a worker reads it. A SIMPLE task's taskType is its definition's name,
+// as in Conductor. responseTimeoutSeconds is what is left of the lease, so an SDK that
+// extends leases (LeaseTracker) heartbeats before it ends.
+json::object conductor_task(const msg::leased_task& t, const std::string& worker_id) {
+  json::error_code ec;
+  auto input = json::parse(t.input_json, ec);
+  auto now = now_ms();
+  auto left_ms = std::max<int64_t>(0, t.lease_expires_at_ms - now);
+  return json::object{
+    {"taskId", format_task_handle(t.task_id, t.workflow_id, t.lease_token)},
+    {"taskType", t.task_type == "SIMPLE" ? t.task_def_name : t.task_type},
+    {"taskDefName", t.task_def_name},
+    {"referenceTaskName", t.ref},
+    {"workflowInstanceId", t.workflow_id},
+    {"inputData", ec || !input.is_object() ? json::value(json::object{}) : std::move(input)},
+    {"status", "IN_PROGRESS"},
+    {"retryCount", t.attempt},
+    {"iteration", t.iteration},
+    {"pollCount", 1},
+    {"seq", 0},
+    {"responseTimeoutSeconds", (left_ms + 999) / 1000},
+    {"callbackAfterSeconds", 0},
+    {"workerId", worker_id},
+    {"startTime", now},
+    {"updateTime", now},
+    {"leaseExpiresAt", t.lease_expires_at_ms},
+  };
+}
+
+// nodeflow has no task domains: a worker asking for one would otherwise get tasks it did
+// not ask for.
+bool refuse_domain(const exchange_ptr& ex) {
+  const auto* d = ex->query("domain");
+  if (d == nullptr || d->empty())
+    return false;
+  ex->fail(400, "domain: nodeflow has no task domains; poll without one, got \"" + *d + "\"",
+           "domain");
+  return true;
+}
+
+std::optional<msg::poll_request> read_poll(const exchange_ptr& ex, int64_t count,
+                                           int64_t timeout_ms) {
+  if (refuse_domain(ex))
+    return std::nullopt;
+  msg::poll_request req;
+  req.queue = ex->param("tasktype");
+  if (const auto* w = ex->query("workerid"))
+    req.worker_id = *w;
+  req.max_tasks = static_cast<int32_t>(count);
+  req.timeout_ms = timeout_ms;
+  return req;
+}
+
+void poll(gateway* api, const exchange_ptr& ex, msg::poll_request req, bool batch) {
+  auto worker = req.worker_id;
+  auto wait = api->timeout() + std::chrono::milliseconds{req.timeout_ms};
+  api->ask_for<std::vector<msg::leased_task>>(
+    wait,
+    [ex, worker, batch](std::vector<msg::leased_task>& tasks) {
+      if (!batch) {
+        if (tasks.empty())
+          ex->respond(response{204, "application/json", {}, {}});
+        else
+          ex->respond_json(200, conductor_task(tasks.front(), worker));
+        return;
+      }
+      json::array out;
+      for (const auto& t : tasks)
+        out.push_back(conductor_task(t, worker));
+      ex->respond_json(200, out);
+    },
+    [ex](caf::error& e) { ex->fail(e); }, poll_atom_v, std::move(req));
+}
+
+// A report presented a lease that is no longer the task's.
+void fail_report(const exchange_ptr& ex, const caf::error& e) {
+  if (nf::is_nodeflow_error(e) && nf::code_of(e) == nf::errc::lease_lost) {
+    ex->fail(409, "taskId: the lease was lost (the task outlived its responseTimeoutSeconds "
+                  "and went back to its queue, or it was ended): this result changed nothing",
+             "taskId");
+    return;
+  }
+  ex->fail(e);
+}
+
+// A TaskResult's log lines as stored ({"log","createdTime"}); false when one is malformed
+// (answered).
+bool read_logs(const exchange_ptr& ex, const json::value* logs, json::array& out) {
+  if (logs == nullptr || logs->is_null())
+    return true;
+  if (!logs->is_array()) {
+    ex->fail(400, "logs: expected an array of {\"log\", \"createdTime\"}", "logs");
+    return false;
+  }
+  for (size_t i = 0; i < logs->get_array().size(); ++i) {
+    const auto& l = logs->get_array()[i];
+    auto field = "logs[" + std::to_string(i) + "]";
+    const auto* o = l.if_object();
+    const auto* line = o ? o->if_contains("log") : nullptr;
+    if (line == nullptr || !line->is_string()) {
+      ex->fail(400, field + ".log: expected the log line as a string", field + ".log");
+      return false;
+    }
+    int64_t at = now_ms();
+    if (const auto* c = o->if_contains("createdTime"); c != nullptr && !c->is_null()) {
+      if (!c->is_int64() && !c->is_uint64()) {
+        ex->fail(400, field + ".createdTime: expected milliseconds since the epoch",
+                 field + ".createdTime");
+        return false;
+      }
+      at = c->is_int64() ? c->get_int64() : static_cast<int64_t>(c->get_uint64());
+    }
+    out.push_back(json::object{{"log", line->get_string()}, {"createdTime", at}});
+  }
+  return true;
+}
+
+// The fields of Conductor's TaskResult this route reads; any other is refused by name.
+constexpr const char* result_fields[] = {
+  "taskId", "workflowInstanceId", "status", "outputData", "reasonForIncompletion",
+  "callbackAfterSeconds", "logs", "workerId", "extendLease",
+  "externalOutputPayloadStoragePath", "subWorkflowId"};
+
+struct report {
+  task_handle task;
+  std::string status;
+  json::object output;
+  bool has_output = false;
+  std::string reason;
+  json::array logs;
+};
+
+std::optional<report> read_report(const exchange_ptr& ex, const json::object& body) {
+  for (const auto& [k, v] : body) {
+    bool known = false;
+    for (const char* f : result_fields)
+      known = known || k == f;
+    if (!known) {
+      ex->fail(400, std::string{k} + ": not a field of a task result", std::string{k});
+      return std::nullopt;
+    }
+  }
+  auto text = [&](const char* name, bool required) -> std::optional<std::string> {
+    const auto* v = body.if_contains(name);
+    if (v == nullptr || v->is_null()) {
+      if (required)
+        ex->fail(400, std::string{name} + ": required", name);
+      else
+        return std::string{};
+      return std::nullopt;
+    }
+    if (!v->is_string()) {
+      ex->fail(400, std::string{name} + ": expected a string", name);
+      return std::nullopt;
+    }
+    return std::string{v->get_string()};
+  };
+  report r;
+  auto task_id = text("taskId", true);
+  if (!task_id)
+    return std::nullopt;
+  std::string why;
+  auto h = parse_task_handle(*task_id, why);
+  if (!h) {
+    ex->fail(400, "taskId: " + why, "taskId");
+    return std::nullopt;
+  }
+  if (h->lease_token.empty()) {
+    ex->fail(400, "taskId: \"" + *task_id + "\" names no lease: report with the taskId the "
+                  "poll answered", "taskId");
+    return std::nullopt;
+  }
+  r.task = *h;
+  auto wf = text("workflowInstanceId", false);
+  if (!wf)
+    return std::nullopt;
+  if (!wf->empty() && *wf != h->workflow_id) {
+    ex->fail(400, "workflowInstanceId: " + *wf + " is not the workflow of taskId (" +
+                    h->workflow_id + ")", "workflowInstanceId");
+    return std::nullopt;
+  }
+  auto status = text("status", true);
+  if (!status)
+    return std::nullopt;
+  if (*status != "COMPLETED" && *status != "FAILED" && *status != "FAILED_WITH_TERMINAL_ERROR"
+      && *status != "IN_PROGRESS") {
+    ex->fail(400, "status: expected COMPLETED, FAILED, FAILED_WITH_TERMINAL_ERROR or "
+                  "IN_PROGRESS, got \"" + *status + "\"", "status");
+    return std::nullopt;
+  }
+  r.status = *status;
+  if (const auto* o = body.if_contains("outputData"); o != nullptr && !o->is_null()) {
+    if (!o->is_object()) {
+      ex->fail(400, "outputData: expected a JSON object", "outputData");
+      return std::nullopt;
+    }
+    r.output = o->get_object();
+    r.has_output = !r.output.empty();
+  }
+  auto reason = text("reasonForIncompletion", false);
+  if (!reason || !text("workerId", false))
+    return std::nullopt;
+  r.reason = *reason;
+  if (const auto* c = body.if_contains("callbackAfterSeconds"); c != nullptr && !c->is_null()) {
+    if (!c->is_number()) {
+      ex->fail(400, "callbackAfterSeconds: expected a number of seconds", "callbackAfterSeconds");
+      return std::nullopt;
+    }
+    if (r.status != "IN_PROGRESS" && c->to_number<double>() != 0) {
+      ex->fail(400, "callbackAfterSeconds: only an IN_PROGRESS report takes it",
+               "callbackAfterSeconds");
+      return std::nullopt;
+    }
+  }
+  if (const auto* e = body.if_contains("extendLease"); e != nullptr && !e->is_null()) {
+    if (!e->is_bool()) {
+      ex->fail(400, "extendLease: expected true or false", "extendLease");
+      return std::nullopt;
+    }
+    if (e->get_bool() && r.status != "IN_PROGRESS") {
+      ex->fail(400, "extendLease: only an IN_PROGRESS report extends a lease", "extendLease");
+      return std::nullopt;
+    }
+  }
+  for (const char* unsupported : {"externalOutputPayloadStoragePath", "subWorkflowId"})
+    if (const auto* v = body.if_contains(unsupported);
+        v != nullptr && !v->is_null() && !(v->is_string() && v->get_string().empty())) {
+      ex->fail(400, std::string{unsupported} + ": not supported by nodeflow", unsupported);
+      return std::nullopt;
+    }
+  if (!read_logs(ex, body.if_contains("logs"), r.logs))
+    return std::nullopt;
+  return r;
+}
+
+msg::task_progress progress_of(const report& r) {
+  msg::task_progress p;
+  p.task_id = r.task.task_id;
+  p.workflow_id = r.task.workflow_id;
+  p.logs_json = json::serialize(r.logs);
+  if (r.has_output)
+    p.output_json = json::serialize(r.output);
+  return p;
+}
+
+// Applies a report. IN_PROGRESS: a heartbeat (the lease extended by the task's
+// responseTimeoutSeconds; nodeflow keeps the task with this worker, it does not requeue it
+// after callbackAfterSeconds as Conductor does), then its logs and output so far into the
+// history. COMPLETED / FAILED…: the logs first, behind a heartbeat that proves the lease
+// (a lost one is refused before anything is written), then the report itself.
+void apply_report(gateway* api, const exchange_ptr& ex, std::shared_ptr<report> r,
+                  std::string answer) {
+  auto finish = [api, ex, r, answer]() {
+    if (r->status == "IN_PROGRESS") {
+      ex->respond_text(200, answer);
+      return;
+    }
+    msg::task_result res;
+    res.task_id = r->task.task_id;
+    res.workflow_id = r->task.workflow_id;
+    res.lease_token = r->task.lease_token;
+    res.status = r->status;
+    res.output_json = json::serialize(r->output);
+    res.reason = r->reason;
+    api->ask<std::string>([ex, answer](std::string&) { ex->respond_text(200, answer); },
+                          [ex](caf::error& e) { fail_report(ex, e); }, complete_atom_v,
+                          std::move(res));
+  };
+  auto record = [api, ex, r, finish]() {
+    if (r->logs.empty() && (r->status != "IN_PROGRESS" || !r->has_output))
+      return finish();
+    api->ask<std::string>([finish](std::string&) { finish(); },
+                          [ex](caf::error& e) { ex->fail(e); }, progress_atom_v,
+                          progress_of(*r));
+  };
+  if (r->status != "IN_PROGRESS" && r->logs.empty())
+    return finish();
+  msg::heartbeat_request hb{r->task.task_id, r->task.workflow_id, r->task.lease_token};
+  api->ask<int64_t>([record](int64_t) { record(); }, [ex](caf::error& e) { fail_report(ex, e); },
+                    heartbeat_atom_v, std::move(hb));
+}
+
+// The task's log lines, read from its workflow's history page by page.
+struct log_read {
+  gateway* api;
+  exchange_ptr ex;
+  std::string handle_text;
+  task_handle task;
+  json::array lines;
+};
+
+void read_log_page(std::shared_ptr<log_read> st, int64_t after) {
+  msg::events_request req;
+  req.workflow_id = st->task.workflow_id;
+  req.after_seq = after;
+  req.limit = 1000;
+  st->api->ask<std::vector<msg::event_view>>(
+    [st](std::vector<msg::event_view>& evs) {
+      for (const auto& e : evs) {
+        if (e.type != "TASK_IN_PROGRESS")
+          continue;
+        json::error_code ec;
+        auto p = json::parse(e.payload_json, ec);
+        const auto* o = ec ? nullptr : p.if_object();
+        const auto* id = o ? o->if_contains("taskId") : nullptr;
+        const auto* logs = o ? o->if_contains("logs") : nullptr;
+        if (id == nullptr || !id->is_string() || id->get_string() != st->task.task_id
+            || logs == nullptr || !logs->is_array())
+          continue;
+        for (const auto& l : logs->get_array()) {
+          const auto* lo = l.if_object();
+          if (lo == nullptr)
+            continue;
+          json::object line = *lo;
+          line["taskId"] = st->handle_text;
+          st->lines.push_back(std::move(line));
+        }
+      }
+      if (evs.size() < 1000)
+        st->ex->respond_json(200, st->lines);
+      else
+        read_log_page(st, evs.back().seq);
+    },
+    [st](caf::error& e) { st->ex->fail(e); }, events_atom_v, std::move(req));
+}
+
+std::optional<task_handle> handle_param(const exchange_ptr& ex) {
+  std::string why;
+  auto h = parse_task_handle(ex->param("taskId"), why);
+  if (!h)
+    ex->fail(400, "taskId: " + why, "taskId");
+  return h;
+}
+
+// Conductor's queue sizes for the task types asked (repeated or comma-separated), from the
+// status read's queue depths: the ready (unleased) count of each.
+void queue_sizes(gateway* api, const exchange_ptr& ex) {
+  std::vector<std::string> types;
+  for (const auto& v : ex->query_all("taskType")) {
+    size_t start = 0;
+    while (start <= v.size()) {
+      auto comma = v.find(',', start);
+      auto t = v.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+      if (!t.empty())
+        types.push_back(t);
+      if (comma == std::string::npos)
+        break;
+      start = comma + 1;
+    }
+  }
+  if (types.empty()) {
+    ex->fail(400, "taskType: name at least one task type", "taskType");
+    return;
+  }
+  api->ask<std::string>(
+    [ex, types](std::string& text) {
+      json::error_code ec;
+      auto status = json::parse(text, ec);
+      const auto* o = ec ? nullptr : status.if_object();
+      const auto* queues = o ? o->if_contains("queues") : nullptr;
+      json::object out;
+      for (const auto& t : types)
+        out[t] = 0;
+      if (queues != nullptr && queues->is_array())
+        for (const auto& q : queues->get_array()) {
+          const auto* qo = q.if_object();
+          const auto* name = qo ? qo->if_contains("name") : nullptr;
+          const auto* ready = qo ? qo->if_contains("ready") : nullptr;
+          if (name != nullptr && name->is_string() && ready != nullptr
+              && out.contains(name->get_string()))
+            out[name->get_string()] = *ready;
+        }
+      ex->respond_json(200, out);
+    },
+    [ex](caf::error& e) { ex->fail(e); }, status_atom_v);
+}
+
+} // namespace
+
+void add_task_routes(router& r, const route_context& ctx) {
+  auto* api = ctx.api;
+  auto lim = ctx.json;
+  auto max_wait = ctx.max_poll_timeout_ms;
+  r.add({verb::get, "/api/tasks/poll/{tasktype}",
+         "Lease one task of a type (long poll up to `timeout` ms); 204 when none came",
+         {{"workerid", "the polling worker's id", false},
+          {"domain", "refused when given: nodeflow has no task domains", false},
+          {"timeout", "wait up to this many ms for a task (default 100)", false, "integer"}},
+         body_kind::none, {},
+         "Task: {taskId (carries the lease), taskType, taskDefName, referenceTaskName, "
+         "workflowInstanceId, inputData, status, retryCount, iteration, "
+         "responseTimeoutSeconds, workerId, startTime…}",
+         "task",
+         [api, max_wait](const exchange_ptr& ex) {
+           auto timeout = query_int(ex, "timeout", 100, 0, max_wait);
+           if (!timeout)
+             return;
+           if (auto req = read_poll(ex, 1, *timeout))
+             poll(api, ex, std::move(*req), false);
+         },
+         true});
+  r.add({verb::get, "/api/tasks/poll/batch/{tasktype}",
+         "Lease up to `count` tasks of a type, waiting up to `timeout` ms for the first",
+         {{"count", "the most tasks to lease (default 1)", false, "integer"},
+          {"timeout", "wait up to this many ms (default 100)", false, "integer"},
+          {"workerid", "the polling worker's id", false},
+          {"domain", "refused when given: nodeflow has no task domains", false}},
+         body_kind::none, {}, "[Task, …] (empty when none came)", "task",
+         [api, max_wait](const exchange_ptr& ex) {
+           auto count = query_int(ex, "count", 1, 1, 1000);
+           if (!count)
+             return;
+           auto timeout = query_int(ex, "timeout", 100, 0, max_wait);
+           if (!timeout)
+             return;
+           if (auto req = read_poll(ex, *count, *timeout))
+             poll(api, ex, std::move(*req), true);
+         },
+         true});
+  r.add({verb::post, "/api/tasks", "Report a leased task's result (Conductor's TaskResult)",
+         {}, body_kind::json,
+         "{taskId (as polled), workflowInstanceId, status: COMPLETED | FAILED | "
+         "FAILED_WITH_TERMINAL_ERROR | IN_PROGRESS (extends the lease), outputData, "
+         "reasonForIncompletion, callbackAfterSeconds, extendLease, logs: [{log, "
+         "createdTime}], workerId}",
+         "the taskId, as text; 409 when the lease was lost", "task",
+         [api, lim](const exchange_ptr& ex) {
+           auto body = read_json_object(ex, lim);
+           if (!body)
+             return;
+           auto rep = read_report(ex, *body);
+           if (!rep)
+             return;
+           auto answer = body->at("taskId").get_string();
+           apply_report(api, ex, std::make_shared<report>(std::move(*rep)),
+                        std::string{answer});
+         }});
+  r.add({verb::post, "/api/tasks/{taskId}/log", "Add a line to a task's log", {},
+         body_kind::json, "the log line as a JSON string", "nothing (200)", "task",
+         [api, lim](const exchange_ptr& ex) {
+           auto h = handle_param(ex);
+           if (!h)
+             return;
+           auto body = read_json_body(ex, lim);
+           if (!body)
+             return;
+           if (!body->is_string()) {
+             ex->fail(400, "body: expected the log line as a JSON string", "body");
+             return;
+           }
+           msg::task_progress p;
+           p.task_id = h->task_id;
+           p.workflow_id = h->workflow_id;
+           p.logs_json = json::serialize(json::array{
+             json::object{{"log", body->get_string()}, {"createdTime", now_ms()}}});
+           api->ask<std::string>([ex](std::string&) { ex->respond_text(200, ""); },
+                                 [ex](caf::error& e) { ex->fail(e); }, progress_atom_v,
+                                 std::move(p));
+         }});
+  r.add({verb::get, "/api/tasks/{taskId}/log", "A task's log lines, oldest first", {},
+         body_kind::none, {}, "[{log, taskId, createdTime}]", "task",
+         [api](const exchange_ptr& ex) {
+           auto h = handle_param(ex);
+           if (!h)
+             return;
+           auto st = std::make_shared<log_read>(
+             log_read{api, ex, ex->param("taskId"), *h, json::array{}});
+           read_log_page(st, 0);
+         }});
+  r.add({verb::get, "/api/tasks/queue/sizes", "Ready tasks per task type",
+         {{"taskType", "a task type (repeat it, or separate them by commas)", true}},
+         body_kind::none, {}, "{\"<taskType>\": ready count}", "task",
+         [api](const exchange_ptr& ex) { queue_sizes(api, ex); }});
+  r.add({verb::post, "/api/tasks/{workflowId}/{taskRefName}/{status}",
+         "Complete or fail a WAIT task by its reference name", {}, body_kind::json,
+         "the task's output (a JSON object; empty body = {})", "the task's id, as text",
+         "task", [api, lim](const exchange_ptr& ex) {
+           auto body = read_json_body(ex, lim, json::value(json::object{}));
+           if (!body)
+             return;
+           if (!body->is_object()) {
+             ex->fail(400, "body: expected the task's output as a JSON object", "body");
+             return;
+           }
+           msg::task_ref_update u;
+           u.workflow_id = ex->param("workflowId");
+           u.task_ref = ex->param("taskRefName");
+           u.status = ex->param("status");
+           u.output_json = json::serialize(*body);
+           api->ask<std::string>(
+             [ex](std::string& text) {
+               json::error_code ec;
+               auto v = json::parse(text, ec);
+               const auto* o = ec ? nullptr : v.if_object();
+               const auto* id = o ? o->if_contains("taskId") : nullptr;
+               ex->respond_text(200, id != nullptr && id->is_string()
+                                       ? std::string{id->get_string()}
+                                       : text);
+             },
+             [ex](caf::error& e) { ex->fail(e); }, task_ref_atom_v, std::move(u));
+         }});
+}
+
+} // namespace nf::net::web

@@ -1,0 +1,256 @@
+#define CAF_SUITE http.tasks
+
+// Conductor's task routes as an SDK's worker uses them: polls (one, a batch, the long wait
+// and the empty answer), each report status, the lease carried in the taskId (a lost one is
+// 409 and changes nothing), the task log, queue sizes and a WAIT completed by its ref name.
+
+#include <caf/test/dsl.hpp>
+
+#include <algorithm>
+#include <thread>
+
+#include <boost/json.hpp>
+
+#include "tests/e2e/e2e_fixture.hpp"
+#include "tests/support/http_client.hpp"
+
+using namespace nf;
+using namespace std::chrono_literals;
+
+namespace {
+
+namespace json = boost::json;
+
+constexpr const char* defs = R"([
+  {"name": "ht_a", "retryCount": 1, "retryDelaySeconds": 0, "responseTimeoutSeconds": 30},
+  {"name": "ht_short", "retryCount": 1, "retryDelaySeconds": 0, "responseTimeoutSeconds": 1,
+   "timeoutPolicy": "RETRY"},
+  {"name": "ht_one", "tasks": [{"name": "ht_a", "taskReferenceName": "a"}]},
+  {"name": "ht_lease", "tasks": [{"name": "ht_short", "taskReferenceName": "s"}]},
+  {"name": "ht_wait", "tasks": [{"name": "w", "taskReferenceName": "w", "type": "WAIT"},
+     {"name": "ht_a", "taskReferenceName": "after",
+      "inputParameters": {"got": "${w.output.approved}"}}],
+   "outputParameters": {"got": "${w.output.approved}"}}
+])";
+
+struct fixture {
+  test::e2e_fixture f{"http_tasks"};
+  std::unique_ptr<test::http_client> http;
+  fixture() {
+    f.start_node();
+    CAF_REQUIRE(f.http_port != 0);
+    http = std::make_unique<test::http_client>("127.0.0.1", f.http_port);
+    f.define(defs);
+  }
+
+  // One task of `type`, polled within a few seconds (aborts the test without).
+  json::object poll_one(const std::string& type) {
+    for (int i = 0; i < 50; ++i) {
+      auto r = http->get("/api/tasks/poll/batch/" + type + "?count=1&timeout=200&workerid=w1");
+      CAF_REQUIRE_EQUAL(r.status, 200u);
+      auto v = r.json();
+      if (!v.as_array().empty())
+        return v.as_array()[0].as_object();
+    }
+    CAF_FAIL("no task of type " << type << " came; node log:\n" << f.node_log_tail());
+    return {};
+  }
+
+  test::http_reply report(const json::object& task, const std::string& status,
+                          json::object extra = {}) {
+    extra["taskId"] = task.at("taskId");
+    extra["workflowInstanceId"] = task.at("workflowInstanceId");
+    extra["status"] = status;
+    return http->post("/api/tasks", json::serialize(extra));
+  }
+};
+
+void check_error(const test::http_reply& r, unsigned status, const std::string& field = {}) {
+  CAF_CHECK_EQUAL(r.status, status);
+  auto v = r.json();
+  CAF_REQUIRE(v.is_object());
+  if (!field.empty()) {
+    const auto& errs = v.as_object().at("validationErrors").as_array();
+    CAF_REQUIRE(!errs.empty());
+    CAF_CHECK_EQUAL(errs[0].at("path").as_string(), field);
+  }
+}
+
+std::string task_status(test::e2e_fixture& f, const std::string& wf, const std::string& ref) {
+  return f.scalar(R"(SELECT "status"::text FROM "TaskExecutions" WHERE "workflowId" = $1
+                     AND "refName" = $2 ORDER BY "attempt" DESC LIMIT 1)",
+                  store::params::of(wf, ref));
+}
+
+} // namespace
+
+CAF_TEST_FIXTURE_SCOPE(http_tasks, fixture)
+
+CAF_TEST(an empty poll waits its timeout and answers nothing) {
+  auto t0 = std::chrono::steady_clock::now();
+  auto batch = http->get("/api/tasks/poll/batch/ht_a?count=5&timeout=600");
+  auto waited = std::chrono::steady_clock::now() - t0;
+  CAF_CHECK_EQUAL(batch.status, 200u);
+  CAF_CHECK(batch.json().as_array().empty());
+  CAF_CHECK(waited >= 500ms);
+  CAF_CHECK(waited < 5s);
+  auto one = http->get("/api/tasks/poll/ht_a?timeout=0");
+  CAF_CHECK_EQUAL(one.status, 204u);
+  CAF_CHECK(one.body.empty());
+  check_error(http->get("/api/tasks/poll/ht_a?domain=blue"), 400, "domain");
+  check_error(http->get("/api/tasks/poll/batch/ht_a?count=0"), 400, "count");
+}
+
+CAF_TEST(a long poll answers as soon as a task is scheduled) {
+  std::thread starter([this] {
+    std::this_thread::sleep_for(300ms);
+    // Started through the client protocol: the workflow routes are another topic's.
+    f.start("ht_one", R"({"n":1})");
+  });
+  auto t0 = std::chrono::steady_clock::now();
+  auto r = http->get("/api/tasks/poll/ht_a?timeout=10000&workerid=w9");
+  auto waited = std::chrono::steady_clock::now() - t0;
+  starter.join();
+  CAF_REQUIRE_EQUAL(r.status, 200u);
+  CAF_CHECK(waited < 8s);
+  auto t = r.json().as_object();
+  CAF_CHECK_EQUAL(t.at("taskType").as_string(), "ht_a");
+  CAF_CHECK_EQUAL(t.at("taskDefName").as_string(), "ht_a");
+  CAF_CHECK_EQUAL(t.at("referenceTaskName").as_string(), "a");
+  CAF_CHECK_EQUAL(t.at("status").as_string(), "IN_PROGRESS");
+  CAF_CHECK_EQUAL(t.at("workerId").as_string(), "w9");
+  CAF_CHECK_EQUAL(t.at("inputData").as_object().size(), 0u);
+  CAF_CHECK(t.at("responseTimeoutSeconds").as_int64() > 20);
+  // The taskId carries the workflow and the lease after the task's own id.
+  auto id = std::string{t.at("taskId").as_string()};
+  CAF_CHECK_EQUAL(std::count(id.begin(), id.end(), '.'), 2);
+  CAF_CHECK_EQUAL(id.substr(37, 36), std::string{t.at("workflowInstanceId").as_string()});
+  auto done = report(t, "COMPLETED", {{"outputData", {{"x", 1}}}});
+  CAF_CHECK_EQUAL(done.status, 200u);
+  CAF_CHECK_EQUAL(done.body, id);
+  CAF_CHECK_EQUAL(f.await_end(std::string{t.at("workflowInstanceId").as_string()}), "COMPLETED");
+}
+
+CAF_TEST(each report status does what it says) {
+  // FAILED is retried (retryCount 1), then FAILED_WITH_TERMINAL_ERROR ends the workflow.
+  auto wf = f.start("ht_one");
+  auto t1 = poll_one("ht_a");
+  auto beat = report(t1, "IN_PROGRESS", {{"callbackAfterSeconds", 5}, {"extendLease", true}});
+  CAF_CHECK_EQUAL(beat.status, 200u);
+  CAF_CHECK_EQUAL(task_status(f, wf, "a"), "IN_PROGRESS");
+  CAF_CHECK_EQUAL(report(t1, "FAILED", {{"reasonForIncompletion", "flaky"}}).status, 200u);
+  auto t2 = poll_one("ht_a");
+  CAF_CHECK_EQUAL(t2.at("retryCount").as_int64(), 1);
+  CAF_CHECK_EQUAL(report(t2, "FAILED_WITH_TERMINAL_ERROR").status, 200u);
+  CAF_CHECK_EQUAL(f.await_end(wf), "FAILED");
+  // An unknown status names the field and changes nothing.
+  auto wf2 = f.start("ht_one");
+  auto t3 = poll_one("ht_a");
+  check_error(report(t3, "DONE"), 400, "status");
+  check_error(report(t3, "COMPLETED", {{"callbackAfterSeconds", 3}}), 400,
+              "callbackAfterSeconds");
+  check_error(report(t3, "COMPLETED", {{"color", "red"}}), 400, "color");
+  CAF_CHECK_EQUAL(task_status(f, wf2, "a"), "IN_PROGRESS");
+  // A bare task id names no lease.
+  auto bare = std::string{t3.at("taskId").as_string()}.substr(0, 36);
+  check_error(http->post("/api/tasks", json::serialize(json::object{
+                                         {"taskId", bare},
+                                         {"workflowInstanceId", t3.at("workflowInstanceId")},
+                                         {"status", "COMPLETED"}})),
+              400, "taskId");
+  CAF_CHECK_EQUAL(report(t3, "COMPLETED").status, 200u);
+  CAF_CHECK_EQUAL(f.await_end(wf2), "COMPLETED");
+}
+
+CAF_TEST(a result for a lost lease is 409 and changes nothing) {
+  auto wf = f.start("ht_lease");
+  auto old = poll_one("ht_short");
+  // responseTimeoutSeconds 1: the lease expires and the task is offered again.
+  auto fresh = poll_one("ht_short");
+  CAF_CHECK_EQUAL(fresh.at("retryCount").as_int64(), 1);
+  auto late = report(old, "COMPLETED", {{"outputData", {{"stale", true}}},
+                                        {"logs", json::array{{{"log", "late"},
+                                                              {"createdTime", 1}}}}});
+  check_error(late, 409, "taskId");
+  CAF_CHECK(late.json().at("message").as_string().find("lease was lost")
+            != json::string::npos);
+  check_error(report(old, "IN_PROGRESS", {{"extendLease", true}}), 409, "taskId");
+  CAF_CHECK_EQUAL(task_status(f, wf, "s"), "IN_PROGRESS");
+  CAF_CHECK_EQUAL(f.count(R"(SELECT count(*) FROM "WorkflowEvents" WHERE "workflowId" = $1
+                             AND "payload"::text LIKE '%late%')",
+                          store::params::of(wf)),
+                  0);
+  CAF_CHECK_EQUAL(report(fresh, "COMPLETED", {{"outputData", {{"ok", 1}}}}).status, 200u);
+  CAF_CHECK_EQUAL(f.await_end(wf), "COMPLETED");
+}
+
+CAF_TEST(task logs round trip) {
+  auto wf = f.start("ht_one");
+  auto t = poll_one("ht_a");
+  auto id = std::string{t.at("taskId").as_string()};
+  CAF_CHECK_EQUAL(http->post("/api/tasks/" + id + "/log", "\"first line\"").status, 200u);
+  check_error(http->post("/api/tasks/" + id + "/log", "{\"log\":1}"), 400, "body");
+  auto progress = report(t, "IN_PROGRESS",
+                         {{"callbackAfterSeconds", 1},
+                          {"outputData", {{"step", 1}}},
+                          {"logs", json::array{{{"log", "second"}, {"createdTime", 42}}}}});
+  CAF_CHECK_EQUAL(progress.status, 200u);
+  auto done = report(t, "COMPLETED",
+                     {{"logs", json::array{{{"log", "third"}, {"createdTime", 43}}}}});
+  CAF_CHECK_EQUAL(done.status, 200u);
+  auto logs = http->get("/api/tasks/" + id + "/log");
+  CAF_REQUIRE_EQUAL(logs.status, 200u);
+  auto a = logs.json().as_array();
+  CAF_REQUIRE_EQUAL(a.size(), 3u);
+  CAF_CHECK_EQUAL(a[0].at("log").as_string(), "first line");
+  CAF_CHECK_EQUAL(a[1].at("log").as_string(), "second");
+  CAF_CHECK_EQUAL(a[1].at("createdTime").as_int64(), 42);
+  CAF_CHECK_EQUAL(a[2].at("log").as_string(), "third");
+  CAF_CHECK_EQUAL(a[2].at("taskId").as_string(), id);
+  // The IN_PROGRESS output is in the history, not the task's output.
+  CAF_CHECK_EQUAL(f.count(R"(SELECT count(*) FROM "WorkflowEvents" WHERE "workflowId" = $1
+                             AND "eventType" = 'TASK_IN_PROGRESS'
+                             AND "payload" -> 'outputData' ->> 'step' = '1')",
+                          store::params::of(wf)),
+                  1);
+  check_error(http->get("/api/tasks/not-a-task/log"), 400, "taskId");
+  CAF_CHECK_EQUAL(f.await_end(wf), "COMPLETED");
+}
+
+CAF_TEST(queue sizes count the ready tasks of each type) {
+  f.start("ht_one");
+  f.start("ht_one");
+  CAF_CHECK(f.await(
+    [this] {
+      auto r = http->get("/api/tasks/queue/sizes?taskType=ht_a&taskType=ht_short");
+      auto v = r.json();
+      return r.status == 200 && v.at("ht_a").to_number<int64_t>() == 2
+             && v.at("ht_short").to_number<int64_t>() == 0;
+    },
+    10s));
+  auto commas = http->get("/api/tasks/queue/sizes?taskType=ht_a,nope");
+  CAF_CHECK_EQUAL(commas.json().at("ht_a").to_number<int64_t>(), 2);
+  CAF_CHECK_EQUAL(commas.json().at("nope").to_number<int64_t>(), 0);
+  check_error(http->get("/api/tasks/queue/sizes"), 400, "taskType");
+}
+
+CAF_TEST(a WAIT task completes by its ref name) {
+  auto wf = f.start("ht_wait");
+  CAF_REQUIRE(f.await([&] { return task_status(f, wf, "w") == "IN_PROGRESS"; }, 10s));
+  check_error(http->post("/api/tasks/" + wf + "/w/DONE", "{}"), 400, "status");
+  check_error(http->post("/api/tasks/" + wf + "/nope/COMPLETED", "{}"), 404);
+  auto r = http->post("/api/tasks/" + wf + "/w/COMPLETED", "{\"approved\":\"yes\"}");
+  CAF_REQUIRE_EQUAL(r.status, 200u);
+  CAF_CHECK_EQUAL(r.body.size(), 36u);
+  auto t = poll_one("ht_a");
+  CAF_CHECK_EQUAL(t.at("inputData").at("got").as_string(), "yes");
+  // The WAIT has ended: a second update is refused.
+  check_error(http->post("/api/tasks/" + wf + "/w/COMPLETED", "{}"), 400, "taskRefName");
+  // A worker's task is not completed by its ref name.
+  check_error(http->post("/api/tasks/" + wf + "/after/COMPLETED", "{}"), 400, "taskRefName");
+  CAF_CHECK_EQUAL(report(t, "COMPLETED").status, 200u);
+  CAF_CHECK_EQUAL(f.await_end(wf), "COMPLETED");
+  CAF_CHECK_EQUAL(f.get(wf).at("output").at("got").as_string(), "yes");
+}
+
+CAF_TEST_FIXTURE_SCOPE_END()

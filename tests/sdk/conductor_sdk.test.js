@@ -1,0 +1,247 @@
+// nodeflow driven by the official Conductor JavaScript SDK, as a Conductor user would drive
+// Conductor: definitions through its metadata client, workers through its TaskHandler,
+// workflows started and read through its workflow client, a WAIT completed through its task
+// client (updateTaskByRefName). Then a worker process killed with SIGKILL while it holds a task: the task is
+// leased again once its responseTimeoutSeconds pass, and the dead worker's late result is
+// refused. run.sh starts Postgres and the node and sets CONDUCTOR_SERVER_URL.
+//
+//   node conductor_sdk.test.js           the test
+//   node conductor_sdk.test.js victim    the worker the test kills (prints each task it holds)
+
+"use strict";
+
+const { spawn } = require("child_process");
+const { OrkesClients, TaskHandler } = require("@io-orkes/conductor-javascript");
+
+const COUNT = Number(process.env.NF_SDK_WORKFLOWS || 200);
+const quiet = { info() {}, debug() {}, error: (...a) => console.error(...a) };
+
+const taskDefs = [
+  { name: "sdk_greet", retryCount: 2, retryDelaySeconds: 0, responseTimeoutSeconds: 30,
+    timeoutSeconds: 60 },
+  { name: "sdk_double", retryCount: 2, retryDelaySeconds: 0, responseTimeoutSeconds: 30,
+    timeoutSeconds: 60 },
+  // The killed worker's task: its lease ends 2 s after the last word from its worker.
+  { name: "sdk_slow", retryCount: 1, retryDelaySeconds: 0, responseTimeoutSeconds: 2,
+    timeoutPolicy: "RETRY",
+    timeoutSeconds: 60 },
+];
+
+// A sequence, a FORK_JOIN/JOIN, a SWITCH and a WAIT completed from outside.
+const mixed = {
+  name: "sdk_mixed",
+  version: 1,
+  schemaVersion: 2,
+  inputParameters: ["name", "n", "kind"],
+  tasks: [
+    { name: "sdk_greet", taskReferenceName: "greet", type: "SIMPLE",
+      inputParameters: { name: "${workflow.input.name}" } },
+    { name: "fork", taskReferenceName: "fork", type: "FORK_JOIN",
+      forkTasks: [
+        [{ name: "sdk_double", taskReferenceName: "left", type: "SIMPLE",
+           inputParameters: { n: "${workflow.input.n}" } }],
+        [{ name: "sdk_double", taskReferenceName: "right", type: "SIMPLE",
+           inputParameters: { n: 21 } }],
+      ] },
+    { name: "join", taskReferenceName: "join", type: "JOIN", joinOn: ["left", "right"] },
+    { name: "route", taskReferenceName: "route", type: "SWITCH", evaluatorType: "value-param",
+      expression: "kind", inputParameters: { kind: "${workflow.input.kind}" },
+      decisionCases: {
+        even: [{ name: "sdk_double", taskReferenceName: "even", type: "SIMPLE",
+                 inputParameters: { n: "${left.output.n}" } }],
+      },
+      defaultCase: [{ name: "sdk_greet", taskReferenceName: "odd", type: "SIMPLE",
+                      inputParameters: { name: "odd" } }] },
+    { name: "approval", taskReferenceName: "approval", type: "WAIT" },
+  ],
+  outputParameters: {
+    greeting: "${greet.output.greeting}",
+    left: "${left.output.n}",
+    right: "${right.output.n}",
+    approvedBy: "${approval.output.by}",
+  },
+};
+
+const victimFlow = {
+  name: "sdk_victim",
+  version: 1,
+  schemaVersion: 2,
+  tasks: [{ name: "sdk_slow", taskReferenceName: "slow", type: "SIMPLE" }],
+  outputParameters: { attempt: "${slow.output.attempt}" },
+};
+
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+function check(cond, what) {
+  if (!cond) throw new Error("check failed: " + what);
+}
+
+// Retries `fn` until it resolves (a WAIT not scheduled yet answers 404), at most `ms`.
+async function eventually(fn, ms, what) {
+  const end = Date.now() + ms;
+  for (;;) {
+    try {
+      return await fn();
+    } catch (e) {
+      if (Date.now() > end) throw new Error(what + ": " + (e && e.message));
+      await sleep(50);
+    }
+  }
+}
+
+async function victim() {
+  const clients = await OrkesClients.from();
+  const handler = new TaskHandler({
+    client: clients.getClient(),
+    scanForDecorated: false,
+    logger: quiet,
+    workers: [{
+      taskDefName: "sdk_slow",
+      pollInterval: 20,
+      execute: async (task) => {
+        // Tell the test which task it holds, then never answer.
+        process.stdout.write(JSON.stringify({ taskId: task.taskId,
+                                              workflowInstanceId: task.workflowInstanceId })
+                             + "\n");
+        await new Promise(() => {});
+      },
+    }],
+  });
+  await handler.startWorkers();
+}
+
+async function main() {
+  const started = Date.now();
+  // README: worker begin
+  const clients = await OrkesClients.from(); // reads CONDUCTOR_SERVER_URL
+  const handler = new TaskHandler({
+    client: clients.getClient(),
+    scanForDecorated: false,
+    workers: [
+      {
+        taskDefName: "sdk_greet",
+        concurrency: 10,
+        pollInterval: 10,
+        execute: async (task) => ({
+          status: "COMPLETED",
+          outputData: { greeting: `Hello ${task.inputData.name}` },
+        }),
+      },
+      {
+        taskDefName: "sdk_double",
+        concurrency: 10,
+        pollInterval: 10,
+        execute: async (task) => ({
+          status: "COMPLETED",
+          outputData: { n: 2 * task.inputData.n },
+        }),
+      },
+    ],
+  });
+  await handler.startWorkers();
+  // README: worker end
+
+  const metadata = clients.getMetadataClient();
+  const workflows = clients.getWorkflowClient();
+  await metadata.registerTasks(taskDefs);
+  await metadata.registerWorkflowDef(mixed, true);
+  await metadata.registerWorkflowDef(victimFlow, true);
+
+  // 200 executions, then each one's WAIT completed by its reference name once it waits.
+  const ids = [];
+  for (let i = 0; i < COUNT; ++i)
+    ids.push(await workflows.startWorkflow({
+      name: "sdk_mixed", version: 1,
+      input: { name: `n${i}`, n: i, kind: i % 2 === 0 ? "even" : "odd" },
+    }));
+  check(ids.every((id) => typeof id === "string" && id.length > 0), "workflow ids");
+  console.log(`started ${ids.length} workflows in ${Date.now() - started} ms`);
+
+  const pending = new Set(ids);
+  const approved = new Set();
+  const deadline = Date.now() + 60000;
+  while (pending.size > 0) {
+    check(Date.now() < deadline, `${pending.size} workflows still running after 60 s`);
+    await Promise.all([...pending].map(async (id) => {
+      if (!approved.has(id)) {
+        try {
+          await workflows.updateTaskByRefName("approval", id, "COMPLETED", { by: "sdk" });
+          approved.add(id);
+        } catch (e) {
+          return; // not waiting yet
+        }
+      }
+      const wf = await workflows.getWorkflow(id, false);
+      if (wf.status === "COMPLETED") {
+        const i = ids.indexOf(id);
+        check(wf.output.greeting === `Hello n${i}`, `greeting of ${id}`);
+        check(wf.output.left === 2 * i && wf.output.right === 42, `fork outputs of ${id}`);
+        check(wf.output.approvedBy === "sdk", `WAIT output of ${id}`);
+        pending.delete(id);
+      } else {
+        check(wf.status === "RUNNING", `${id} ended ${wf.status}`);
+      }
+    }));
+    if (pending.size > 0) await sleep(100);
+  }
+  console.log(`all ${ids.length} workflows completed in ${Date.now() - started} ms`);
+
+  // A worker killed while it holds a task.
+  const vid = await workflows.startWorkflow({ name: "sdk_victim", version: 1, input: {} });
+  const child = spawn(process.execPath, [__filename, "victim"],
+                      { stdio: ["ignore", "pipe", "inherit"], env: process.env });
+  const held = await new Promise((resolve, reject) => {
+    let buf = "";
+    child.stdout.on("data", (d) => {
+      buf += d;
+      const nl = buf.indexOf("\n");
+      if (nl >= 0) resolve(JSON.parse(buf.slice(0, nl)));
+    });
+    child.on("exit", (code) => reject(new Error("victim exited " + code)));
+    setTimeout(() => reject(new Error("the victim got no task in 20 s")), 20000);
+  });
+  check(held.workflowInstanceId === vid, "the victim holds the victim workflow's task");
+  child.kill("SIGKILL");
+  console.log("killed the worker holding " + held.taskId);
+
+  const rescuer = new TaskHandler({
+    client: clients.getClient(),
+    scanForDecorated: false,
+    logger: quiet,
+    workers: [{
+      taskDefName: "sdk_slow",
+      pollInterval: 20,
+      execute: async (task) => ({ status: "COMPLETED",
+                                  outputData: { attempt: task.retryCount } }),
+    }],
+  });
+  await rescuer.startWorkers();
+  const done = await eventually(async () => {
+    const wf = await workflows.getWorkflow(vid, false);
+    if (wf.status !== "COMPLETED") throw new Error("still " + wf.status);
+    return wf;
+  }, 30000, "the killed worker's task was not retried");
+  check(done.output.attempt === 1, "the retried attempt completed the workflow");
+
+  // The dead worker's result, late: refused, and nothing changes.
+  let refused = null;
+  try {
+    await workflows.updateTask(held.taskId, vid, "COMPLETED", { attempt: 0 });
+  } catch (e) {
+    refused = e;
+  }
+  check(refused && /lease was lost/.test(refused.message),
+        "a late result for the old lease is refused: " + (refused && refused.message));
+  const after = await workflows.getWorkflow(vid, false);
+  check(after.status === "COMPLETED" && after.output.attempt === 1, "the late result changed nothing");
+  console.log("the late result was refused: " + refused.message);
+
+  await rescuer.stopWorkers();
+  await handler.stopWorkers();
+  console.log(`sdk test passed in ${Date.now() - started} ms`);
+}
+
+const run = process.argv[2] === "victim" ? victim : main;
+run().then(
+  () => { if (run === main) process.exit(0); },
+  (e) => { console.error(e); process.exit(1); });

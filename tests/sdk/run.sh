@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# The Conductor JavaScript SDK against nodeflow (ctest label `sdk`): installs the pinned SDK
+# (package-lock.json) into BUILD/sdk-node once, starts a Postgres 18 and a `nodeflow serve`
+# of its own, and runs conductor_sdk.test.js with CONDUCTOR_SERVER_URL pointing at the node.
+#
+#   tests/sdk/run.sh NODEFLOW_BIN BUILD_DIR
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/../.." && pwd)
+bin=${1:?usage: run.sh NODEFLOW_BIN BUILD_DIR}
+build=${2:?usage: run.sh NODEFLOW_BIN BUILD_DIR}
+
+command -v node >/dev/null && command -v npm >/dev/null \
+  || { echo "sdk test: node and npm are needed (scripts/deps.sh installs them)" >&2; exit 1; }
+
+# The SDK, installed again only when the lock file changed.
+sdk="$build/sdk-node"
+mkdir -p "$sdk"
+if ! cmp -s "$here/package-lock.json" "$sdk/package-lock.json" || [ ! -d "$sdk/node_modules" ]; then
+  cp "$here/package.json" "$here/package-lock.json" "$sdk/"
+  (cd "$sdk" && npm ci --legacy-peer-deps --no-audit --no-fund --loglevel=error)
+fi
+cp "$here/conductor_sdk.test.js" "$sdk/"
+
+work=$(mktemp -d "${TMPDIR:-/tmp}/nf-sdk.XXXXXX")
+chmod 755 "$work"
+node_pid=""
+cleanup() {
+  [ -n "$node_pid" ] && kill "$node_pid" 2>/dev/null && wait "$node_pid" 2>/dev/null || true
+  if [ -z "${NF_TEST_DSN:-}" ]; then "$root/scripts/pg18.sh" stop "$work/pg" >/dev/null 2>&1 || true; fi
+  rm -rf "$work"
+}
+trap cleanup EXIT
+
+if [ -n "${NF_TEST_DSN:-}" ]; then
+  dsn=$NF_TEST_DSN
+else
+  dsn=$("$root/scripts/pg18.sh" start "$work/pg" | tail -1)
+fi
+
+# Created before the node starts: the loop below may read it before the child opens it.
+: >"$work/node.log"
+"$bin" serve --dsn "$dsn" --migrate --port 0 --http-port -1 >"$work/node.log" 2>&1 &
+node_pid=$!
+http=""
+for _ in $(seq 1 300); do
+  http=$(sed -n 's/^http \(.*\)$/\1/p' "$work/node.log" | head -1)
+  [ -n "$http" ] && grep -q '^listening ' "$work/node.log" && break
+  kill -0 "$node_pid" 2>/dev/null || { cat "$work/node.log" >&2; exit 1; }
+  sleep 0.1
+done
+[ -n "$http" ] || { echo "sdk test: the node printed no http line" >&2; cat "$work/node.log" >&2; exit 1; }
+
+status=0
+(cd "$sdk" && CONDUCTOR_SERVER_URL="http://$http" NODE_PATH="$sdk/node_modules" \
+   node conductor_sdk.test.js) || status=$?
+if [ "$status" -ne 0 ]; then
+  echo "--- node log (tail)" >&2
+  tail -n 60 "$work/node.log" >&2
+fi
+exit "$status"
