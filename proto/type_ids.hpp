@@ -37,8 +37,6 @@ CAF_BEGIN_TYPE_ID_BLOCK(nodeflow, caf::first_custom_type_id)
   CAF_ADD_TYPE_ID(nodeflow, (nf::msg::deadletter_request))
   CAF_ADD_TYPE_ID(nodeflow, (std::vector<int16_t>))
   CAF_ADD_TYPE_ID(nodeflow, (std::vector<std::string>))
-  CAF_ADD_TYPE_ID(nodeflow, (nf::msg::task_progress))
-  CAF_ADD_TYPE_ID(nodeflow, (nf::msg::task_ref_update))
 
   // Client protocol (proto/client_api.hpp).
   CAF_ADD_ATOM(nodeflow, nf, register_atom, "nf_reg")
@@ -53,9 +51,6 @@ CAF_BEGIN_TYPE_ID_BLOCK(nodeflow, caf::first_custom_type_id)
   CAF_ADD_ATOM(nodeflow, nf, events_atom, "nf_events")
   CAF_ADD_ATOM(nodeflow, nf, status_atom, "nf_status")
   CAF_ADD_ATOM(nodeflow, nf, deadletter_atom, "nf_dead")
-  CAF_ADD_ATOM(nodeflow, nf, ready_atom, "nf_ready")
-  CAF_ADD_ATOM(nodeflow, nf, progress_atom, "nf_tprog")
-  CAF_ADD_ATOM(nodeflow, nf, task_ref_atom, "nf_tref")
 
   // Hints between actors (a lost one costs only a poll interval, I9).
   CAF_ADD_ATOM(nodeflow, nf, decide_atom, "nf_decide")
@@ -74,6 +69,11 @@ CAF_BEGIN_TYPE_ID_BLOCK(nodeflow, caf::first_custom_type_id)
   CAF_ADD_ATOM(nodeflow, nf, forward_atom, "nf_fwd")
 
   // Client protocol, added later: last, so the ids above stay what older peers know.
+  CAF_ADD_TYPE_ID(nodeflow, (nf::msg::task_progress))
+  CAF_ADD_TYPE_ID(nodeflow, (nf::msg::task_ref_update))
+  CAF_ADD_ATOM(nodeflow, nf, ready_atom, "nf_ready")
+  CAF_ADD_ATOM(nodeflow, nf, progress_atom, "nf_tprog")
+  CAF_ADD_ATOM(nodeflow, nf, task_ref_atom, "nf_tref")
   CAF_ADD_ATOM(nodeflow, nf, metrics_atom, "nf_metrics")
 
 CAF_END_TYPE_ID_BLOCK(nodeflow)
