@@ -35,6 +35,7 @@ CAF_BEGIN_TYPE_ID_BLOCK(nodeflow, caf::first_custom_type_id)
   CAF_ADD_TYPE_ID(nodeflow, (nf::msg::event_view))
   CAF_ADD_TYPE_ID(nodeflow, (std::vector<nf::msg::event_view>))
   CAF_ADD_TYPE_ID(nodeflow, (nf::msg::deadletter_request))
+  CAF_ADD_TYPE_ID(nodeflow, (nf::msg::definitions_query))
   CAF_ADD_TYPE_ID(nodeflow, (std::vector<int16_t>))
   CAF_ADD_TYPE_ID(nodeflow, (std::vector<std::string>))
 
@@ -52,6 +53,7 @@ CAF_BEGIN_TYPE_ID_BLOCK(nodeflow, caf::first_custom_type_id)
   CAF_ADD_ATOM(nodeflow, nf, status_atom, "nf_status")
   CAF_ADD_ATOM(nodeflow, nf, deadletter_atom, "nf_dead")
   CAF_ADD_ATOM(nodeflow, nf, ready_atom, "nf_ready")
+  CAF_ADD_ATOM(nodeflow, nf, definitions_atom, "nf_defs")
 
   // Hints between actors (a lost one costs only a poll interval, I9).
   CAF_ADD_ATOM(nodeflow, nf, decide_atom, "nf_decide")

@@ -34,6 +34,7 @@ caf::error check_report_count(size_t count);
 caf::error check(const msg::heartbeat_request& r);
 caf::error check(const msg::events_request& r, const check_limits& limits);
 caf::error check(const msg::deadletter_request& r);
+caf::error check(const msg::definitions_query& r);
 /// Definitions text: must be non-empty JSON (the store worker checks the rest).
 caf::error check_definitions_text(std::string_view text);
 

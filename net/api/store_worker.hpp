@@ -16,7 +16,7 @@ struct store_worker_options {
   int default_lease_seconds = 300; ///< lessor.lease_seconds: heartbeats of tasks without a definition
 };
 
-/// Messages (replies as in client_api.hpp): register_atom + text, get_atom,
+/// Messages (replies as in client_api.hpp): register_atom + text, definitions_atom, get_atom,
 /// search_atom, signal_atom, heartbeat_atom, events_atom (no wait),
 /// status_atom (the store part), deadletter_atom. A lost connection is reopened
 /// on the next request; one whose reconnect fails answers `unavailable`.

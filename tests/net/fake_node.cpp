@@ -43,6 +43,10 @@ client_api::behavior_type fake(client_api::stateful_pointer<fake_state> self,
       log->add("register " + text);
       return R"({"taskDefs":[{"name":"t","revision":2}],"workflowDefs":[{"name":"w","version":1}]})";
     },
+    [log](definitions_atom, const msg::definitions_query& q) -> std::string {
+      log->add("definitions " + q.op + " " + q.kind + " " + q.name);
+      return "[]";
+    },
     [log](start_atom, const msg::start_request& r) -> msg::start_reply {
       log->add("start " + r.workflow_name + " v" + std::to_string(r.version) + " input=" + r.input_json
                + " key=" + r.idempotency_key + " corr=" + r.correlation_id

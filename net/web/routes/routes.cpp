@@ -8,6 +8,8 @@ std::shared_ptr<router> make_routes(const route_context& base) {
   ctx.table = r.get();
   add_health_routes(*r, ctx);
   add_admin_routes(*r, ctx);
+  add_metadata_routes(*r, ctx);
+  add_workflow_routes(*r, ctx);
   add_openapi_route(*r, ctx);
   return r;
 }

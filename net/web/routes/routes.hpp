@@ -28,6 +28,10 @@ struct route_context {
 void add_health_routes(router& r, const route_context& ctx);
 void add_admin_routes(router& r, const route_context& ctx);
 void add_openapi_route(router& r, const route_context& ctx);
+/// Conductor's /api/metadata: task and workflow definitions.
+void add_metadata_routes(router& r, const route_context& ctx);
+/// Conductor's /api/workflow: start, read, commands, search; and nodeflow's signals.
+void add_workflow_routes(router& r, const route_context& ctx);
 /// The OpenAPI 3 document of a route table.
 boost::json::object openapi_document(const router& table);
 
