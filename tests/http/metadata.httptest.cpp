@@ -59,12 +59,12 @@ CAF_TEST(task definitions are created read listed and updated) {
   CAF_CHECK_EQUAL(created.json().at("taskDefs").as_array().size(), 2u);
   auto one = http->get("/api/metadata/taskdefs/charge");
   CAF_REQUIRE_EQUAL(one.status, 200u);
-  CAF_CHECK_EQUAL(one.json().at("name").as_string(), "charge");
+  CAF_CHECK_EQUAL(std::string{one.json().at("name").as_string()}, "charge");
   CAF_CHECK_EQUAL(one.json().at("retryCount").to_number<int64_t>(), 2);
   auto all = http->get("/api/metadata/taskdefs");
   CAF_REQUIRE_EQUAL(all.status, 200u);
   CAF_REQUIRE_EQUAL(all.json().as_array().size(), 2u);
-  CAF_CHECK_EQUAL(all.json().as_array()[1].at("name").as_string(), "ship");
+  CAF_CHECK_EQUAL(std::string{all.json().as_array()[1].at("name").as_string()}, "ship");
   auto updated = http->put("/api/metadata/taskdefs", R"({"name":"charge","retryCount":5})");
   CAF_REQUIRE_EQUAL(updated.status, 200u);
   CAF_CHECK_EQUAL(updated.json().at("taskDefs").as_array()[0].at("revision").to_number<int64_t>(),
@@ -97,7 +97,7 @@ CAF_TEST(a task definition is deleted unless a workflow uses it) {
             != std::string::npos);
   auto gone = http->del("/api/metadata/taskdefs/spare");
   CAF_REQUIRE_EQUAL(gone.status, 200u);
-  CAF_CHECK_EQUAL(gone.json().at("deleted").at("name").as_string(), "spare");
+  CAF_CHECK_EQUAL(std::string{gone.json().at("deleted").at("name").as_string()}, "spare");
   check_error(http->get("/api/metadata/taskdefs/spare"), 404);
   check_error(http->del("/api/metadata/taskdefs/spare"), 404);
   CAF_CHECK_EQUAL(task_defs(), 1);
@@ -112,14 +112,14 @@ CAF_TEST(a workflow definition is created once and read by version) {
   auto bulk = http->put("/api/metadata/workflow",
                         std::string{"["} + flow_def(2, "other") + "]");
   CAF_REQUIRE_EQUAL(bulk.status, 200u);
-  CAF_CHECK_EQUAL(bulk.json().at("bulkSuccessfulResults").as_array()[0].as_string(), "pay");
+  CAF_CHECK_EQUAL(std::string{bulk.json().at("bulkSuccessfulResults").as_array()[0].as_string()}, "pay");
   auto latest = http->get("/api/metadata/workflow/pay");
   CAF_REQUIRE_EQUAL(latest.status, 200u);
   CAF_CHECK_EQUAL(latest.json().at("version").to_number<int64_t>(), 2);
-  CAF_CHECK_EQUAL(latest.json().at("tasks").as_array()[0].at("name").as_string(), "other");
+  CAF_CHECK_EQUAL(std::string{latest.json().at("tasks").as_array()[0].at("name").as_string()}, "other");
   auto first = http->get("/api/metadata/workflow/pay?version=1");
   CAF_REQUIRE_EQUAL(first.status, 200u);
-  CAF_CHECK_EQUAL(first.json().at("tasks").as_array()[0].at("name").as_string(), "charge");
+  CAF_CHECK_EQUAL(std::string{first.json().at("tasks").as_array()[0].at("name").as_string()}, "charge");
   auto all = http->get("/api/metadata/workflow");
   CAF_REQUIRE_EQUAL(all.status, 200u);
   CAF_CHECK_EQUAL(all.json().as_array().size(), 2u);

@@ -164,7 +164,11 @@ void empty_answer(const exchange_ptr& ex, unsigned status) {
 void add_start_routes(router& r, const route_context& ctx) {
   auto* api = ctx.api;
   auto lim = ctx.json;
-  r.add({verb::post, "/api/workflow/{name}", "Start a workflow by name; answers its id",
+  // Conductor's path is /api/workflow/{name}; the segment shares the `workflowId` key of the
+  // routes that read or terminate a workflow at the same path, since OpenAPI takes two
+  // templates that differ only in a parameter's name for one path.
+  r.add({verb::post, "/api/workflow/{workflowId}",
+         "Start a workflow by the name of its definition (the path segment); answers its id",
          {{"version", "the definition's version (absent: the latest)", false, "integer"},
           {"correlationId", "the caller's correlation id", false},
           {"priority", "0 … 99 (default 0)", false, "integer"}},
@@ -185,7 +189,7 @@ void add_start_routes(router& r, const route_context& ctx) {
            if (!priority)
              return;
            start_spec spec;
-           spec.req.workflow_name = ex->param("name");
+           spec.req.workflow_name = ex->param("workflowId");
            spec.req.version = *version;
            spec.req.priority = static_cast<int32_t>(*priority);
            spec.req.input_json = json::serialize(*body);
