@@ -135,6 +135,10 @@ client_api::behavior_type fake(client_api::stateful_pointer<fake_state> self,
       return R"({"node":{"id":"n1","partitions":[0,1]},"queues":[{"name":"q","ready":3,"leased":1}],)"
              R"("pendingDecisions":{"total":0,"byShard":{}}})";
     },
+    [log](ready_atom) -> std::string {
+      log->add("ready");
+      return R"({"ready":true,"database":{"ready":true,"lines":[]},"partitionsRunning":2})";
+    },
     [log](deadletter_atom, const msg::deadletter_request& r) -> std::string {
       std::string ids;
       for (auto id : r.ids)
