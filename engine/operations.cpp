@@ -7,6 +7,7 @@
 
 #include "flow/json_read.hpp"
 #include "flow/parse.hpp"
+#include "flow/serialise.hpp"
 #include "store/api_reads.hpp"
 #include "store/decisions.hpp"
 #include "store/definitions.hpp"
@@ -206,6 +207,51 @@ caf::expected<std::string> register_definitions(store::connection& conn, std::st
                                       {"workflowDefs", std::move(wf_out)}});
 }
 
+caf::expected<std::string> definitions(store::connection& conn, const msg::definitions_query& q) {
+  const bool task = q.kind == "task";
+  if (q.op == "delete") {
+    auto done = task ? store::delete_task_def(conn, default_namespace, q.name)
+                     : store::delete_workflow_def(conn, default_namespace, q.name, q.version);
+    if (!done)
+      return std::move(done.error());
+    json::object what{{"kind", q.kind}, {"name", q.name}};
+    if (!task)
+      what["version"] = q.version;
+    return json::serialize(json::object{{"deleted", std::move(what)}});
+  }
+  if (!task) {
+    if (q.op == "list") {
+      auto defs = store::load_all_workflow_defs(conn, default_namespace);
+      if (!defs)
+        return std::move(defs.error());
+      json::array out;
+      for (const auto& d : *defs)
+        out.push_back(flow::to_json(d));
+      return json::serialize(out);
+    }
+    auto def = store::load_workflow_def(conn, default_namespace, q.name,
+                                        q.version > 0 ? std::optional<int64_t>{q.version}
+                                                      : std::nullopt);
+    if (!def)
+      return std::move(def.error());
+    return json::serialize(flow::to_json(*def));
+  }
+  auto defs = store::load_task_defs(conn, default_namespace);
+  if (!defs)
+    return std::move(defs.error());
+  if (q.op == "list") {
+    json::array out;
+    for (const auto& [name, d] : *defs)
+      out.push_back(flow::to_json(d));
+    return json::serialize(out);
+  }
+  auto it = defs->find(q.name);
+  if (it == defs->end())
+    return nf::make_error(nf::errc::not_found,
+                          "task definition " + flow::quoted(q.name) + " not found");
+  return json::serialize(flow::to_json(it->second));
+}
+
 caf::expected<std::string> get_execution(store::connection& conn, const msg::workflow_query& q) {
   auto snaps = store::perform(conn, [&](store::transaction& tx) {
     return store::load_snapshots(tx, {workflow_id{q.workflow_id}});
@@ -225,6 +271,8 @@ caf::expected<msg::search_page> search_executions(store::connection& conn,
     q.status = flow::parse_workflow_status(r.status);
   if (!r.workflow_name.empty())
     q.workflow_name = r.workflow_name;
+  if (!r.correlation_id.empty())
+    q.correlation_id = r.correlation_id;
   if (r.started_after_ms > 0)
     q.started_after_ms = r.started_after_ms;
   if (r.started_before_ms > 0)

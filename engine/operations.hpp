@@ -24,6 +24,13 @@ namespace nf::engine {
 /// Answers `{"taskDefs":[{"name","revision"}],"workflowDefs":[{"name","version"}]}`.
 caf::expected<std::string> register_definitions(store::connection& conn, std::string_view text);
 
+/// Lists, reads or deletes definitions (msg::definitions_query, checked): a list is a JSON
+/// array of definitions as registered (flow::to_json), a get one definition, a delete
+/// `{"deleted":{"kind","name","version"}}`. A missing one is `not_found`; a task definition
+/// that workflow definitions name, or a workflow version with running executions, is
+/// `conflict` and stays.
+caf::expected<std::string> definitions(store::connection& conn, const msg::definitions_query& q);
+
 /// The execution as JSON: its fields, `input`/`output`/`variables` as stored
 /// (a NULL or JSON null output is `null`), and `tasks`: every attempt of every
 /// task, in schedule order.

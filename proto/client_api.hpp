@@ -21,6 +21,8 @@ using client_api = caf::typed_actor<
   // Task and/or workflow definitions as JSON text (one object or an array);
   // answers a JSON summary of what was registered.
   caf::replies_to<register_atom, std::string>::with<std::string>,
+  // List, read or delete definitions (msg::definitions_query); answers JSON text.
+  caf::replies_to<definitions_atom, msg::definitions_query>::with<std::string>,
   caf::replies_to<start_atom, msg::start_request>::with<msg::start_reply>,
   // The execution as JSON (status, input, output, tasks with their attempts).
   caf::replies_to<get_atom, msg::workflow_query>::with<std::string>,

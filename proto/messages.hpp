@@ -41,6 +41,7 @@ struct search_request {
   std::string namespace_id;
   std::string status;        ///< empty = any
   std::string workflow_name; ///< empty = any
+  std::string correlation_id; ///< empty = any
   int64_t started_after_ms = 0;
   int64_t started_before_ms = 0; ///< 0 = no bound
   std::string cursor;            ///< from the previous page; empty = first page
@@ -156,6 +157,18 @@ struct event_view {
   std::string payload_json;
 };
 
+/// Task or workflow definitions: op "list" (every task definition, or every version of
+/// every workflow definition), "get" (one by name; a workflow's `version` 0 = the latest)
+/// or "delete" (a task definition by name, a workflow definition by name and version).
+/// Answers JSON text: an array for a list, the definition for a get,
+/// `{"deleted":{"kind","name","version"}}` for a delete.
+struct definitions_query {
+  std::string op = "list";
+  std::string kind = "task"; ///< "task" | "workflow"
+  std::string name;          ///< empty for a list
+  int64_t version = 0;
+};
+
 /// Dead-lettered outbox events: op "list" (after `after_id`, `limit`) or
 /// "replay" (`ids`, or all when empty).
 struct deadletter_request {
@@ -181,7 +194,8 @@ typename Inspector::result_type inspect(Inspector& f, workflow_query& x) {
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, search_request& x) {
   return f(caf::meta::type_name("nf::msg::search_request"), x.namespace_id, x.status,
-           x.workflow_name, x.started_after_ms, x.started_before_ms, x.cursor, x.limit);
+           x.workflow_name, x.correlation_id, x.started_after_ms, x.started_before_ms, x.cursor,
+           x.limit);
 }
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, search_page& x) {
@@ -241,6 +255,10 @@ template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, event_view& x) {
   return f(caf::meta::type_name("nf::msg::event_view"), x.seq, x.at_ms, x.type, x.task_ref,
            x.payload_json);
+}
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, definitions_query& x) {
+  return f(caf::meta::type_name("nf::msg::definitions_query"), x.op, x.kind, x.name, x.version);
 }
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, deadletter_request& x) {

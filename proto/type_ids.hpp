@@ -75,5 +75,7 @@ CAF_BEGIN_TYPE_ID_BLOCK(nodeflow, caf::first_custom_type_id)
   CAF_ADD_ATOM(nodeflow, nf, progress_atom, "nf_tprog")
   CAF_ADD_ATOM(nodeflow, nf, task_ref_atom, "nf_tref")
   CAF_ADD_ATOM(nodeflow, nf, metrics_atom, "nf_metrics")
+  CAF_ADD_TYPE_ID(nodeflow, (nf::msg::definitions_query))
+  CAF_ADD_ATOM(nodeflow, nf, definitions_atom, "nf_defs")
 
 CAF_END_TYPE_ID_BLOCK(nodeflow)

@@ -38,6 +38,13 @@ constexpr statement search_status_name{
   NF_SEARCH_COLUMNS R"( AND "status" = $6::workflow_execution_status AND "workflowName" = $7)"
     NF_SEARCH_BOUNDS};
 
+// A correlation id names few executions: its partial index, the other filters on its rows.
+constexpr statement search_correlation{
+  "api.search_correlation",
+  NF_SEARCH_COLUMNS R"( AND "correlationId" = $6)"
+    R"( AND ($7::workflow_execution_status IS NULL OR "status" = $7::workflow_execution_status))"
+    R"( AND ($8::text IS NULL OR "workflowName" = $8))" NF_SEARCH_BOUNDS};
+
 constexpr statement depths{"api.queue_depths", R"(
 SELECT "queueName", count(*) FILTER (WHERE "leaseExpiresAt" IS NULL) AS ready,
        count(*) FILTER (WHERE "leaseExpiresAt" IS NOT NULL) AS leased
@@ -89,7 +96,13 @@ caf::expected<execution_page> search_executions(connection& conn, const executio
                       "limit: expected an integer 1 … 1000, got " + std::to_string(q.limit));
   auto p = params::of(q.ns, q.started_after_ms, q.started_before_ms, q.after, int64_t{q.limit});
   const statement* st = &search_all;
-  if (q.status && q.workflow_name) {
+  if (q.correlation_id) {
+    st = &search_correlation;
+    std::optional<std::string> status;
+    if (q.status)
+      status = std::string{flow::to_string(*q.status)};
+    p.add(*q.correlation_id).add(status).add(q.workflow_name);
+  } else if (q.status && q.workflow_name) {
     st = &search_status_name;
     p.add(std::string{flow::to_string(*q.status)}).add(*q.workflow_name);
   } else if (q.status) {

@@ -37,6 +37,7 @@ struct execution_search {
   namespace_id ns = default_namespace;
   std::optional<flow::workflow_status> status;
   std::optional<std::string> workflow_name;
+  std::optional<std::string> correlation_id;
   std::optional<int64_t> started_after_ms;  ///< inclusive lower bound
   std::optional<int64_t> started_before_ms; ///< exclusive upper bound
   std::optional<workflow_id> after;
@@ -60,7 +61,7 @@ struct execution_page {
 };
 
 /// One page of executions, on the index that matches the filters given
-/// (status, name, or neither).
+/// (correlation id, status, name, or none).
 caf::expected<execution_page> search_executions(connection& conn, const execution_search& q);
 
 struct queue_depth {

@@ -98,6 +98,42 @@ SELECT "name", "version", "description", "tasks", "inputParameters", "outputPara
  WHERE "namespaceId" = $1 AND "name" = $2 AND ($3::integer IS NULL OR "version" = $3)
  ORDER BY "version" DESC LIMIT 1)"};
 
+// Every version of every workflow definition, for listing: the PK order.
+constexpr statement select_all_workflow_defs{"workflow_defs.all", R"(
+SELECT "name", "version", "description", "tasks", "inputParameters", "outputParameters",
+       "variables", "timeoutSeconds", "timeoutPolicy", "failureWorkflow", "restartable",
+       "ownerEmail"
+  FROM "WorkflowDefinitions"
+ WHERE "namespaceId" = $1
+ ORDER BY "name", "version")"};
+
+// The workflow definitions whose tasks (at any depth: forks, switch cases, loop bodies)
+// name this task definition. Every task of a stored definition has its
+// "taskReferenceName", which tells a task apart from a JSON value that only looks like one.
+constexpr statement task_def_users{"task_defs.users", R"(
+SELECT "name", "version" FROM "WorkflowDefinitions"
+ WHERE "namespaceId" = $1
+   AND jsonb_path_exists("tasks",
+         '$.** ? (@.name == $n && exists(@.taskReferenceName))',
+         jsonb_build_object('n', $2::text))
+ ORDER BY "name", "version"
+ LIMIT 11)"};
+
+constexpr statement delete_task_def_row{"task_defs.delete", R"(
+DELETE FROM "TaskDefinitions" WHERE "namespaceId" = $1 AND "name" = $2 RETURNING "name")"};
+
+// Whether executions of this version still run (the active index: sized by in-flight work).
+constexpr statement workflow_def_running{"workflow_defs.running", R"(
+SELECT count(*) AS running FROM (
+  SELECT 1 FROM "WorkflowExecutions"
+   WHERE "namespaceId" = $1 AND "workflowName" = $2 AND "workflowVersion" = $3::integer
+     AND "status" IN ('RUNNING', 'PAUSED')
+   LIMIT 1) AS r)"};
+
+constexpr statement delete_workflow_def_row{"workflow_defs.delete", R"(
+DELETE FROM "WorkflowDefinitions"
+ WHERE "namespaceId" = $1 AND "name" = $2 AND "version" = $3::integer RETURNING "version")"};
+
 std::optional<std::string> text_or_null(const std::string& s) {
   if (s.empty())
     return std::nullopt;
@@ -231,11 +267,11 @@ flow::task_def task_def_of(const result& r, const task_def_columns& c, int row) 
   return d;
 }
 
-caf::expected<flow::workflow_def> workflow_def_of(const result& r) {
+caf::expected<flow::workflow_def> workflow_def_of(const result& r, int row = 0) {
   flow::workflow_def d;
-  auto str = [&](const char* c) { return r.opt_str(0, r.column_named(c)).value_or(""); };
+  auto str = [&](const char* c) { return r.opt_str(row, r.column_named(c)).value_or(""); };
   d.name = str("name");
-  d.version = r.i64(0, r.column_named("version"));
+  d.version = r.i64(row, r.column_named("version"));
   d.description = str("description");
   flow::problems errs;
   auto tasks = parse_stored(str("tasks"));
@@ -245,11 +281,11 @@ caf::expected<flow::workflow_def> workflow_def_of(const result& r) {
   d.input_parameters = strings_of(str("inputParameters"));
   d.output_parameters = object_of(str("outputParameters"));
   d.variables = object_of(str("variables"));
-  d.timeout_seconds = r.i64(0, r.column_named("timeoutSeconds"));
+  d.timeout_seconds = r.i64(row, r.column_named("timeoutSeconds"));
   d.policy = flow::parse_timeout_policy(str("timeoutPolicy"))
                .value_or(flow::timeout_policy::alert_only);
   d.failure_workflow = str("failureWorkflow");
-  d.restartable = r.boolean(0, r.column_named("restartable"));
+  d.restartable = r.boolean(row, r.column_named("restartable"));
   d.owner_email = str("ownerEmail");
   if (!errs.empty())
     return make_error(errc::internal, "stored workflow definition \"" + d.name + "\" version "
@@ -460,6 +496,75 @@ caf::expected<flow::workflow_def> load_workflow_def(connection& conn, const name
     return make_error(errc::not_found, what + " not found");
   }
   return workflow_def_of(**r);
+}
+
+} // namespace nf::store
+
+namespace nf::store {
+
+caf::expected<std::vector<flow::workflow_def>> load_all_workflow_defs(connection& conn,
+                                                                      const namespace_id& ns) {
+  auto r = conn.run(select_all_workflow_defs, params::of(ns));
+  if (!r)
+    return std::move(r.error());
+  std::vector<flow::workflow_def> out;
+  for (int i = 0; i < r->rows(); ++i) {
+    auto d = workflow_def_of(*r, i);
+    if (!d)
+      return std::move(d.error());
+    out.push_back(std::move(*d));
+  }
+  return out;
+}
+
+caf::expected<void> delete_task_def(connection& conn, const namespace_id& ns,
+                                    std::string_view name) {
+  return perform(conn, [&](transaction& tx) -> caf::expected<void> {
+    auto users = tx.conn().run(task_def_users, params::of(ns, name));
+    if (!users)
+      return std::move(users.error());
+    if (users->rows() > 0) {
+      std::string list;
+      const int n = users->column_named("name"), v = users->column_named("version");
+      for (int i = 0; i < users->rows() && i < 10; ++i)
+        list += (list.empty() ? "" : ", ") + flow::quoted(users->str(i, n)) + " version "
+                + std::to_string(users->i64(i, v));
+      if (users->rows() > 10)
+        list += ", …";
+      return make_error(errc::conflict, "task definition " + flow::quoted(name)
+                                          + " is used by workflow definitions " + list
+                                          + ": change or delete those first");
+    }
+    auto r = tx.conn().run01(delete_task_def_row, params::of(ns, name));
+    if (!r)
+      return std::move(r.error());
+    if (!*r)
+      return make_error(errc::not_found,
+                        "task definition " + flow::quoted(name) + " not found");
+    return {};
+  });
+}
+
+caf::expected<void> delete_workflow_def(connection& conn, const namespace_id& ns,
+                                        std::string_view name, int64_t version) {
+  return perform(conn, [&](transaction& tx) -> caf::expected<void> {
+    auto running = tx.conn().run01(workflow_def_running, params::of(ns, name, version));
+    if (!running)
+      return std::move(running.error());
+    if (*running && (*running)->i64(0, (*running)->column_named("running")) > 0)
+      return make_error(errc::conflict, "workflow definition " + flow::quoted(name) + " version "
+                                          + std::to_string(version)
+                                          + " has running or paused executions, which read "
+                                            "it at every step: end them first");
+    auto r = tx.conn().run01(delete_workflow_def_row, params::of(ns, name, version));
+    if (!r)
+      return std::move(r.error());
+    if (!*r)
+      return make_error(errc::not_found, "workflow definition " + flow::quoted(name)
+                                           + " version " + std::to_string(version)
+                                           + " not found");
+    return {};
+  });
 }
 
 } // namespace nf::store

@@ -62,6 +62,22 @@ caf::expected<flow::workflow_def> load_workflow_def(connection& conn, const name
                                                     std::string_view name,
                                                     std::optional<int64_t> version = std::nullopt);
 
+/// Every version of every workflow definition of a namespace, by name then version.
+caf::expected<std::vector<flow::workflow_def>> load_all_workflow_defs(connection& conn,
+                                                                      const namespace_id& ns);
+
+/// Deletes a task definition (a transaction of its own). A task definition that workflow
+/// definitions still name is kept and the answer is `conflict` naming them: their tasks
+/// would silently lose its retries, timeouts and queue. `not_found` when there is none.
+caf::expected<void> delete_task_def(connection& conn, const namespace_id& ns,
+                                    std::string_view name);
+
+/// Deletes one version of a workflow definition (a transaction of its own). Running or
+/// paused executions of that version read it at every decision, so while one exists the
+/// answer is `conflict` and nothing is deleted. `not_found` when there is none.
+caf::expected<void> delete_workflow_def(connection& conn, const namespace_id& ns,
+                                        std::string_view name, int64_t version);
+
 /// The problems that keep a definition out of the database: flow::validate's
 /// and the columns' (ranges, NUL bytes in text). Empty = writable.
 flow::problems check_task_def(const flow::task_def& def, const std::string& path = "");

@@ -355,6 +355,9 @@ api_actor::behavior_type api(api_pointer self, api_options opts) {
       return to_store<std::string>(self, check_definitions_text(text), register_atom_v,
                                    std::move(text));
     },
+    [self](definitions_atom, msg::definitions_query& q) -> caf::result<std::string> {
+      return to_store<std::string>(self, check(q), definitions_atom_v, std::move(q));
+    },
     [self, timeout](start_atom, msg::start_request& r) -> caf::result<msg::start_reply> {
       return to_node<msg::start_reply>(self, check(r), timeout, start_atom_v, std::move(r));
     },

@@ -130,6 +130,7 @@ caf::error check(const msg::search_request& r) {
     p.add("status", "expected RUNNING, COMPLETED, FAILED, TIMED_OUT, TERMINATED or PAUSED, got "
                       + flow::quoted(r.status));
   p.text("workflow_name", r.workflow_name, max_name);
+  p.text("correlation_id", r.correlation_id, max_text);
   p.range("started_after_ms", r.started_after_ms, 0, INT64_MAX / 2);
   p.range("started_before_ms", r.started_before_ms, 0, INT64_MAX / 2, "0 = no bound");
   p.uuid("cursor", r.cursor, false);
@@ -276,6 +277,31 @@ caf::error check(const msg::deadletter_request& r) {
               "expected a positive dead-letter id, got " + std::to_string(r.ids[i]));
   } else {
     p.add("op", "expected list or replay, got " + flow::quoted(r.op));
+  }
+  return p.done();
+}
+
+caf::error check(const msg::definitions_query& r) {
+  problems p;
+  bool task = r.kind == "task";
+  if (!task && r.kind != "workflow")
+    p.add("kind", "expected task or workflow, got " + flow::quoted(r.kind));
+  if (r.op == "list") {
+    if (!r.name.empty())
+      p.add("name", "a list names no definition, got " + flow::quoted(r.name));
+    if (r.version != 0)
+      p.add("version", "a list takes no version, got " + std::to_string(r.version));
+  } else if (r.op == "get" || r.op == "delete") {
+    p.text("name", r.name, max_name, true);
+    if (task && r.version != 0)
+      p.add("version", "task definitions have no versions, got " + std::to_string(r.version));
+    else if (r.op == "get")
+      p.range("version", r.version, 0, flow::max_count, "0 = the latest");
+    else if (!task)
+      // Deleting "the latest" would make another version the latest: name the one meant.
+      p.range("version", r.version, 1, flow::max_count);
+  } else {
+    p.add("op", "expected list, get or delete, got " + flow::quoted(r.op));
   }
   return p.done();
 }

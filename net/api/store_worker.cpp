@@ -62,6 +62,9 @@ caf::behavior store_worker(caf::stateful_actor<worker_state>* self, store_worker
     [&st](register_atom, const std::string& text) -> caf::result<std::string> {
       return st.run([&](store::connection& c) { return engine::register_definitions(c, text); });
     },
+    [&st](definitions_atom, const msg::definitions_query& q) -> caf::result<std::string> {
+      return st.run([&](store::connection& c) { return engine::definitions(c, q); });
+    },
     [&st](get_atom, const msg::workflow_query& q) -> caf::result<std::string> {
       return st.run([&](store::connection& c) { return engine::get_execution(c, q); });
     },

@@ -320,6 +320,10 @@ caf::expected<std::string> client::status() {
   return impl_->call_sync<std::string>(impl_->opts.timeout, status_atom_v);
 }
 
+caf::expected<std::string> client::definitions(const msg::definitions_query& q) {
+  return impl_->call_sync<std::string>(impl_->opts.timeout, definitions_atom_v, q);
+}
+
 caf::expected<std::string> client::deadletters(const msg::deadletter_request& r) {
   return impl_->call_sync<std::string>(impl_->opts.timeout, deadletter_atom_v, r);
 }

@@ -66,6 +66,8 @@ public:
 
   /// Task and/or workflow definitions (JSON object or array); answers JSON.
   caf::expected<std::string> register_definitions(const std::string& json_text);
+  /// Lists, reads or deletes definitions (msg::definitions_query); answers JSON text.
+  caf::expected<std::string> definitions(const msg::definitions_query& q);
 
   caf::expected<msg::start_reply> start(const msg::start_request& r);
   /// The execution as JSON (with its tasks unless `include_tasks` is false).

@@ -196,3 +196,19 @@ CAF_TEST(definitions text must not be empty) {
   CAF_REQUIRE(err);
   CAF_CHECK(mentions(nf::message_of(err), "$: expected a task or workflow definition"));
 }
+
+CAF_TEST(definitions queries name a known op and kind and the fields each takes) {
+  CAF_CHECK_EQUAL(problems(msg::definitions_query{"list", "task", "", 0}), "");
+  CAF_CHECK_EQUAL(problems(msg::definitions_query{"get", "workflow", "pay", 0}), "");
+  CAF_CHECK_EQUAL(problems(msg::definitions_query{"delete", "workflow", "pay", 2}), "");
+  CAF_CHECK(mentions(problems(msg::definitions_query{"purge", "task", "x", 0}),
+                     "op: expected list, get or delete"));
+  CAF_CHECK(mentions(problems(msg::definitions_query{"list", "queue", "", 0}),
+                     "kind: expected task or workflow"));
+  CAF_CHECK(mentions(problems(msg::definitions_query{"get", "task", "", 0}), "name:"));
+  CAF_CHECK(mentions(problems(msg::definitions_query{"get", "task", "x", 3}),
+                     "version: task definitions have no versions"));
+  CAF_CHECK(mentions(problems(msg::definitions_query{"delete", "workflow", "pay", 0}),
+                     "version:"));
+  CAF_CHECK(mentions(problems(msg::definitions_query{"list", "task", "x", 0}), "name:"));
+}

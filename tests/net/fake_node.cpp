@@ -43,6 +43,10 @@ client_api::behavior_type fake(client_api::stateful_pointer<fake_state> self,
       log->add("register " + text);
       return R"({"taskDefs":[{"name":"t","revision":2}],"workflowDefs":[{"name":"w","version":1}]})";
     },
+    [log](definitions_atom, const msg::definitions_query& q) -> std::string {
+      log->add("definitions " + q.op + " " + q.kind + " " + q.name);
+      return "[]";
+    },
     [log](start_atom, const msg::start_request& r) -> msg::start_reply {
       log->add("start " + r.workflow_name + " v" + std::to_string(r.version) + " input=" + r.input_json
                + " key=" + r.idempotency_key + " corr=" + r.correlation_id
@@ -141,6 +145,14 @@ client_api::behavior_type fake(client_api::stateful_pointer<fake_state> self,
         ids += (ids.empty() ? "" : ",") + std::to_string(id);
       log->add("deadletters " + r.op + " after=" + std::to_string(r.after_id) + " ids=" + ids);
       return r.op == "replay" ? R"({"replayed":1})" : R"({"deadLetters":[],"nextAfterId":null})";
+    },
+    [log](progress_atom, const msg::task_progress& p) -> std::string {
+      log->add("progress " + p.task_id);
+      return R"({"recorded":true})";
+    },
+    [log](task_ref_atom, const msg::task_ref_update& u) -> std::string {
+      log->add("task_ref " + u.workflow_id + " " + u.task_ref + " " + u.status);
+      return R"({"updated":true})";
     },
     [log](metrics_atom) -> std::string {
       log->add("metrics");

@@ -11,6 +11,8 @@ std::shared_ptr<router> make_routes(const route_context& base) {
   add_history_routes(*r, ctx);
   add_metrics_route(*r, ctx);
   add_task_routes(*r, ctx);
+  add_metadata_routes(*r, ctx);
+  add_workflow_routes(*r, ctx);
   add_openapi_route(*r, ctx);
   return r;
 }

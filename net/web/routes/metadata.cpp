@@ -1,0 +1,241 @@
+// Conductor's metadata routes: task and workflow definitions, registered through the
+// client protocol's register (one transaction, every problem named) and listed, read and
+// deleted through its definitions query.
+
+#include <boost/json.hpp>
+
+#include "flow/parse.hpp"
+#include "net/web/errors.hpp"
+#include "net/web/routes/routes.hpp"
+
+namespace nf::net::web {
+
+namespace {
+
+namespace json = boost::json;
+
+void answer_json_text(const exchange_ptr& ex, std::string& text) {
+  ex->respond(response{200, "application/json", std::move(text), {}});
+}
+
+auto fail_with(const exchange_ptr& ex) {
+  return [ex](caf::error& e) { ex->fail(e); };
+}
+
+msg::definitions_query query_of(const char* op, const char* kind, std::string name = {},
+                                int64_t version = 0) {
+  msg::definitions_query q;
+  q.op = op;
+  q.kind = kind;
+  q.name = std::move(name);
+  q.version = version;
+  return q;
+}
+
+// The register path reads a definition's kind from its fields; a route for one kind
+// refuses the other instead of registering it.
+bool refuse_kind(const exchange_ptr& ex, const json::value& v, const std::string& path,
+                 bool want_workflow) {
+  const auto* o = v.if_object();
+  if (o == nullptr) {
+    ex->fail(400, path + ": expected a " + (want_workflow ? "workflow" : "task")
+                    + " definition (a JSON object)",
+             path);
+    return true;
+  }
+  if (flow::looks_like_workflow(*o) != want_workflow) {
+    ex->fail(400, path + ": expected a " + (want_workflow ? "workflow" : "task")
+                    + " definition, got a "
+                    + (want_workflow ? "task definition (no tasks)" : "workflow definition"),
+             want_workflow ? (path == "body" ? "tasks" : path + ".tasks") : path);
+    return true;
+  }
+  return false;
+}
+
+void register_text(gateway* api, const exchange_ptr& ex, std::string text) {
+  api->ask<std::string>([ex](std::string& t) { answer_json_text(ex, t); }, fail_with(ex),
+                        register_atom_v, std::move(text));
+}
+
+void add_task_def_routes(router& r, gateway* api, json_limits lim) {
+  r.add({verb::post, "/api/metadata/taskdefs",
+         "Create or update task definitions, all of them or (on any problem) none", {},
+         body_kind::json, "an array of TaskDef",
+         "{\"taskDefs\":[{\"name\",\"revision\"}],\"workflowDefs\":[]}", "metadata",
+         [api, lim](const exchange_ptr& ex) {
+           auto body = read_json_body(ex, lim);
+           if (!body)
+             return;
+           const auto* arr = body->if_array();
+           if (arr == nullptr || arr->empty()) {
+             ex->fail(400, "body: expected a non-empty array of task definitions", "body");
+             return;
+           }
+           for (size_t i = 0; i < arr->size(); ++i)
+             if (refuse_kind(ex, (*arr)[i], "[" + std::to_string(i) + "]", false))
+               return;
+           register_text(api, ex, ex->body());
+         }});
+  r.add({verb::put, "/api/metadata/taskdefs", "Update an existing task definition", {},
+         body_kind::json, "one TaskDef (404 when none has its name)",
+         "{\"taskDefs\":[{\"name\",\"revision\"}],\"workflowDefs\":[]}", "metadata",
+         [api, lim](const exchange_ptr& ex) {
+           auto body = read_json_object(ex, lim);
+           if (!body)
+             return;
+           if (refuse_kind(ex, *body, "body", false))
+             return;
+           const auto* name = body->if_contains("name");
+           if (name == nullptr || !name->is_string() || name->as_string().empty()) {
+             ex->fail(400, "name: expected the task definition's name", "name");
+             return;
+           }
+           // Conductor updates only what exists: read it first (a definition deleted
+           // between the read and the write is registered again, as a POST would).
+           api->ask<std::string>(
+             [api, ex](std::string&) { register_text(api, ex, ex->body()); }, fail_with(ex),
+             definitions_atom_v, query_of("get", "task", std::string{name->as_string()}));
+         }});
+  r.add({verb::get, "/api/metadata/taskdefs", "Every task definition, by name", {},
+         body_kind::none, {}, "an array of TaskDef", "metadata",
+         [api](const exchange_ptr& ex) {
+           api->ask<std::string>([ex](std::string& t) { answer_json_text(ex, t); },
+                                 fail_with(ex), definitions_atom_v, query_of("list", "task"));
+         }});
+  r.add({verb::get, "/api/metadata/taskdefs/{tasktype}", "One task definition", {},
+         body_kind::none, {}, "a TaskDef (404 when there is none)", "metadata",
+         [api](const exchange_ptr& ex) {
+           api->ask<std::string>([ex](std::string& t) { answer_json_text(ex, t); },
+                                 fail_with(ex), definitions_atom_v,
+                                 query_of("get", "task", ex->param("tasktype")));
+         }});
+  r.add({verb::delete_, "/api/metadata/taskdefs/{tasktype}",
+         "Delete a task definition no workflow definition uses (409 naming those that do)",
+         {}, body_kind::none, {}, "{\"deleted\":{\"kind\":\"task\",\"name\"}}", "metadata",
+         [api](const exchange_ptr& ex) {
+           api->ask<std::string>([ex](std::string& t) { answer_json_text(ex, t); },
+                                 fail_with(ex), definitions_atom_v,
+                                 query_of("delete", "task", ex->param("tasktype")));
+         }});
+}
+
+void add_workflow_def_routes(router& r, gateway* api, json_limits lim) {
+  r.add({verb::post, "/api/metadata/workflow",
+         "Create a workflow definition (409 when its name and version exist)", {},
+         body_kind::json, "one WorkflowDef (version absent = 1)",
+         "{\"taskDefs\":[],\"workflowDefs\":[{\"name\",\"version\"}]}", "metadata",
+         [api, lim](const exchange_ptr& ex) {
+           auto body = read_json_object(ex, lim);
+           if (!body)
+             return;
+           if (refuse_kind(ex, *body, "body", true))
+             return;
+           const auto* name = body->if_contains("name");
+           const auto* version = body->if_contains("version");
+           if (name == nullptr || !name->is_string() || name->as_string().empty()) {
+             ex->fail(400, "name: expected the workflow definition's name", "name");
+             return;
+           }
+           if (version != nullptr && (!version->is_int64() || version->as_int64() < 1)) {
+             ex->fail(400, "version: expected an integer >= 1", "version");
+             return;
+           }
+           int64_t v = version != nullptr ? version->as_int64() : 1;
+           // Whether it exists, then the write: two creates racing may both pass the read,
+           // and the second then updates the first (as PUT would).
+           std::string n{name->as_string()};
+           api->ask<std::string>(
+             [ex, n, v](std::string&) {
+               ex->fail(409, "workflow definition \"" + n + "\" version " + std::to_string(v)
+                               + " already exists: update it with PUT /api/metadata/workflow");
+             },
+             [api, ex](caf::error& e) {
+               if (status_of(e) == 404)
+                 register_text(api, ex, ex->body());
+               else
+                 ex->fail(e);
+             },
+             definitions_atom_v, query_of("get", "workflow", n, v));
+         }});
+  r.add({verb::put, "/api/metadata/workflow",
+         "Create or update workflow definitions, all of them or (on any problem) none", {},
+         body_kind::json, "an array of WorkflowDef",
+         "Conductor's BulkResponse: {\"bulkSuccessfulResults\":[name…],"
+         "\"bulkErrorResults\":{}}",
+         "metadata", [api, lim](const exchange_ptr& ex) {
+           auto body = read_json_body(ex, lim);
+           if (!body)
+             return;
+           const auto* arr = body->if_array();
+           if (arr == nullptr || arr->empty()) {
+             ex->fail(400, "body: expected a non-empty array of workflow definitions", "body");
+             return;
+           }
+           for (size_t i = 0; i < arr->size(); ++i)
+             if (refuse_kind(ex, (*arr)[i], "[" + std::to_string(i) + "]", true))
+               return;
+           api->ask<std::string>(
+             [ex](std::string& t) {
+               json::error_code ec;
+               auto v = json::parse(t, ec);
+               json::array names;
+               if (!ec && v.is_object())
+                 if (const auto* defs = v.as_object().if_contains("workflowDefs"))
+                   if (defs->is_array())
+                     for (const auto& d : defs->as_array())
+                       if (d.is_object())
+                         names.push_back(d.as_object().at("name"));
+               ex->respond_json(200, json::object{{"bulkSuccessfulResults", std::move(names)},
+                                                  {"bulkErrorResults", json::object{}}});
+             },
+             fail_with(ex), register_atom_v, ex->body());
+         }});
+  r.add({verb::get, "/api/metadata/workflow/{name}", "One workflow definition",
+         {{"version", "the version (absent: the latest)", false, "integer"}}, body_kind::none,
+         {}, "a WorkflowDef (404 when there is none)", "metadata",
+         [api](const exchange_ptr& ex) {
+           auto version = query_int(ex, "version", 0, 1, INT32_MAX);
+           if (!version)
+             return;
+           api->ask<std::string>([ex](std::string& t) { answer_json_text(ex, t); },
+                                 fail_with(ex), definitions_atom_v,
+                                 query_of("get", "workflow", ex->param("name"), *version));
+         }});
+  r.add({verb::get, "/api/metadata/workflow",
+         "Every version of every workflow definition, by name then version", {},
+         body_kind::none, {}, "an array of WorkflowDef", "metadata",
+         [api](const exchange_ptr& ex) {
+           api->ask<std::string>([ex](std::string& t) { answer_json_text(ex, t); },
+                                 fail_with(ex), definitions_atom_v,
+                                 query_of("list", "workflow"));
+         }});
+  r.add({verb::delete_, "/api/metadata/workflow/{name}/{version}",
+         "Delete one version of a workflow definition (409 while executions of it run)", {},
+         body_kind::none, {}, "{\"deleted\":{\"kind\":\"workflow\",\"name\",\"version\"}}",
+         "metadata", [api](const exchange_ptr& ex) {
+           const auto& text = ex->param("version");
+           int64_t version = 0;
+           bool ok = !text.empty() && text.size() < 10;
+           for (char c : text)
+             ok = ok && c >= '0' && c <= '9';
+           if (ok)
+             version = std::stoll(text);
+           if (!ok || version < 1) {
+             ex->fail(400, "version: expected an integer >= 1, got \"" + text + "\"", "version");
+             return;
+           }
+           api->ask<std::string>([ex](std::string& t) { answer_json_text(ex, t); },
+                                 fail_with(ex), definitions_atom_v,
+                                 query_of("delete", "workflow", ex->param("name"), version));
+         }});
+}
+
+} // namespace
+
+void add_metadata_routes(router& r, const route_context& ctx) {
+  add_task_def_routes(r, ctx.api, ctx.json);
+  add_workflow_def_routes(r, ctx.api, ctx.json);
+}
+
+} // namespace nf::net::web

@@ -1,0 +1,343 @@
+#include "net/web/routes/workflow_requests.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <cstdint>
+#include <regex>
+
+#include <boost/json.hpp>
+
+#include "flow/status.hpp"
+#include "flow/uuid.hpp"
+
+namespace nf::net::web {
+
+namespace json = boost::json;
+
+namespace {
+
+bool empty_value(const json::value& v) {
+  return v.is_null() || (v.is_string() && v.as_string().empty())
+         || (v.is_object() && v.as_object().empty());
+}
+
+// A string field: absent or null leaves `out` as it is.
+bool read_text(const exchange_ptr& ex, const json::value& v, const char* field,
+               std::string& out) {
+  if (v.is_null())
+    return true;
+  if (!v.is_string()) {
+    ex->fail(400, std::string{field} + ": expected a string", field);
+    return false;
+  }
+  out = std::string{v.as_string()};
+  return true;
+}
+
+bool read_int(const exchange_ptr& ex, const json::value& v, const char* field, int64_t lo,
+              int64_t hi, int64_t& out) {
+  if (v.is_null())
+    return true;
+  if (!v.is_int64() || v.as_int64() < lo || v.as_int64() > hi) {
+    ex->fail(400, std::string{field} + ": expected an integer from " + std::to_string(lo)
+                    + " to " + std::to_string(hi),
+             field);
+    return false;
+  }
+  out = v.as_int64();
+  return true;
+}
+
+bool refuse_unless_empty(const exchange_ptr& ex, const json::value& v, const char* field,
+                         const char* why) {
+  if (empty_value(v))
+    return false;
+  ex->fail(400, std::string{field} + ": " + why, field);
+  return true;
+}
+
+std::string trim(std::string s) {
+  auto b = s.find_first_not_of(" \t");
+  auto e = s.find_last_not_of(" \t");
+  return b == std::string::npos ? std::string{} : s.substr(b, e - b + 1);
+}
+
+std::string unquote(std::string s) {
+  s = trim(std::move(s));
+  if (s.size() >= 2 && (s.front() == '\'' || s.front() == '"') && s.back() == s.front())
+    return s.substr(1, s.size() - 2);
+  return s;
+}
+
+std::vector<std::string> split_and(const std::string& q) {
+  static const std::regex and_re{R"(\s+AND\s+)", std::regex::icase};
+  std::vector<std::string> out;
+  std::sregex_token_iterator it{q.begin(), q.end(), and_re, -1}, end;
+  for (; it != end; ++it)
+    out.push_back(*it);
+  return out;
+}
+
+bool parse_ms(const std::string& text, int64_t& out) {
+  if (text.empty() || text.size() > 15)
+    return false;
+  for (char c : text)
+    if (!std::isdigit(static_cast<unsigned char>(c)))
+      return false;
+  out = std::stoll(text);
+  return true;
+}
+
+// One filter set from two places (query clause, plain parameter): the same field twice
+// must agree.
+bool set_once(const exchange_ptr& ex, std::string& slot, const std::string& value,
+              const char* field, const char* name) {
+  if (!slot.empty() && slot != value) {
+    ex->fail(400, std::string{field} + ": " + name + " is given twice (\"" + slot + "\" and \""
+                    + value + "\")",
+             field);
+    return false;
+  }
+  slot = value;
+  return true;
+}
+
+bool add_status(const exchange_ptr& ex, const std::string& s, const char* field,
+                std::vector<std::string>& out) {
+  if (!flow::parse_workflow_status(s)) {
+    ex->fail(400, std::string{field} + ": unknown status \"" + s
+                    + "\" (expected RUNNING, COMPLETED, FAILED, TIMED_OUT, TERMINATED or PAUSED)",
+             field);
+    return false;
+  }
+  out.push_back(s);
+  return true;
+}
+
+} // namespace
+
+std::optional<start_spec> read_start_request(const exchange_ptr& ex, const json::object& body,
+                                             bool name_required) {
+  start_spec s;
+  auto& r = s.req;
+  for (const auto& [key, v] : body) {
+    if (key == "name") {
+      if (!read_text(ex, v, "name", r.workflow_name))
+        return std::nullopt;
+    } else if (key == "version") {
+      if (!read_int(ex, v, "version", 0, INT32_MAX, r.version))
+        return std::nullopt;
+    } else if (key == "input") {
+      if (!v.is_null() && !v.is_object()) {
+        ex->fail(400, "input: expected a JSON object", "input");
+        return std::nullopt;
+      }
+      r.input_json = v.is_null() ? "{}" : json::serialize(v);
+    } else if (key == "correlationId") {
+      if (!read_text(ex, v, "correlationId", r.correlation_id))
+        return std::nullopt;
+    } else if (key == "priority") {
+      int64_t p = 0;
+      if (!read_int(ex, v, "priority", 0, 99, p))
+        return std::nullopt;
+      r.priority = static_cast<int32_t>(p);
+    } else if (key == "idempotencyKey") {
+      if (!read_text(ex, v, "idempotencyKey", r.idempotency_key))
+        return std::nullopt;
+    } else if (key == "idempotencyStrategy") {
+      std::string st;
+      if (!read_text(ex, v, "idempotencyStrategy", st))
+        return std::nullopt;
+      if (st == "RETURN_EXISTING")
+        s.strategy = idempotency::return_existing;
+      else if (st == "FAIL_ON_RUNNING")
+        s.strategy = idempotency::fail_on_running;
+      else if (!st.empty() && st != "FAIL") {
+        ex->fail(400, "idempotencyStrategy: expected FAIL, RETURN_EXISTING or FAIL_ON_RUNNING, "
+                      "got \"" + st + "\"",
+                 "idempotencyStrategy");
+        return std::nullopt;
+      }
+    } else if (key == "taskToDomain") {
+      if (refuse_unless_empty(ex, v, "taskToDomain", "task domains are not supported"))
+        return std::nullopt;
+    } else if (key == "workflowDef") {
+      if (refuse_unless_empty(ex, v, "workflowDef",
+                              "inline definitions are not supported: register it with "
+                              "POST /api/metadata/workflow and start it by name"))
+        return std::nullopt;
+    } else if (key == "externalInputPayloadStoragePath") {
+      if (refuse_unless_empty(ex, v, "externalInputPayloadStoragePath",
+                              "external payload storage is not supported: send the input"))
+        return std::nullopt;
+    } else if (key == "createdBy") {
+      if (refuse_unless_empty(ex, v, "createdBy", "nodeflow does not record who started it"))
+        return std::nullopt;
+    } else {
+      std::string k{key};
+      ex->fail(400, k + ": unknown field (not part of StartWorkflowRequest)", k);
+      return std::nullopt;
+    }
+  }
+  if (name_required && r.workflow_name.empty()) {
+    ex->fail(400, "name: expected the name of a registered workflow definition", "name");
+    return std::nullopt;
+  }
+  return s;
+}
+
+std::optional<rerun_spec> read_rerun_request(const exchange_ptr& ex, const json::object& body,
+                                             const std::string& workflow_id) {
+  rerun_spec s;
+  for (const auto& [key, v] : body) {
+    if (key == "reRunFromTaskId") {
+      if (!read_text(ex, v, "reRunFromTaskId", s.task_id))
+        return std::nullopt;
+    } else if (key == "taskInput") {
+      if (!v.is_null() && !v.is_object()) {
+        ex->fail(400, "taskInput: expected a JSON object", "taskInput");
+        return std::nullopt;
+      }
+      if (!empty_value(v))
+        s.task_input_json = json::serialize(v);
+    } else if (key == "reRunFromWorkflowId") {
+      std::string id;
+      if (!read_text(ex, v, "reRunFromWorkflowId", id))
+        return std::nullopt;
+      if (!id.empty() && id != workflow_id) {
+        ex->fail(400, "reRunFromWorkflowId: only the workflow of the path can be rerun, got "
+                      + id,
+                 "reRunFromWorkflowId");
+        return std::nullopt;
+      }
+    } else if (key == "workflowInput") {
+      if (refuse_unless_empty(ex, v, "workflowInput",
+                              "a rerun keeps the workflow's input (restart takes none either): "
+                              "give the task new input with taskInput"))
+        return std::nullopt;
+    } else if (key == "correlationId") {
+      if (refuse_unless_empty(ex, v, "correlationId", "a rerun keeps the correlation id"))
+        return std::nullopt;
+    } else {
+      std::string k{key};
+      ex->fail(400, k + ": unknown field (not part of RerunWorkflowRequest)", k);
+      return std::nullopt;
+    }
+  }
+  if (s.task_id.empty()) {
+    ex->fail(400, "reRunFromTaskId: expected the taskId to rerun from (restart runs the "
+                  "whole workflow again)",
+             "reRunFromTaskId");
+    return std::nullopt;
+  }
+  if (!flow::is_uuid(s.task_id)) {
+    ex->fail(400, "reRunFromTaskId: expected a task id (UUID), got \"" + s.task_id + "\"",
+             "reRunFromTaskId");
+    return std::nullopt;
+  }
+  return s;
+}
+
+std::optional<search_spec> read_search(const exchange_ptr& ex) {
+  search_spec s;
+  auto& r = s.req;
+  std::vector<std::string> statuses;
+  std::string name, correlation;
+  if (const auto* q = ex->query("query"); q != nullptr && !trim(*q).empty()) {
+    static const std::regex clause_re{R"(^\s*(\w+)\s*(>=|<=|=|>|<|\bIN\b)\s*(.*?)\s*$)",
+                                      std::regex::icase};
+    static const std::regex list_re{R"(^\((.*)\)$)"};
+    bool status_seen = false;
+    for (const auto& clause : split_and(*q)) {
+      std::smatch m;
+      auto bad = [&](const std::string& why) {
+        ex->fail(400, "query: " + why + " in \"" + trim(clause)
+                        + "\" (supported: status = X, status IN (A,B), workflowType = X, "
+                          "correlationId = X, startTime > ms, startTime < ms, joined by AND)",
+                 "query");
+      };
+      if (!std::regex_match(clause, m, clause_re)) {
+        bad("unsupported syntax");
+        return std::nullopt;
+      }
+      std::string field = m[1], op = m[2], value = m[3];
+      for (auto& c : op)
+        c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+      if (field == "status" && (op == "=" || op == "IN")) {
+        if (status_seen) {
+          bad("status is given twice");
+          return std::nullopt;
+        }
+        status_seen = true;
+        std::smatch list;
+        if (op == "IN") {
+          if (!std::regex_match(value, list, list_re)) {
+            bad("expected a list (A,B)");
+            return std::nullopt;
+          }
+          std::string items = list[1];
+          size_t start = 0;
+          while (true) {
+            auto comma = items.find(',', start);
+            auto item = unquote(items.substr(start, comma - start));
+            if (!add_status(ex, item, "query", statuses))
+              return std::nullopt;
+            if (comma == std::string::npos)
+              break;
+            start = comma + 1;
+          }
+        } else if (!add_status(ex, unquote(value), "query", statuses)) {
+          return std::nullopt;
+        }
+      } else if (field == "workflowType" && op == "=") {
+        if (!set_once(ex, name, unquote(value), "query", "workflowType"))
+          return std::nullopt;
+      } else if (field == "correlationId" && op == "=") {
+        if (!set_once(ex, correlation, unquote(value), "query", "correlationId"))
+          return std::nullopt;
+      } else if (field == "startTime" && op != "=" && op != "IN") {
+        int64_t ms = 0;
+        if (!parse_ms(unquote(value), ms)) {
+          bad("startTime is compared with milliseconds since the epoch");
+          return std::nullopt;
+        }
+        // The store's bounds: after is inclusive, before exclusive.
+        if (op == ">")
+          r.started_after_ms = std::max(r.started_after_ms, ms + 1);
+        else if (op == ">=")
+          r.started_after_ms = std::max(r.started_after_ms, ms);
+        else if (op == "<")
+          r.started_before_ms = r.started_before_ms ? std::min(r.started_before_ms, ms) : ms;
+        else
+          r.started_before_ms =
+            r.started_before_ms ? std::min(r.started_before_ms, ms + 1) : ms + 1;
+      } else {
+        bad("unsupported clause");
+        return std::nullopt;
+      }
+    }
+  }
+  if (const auto* st = ex->query("status"); st != nullptr && !st->empty()) {
+    if (!statuses.empty()) {
+      ex->fail(400, "status: the query names statuses already", "status");
+      return std::nullopt;
+    }
+    if (!add_status(ex, *st, "status", statuses))
+      return std::nullopt;
+  }
+  if (const auto* n = ex->query("workflowType"); n != nullptr && !n->empty())
+    if (!set_once(ex, name, *n, "workflowType", "workflowType"))
+      return std::nullopt;
+  if (const auto* c = ex->query("correlationId"); c != nullptr && !c->empty())
+    if (!set_once(ex, correlation, *c, "correlationId", "correlationId"))
+      return std::nullopt;
+  r.workflow_name = name;
+  r.correlation_id = correlation;
+  if (statuses.size() == 1)
+    r.status = statuses.front();
+  else
+    s.statuses = std::move(statuses);
+  return s;
+}
+
+} // namespace nf::net::web

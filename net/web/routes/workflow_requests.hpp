@@ -1,0 +1,58 @@
+#pragma once
+
+// Reading Conductor's workflow request bodies and search queries into the client
+// protocol's messages. Each reader answers the exchange with 400 naming the field and
+// returns nullopt when the request cannot be honoured as written: a field nodeflow does not
+// implement is refused, never dropped.
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <boost/json/object.hpp>
+
+#include "net/web/exchange.hpp"
+#include "proto/messages.hpp"
+
+namespace nf::net::web {
+
+/// What a key that already named a workflow does to a start (Conductor's
+/// idempotencyStrategy).
+enum class idempotency { fail, return_existing, fail_on_running };
+
+struct start_spec {
+  msg::start_request req;
+  idempotency strategy = idempotency::fail;
+};
+
+/// Conductor's StartWorkflowRequest: name, version, input, correlationId, priority,
+/// idempotencyKey, idempotencyStrategy; taskToDomain, workflowDef,
+/// externalInputPayloadStoragePath and createdBy only when null or empty. `name_required`:
+/// false when the path names the workflow (its body may then leave the name out).
+std::optional<start_spec> read_start_request(const exchange_ptr& ex,
+                                             const boost::json::object& body,
+                                             bool name_required = true);
+
+/// Conductor's RerunWorkflowRequest, as far as nodeflow reruns: reRunFromTaskId (required),
+/// taskInput, reRunFromWorkflowId (only this workflow), workflowInput and correlationId
+/// only when null or empty.
+struct rerun_spec {
+  std::string task_id;
+  std::string task_input_json; ///< empty = the input its definition resolves
+};
+std::optional<rerun_spec> read_rerun_request(const exchange_ptr& ex,
+                                             const boost::json::object& body,
+                                             const std::string& workflow_id);
+
+/// A search's filters from `query` (clauses joined by AND: `status = X`,
+/// `status IN (A,B)`, `workflowType = X`, `correlationId = X`, `startTime > ms`,
+/// `startTime < ms`, also >= and <=) and the plain parameters `status`, `workflowType`,
+/// `correlationId`. Several statuses leave `req.status` empty and list them in `statuses`:
+/// the page is filtered on them after it is read.
+struct search_spec {
+  msg::search_request req;
+  std::vector<std::string> statuses;
+};
+std::optional<search_spec> read_search(const exchange_ptr& ex);
+
+} // namespace nf::net::web

@@ -1,0 +1,499 @@
+// Conductor's workflow routes: start (by name, by StartWorkflowRequest, or start and wait),
+// read in Conductor's Workflow shape, the operator commands, search, and nodeflow's signal.
+// Every one goes through the client protocol, so a CAF client and HTTP share one engine path.
+
+#include <algorithm>
+#include <chrono>
+#include <memory>
+
+#include <boost/json.hpp>
+
+#include "flow/uuid.hpp"
+#include "net/web/conductor_shapes.hpp"
+#include "net/web/errors.hpp"
+#include "net/web/routes/routes.hpp"
+#include "net/web/routes/workflow_requests.hpp"
+#include "proto/errors.hpp"
+
+namespace nf::net::web {
+
+namespace {
+
+namespace json = boost::json;
+using clock_type = std::chrono::steady_clock;
+
+auto fail_with(const exchange_ptr& ex) {
+  return [ex](caf::error& e) { ex->fail(e); };
+}
+
+bool check_id(const exchange_ptr& ex, const std::string& id, const char* field = "workflowId") {
+  if (flow::is_uuid(id))
+    return true;
+  ex->fail(400, std::string{field} + ": expected a workflow id (UUID), got \"" + id + "\"", field);
+  return false;
+}
+
+// The execution with its tasks, parsed; `ok(execution)` or the error answered.
+template <class Ok>
+void read_execution(gateway* api, const exchange_ptr& ex, const std::string& id, Ok ok) {
+  api->ask<std::string>(
+    [ex, ok](std::string& text) mutable {
+      json::error_code ec;
+      auto v = json::parse(text, ec);
+      if (ec || !v.is_object()) {
+        ex->fail(500, "the execution read back is not a JSON object");
+        return;
+      }
+      ok(v.as_object());
+    },
+    fail_with(ex), get_atom_v, msg::workflow_query{id, true});
+}
+
+bool is_ended(const json::object& wf) {
+  const auto* s = wf.if_contains("status");
+  return s != nullptr && s->is_string()
+         && (s->as_string() == "COMPLETED" || s->as_string() == "FAILED"
+             || s->as_string() == "TIMED_OUT" || s->as_string() == "TERMINATED");
+}
+
+bool is_live(const json::object& wf) {
+  const auto* s = wf.if_contains("status");
+  return s != nullptr && s->is_string()
+         && (s->as_string() == "RUNNING" || s->as_string() == "PAUSED");
+}
+
+// Starts the workflow and calls `ok(id)` with the workflow the request stands for: the new
+// one, or the one its idempotency key already named when the strategy allows that.
+template <class Ok>
+void start(gateway* api, const exchange_ptr& ex, start_spec spec, Ok ok) {
+  auto strategy = spec.strategy;
+  auto key = spec.req.idempotency_key;
+  api->ask<msg::start_reply>(
+    [api, ex, strategy, key, ok](msg::start_reply& r) mutable {
+      if (r.created || strategy == idempotency::return_existing)
+        return ok(r.workflow_id);
+      auto conflict = [ex, key, id = r.workflow_id](const char* what) {
+        ex->fail(409, "idempotencyKey: \"" + key + "\" already started workflow " + id + what,
+                 "idempotencyKey");
+      };
+      if (strategy == idempotency::fail)
+        return conflict("");
+      // FAIL_ON_RUNNING: refused only while that workflow still runs; an ended one is
+      // answered (its key stays its own: nodeflow never starts a second under one key).
+      read_execution(api, ex, r.workflow_id, [ok, conflict, id = r.workflow_id](
+                                                 const json::object& wf) mutable {
+        if (is_live(wf))
+          return conflict(", which is still running");
+        ok(id);
+      });
+    },
+    fail_with(ex), start_atom_v, std::move(spec.req));
+}
+
+// Waits for a started workflow to end, by the history's long poll (events requests that
+// wait), and answers it in Conductor's shape when it ended or the time is up.
+struct execute_wait : std::enable_shared_from_this<execute_wait> {
+  gateway* api;
+  exchange_ptr ex;
+  std::string id;
+  std::string request_id;
+  clock_type::time_point deadline;
+  int64_t max_wait_ms;
+  int64_t after_seq = 0;
+
+  void check() {
+    auto self = shared_from_this();
+    read_execution(api, ex, id, [self](const json::object& wf) {
+      if (is_ended(wf) || clock_type::now() >= self->deadline)
+        return self->answer(wf);
+      self->wait();
+    });
+  }
+
+  void answer(const json::object& wf) {
+    auto out = workflow_shape(wf, true);
+    if (!request_id.empty())
+      out["requestId"] = request_id;
+    ex->respond_json(200, out);
+  }
+
+  void wait() {
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline
+                                                                      - clock_type::now());
+    int64_t ms = std::clamp<int64_t>(left.count(), 1, max_wait_ms);
+    msg::events_request req{id, after_seq, 1000, ms};
+    auto self = shared_from_this();
+    api->ask_for<std::vector<msg::event_view>>(
+      std::chrono::milliseconds{ms} + api->timeout(),
+      [self](std::vector<msg::event_view>& evs) {
+        if (!evs.empty())
+          self->after_seq = evs.back().seq;
+        self->check();
+      },
+      fail_with(ex), events_atom_v, req);
+  }
+};
+
+// Conductor answers a refused state change (pausing an ended workflow, retrying a running
+// one) with 409; nodeflow's engine says `invalid` once the request itself passed its checks.
+void command(gateway* api, const exchange_ptr& ex, msg::workflow_command c,
+             std::function<void()> done) {
+  api->ask<std::string>([done](std::string&) { done(); },
+                        [ex](caf::error& e) {
+                          auto status = status_of(e);
+                          if (status == 400)
+                            ex->fail(409, nf::message_of(e));
+                          else
+                            ex->fail(e);
+                        },
+                        command_atom_v, std::move(c));
+}
+
+msg::workflow_command command_of(const char* op, const std::string& id, std::string reason = {}) {
+  msg::workflow_command c;
+  c.op = op;
+  c.workflow_id = id;
+  c.reason = std::move(reason);
+  return c;
+}
+
+void empty_answer(const exchange_ptr& ex, unsigned status) {
+  ex->respond(response{status, "text/plain", {}, {}});
+}
+
+void add_start_routes(router& r, const route_context& ctx) {
+  auto* api = ctx.api;
+  auto lim = ctx.json;
+  // Conductor's path is /api/workflow/{name}; the segment shares the `workflowId` key of the
+  // routes that read or terminate a workflow at the same path, since OpenAPI takes two
+  // templates that differ only in a parameter's name for one path.
+  r.add({verb::post, "/api/workflow/{workflowId}",
+         "Start a workflow by the name of its definition (the path segment); answers its id",
+         {{"version", "the definition's version (absent: the latest)", false, "integer"},
+          {"correlationId", "the caller's correlation id", false},
+          {"priority", "0 … 99 (default 0)", false, "integer"}},
+         body_kind::json, "the workflow's input (a JSON object; empty = {})",
+         "the new workflow's id (text/plain)", "workflow",
+         [api, lim](const exchange_ptr& ex) {
+           auto body = read_json_body(ex, lim, json::value(json::object{}));
+           if (!body)
+             return;
+           if (!body->is_object()) {
+             ex->fail(400, "body: expected the workflow's input as a JSON object", "body");
+             return;
+           }
+           auto version = query_int(ex, "version", 0, 1, INT32_MAX);
+           if (!version)
+             return;
+           auto priority = query_int(ex, "priority", 0, 0, 99);
+           if (!priority)
+             return;
+           start_spec spec;
+           spec.req.workflow_name = ex->param("workflowId");
+           spec.req.version = *version;
+           spec.req.priority = static_cast<int32_t>(*priority);
+           spec.req.input_json = json::serialize(*body);
+           if (const auto* c = ex->query("correlationId"))
+             spec.req.correlation_id = *c;
+           start(api, ex, std::move(spec),
+                 [ex](const std::string& id) { ex->respond_text(200, id); });
+         }});
+  r.add({verb::post, "/api/workflow",
+         "Start a workflow from Conductor's StartWorkflowRequest; answers its id", {},
+         body_kind::json,
+         "StartWorkflowRequest: name, version, input, correlationId, priority, idempotencyKey, "
+         "idempotencyStrategy (FAIL | RETURN_EXISTING | FAIL_ON_RUNNING); taskToDomain, "
+         "workflowDef, externalInputPayloadStoragePath and createdBy must be null or empty",
+         "the workflow's id (text/plain); 409 when the idempotency key's strategy refuses",
+         "workflow", [api, lim](const exchange_ptr& ex) {
+           auto body = read_json_object(ex, lim);
+           if (!body)
+             return;
+           auto spec = read_start_request(ex, *body);
+           if (!spec)
+             return;
+           start(api, ex, std::move(*spec),
+                 [ex](const std::string& id) { ex->respond_text(200, id); });
+         }});
+  r.add({verb::post, "/api/workflow/execute/{name}/{version}",
+         "Start a workflow and wait until it ends or waitForSeconds pass; answers the "
+         "workflow",
+         {{"requestId", "echoed in the answer", false},
+          {"waitUntilTaskRef", "not supported: must be absent or empty", false},
+          {"waitForSeconds", "0 … 600 (default 10)", false, "integer"}},
+         body_kind::json,
+         "StartWorkflowRequest (optional; its name and version, when given, must match the "
+         "path)",
+         "the Workflow (Conductor's shape, with tasks) and requestId", "workflow",
+         [api, lim, max_wait = ctx.max_poll_timeout_ms](const exchange_ptr& ex) {
+           auto body = read_json_body(ex, lim, json::value(json::object{}));
+           if (!body)
+             return;
+           if (!body->is_object()) {
+             ex->fail(400, "body: expected a StartWorkflowRequest (a JSON object)", "body");
+             return;
+           }
+           if (const auto* w = ex->query("waitUntilTaskRef"); w != nullptr && !w->empty()) {
+             ex->fail(400, "waitUntilTaskRef: not supported; the answer comes when the "
+                           "workflow ends or waitForSeconds pass",
+                      "waitUntilTaskRef");
+             return;
+           }
+           auto secs = query_int(ex, "waitForSeconds", 10, 0, 600);
+           if (!secs)
+             return;
+           const auto& text = ex->param("version");
+           bool ok = !text.empty() && text.size() < 10
+                     && std::all_of(text.begin(), text.end(),
+                                    [](char c) { return c >= '0' && c <= '9'; });
+           if (!ok || std::stoll(text) < 1) {
+             ex->fail(400, "version: expected an integer >= 1, got \"" + text + "\"", "version");
+             return;
+           }
+           auto spec = read_start_request(ex, body->as_object(), false);
+           if (!spec)
+             return;
+           int64_t version = std::stoll(text);
+           const auto& name = ex->param("name");
+           if (!spec->req.workflow_name.empty() && spec->req.workflow_name != name) {
+             ex->fail(400, "name: the body names \"" + spec->req.workflow_name
+                             + "\", the path \"" + name + "\"",
+                      "name");
+             return;
+           }
+           if (spec->req.version != 0 && spec->req.version != version) {
+             ex->fail(400, "version: the body names " + std::to_string(spec->req.version)
+                             + ", the path " + text,
+                      "version");
+             return;
+           }
+           spec->req.workflow_name = name;
+           spec->req.version = version;
+           auto w = std::make_shared<execute_wait>();
+           w->api = api;
+           w->ex = ex;
+           if (const auto* rid = ex->query("requestId"))
+             w->request_id = *rid;
+           w->deadline = clock_type::now() + std::chrono::seconds{*secs};
+           w->max_wait_ms = std::max<int64_t>(1, max_wait);
+           start(api, ex, std::move(*spec), [w](const std::string& id) {
+             w->id = id;
+             w->check();
+           });
+         },
+         true});
+}
+
+void add_read_routes(router& r, const route_context& ctx) {
+  auto* api = ctx.api;
+  r.add({verb::get, "/api/workflow/{workflowId}", "One workflow in Conductor's shape",
+         {{"includeTasks", "true (default) or false", false, "boolean"}}, body_kind::none, {},
+         "Workflow: workflowId, workflowName, workflowVersion, correlationId, status, input, "
+         "output, variables, reasonForIncompletion, createTime, startTime, endTime, updateTime, "
+         "priority, tasks[Task]",
+         "workflow", [api](const exchange_ptr& ex) {
+           const auto& id = ex->param("workflowId");
+           if (!check_id(ex, id))
+             return;
+           auto include = query_bool(ex, "includeTasks", true);
+           if (!include)
+             return;
+           read_execution(api, ex, id, [ex, include = *include](const json::object& wf) {
+             ex->respond_json(200, workflow_shape(wf, include));
+           });
+         }});
+  r.add({verb::get, "/api/workflow/search",
+         "Workflows newest first, filtered, a page at a time (keyset paging by cursor)",
+         {{"query",
+           "clauses joined by AND: status = X, status IN (A,B), workflowType = X, "
+           "correlationId = X, startTime > ms, startTime < ms (also >=, <=)",
+           false},
+          {"status", "one workflow status", false},
+          {"workflowType", "the workflow's name", false},
+          {"correlationId", "the correlation id", false},
+          {"size", "at most this many (1 … 1000, default 100)", false, "integer"},
+          {"cursor", "nextCursor of the previous page", false},
+          {"start", "0 only: pages follow nextCursor, not offsets", false, "integer"},
+          {"freeText", "* or empty only (no full-text search)", false},
+          {"sort", "startTime:DESC only (the order of the keyset)", false}},
+         body_kind::none, {},
+         "{\"totalHits\": the results on this page, \"results\":[WorkflowSummary], "
+         "\"nextCursor\": id | null (null on the last page)} — with several statuses a page "
+         "may hold fewer than size results and still have a next one",
+         "workflow", [api](const exchange_ptr& ex) {
+           auto start_at = query_int(ex, "start", 0, 0, INT32_MAX);
+           if (!start_at)
+             return;
+           if (*start_at > 0) {
+             ex->fail(400, "start: nodeflow pages by cursor, not by offset: pass the previous "
+                           "page's nextCursor as cursor",
+                      "start");
+             return;
+           }
+           auto size = query_int(ex, "size", 100, 1, 1000);
+           if (!size)
+             return;
+           if (const auto* f = ex->query("freeText"); f != nullptr && !f->empty() && *f != "*") {
+             ex->fail(400, "freeText: full-text search is not supported (use query)", "freeText");
+             return;
+           }
+           if (const auto* s = ex->query("sort");
+               s != nullptr && !s->empty() && *s != "startTime:DESC") {
+             ex->fail(400, "sort: results come newest first only (startTime:DESC)", "sort");
+             return;
+           }
+           auto spec = read_search(ex);
+           if (!spec)
+             return;
+           spec->req.limit = static_cast<int32_t>(*size);
+           if (const auto* c = ex->query("cursor"))
+             spec->req.cursor = *c;
+           api->ask<msg::search_page>(
+             [ex, statuses = spec->statuses](msg::search_page& page) {
+               json::error_code ec;
+               auto items = json::parse(page.items_json, ec);
+               json::array results;
+               if (!ec && items.is_array())
+                 for (const auto& v : items.as_array()) {
+                   if (!v.is_object())
+                     continue;
+                   const auto& o = v.as_object();
+                   if (!statuses.empty()
+                       && std::find(statuses.begin(), statuses.end(),
+                                    o.at("status").as_string().c_str())
+                            == statuses.end())
+                     continue;
+                   results.push_back(summary_shape(o));
+                 }
+               auto hits = static_cast<int64_t>(results.size());
+               ex->respond_json(200,
+                                json::object{{"totalHits", hits},
+                                             {"results", std::move(results)},
+                                             {"nextCursor", page.next_cursor.empty()
+                                                              ? json::value(nullptr)
+                                                              : json::value(page.next_cursor)}});
+             },
+             fail_with(ex), search_atom_v, std::move(spec->req));
+         }});
+}
+
+void add_command_routes(router& r, const route_context& ctx) {
+  auto* api = ctx.api;
+  auto lim = ctx.json;
+  for (const char* op : {"pause", "resume"}) {
+    bool pause = std::string{op} == "pause";
+    r.add({verb::put, std::string{"/api/workflow/{workflowId}/"} + op,
+           pause ? "Pause a running workflow" : "Resume a paused workflow", {},
+           body_kind::none, {}, "200, empty (409 when its status does not allow it)",
+           "workflow", [api, op](const exchange_ptr& ex) {
+             const auto& id = ex->param("workflowId");
+             if (!check_id(ex, id))
+               return;
+             command(api, ex, command_of(op, id), [ex] { empty_answer(ex, 200); });
+           }});
+  }
+  r.add({verb::delete_, "/api/workflow/{workflowId}", "Terminate a workflow",
+         {{"reason", "why (recorded as its reasonForIncompletion)", false}}, body_kind::none, {},
+         "200, empty (409 when it already ended)", "workflow", [api](const exchange_ptr& ex) {
+           const auto& id = ex->param("workflowId");
+           if (!check_id(ex, id))
+             return;
+           const auto* reason = ex->query("reason");
+           command(api, ex, command_of("terminate", id, reason ? *reason : std::string{}),
+                   [ex] { empty_answer(ex, 200); });
+         }});
+  r.add({verb::post, "/api/workflow/{workflowId}/restart",
+         "Run an ended workflow again from the start, with the same id",
+         {{"useLatestDefinitions", "false only: a restart runs the version it started with",
+           false, "boolean"}},
+         body_kind::none, {}, "204 (409 when it still runs or is not restartable)", "workflow",
+         [api](const exchange_ptr& ex) {
+           const auto& id = ex->param("workflowId");
+           if (!check_id(ex, id))
+             return;
+           auto latest = query_bool(ex, "useLatestDefinitions", false);
+           if (!latest)
+             return;
+           if (*latest) {
+             ex->fail(400, "useLatestDefinitions: not supported; a restart runs the version "
+                           "the workflow started with",
+                      "useLatestDefinitions");
+             return;
+           }
+           command(api, ex, command_of("restart", id), [ex] { empty_answer(ex, 204); });
+         }});
+  r.add({verb::post, "/api/workflow/{workflowId}/retry",
+         "Retry the failed tasks of an ended workflow",
+         {{"resumeSubworkflowTasks", "false only", false, "boolean"}}, body_kind::none, {},
+         "204 (409 when it still runs)", "workflow", [api](const exchange_ptr& ex) {
+           const auto& id = ex->param("workflowId");
+           if (!check_id(ex, id))
+             return;
+           auto resume = query_bool(ex, "resumeSubworkflowTasks", false);
+           if (!resume)
+             return;
+           if (*resume) {
+             ex->fail(400, "resumeSubworkflowTasks: not supported; a retry schedules the "
+                           "failed SUB_WORKFLOW task again",
+                      "resumeSubworkflowTasks");
+             return;
+           }
+           command(api, ex, command_of("retry", id), [ex] { empty_answer(ex, 204); });
+         }});
+  r.add({verb::post, "/api/workflow/{workflowId}/rerun",
+         "Run an ended workflow again from one of its tasks", {}, body_kind::json,
+         "RerunWorkflowRequest: reRunFromTaskId (required), taskInput; reRunFromWorkflowId "
+         "only this workflow's id; workflowInput and correlationId null or empty",
+         "the workflow's id (text/plain)", "workflow", [api, lim](const exchange_ptr& ex) {
+           const auto& id = ex->param("workflowId");
+           if (!check_id(ex, id))
+             return;
+           auto body = read_json_object(ex, lim);
+           if (!body)
+             return;
+           auto spec = read_rerun_request(ex, *body, id);
+           if (!spec)
+             return;
+           // The engine reruns a task by its reference and iteration: find them by its id.
+           read_execution(api, ex, id, [api, ex, id, spec = *spec](const json::object& wf) {
+             const auto* t = find_task(wf, spec.task_id);
+             if (t == nullptr) {
+               ex->fail(404, "task " + spec.task_id + " not found in workflow " + id);
+               return;
+             }
+             auto c = command_of("rerun", id);
+             c.task_ref = std::string{t->at("referenceTaskName").as_string()};
+             c.iteration = static_cast<int32_t>(t->at("iteration").to_number<int64_t>());
+             c.input_json = spec.task_input_json;
+             command(api, ex, std::move(c), [ex, id] { ex->respond_text(200, id); });
+           });
+         }});
+  r.add({verb::post, "/api/workflow/{workflowId}/signal/{name}",
+         "Deliver a signal: completes the workflow's WAIT tasks waiting for that name", {},
+         body_kind::json, "the signal's payload (any JSON; empty = null)",
+         "{\"workflowId\",\"signal\",\"delivered\":true}", "workflow",
+         [api, lim](const exchange_ptr& ex) {
+           const auto& id = ex->param("workflowId");
+           if (!check_id(ex, id))
+             return;
+           auto body = read_json_body(ex, lim, json::value(nullptr));
+           if (!body)
+             return;
+           msg::signal_request req{id, ex->param("name"), json::serialize(*body)};
+           api->ask<std::string>(
+             [ex](std::string& t) {
+               ex->respond(response{200, "application/json", std::move(t), {}});
+             },
+             fail_with(ex), signal_atom_v, std::move(req));
+         }});
+}
+
+} // namespace
+
+void add_workflow_routes(router& r, const route_context& ctx) {
+  add_start_routes(r, ctx);
+  add_read_routes(r, ctx);
+  add_command_routes(r, ctx);
+}
+
+} // namespace nf::net::web
