@@ -123,12 +123,13 @@ int main(int argc, char** argv) {
   if (cmd == "worker") {
     worker_options w;
     bool reports_given = false;
+    std::string http_only; // a flag of the HTTP worker's, given
     for (int i = 2; i < argc; ++i) {
       std::string a = argv[i];
       if (a == "--transport") w.transport = transport(value(i));
       else if (a == "--http") w.http = value(i);
-      else if (a == "--report-conns") w.report_conns = static_cast<int>(integer(a, value(i), 1, 64));
-      else if (a == "--pipeline") w.pipeline = static_cast<int>(integer(a, value(i), 1, 256));
+      else if (a == "--report-conns") { w.report_conns = static_cast<int>(integer(a, value(i), 1, 64)); http_only = a; }
+      else if (a == "--pipeline") { w.pipeline = static_cast<int>(integer(a, value(i), 1, 256)); http_only = a; }
       else if (a == "--node") w.node = value(i);
       else if (a == "--queue") w.queue = value(i);
       else if (a == "--out") w.out = value(i);
@@ -147,6 +148,8 @@ int main(int argc, char** argv) {
         bad("--reports: not with --transport http (Conductor's REST reports each task alone)");
       return run_http_worker(w);
     }
+    if (!http_only.empty() || !w.http.empty())
+      bad((http_only.empty() ? std::string{"--http"} : http_only) + ": only with --transport http");
     return run_worker(w);
   }
   if (cmd == "ceiling") {
@@ -201,6 +204,8 @@ int main(int argc, char** argv) {
   std::vector<std::string> workloads;
   bool node_given = false;
   bool transport_given = false;
+  bool reports_given = false;
+  std::string http_only; // a flag of the HTTP workers', given
   // --quick first, so explicit sizes after it still win.
   for (int i = 2; i < argc; ++i)
     if (std::string{argv[i]} == "--quick") {
@@ -233,8 +238,8 @@ int main(int argc, char** argv) {
       if (std::find(o.transports.begin(), o.transports.end(), t) == o.transports.end())
         o.transports.push_back(t);
     }
-    else if (a == "--report-conns") o.report_conns = static_cast<int>(integer(a, value(i), 1, 64));
-    else if (a == "--pipeline") o.pipeline = static_cast<int>(integer(a, value(i), 1, 256));
+    else if (a == "--report-conns") { o.report_conns = static_cast<int>(integer(a, value(i), 1, 64)); http_only = a; }
+    else if (a == "--pipeline") { o.pipeline = static_cast<int>(integer(a, value(i), 1, 256)); http_only = a; }
     else if (a == "--w4-control-http") o.w4_control_http = value(i);
     else if (a == "--workload") workloads.push_back(value(i));
     else if (a == "--json") o.json = true;
@@ -273,7 +278,7 @@ int main(int argc, char** argv) {
     else if (a == "--worker-procs") o.worker_procs = static_cast<int>(integer(a, value(i), 1, 64));
     else if (a == "--pollers") o.pollers = static_cast<int>(integer(a, value(i), 1, 256));
     else if (a == "--batch") o.batch = static_cast<int>(integer(a, value(i), 1, 1000));
-    else if (a == "--reports") o.batch_reports = reports_mode(value(i));
+    else if (a == "--reports") { o.batch_reports = reports_mode(value(i)); reports_given = true; }
     else if (a == "--start-concurrency") o.start_concurrency = static_cast<int>(integer(a, value(i), 1, 100000));
     else if (a == "--w1-start-concurrency") o.w1_start_concurrency = static_cast<int>(integer(a, value(i), 1, 100000));
     else if (a == "--ceiling-seconds") o.ceiling_seconds = number(a, value(i), 0.1, 3600);
@@ -292,6 +297,11 @@ int main(int argc, char** argv) {
   if (o.w4_control_node.empty() != o.w4_control_dsn.empty())
     bad("--w4-control-node and --w4-control-dsn go together (the control node and its database)");
   bool over_http = std::find(o.transports.begin(), o.transports.end(), "http") != o.transports.end();
+  bool over_caf = std::find(o.transports.begin(), o.transports.end(), "caf") != o.transports.end();
+  if (!over_http && !http_only.empty())
+    bad(http_only + ": only with --transport http (the HTTP workers' reporting)");
+  if (!over_caf && reports_given)
+    bad("--reports: only with --transport caf (Conductor's REST reports each task alone)");
   if (over_http && o.http.size() != o.more_nodes.size() + 1)
     bad("--transport http needs --http HOST:PORT once per --node (" + std::to_string(o.more_nodes.size() + 1)
         + " nodes, " + std::to_string(o.http.size()) + " --http)");
