@@ -33,7 +33,7 @@ struct run_options {
   int pollers = 8;   ///< long polls in flight per worker process
   int batch = 64;    ///< tasks one poll may take
   bool batch_reports = true; ///< a poll's tasks reported in one message (worker_options)
-  int report_conns = 4; ///< HTTP: reporting connections per poller (worker_options)
+  int report_conns = 16; ///< HTTP: reporting connections per poller (worker_options)
   int pipeline = 1;     ///< HTTP: reports written back to back on one (worker_options)
   /// Start calls in flight for W2, W3 and W4 (workflows whose tasks are the measure).
   int start_concurrency = 64;

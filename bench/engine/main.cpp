@@ -48,7 +48,7 @@ const char* usage = R"(usage:
       --reports batch|each           a CAF worker reports a poll's tasks in one message
                                      (default) or each task alone; HTTP reports each alone
       --report-conns N --pipeline N  an HTTP worker's reporting connections per poller
-                                     (default 4) and reports written back to back on
+                                     (default 16) and reports written back to back on
                                      each (default 1)
       --start-concurrency N          start calls in flight in W2, W3, W4 (default 64)
       --w1-start-concurrency N       start calls in flight in W1 (default 512)

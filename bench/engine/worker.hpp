@@ -21,7 +21,7 @@ struct worker_options {
   bool batch_reports = true;
   /// HTTP: connections reporting results, per poller (each one POST /api/tasks at a time,
   /// or `pipeline` of them written back to back).
-  int report_conns = 4;
+  int report_conns = 16;
   int pipeline = 1; ///< HTTP: reports written on a connection before its answers are read
 };
 
