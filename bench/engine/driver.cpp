@@ -132,6 +132,7 @@ struct workload_spec {
   double rate = 0; // > 0: started at this rate (W1lat)
   int starts_in_flight = 64; // otherwise: at most this many start calls in flight
   long long history = 0; // W4: finished workflows in the history tables
+  std::string transport = "caf"; // how the workers poll and report (run_options::transports)
 };
 
 std::string definitions_json(const workload_spec& w, const std::string& wf, const std::string& td) {
@@ -252,6 +253,7 @@ struct worker_proc {
   pid_t pid = 0;
   std::string out;     // arrivals file
   std::string summary; // its stdout
+  std::optional<int> exit_status; // set once it was reaped
 };
 
 // Worker process i polls node i mod n: with several nodes, polls and reports
@@ -261,19 +263,33 @@ std::string node_for(const run_options& o, int i) {
   return i % n == 0 ? o.node : o.more_nodes[static_cast<size_t>(i % n - 1)];
 }
 
-worker_proc spawn_worker(const run_options& o, const std::string& queue, const std::string& tag,
-                         int i) {
+// The same node's HTTP door (run_options::http is in --node's order).
+std::string http_for(const run_options& o, int i) {
+  auto n = o.more_nodes.size() + 1;
+  auto at = static_cast<size_t>(i) % n;
+  if (at >= o.http.size())
+    bench_die("--transport http: no --http address for node " + node_for(o, i));
+  return o.http[at];
+}
+
+worker_proc spawn_worker(const run_options& o, const std::string& transport,
+                         const std::string& queue, const std::string& tag, int i) {
   worker_proc w;
   w.out = o.work_dir + "/" + tag + "-worker" + std::to_string(i) + ".arrivals";
   w.summary = o.work_dir + "/" + tag + "-worker" + std::to_string(i) + ".out";
-  std::vector<std::string> args{o.exe,        "worker",
-                                "--node",     node_for(o, i),
-                                "--queue",    queue,
-                                "--pollers",  std::to_string(o.pollers),
-                                "--batch",    std::to_string(o.batch),
-                                "--reports",  o.batch_reports ? "batch" : "each",
-                                "--id",       tag + "-w" + std::to_string(i),
-                                "--out",      w.out};
+  std::vector<std::string> args{o.exe,       "worker",
+                                "--queue",   queue,
+                                "--pollers", std::to_string(o.pollers),
+                                "--batch",   std::to_string(o.batch),
+                                "--id",      tag + "-w" + std::to_string(i),
+                                "--out",     w.out};
+  if (transport == "http")
+    args.insert(args.end(), {"--transport", "http", "--http", http_for(o, i), "--report-conns",
+                             std::to_string(o.report_conns), "--pipeline",
+                             std::to_string(o.pipeline)});
+  else
+    args.insert(args.end(),
+                {"--node", node_for(o, i), "--reports", o.batch_reports ? "batch" : "each"});
   std::vector<char*> argv;
   for (auto& a : args)
     argv.push_back(a.data());
@@ -296,8 +312,11 @@ void wait_ready(const worker_proc& w) {
     if (std::getline(in, line) && line == "ready")
       return;
     int status = 0;
-    if (waitpid(w.pid, &status, WNOHANG) == w.pid)
-      bench_die("a worker process exited before it was ready (see " + w.summary + ")");
+    if (waitpid(w.pid, &status, WNOHANG) == w.pid) {
+      forget_child(w.pid);
+      bench_die("a worker process exited before it was ready (its error above; see "
+                + w.summary + ")");
+    }
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
   bench_die("a worker process did not get ready within 30 s");
@@ -306,10 +325,12 @@ void wait_ready(const worker_proc& w) {
 // Stops a worker and reads its arrivals ("workflowId/ref" → first arrival).
 long long stop_worker(const worker_proc& w, std::unordered_map<std::string, int64_t>& arrivals,
                       std::string& problem) {
-  kill(w.pid, SIGTERM);
-  int status = 0;
-  waitpid(w.pid, &status, 0);
-  forget_child(w.pid);
+  int status = w.exit_status.value_or(0);
+  if (!w.exit_status) {
+    kill(w.pid, SIGTERM);
+    waitpid(w.pid, &status, 0);
+    forget_child(w.pid);
+  }
   if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
     problem = "worker " + std::to_string(w.pid) + " failed (see " + w.summary + ")";
   std::ifstream in(w.out);
@@ -459,7 +480,7 @@ workload_result runner::run(const workload_spec& w) {
 
   std::vector<worker_proc> workers;
   for (int i = 0; i < o_.worker_procs; ++i)
-    workers.push_back(spawn_worker(o_, td_name, tag, i));
+    workers.push_back(spawn_worker(o_, w.transport, td_name, tag, i));
   for (auto& wp : workers)
     wait_ready(wp);
 
@@ -576,10 +597,26 @@ workload_result runner::run(const workload_spec& w) {
   long long db_completed = 0, db_running = 0;
   int64_t last_end_us = 0;
   auto next_check = std::chrono::steady_clock::now();
+  bool worker_gone = false;
   while (true) {
     sample_rss();
     bool check = lis.completed() >= expected_done || std::chrono::steady_clock::now() >= next_check;
     if (check) {
+      // A worker that ended during the run (an HTTP worker ends on a refused poll) ends the
+      // wait: what it left will not complete.
+      for (auto& wp : workers) {
+        int status = 0;
+        if (!wp.exit_status && waitpid(wp.pid, &status, WNOHANG) == wp.pid) {
+          wp.exit_status = status;
+          forget_child(wp.pid);
+          worker_gone = true;
+          if (res.problem.empty())
+            res.problem = "worker " + std::to_string(wp.pid) + " exited during the run (see "
+                          + wp.summary + " and its error above)";
+        }
+      }
+      if (worker_gone)
+        break;
       auto st = db_.exec(sql::run_status, {wf_name});
       db_completed = st.i64(0, 0) - 1; // less the warm-up
       db_running = st.i64(0, 1);
@@ -732,6 +769,7 @@ json::object to_json(const workload_result& r, const ceiling_result* batched,
                      const ceiling_result* unbatched) {
   json::object o;
   o["workload"] = r.spec.name;
+  o["transport"] = r.spec.transport;
   o["completed"] = r.completed;
   if (!r.problem.empty())
     o["problem"] = r.problem;
@@ -807,14 +845,22 @@ void add_beside(json::object& j, const workload_result& step,
     j["x_beside_empty_dispatch_p99"] = std::round(step.dispatch.p99 / p99 * 1000) / 1000;
 }
 
+/// A workload run over HTTP against the same workload over CAF just before it in the run.
+void add_x_caf(json::object& j, const workload_result& r, const workload_result& caf) {
+  if (caf.tasks_per_s > 0)
+    j["x_caf_tasks_per_s"] = std::round(r.tasks_per_s / caf.tasks_per_s * 1000) / 1000;
+  if (caf.dispatch.p99 > 0)
+    j["x_caf_dispatch_p99"] = std::round(r.dispatch.p99 / caf.dispatch.p99 * 1000) / 1000;
+}
+
 void print_table(FILE* f, const std::vector<json::object>& rows,
                  const std::vector<ceiling_result>& ceilings) {
   for (auto& c : ceilings)
     std::fprintf(f, "ceiling  batch %3d  %2d connections  %9.0f lifecycles/s\n", c.batch,
                  c.connections, c.lifecycles_per_s);
   std::fprintf(f,
-               "\n%-8s %9s %8s %9s %9s %7s %6s %7s %7s %7s %7s %7s %6s %6s %6s %6s %6s %6s\n",
-               "workload", "history", "wf", "wf/s", "tasks/s", "ceiling", "x_ceil", "e2e50",
+               "\n%-8s %-4s %9s %8s %9s %9s %7s %6s %7s %7s %7s %7s %7s %6s %6s %6s %6s %6s %6s\n",
+               "workload", "via", "history", "wf", "wf/s", "tasks/s", "ceiling", "x_ceil", "e2e50",
                "e2e95", "e2e99", "dsp50", "dsp99", "xact/t", "rows/t", "nf_cpu", "pg_cpu",
                "rss_mb", "load");
   auto num = [](const json::object& o, const char* k) {
@@ -823,9 +869,10 @@ void print_table(FILE* f, const std::vector<json::object>& rows,
   };
   for (auto& o : rows) {
     std::fprintf(f,
-                 "%-8s %9.0f %8.0f %9.1f %9.1f %7.0f %6.3f %7.2f %7.2f %7.2f %7.2f %7.2f %6.2f "
-                 "%6.1f %6.1f %6.1f %6.0f %6.2f%s\n",
-                 std::string(o.at("workload").as_string()).c_str(), num(o, "history_workflows"),
+                 "%-8s %-4s %9.0f %8.0f %9.1f %9.1f %7.0f %6.3f %7.2f %7.2f %7.2f %7.2f %7.2f "
+                 "%6.2f %6.1f %6.1f %6.1f %6.0f %6.2f%s\n",
+                 std::string(o.at("workload").as_string()).c_str(),
+                 std::string(o.at("transport").as_string()).c_str(), num(o, "history_workflows"),
                  num(o, "workflows"), num(o, "workflows_per_s"), num(o, "tasks_per_s"),
                  num(o, "ceiling_lifecycles_per_s"), num(o, "tasks_x_ceiling"),
                  num(o, "e2e_p50_ms"), num(o, "e2e_p95_ms"), num(o, "e2e_p99_ms"),
@@ -834,10 +881,14 @@ void print_table(FILE* f, const std::vector<json::object>& rows,
                  num(o, "nodeflow_cpu_s"), num(o, "postgres_cpu_s"),
                  num(o, "nodeflow_peak_rss_mb"), num(o, "load_avg_1m"),
                  o.at("completed").as_bool() ? "" : "  NOT COMPLETED");
+    if (auto* x = o.if_contains("x_caf_tasks_per_s"))
+      std::fprintf(f, "%-8s %-4s %9s   against the same workload over caf: tasks/s %.3fx, "
+                      "dispatch p99 %.3fx\n",
+                   "", "", "", x->to_number<double>(), num(o, "x_caf_dispatch_p99"));
     if (auto* b = o.if_contains("beside_empty_tasks_per_s"))
-      std::fprintf(f, "%-8s %9s   beside it on an empty database: %.1f tasks/s (history %.3fx), "
+      std::fprintf(f, "%-8s %-4s %9s   beside it on an empty database: %.1f tasks/s (history %.3fx), "
                       "dispatch p99 %.2f ms (history %.3fx)\n",
-                   "", "", b->to_number<double>(), num(o, "x_beside_empty_tasks_per_s"),
+                   "", "", "", b->to_number<double>(), num(o, "x_beside_empty_tasks_per_s"),
                    num(o, "beside_empty_dispatch_p99_ms"), num(o, "x_beside_empty_dispatch_p99"));
   }
 }
@@ -897,6 +948,10 @@ ceiling_result measure_ceiling(const run_options& o, const std::string& label, i
 } // namespace
 
 int run_benchmark(const run_options& o) {
+  // A workload's name in the messages, with its transport when the run has several.
+  auto labelled = [&](const std::string& name, const std::string& transport) {
+    return o.transports.size() > 1 ? name + " over " + transport : name;
+  };
   std::vector<ceiling_result> ceilings;
   const ceiling_result* batched = nullptr;
   const ceiling_result* unbatched = nullptr;
@@ -937,6 +992,9 @@ int run_benchmark(const run_options& o) {
   control_options.node = o.w4_control_node;
   control_options.more_nodes.clear();
   control_options.dsn = o.w4_control_dsn;
+  control_options.http.clear();
+  if (!o.w4_control_http.empty())
+    control_options.http.push_back(o.w4_control_http);
   control_options.serve_pids.clear();
   if (o.w4_control_serve_pid != 0)
     control_options.serve_pids.push_back(o.w4_control_serve_pid);
@@ -987,54 +1045,74 @@ int run_benchmark(const run_options& o) {
       bench_die("unknown workload " + name + " (W1, W1lat, W2, W3, W4)");
     }
     if (name != "W4") {
-      auto ceil = ceiling_for(name);
-      say(name + ": " + std::to_string(w.workflows) + " workflows");
-      auto r = run.run(w);
-      emit(r, to_json(r, ceil ? &*ceil : nullptr, unbatched));
+      std::optional<workload_result> over_caf;
+      for (const auto& t : o.transports) {
+        w.transport = t;
+        auto ceil = ceiling_for(labelled(name, t));
+        say(labelled(name, t) + ": " + std::to_string(w.workflows) + " workflows");
+        auto r = run.run(w);
+        auto j = to_json(r, ceil ? &*ceil : nullptr, unbatched);
+        if (t == "caf")
+          over_caf = r;
+        else if (over_caf)
+          add_x_caf(j, r, *over_caf);
+        emit(r, std::move(j));
+      }
       continue;
     }
-    // W4: W2's shape on the history as it is, then grown to each size.
+    // W4: W2's shape on the history as it is, then grown to each size; at each size, once
+    // per transport.
     if (!o.w4_control_node.empty() && !control)
       control = std::make_unique<runner>(control_options);
-    std::vector<workload_result> steps;
+    std::map<std::string, std::vector<workload_result>> steps_by; // per transport
     std::vector<long long> sizes{0};
     sizes.insert(sizes.end(), o.w4_history.begin(), o.w4_history.end());
     for (auto h : sizes) {
       grow_history(run.db(), o.dsn, h, o.quick, o.w4_writers);
       w.history = run.db().exec(sql::history_count).i64(0, 0);
-      auto ceil = ceiling_for("W4@" + std::to_string(w.history));
-      // The empty database's runs beside a step on a history: one just before, one just after.
-      std::vector<workload_result> beside;
-      const bool on_history = control && !steps.empty();
-      auto run_beside = [&] {
-        if (!on_history)
-          return;
-        say("W4: " + std::to_string(w.workflows) + " workflows on the empty database beside it");
-        auto empty = w;
-        empty.history = 0;
-        beside.push_back(control->run(empty));
-        if (!beside.back().completed || !beside.back().problem.empty()) {
-          all_completed = false;
-          say("W4 on the empty database beside it: "
-              + (beside.back().problem.empty() ? "did not complete" : beside.back().problem));
+      std::optional<workload_result> over_caf;
+      for (const auto& t : o.transports) {
+        w.transport = t;
+        auto& steps = steps_by[t];
+        auto ceil = ceiling_for(labelled("W4@" + std::to_string(w.history), t));
+        // The empty database's runs beside a step on a history: one just before, one just after.
+        std::vector<workload_result> beside;
+        const bool on_history = control && !steps.empty();
+        auto run_beside = [&] {
+          if (!on_history)
+            return;
+          say(labelled("W4", t) + ": " + std::to_string(w.workflows)
+              + " workflows on the empty database beside it");
+          auto empty = w;
+          empty.history = 0;
+          beside.push_back(control->run(empty));
+          if (!beside.back().completed || !beside.back().problem.empty()) {
+            all_completed = false;
+            say("W4 on the empty database beside it: "
+                + (beside.back().problem.empty() ? "did not complete" : beside.back().problem));
+          }
+        };
+        run_beside();
+        say(labelled("W4", t) + ": " + std::to_string(w.workflows) + " workflows on a history of "
+            + std::to_string(w.history));
+        steps.push_back(run.run(w));
+        run_beside();
+        auto j = to_json(steps.back(), ceil ? &*ceil : nullptr, unbatched);
+        if (steps.size() > 1 && steps.front().tasks_per_s > 0) {
+          j["x_empty_tasks_per_s"] =
+            std::round(steps.back().tasks_per_s / steps.front().tasks_per_s * 1000) / 1000;
+          if (steps.front().dispatch.p99 > 0)
+            j["x_empty_dispatch_p99"] =
+              std::round(steps.back().dispatch.p99 / steps.front().dispatch.p99 * 1000) / 1000;
         }
-      };
-      run_beside();
-      say("W4: " + std::to_string(w.workflows) + " workflows on a history of "
-          + std::to_string(w.history));
-      steps.push_back(run.run(w));
-      run_beside();
-      auto j = to_json(steps.back(), ceil ? &*ceil : nullptr, unbatched);
-      if (steps.size() > 1 && steps.front().tasks_per_s > 0) {
-        j["x_empty_tasks_per_s"] =
-          std::round(steps.back().tasks_per_s / steps.front().tasks_per_s * 1000) / 1000;
-        if (steps.front().dispatch.p99 > 0)
-          j["x_empty_dispatch_p99"] =
-            std::round(steps.back().dispatch.p99 / steps.front().dispatch.p99 * 1000) / 1000;
+        if (!beside.empty())
+          add_beside(j, steps.back(), beside);
+        if (t == "caf")
+          over_caf = steps.back();
+        else if (over_caf)
+          add_x_caf(j, steps.back(), *over_caf);
+        emit(steps.back(), std::move(j));
       }
-      if (!beside.empty())
-        add_beside(j, steps.back(), beside);
-      emit(steps.back(), std::move(j));
     }
   }
   if (out)
@@ -1048,6 +1126,8 @@ int run_benchmark(const run_options& o) {
       std::string label{r.at("workload").as_string()};
       if (auto* h = r.if_contains("history_workflows"))
         label += "@" + std::to_string(h->to_number<long long>());
+      if (o.transports.size() > 1)
+        label += "/" + std::string{r.at("transport").as_string()};
       p << label;
       for (auto* k : {"e2e_p50_ms", "e2e_p95_ms", "e2e_p99_ms", "dispatch_p50_ms",
                       "dispatch_p99_ms", "tasks_per_s", "workflows_per_s"})

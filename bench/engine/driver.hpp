@@ -10,6 +10,13 @@ struct run_options {
   std::string node = "127.0.0.1:4510";
   /// More nodes of the same cluster (--node repeated): worker process i uses node i mod n.
   std::vector<std::string> more_nodes;
+  /// The same nodes' HTTP doors (HOST:PORT), in --node's order: the workers' address when
+  /// they run over HTTP.
+  std::vector<std::string> http;
+  /// How the workers poll and report, each workload run once per transport in this order:
+  /// "caf" (the client library) or "http" (Conductor's task REST). The starts always go
+  /// through the client library.
+  std::vector<std::string> transports{"caf"};
   std::string dsn;
   std::vector<std::string> workloads{"W1", "W1lat", "W2", "W3", "W4"};
   std::string exe; ///< this binary, for the worker processes
@@ -26,6 +33,8 @@ struct run_options {
   int pollers = 8;   ///< long polls in flight per worker process
   int batch = 64;    ///< tasks one poll may take
   bool batch_reports = true; ///< a poll's tasks reported in one message (worker_options)
+  int report_conns = 16; ///< HTTP: reporting connections per poller (worker_options)
+  int pipeline = 1;     ///< HTTP: reports written back to back on one (worker_options)
   /// Start calls in flight for W2, W3 and W4 (workflows whose tasks are the measure).
   int start_concurrency = 64;
   /// W1's start calls in flight: W1 measures how fast the node takes starts, so its client
@@ -48,6 +57,7 @@ struct run_options {
   /// machine's drift over the history's generation is not counted as the history's cost.
   std::string w4_control_node;
   std::string w4_control_dsn;
+  std::string w4_control_http;
   pid_t w4_control_serve_pid = 0;
   bool ceiling = true;
   double ceiling_seconds = 5;

@@ -5,6 +5,8 @@
 //   nodeflow-bench ceiling --dsn DSN [--batch N] [--connections N] [--seconds S]
 //   nodeflow-bench worker --node HOST:PORT --queue Q --out FILE [--pollers N] [--batch N]
 //                         [--reports batch|each]
+//   nodeflow-bench worker --transport http --http HOST:PORT --queue Q --out FILE [--pollers N]
+//                         [--batch N] [--report-conns N] [--pipeline N]
 
 #include <algorithm>
 #include <cstdio>
@@ -38,14 +40,24 @@ const char* usage = R"(usage:
       --w4-control-node HOST:PORT --w4-control-dsn DSN [--w4-control-serve-pid PID]
                                      a node on an empty database beside each W4 step
       --worker-procs N --pollers N --batch N
-      --reports batch|each           a worker reports a poll's tasks in one message (default)
-                                     or each task alone
+      --transport caf|http           how the workers poll and report (repeatable: each
+                                     workload runs once per transport; default caf)
+      --http HOST:PORT               a node's HTTP door, once per --node in the same order
+                                     (needed by --transport http)
+      --w4-control-http HOST:PORT    the control node's HTTP door (W4 over HTTP)
+      --reports batch|each           a CAF worker reports a poll's tasks in one message
+                                     (default) or each task alone; HTTP reports each alone
+      --report-conns N --pipeline N  an HTTP worker's reporting connections per poller
+                                     (default 16) and reports written back to back on
+                                     each (default 1)
       --start-concurrency N          start calls in flight in W2, W3, W4 (default 64)
       --w1-start-concurrency N       start calls in flight in W1 (default 512)
       --ceiling-seconds S --ceiling-connections N --no-ceiling --timeout S --work-dir DIR
   nodeflow-bench ceiling --dsn DSN [--batch N] [--connections N] [--seconds S]
   nodeflow-bench worker --node HOST:PORT --queue Q --out FILE [--pollers N] [--batch N]
                         [--reports batch|each] [--id ID]
+  nodeflow-bench worker --transport http --http HOST:PORT --queue Q --out FILE [--pollers N]
+                        [--batch N] [--report-conns N] [--pipeline N] [--id ID]
   nodeflow-bench createdb|dropdb|dsn --dsn DSN --name NAME   (a scratch database for bench/run)
 )";
 
@@ -70,6 +82,13 @@ bool reports_mode(const std::string& v) {
   if (v != "batch" && v != "each")
     bad("--reports: expected batch or each, got \"" + v + "\"");
   return v == "batch";
+}
+
+// --transport caf|http: how the workers poll and report.
+std::string transport(const std::string& v) {
+  if (v != "caf" && v != "http")
+    bad("--transport: expected caf or http, got \"" + v + "\"");
+  return v;
 }
 
 double number(const std::string& flag, const std::string& v, double lo, double hi) {
@@ -103,19 +122,34 @@ int main(int argc, char** argv) {
   };
   if (cmd == "worker") {
     worker_options w;
+    bool reports_given = false;
+    std::string http_only; // a flag of the HTTP worker's, given
     for (int i = 2; i < argc; ++i) {
       std::string a = argv[i];
-      if (a == "--node") w.node = value(i);
+      if (a == "--transport") w.transport = transport(value(i));
+      else if (a == "--http") w.http = value(i);
+      else if (a == "--report-conns") { w.report_conns = static_cast<int>(integer(a, value(i), 1, 64)); http_only = a; }
+      else if (a == "--pipeline") { w.pipeline = static_cast<int>(integer(a, value(i), 1, 256)); http_only = a; }
+      else if (a == "--node") w.node = value(i);
       else if (a == "--queue") w.queue = value(i);
       else if (a == "--out") w.out = value(i);
       else if (a == "--id") w.id = value(i);
       else if (a == "--pollers") w.pollers = static_cast<int>(integer(a, value(i), 1, 256));
       else if (a == "--batch") w.batch = static_cast<int>(integer(a, value(i), 1, 1000));
-      else if (a == "--reports") w.batch_reports = reports_mode(value(i));
+      else if (a == "--reports") { w.batch_reports = reports_mode(value(i)); reports_given = true; }
       else bad("unknown flag " + a);
     }
     if (w.queue.empty() || w.out.empty())
       bad("worker needs --queue and --out");
+    if (w.transport == "http") {
+      if (w.http.empty())
+        bad("worker --transport http needs --http HOST:PORT (the node's HTTP port)");
+      if (reports_given)
+        bad("--reports: not with --transport http (Conductor's REST reports each task alone)");
+      return run_http_worker(w);
+    }
+    if (!http_only.empty() || !w.http.empty())
+      bad((http_only.empty() ? std::string{"--http"} : http_only) + ": only with --transport http");
     return run_worker(w);
   }
   if (cmd == "ceiling") {
@@ -169,6 +203,9 @@ int main(int argc, char** argv) {
   o.exe = self_path(argv[0]);
   std::vector<std::string> workloads;
   bool node_given = false;
+  bool transport_given = false;
+  bool reports_given = false;
+  std::string http_only; // a flag of the HTTP workers', given
   // --quick first, so explicit sizes after it still win.
   for (int i = 2; i < argc; ++i)
     if (std::string{argv[i]} == "--quick") {
@@ -193,6 +230,17 @@ int main(int argc, char** argv) {
       node_given = true;
     }
     else if (a == "--dsn") o.dsn = value(i);
+    else if (a == "--http") o.http.push_back(value(i));
+    else if (a == "--transport") {
+      if (!transport_given) o.transports.clear();
+      transport_given = true;
+      auto t = transport(value(i));
+      if (std::find(o.transports.begin(), o.transports.end(), t) == o.transports.end())
+        o.transports.push_back(t);
+    }
+    else if (a == "--report-conns") { o.report_conns = static_cast<int>(integer(a, value(i), 1, 64)); http_only = a; }
+    else if (a == "--pipeline") { o.pipeline = static_cast<int>(integer(a, value(i), 1, 256)); http_only = a; }
+    else if (a == "--w4-control-http") o.w4_control_http = value(i);
     else if (a == "--workload") workloads.push_back(value(i));
     else if (a == "--json") o.json = true;
     else if (a == "--out") o.out = value(i);
@@ -230,7 +278,7 @@ int main(int argc, char** argv) {
     else if (a == "--worker-procs") o.worker_procs = static_cast<int>(integer(a, value(i), 1, 64));
     else if (a == "--pollers") o.pollers = static_cast<int>(integer(a, value(i), 1, 256));
     else if (a == "--batch") o.batch = static_cast<int>(integer(a, value(i), 1, 1000));
-    else if (a == "--reports") o.batch_reports = reports_mode(value(i));
+    else if (a == "--reports") { o.batch_reports = reports_mode(value(i)); reports_given = true; }
     else if (a == "--start-concurrency") o.start_concurrency = static_cast<int>(integer(a, value(i), 1, 100000));
     else if (a == "--w1-start-concurrency") o.w1_start_concurrency = static_cast<int>(integer(a, value(i), 1, 100000));
     else if (a == "--ceiling-seconds") o.ceiling_seconds = number(a, value(i), 0.1, 3600);
@@ -248,6 +296,18 @@ int main(int argc, char** argv) {
     bad("run needs --dsn (the node's Postgres)");
   if (o.w4_control_node.empty() != o.w4_control_dsn.empty())
     bad("--w4-control-node and --w4-control-dsn go together (the control node and its database)");
+  bool over_http = std::find(o.transports.begin(), o.transports.end(), "http") != o.transports.end();
+  bool over_caf = std::find(o.transports.begin(), o.transports.end(), "caf") != o.transports.end();
+  if (!over_http && !http_only.empty())
+    bad(http_only + ": only with --transport http (the HTTP workers' reporting)");
+  if (!over_caf && reports_given)
+    bad("--reports: only with --transport caf (Conductor's REST reports each task alone)");
+  if (over_http && o.http.size() != o.more_nodes.size() + 1)
+    bad("--transport http needs --http HOST:PORT once per --node (" + std::to_string(o.more_nodes.size() + 1)
+        + " nodes, " + std::to_string(o.http.size()) + " --http)");
+  if (over_http && !o.w4_control_node.empty() && o.w4_control_http.empty()
+      && std::find(o.workloads.begin(), o.workloads.end(), "W4") != o.workloads.end())
+    bad("--transport http with W4 needs --w4-control-http HOST:PORT (the control node's HTTP door)");
   if (o.w4_writers == 0)
     o.w4_writers = static_cast<int>(std::clamp(std::thread::hardware_concurrency(), 1u, 8u));
   return run_benchmark(o);
