@@ -286,7 +286,8 @@ worker_proc spawn_worker(const run_options& o, const std::string& transport,
   if (transport == "http")
     args.insert(args.end(), {"--transport", "http", "--http", http_for(o, i), "--report-conns",
                              std::to_string(o.report_conns), "--pipeline",
-                             std::to_string(o.pipeline)});
+                             std::to_string(o.pipeline), "--reports",
+                             o.batch_reports ? "batch" : "each"});
   else
     args.insert(args.end(),
                 {"--node", node_for(o, i), "--reports", o.batch_reports ? "batch" : "each"});

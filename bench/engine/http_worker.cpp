@@ -3,12 +3,13 @@
 // CLOCK_MONOTONIC, the arrivals written to --out on SIGTERM), through
 // Conductor's task REST instead of the client library:
 //   GET  /api/tasks/poll/batch/{tasktype}?count=N&timeout=MS&workerid=ID
-//   POST /api/tasks  (one TaskResult per task: Conductor has no batch report)
+//   POST /api/tasks/batch  (--reports batch, the default: the tasks at hand in one request)
+//   POST /api/tasks        (--reports each: one Conductor TaskResult per task)
 // Blocking Boost.Beast on threads: each poller a thread with its own kept-alive
-// connection; the results go to a queue served by `pollers × report_conns`
-// reporter threads, each with its own connection, writing `pipeline` reports
-// back to back before reading their answers. A report waits for its commit, so
-// reports in flight side by side, not a faster client, are what keep pace.
+// connection; the results go to a queue served by reporter threads, each with its own
+// connection: one per poller sending batches, or `pollers × report_conns` writing
+// `pipeline` single reports back to back before reading their answers. A report waits for
+// its commit, so reports in flight side by side, not a faster client, are what keep pace.
 
 #include "bench/engine/worker.hpp"
 
@@ -280,6 +281,60 @@ void report_failed(worker_state& st, long long n, const std::string& what) {
                  what.c_str());
 }
 
+// The results at hand (at most a poll's worth) in one POST /api/tasks/batch; its answer
+// holds one {taskId, status} per result, in order.
+std::string batch_request(const worker_state& st, const std::vector<report_job>& jobs) {
+  json::array items;
+  for (const auto& j : jobs)
+    items.push_back(json::object{{"workflowInstanceId", j.workflow_id},
+                                 {"taskId", j.task_id},
+                                 {"status", "COMPLETED"},
+                                 {"outputData", json::object{{"ok", true}}},
+                                 {"workerId", st.opts.id}});
+  auto body = json::serialize(items);
+  return "POST /api/tasks/batch HTTP/1.1\r\nHost: " + st.host
+         + "\r\nContent-Type: application/json\r\nContent-Length: " + std::to_string(body.size())
+         + "\r\n\r\n" + body;
+}
+
+void batch_reporter(worker_state& st) {
+  http_conn c{st.host, st.port};
+  std::vector<report_job> jobs;
+  std::vector<answer> out;
+  std::string err;
+  for (;;) {
+    jobs.clear();
+    {
+      std::unique_lock<std::mutex> g{st.mx};
+      st.cv.wait(g, [&] { return !st.reports.empty(); });
+      while (!st.reports.empty() && jobs.size() < static_cast<size_t>(st.opts.batch)) {
+        jobs.push_back(std::move(st.reports.front()));
+        st.reports.pop_front();
+      }
+    }
+    if (!c.exchange(batch_request(st, jobs), 1, out, err)) {
+      report_failed(st, static_cast<long long>(jobs.size()), err);
+      continue;
+    }
+    const auto& a = out.front();
+    boost::system::error_code ec;
+    auto v = a.status == 200 ? json::parse(a.body, ec) : json::value{};
+    if (a.status != 200 || ec || !v.is_array() || v.as_array().size() != jobs.size()) {
+      report_failed(st, static_cast<long long>(jobs.size()),
+                    "POST /api/tasks/batch answered " + std::to_string(a.status) + ": " + a.body);
+      continue;
+    }
+    for (const auto& item : v.as_array()) {
+      const auto* o = item.if_object();
+      const auto* s = o ? o->if_contains("status") : nullptr;
+      if (s != nullptr && s->is_int64() && s->as_int64() == 200)
+        ++st.acked;
+      else
+        report_failed(st, 1, "a batched report answered " + json::serialize(item));
+    }
+  }
+}
+
 void reporter(worker_state& st) {
   http_conn c{st.host, st.port};
   std::vector<report_job> jobs;
@@ -340,8 +395,12 @@ int run_http_worker(const worker_options& opts) {
   sigaddset(&term, SIGTERM);
   sigaddset(&term, SIGINT);
   pthread_sigmask(SIG_BLOCK, &term, nullptr);
-  for (int i = 0; i < opts.pollers * opts.report_conns; ++i)
-    std::thread{[&st] { reporter(st); }}.detach();
+  if (opts.batch_reports)
+    for (int i = 0; i < opts.pollers; ++i)
+      std::thread{[&st] { batch_reporter(st); }}.detach();
+  else
+    for (int i = 0; i < opts.pollers * opts.report_conns; ++i)
+      std::thread{[&st] { reporter(st); }}.detach();
   for (int i = 0; i < opts.pollers; ++i)
     std::thread{[&st] { poller(st); }}.detach();
   std::signal(SIGTERM, on_http_term);

@@ -45,9 +45,10 @@ const char* usage = R"(usage:
       --http HOST:PORT               a node's HTTP door, once per --node in the same order
                                      (needed by --transport http)
       --w4-control-http HOST:PORT    the control node's HTTP door (W4 over HTTP)
-      --reports batch|each           a CAF worker reports a poll's tasks in one message
-                                     (default) or each task alone; HTTP reports each alone
-      --report-conns N --pipeline N  an HTTP worker's reporting connections per poller
+      --reports batch|each           a worker reports a poll's tasks together (default; over
+                                     HTTP: POST /api/tasks/batch) or each task alone (over
+                                     HTTP: Conductor's POST /api/tasks)
+      --report-conns N --pipeline N  with --reports each, an HTTP worker's reporting connections per poller
                                      (default 16) and reports written back to back on
                                      each (default 1)
       --start-concurrency N          start calls in flight in W2, W3, W4 (default 64)
@@ -122,7 +123,6 @@ int main(int argc, char** argv) {
   };
   if (cmd == "worker") {
     worker_options w;
-    bool reports_given = false;
     std::string http_only; // a flag of the HTTP worker's, given
     for (int i = 2; i < argc; ++i) {
       std::string a = argv[i];
@@ -136,7 +136,7 @@ int main(int argc, char** argv) {
       else if (a == "--id") w.id = value(i);
       else if (a == "--pollers") w.pollers = static_cast<int>(integer(a, value(i), 1, 256));
       else if (a == "--batch") w.batch = static_cast<int>(integer(a, value(i), 1, 1000));
-      else if (a == "--reports") { w.batch_reports = reports_mode(value(i)); reports_given = true; }
+      else if (a == "--reports") w.batch_reports = reports_mode(value(i));
       else bad("unknown flag " + a);
     }
     if (w.queue.empty() || w.out.empty())
@@ -144,8 +144,6 @@ int main(int argc, char** argv) {
     if (w.transport == "http") {
       if (w.http.empty())
         bad("worker --transport http needs --http HOST:PORT (the node's HTTP port)");
-      if (reports_given)
-        bad("--reports: not with --transport http (Conductor's REST reports each task alone)");
       return run_http_worker(w);
     }
     if (!http_only.empty() || !w.http.empty())
@@ -204,7 +202,6 @@ int main(int argc, char** argv) {
   std::vector<std::string> workloads;
   bool node_given = false;
   bool transport_given = false;
-  bool reports_given = false;
   std::string http_only; // a flag of the HTTP workers', given
   // --quick first, so explicit sizes after it still win.
   for (int i = 2; i < argc; ++i)
@@ -278,7 +275,7 @@ int main(int argc, char** argv) {
     else if (a == "--worker-procs") o.worker_procs = static_cast<int>(integer(a, value(i), 1, 64));
     else if (a == "--pollers") o.pollers = static_cast<int>(integer(a, value(i), 1, 256));
     else if (a == "--batch") o.batch = static_cast<int>(integer(a, value(i), 1, 1000));
-    else if (a == "--reports") { o.batch_reports = reports_mode(value(i)); reports_given = true; }
+    else if (a == "--reports") o.batch_reports = reports_mode(value(i));
     else if (a == "--start-concurrency") o.start_concurrency = static_cast<int>(integer(a, value(i), 1, 100000));
     else if (a == "--w1-start-concurrency") o.w1_start_concurrency = static_cast<int>(integer(a, value(i), 1, 100000));
     else if (a == "--ceiling-seconds") o.ceiling_seconds = number(a, value(i), 0.1, 3600);
@@ -300,8 +297,6 @@ int main(int argc, char** argv) {
   bool over_caf = std::find(o.transports.begin(), o.transports.end(), "caf") != o.transports.end();
   if (!over_http && !http_only.empty())
     bad(http_only + ": only with --transport http (the HTTP workers' reporting)");
-  if (!over_caf && reports_given)
-    bad("--reports: only with --transport caf (Conductor's REST reports each task alone)");
   if (over_http && o.http.size() != o.more_nodes.size() + 1)
     bad("--transport http needs --http HOST:PORT once per --node (" + std::to_string(o.more_nodes.size() + 1)
         + " nodes, " + std::to_string(o.http.size()) + " --http)");

@@ -184,6 +184,41 @@ CAF_TEST(a result for a lost lease is 409 and changes nothing) {
   CAF_CHECK_EQUAL(f.await_end(wf), "COMPLETED");
 }
 
+// nodeflow's batch report: a bad item refuses the whole request (nothing applied), a lost
+// lease is answered 409 in its place while the others apply.
+CAF_TEST(a batch of reports answers each result in its place) {
+  auto wf1 = f.start("ht_one");
+  auto wf2 = f.start("ht_lease");
+  auto a = poll_one("ht_a");
+  auto old = poll_one("ht_short");
+  auto fresh = poll_one("ht_short"); // the first lease expired (responseTimeoutSeconds 1)
+  auto item = [](const json::object& t, const char* status) {
+    return json::object{{"taskId", t.at("taskId")},
+                        {"workflowInstanceId", t.at("workflowInstanceId")},
+                        {"status", status},
+                        {"outputData", {{"batched", true}}}};
+  };
+  // A bad item: nothing is applied.
+  auto bad = http->post("/api/tasks/batch",
+                        json::serialize(json::array{item(a, "COMPLETED"), item(fresh, "DONE")}));
+  check_error(bad, 400, "[1].status");
+  check_error(http->post("/api/tasks/batch", "[]"), 400, "body");
+  check_error(http->post("/api/tasks/batch", "{}"), 400, "body");
+  CAF_CHECK_EQUAL(task_status(f, wf1, "a"), "IN_PROGRESS");
+  auto r = http->post("/api/tasks/batch", json::serialize(json::array{
+                                            item(a, "COMPLETED"), item(old, "COMPLETED"),
+                                            item(fresh, "COMPLETED")}));
+  CAF_REQUIRE_EQUAL(r.status, 200u);
+  auto out = r.json().as_array();
+  CAF_REQUIRE_EQUAL(out.size(), 3u);
+  CAF_CHECK_EQUAL(out[0].at("status").as_int64(), 200);
+  CAF_CHECK_EQUAL(out[0].at("taskId"), a.at("taskId"));
+  CAF_CHECK_EQUAL(out[1].at("status").as_int64(), 409);
+  CAF_CHECK_EQUAL(out[2].at("status").as_int64(), 200);
+  CAF_CHECK_EQUAL(f.await_end(wf1), "COMPLETED");
+  CAF_CHECK_EQUAL(f.await_end(wf2), "COMPLETED");
+}
+
 CAF_TEST(task logs round trip) {
   auto wf = f.start("ht_one");
   auto t = poll_one("ht_a");

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -12,6 +13,7 @@
 
 #include <boost/json.hpp>
 
+#include "net/web/errors.hpp"
 #include "net/web/routes/routes.hpp"
 #include "net/web/task_handle.hpp"
 #include "proto/errors.hpp"
@@ -113,13 +115,16 @@ void fail_report(const exchange_ptr& ex, const caf::error& e) {
   ex->fail(e);
 }
 
+// Where a report's reader sends what it refuses: the message and the field it names.
+using refusal = std::function<void(const std::string& message, const std::string& field)>;
+
 // A TaskResult's log lines as stored ({"log","createdTime"}); false when one is malformed
 // (answered).
-bool read_logs(const exchange_ptr& ex, const json::value* logs, json::array& out) {
+bool read_logs(const refusal& refuse, const json::value* logs, json::array& out) {
   if (logs == nullptr || logs->is_null())
     return true;
   if (!logs->is_array()) {
-    ex->fail(400, "logs: expected an array of {\"log\", \"createdTime\"}", "logs");
+    refuse("logs: expected an array of {\"log\", \"createdTime\"}", "logs");
     return false;
   }
   for (size_t i = 0; i < logs->get_array().size(); ++i) {
@@ -128,13 +133,13 @@ bool read_logs(const exchange_ptr& ex, const json::value* logs, json::array& out
     const auto* o = l.if_object();
     const auto* line = o ? o->if_contains("log") : nullptr;
     if (line == nullptr || !line->is_string()) {
-      ex->fail(400, field + ".log: expected the log line as a string", field + ".log");
+      refuse(field + ".log: expected the log line as a string", field + ".log");
       return false;
     }
     int64_t at = now_ms();
     if (const auto* c = o->if_contains("createdTime"); c != nullptr && !c->is_null()) {
       if (!c->is_int64() && !c->is_uint64()) {
-        ex->fail(400, field + ".createdTime: expected milliseconds since the epoch",
+        refuse(field + ".createdTime: expected milliseconds since the epoch",
                  field + ".createdTime");
         return false;
       }
@@ -160,13 +165,13 @@ struct report {
   json::array logs;
 };
 
-std::optional<report> read_report(const exchange_ptr& ex, const json::object& body) {
+std::optional<report> read_report(const refusal& refuse, const json::object& body) {
   for (const auto& [k, v] : body) {
     bool known = false;
     for (const char* f : result_fields)
       known = known || k == f;
     if (!known) {
-      ex->fail(400, std::string{k} + ": not a field of a task result", std::string{k});
+      refuse(std::string{k} + ": not a field of a task result", std::string{k});
       return std::nullopt;
     }
   }
@@ -174,13 +179,13 @@ std::optional<report> read_report(const exchange_ptr& ex, const json::object& bo
     const auto* v = body.if_contains(name);
     if (v == nullptr || v->is_null()) {
       if (required)
-        ex->fail(400, std::string{name} + ": required", name);
+        refuse(std::string{name} + ": required", name);
       else
         return std::string{};
       return std::nullopt;
     }
     if (!v->is_string()) {
-      ex->fail(400, std::string{name} + ": expected a string", name);
+      refuse(std::string{name} + ": expected a string", name);
       return std::nullopt;
     }
     return std::string{v->get_string()};
@@ -192,11 +197,11 @@ std::optional<report> read_report(const exchange_ptr& ex, const json::object& bo
   std::string why;
   auto h = parse_task_handle(*task_id, why);
   if (!h) {
-    ex->fail(400, "taskId: " + why, "taskId");
+    refuse("taskId: " + why, "taskId");
     return std::nullopt;
   }
   if (h->lease_token.empty()) {
-    ex->fail(400, "taskId: \"" + *task_id + "\" names no lease: report with the taskId the "
+    refuse("taskId: \"" + *task_id + "\" names no lease: report with the taskId the "
                   "poll answered", "taskId");
     return std::nullopt;
   }
@@ -205,7 +210,7 @@ std::optional<report> read_report(const exchange_ptr& ex, const json::object& bo
   if (!wf)
     return std::nullopt;
   if (!wf->empty() && *wf != h->workflow_id) {
-    ex->fail(400, "workflowInstanceId: " + *wf + " is not the workflow of taskId (" +
+    refuse("workflowInstanceId: " + *wf + " is not the workflow of taskId (" +
                     h->workflow_id + ")", "workflowInstanceId");
     return std::nullopt;
   }
@@ -214,14 +219,14 @@ std::optional<report> read_report(const exchange_ptr& ex, const json::object& bo
     return std::nullopt;
   if (*status != "COMPLETED" && *status != "FAILED" && *status != "FAILED_WITH_TERMINAL_ERROR"
       && *status != "IN_PROGRESS") {
-    ex->fail(400, "status: expected COMPLETED, FAILED, FAILED_WITH_TERMINAL_ERROR or "
+    refuse("status: expected COMPLETED, FAILED, FAILED_WITH_TERMINAL_ERROR or "
                   "IN_PROGRESS, got \"" + *status + "\"", "status");
     return std::nullopt;
   }
   r.status = *status;
   if (const auto* o = body.if_contains("outputData"); o != nullptr && !o->is_null()) {
     if (!o->is_object()) {
-      ex->fail(400, "outputData: expected a JSON object", "outputData");
+      refuse("outputData: expected a JSON object", "outputData");
       return std::nullopt;
     }
     r.output = o->get_object();
@@ -233,32 +238,32 @@ std::optional<report> read_report(const exchange_ptr& ex, const json::object& bo
   r.reason = *reason;
   if (const auto* c = body.if_contains("callbackAfterSeconds"); c != nullptr && !c->is_null()) {
     if (!c->is_number()) {
-      ex->fail(400, "callbackAfterSeconds: expected a number of seconds", "callbackAfterSeconds");
+      refuse("callbackAfterSeconds: expected a number of seconds", "callbackAfterSeconds");
       return std::nullopt;
     }
     if (r.status != "IN_PROGRESS" && c->to_number<double>() != 0) {
-      ex->fail(400, "callbackAfterSeconds: only an IN_PROGRESS report takes it",
+      refuse("callbackAfterSeconds: only an IN_PROGRESS report takes it",
                "callbackAfterSeconds");
       return std::nullopt;
     }
   }
   if (const auto* e = body.if_contains("extendLease"); e != nullptr && !e->is_null()) {
     if (!e->is_bool()) {
-      ex->fail(400, "extendLease: expected true or false", "extendLease");
+      refuse("extendLease: expected true or false", "extendLease");
       return std::nullopt;
     }
     if (e->get_bool() && r.status != "IN_PROGRESS") {
-      ex->fail(400, "extendLease: only an IN_PROGRESS report extends a lease", "extendLease");
+      refuse("extendLease: only an IN_PROGRESS report extends a lease", "extendLease");
       return std::nullopt;
     }
   }
   for (const char* unsupported : {"externalOutputPayloadStoragePath", "subWorkflowId"})
     if (const auto* v = body.if_contains(unsupported);
         v != nullptr && !v->is_null() && !(v->is_string() && v->get_string().empty())) {
-      ex->fail(400, std::string{unsupported} + ": not supported by nodeflow", unsupported);
+      refuse(std::string{unsupported} + ": not supported by nodeflow", unsupported);
       return std::nullopt;
     }
-  if (!read_logs(ex, body.if_contains("logs"), r.logs))
+  if (!read_logs(refuse, body.if_contains("logs"), r.logs))
     return std::nullopt;
   return r;
 }
@@ -308,6 +313,74 @@ void apply_report(gateway* api, const exchange_ptr& ex, std::shared_ptr<report> 
   msg::heartbeat_request hb{r->task.task_id, r->task.workflow_id, r->task.lease_token};
   api->ask<int64_t>([record](int64_t) { record(); }, [ex](caf::error& e) { fail_report(ex, e); },
                     heartbeat_atom_v, std::move(hb));
+}
+
+// Several final results in one request (nodeflow's own route, the HTTP form of the client
+// library's report_batch): every item is read first and any problem refuses the whole
+// request, naming `[i].field`, before anything is applied. Each result then goes on as a
+// report of its own and is answered in its place: `{"taskId","status","message"}` with the
+// HTTP status that result alone would have had (200, 409 for a lost lease, …).
+void report_batch(gateway* api, const exchange_ptr& ex, const json::array& items) {
+  if (items.empty() || items.size() > 1000) {
+    ex->fail(400, "body: expected 1 to 1000 task results, got " + std::to_string(items.size()),
+             "body");
+    return;
+  }
+  std::vector<msg::task_result> results;
+  std::vector<std::string> ids;
+  results.reserve(items.size());
+  for (size_t i = 0; i < items.size(); ++i) {
+    auto prefix = "[" + std::to_string(i) + "]";
+    bool refused = false;
+    auto refuse = [&](const std::string& m, const std::string& f) {
+      refused = true;
+      ex->fail(400, prefix + "." + m, prefix + "." + f);
+    };
+    const auto* o = items[i].if_object();
+    if (o == nullptr) {
+      ex->fail(400, prefix + ": expected a task result object", prefix);
+      return;
+    }
+    auto r = read_report(refuse, *o);
+    if (!r || refused)
+      return;
+    if (r->status == "IN_PROGRESS" || !r->logs.empty()) {
+      ex->fail(400, prefix + ".status: a batch takes final results without logs "
+                    "(COMPLETED, FAILED, FAILED_WITH_TERMINAL_ERROR); report IN_PROGRESS or "
+                    "logs with POST /api/tasks", prefix + ".status");
+      return;
+    }
+    msg::task_result res;
+    res.task_id = r->task.task_id;
+    res.workflow_id = r->task.workflow_id;
+    res.lease_token = r->task.lease_token;
+    res.status = r->status;
+    res.output_json = json::serialize(r->output);
+    res.reason = r->reason;
+    results.push_back(std::move(res));
+    ids.emplace_back(o->at("taskId").get_string());
+  }
+  api->ask<std::vector<msg::report_outcome>>(
+    [ex, ids](std::vector<msg::report_outcome>& outcomes) {
+      json::array out;
+      for (size_t i = 0; i < outcomes.size() && i < ids.size(); ++i) {
+        const auto& oc = outcomes[i];
+        json::object item{{"taskId", ids[i]}};
+        if (!oc.error) {
+          item["status"] = 200;
+        } else if (nf::is_nodeflow_error(oc.error)
+                   && nf::code_of(oc.error) == nf::errc::lease_lost) {
+          item["status"] = 409;
+          item["message"] = "the lease was lost: this result changed nothing";
+        } else {
+          item["status"] = status_of(oc.error);
+          item["message"] = nf::message_of(oc.error);
+        }
+        out.push_back(std::move(item));
+      }
+      ex->respond_json(200, out);
+    },
+    [ex](caf::error& e) { ex->fail(e); }, complete_atom_v, std::move(results));
 }
 
 // The task's log lines, read from its workflow's history page by page.
@@ -458,12 +531,28 @@ void add_task_routes(router& r, const route_context& ctx) {
            auto body = read_json_object(ex, lim);
            if (!body)
              return;
-           auto rep = read_report(ex, *body);
+           auto rep = read_report(
+             [ex](const std::string& m, const std::string& f) { ex->fail(400, m, f); }, *body);
            if (!rep)
              return;
            auto answer = body->at("taskId").get_string();
            apply_report(api, ex, std::make_shared<report>(std::move(*rep)),
                         std::string{answer});
+         }});
+  r.add({verb::post, "/api/tasks/batch",
+         "Report several leased tasks' final results at once (nodeflow's own route)", {},
+         body_kind::json,
+         "[TaskResult, …] (1 … 1000; COMPLETED, FAILED or FAILED_WITH_TERMINAL_ERROR, no logs)",
+         "[{taskId, status: 200 | 409 (lease lost) | …, message}], one per result, in order",
+         "task", [api, lim](const exchange_ptr& ex) {
+           auto body = read_json_body(ex, lim);
+           if (!body)
+             return;
+           if (!body->is_array()) {
+             ex->fail(400, "body: expected an array of task results", "body");
+             return;
+           }
+           report_batch(api, ex, body->get_array());
          }});
   r.add({verb::post, "/api/tasks/{taskId}/log", "Add a line to a task's log", {},
          body_kind::json, "the log line as a JSON string", "nothing (200)", "task",
