@@ -41,6 +41,16 @@ public:
   virtual void end_stream() = 0;
 };
 
+/// Who sends a request, as the door established it (never what the client claims): the
+/// subject audit rows name, the role routes check and the namespace every request is
+/// confined to. Without authentication (`auth` off) every request is the admin of the
+/// default namespace.
+struct principal {
+  std::string subject = "anonymous"; ///< "key:<keyId>", "user:<name>" or "anonymous"
+  std::string role = "admin";        ///< admin, operator, worker or reader
+  std::string namespace_name = "default";
+};
+
 class exchange : public std::enable_shared_from_this<exchange> {
 public:
   exchange(verb method, std::string target, std::map<std::string, std::string> headers,
@@ -63,6 +73,12 @@ public:
   /// The matched route's pattern ("/api/workflow/{workflowId}"), for metrics.
   const std::string& route() const { return route_; }
   void set_route(std::string r) { route_ = std::move(r); }
+  /// Who sends it (set by the server before the handler runs).
+  const principal& who() const { return who_; }
+  void set_principal(principal p) { who_ = std::move(p); }
+  /// The client's address ("127.0.0.1:53122"), for audit rows and logs.
+  const std::string& remote() const { return remote_; }
+  void set_remote(std::string r) { remote_ = std::move(r); }
 
   /// Answers once; later answers are ignored.
   void respond(response r);
@@ -94,6 +110,8 @@ private:
   std::map<std::string, std::string> headers_;
   std::map<std::string, std::string> params_;
   std::string route_;
+  principal who_;
+  std::string remote_;
   std::string body_;
   std::shared_ptr<connection_port> conn_;
   std::atomic<bool> answered_{false};

@@ -207,6 +207,10 @@ private:
                                          std::move(headers), std::move(req.body()),
                                          std::make_shared<port>(shared_from_this()));
     exchange_ = ex;
+    beast::error_code rec;
+    auto ep = stream_.socket().remote_endpoint(rec);
+    if (!rec)
+      ex->set_remote(ep.address().to_string() + ":" + std::to_string(ep.port()));
     auto m = state_->routes->match(req.method(), ex->path());
     if (!m.found) {
       if (m.path_known) {
