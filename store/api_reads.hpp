@@ -81,7 +81,7 @@ caf::expected<std::vector<std::pair<int16_t, int64_t>>> pending_decisions(connec
 /// when the task does not exist in namespace `ns`.
 caf::expected<std::optional<int>> task_response_timeout(connection& conn, const workflow_id& wf,
                                                         const task_id& task,
-                                                        const namespace_id& ns = default_namespace);
+                                                        const namespace_id& ns);
 
 /// A ref's latest attempt: what completing a task by its reference name checks.
 struct task_at_ref {
@@ -98,6 +98,6 @@ caf::expected<task_at_ref> latest_task_at_ref(connection& conn, const workflow_i
 /// The keyset position just after dead letter `id` (for list pages that
 /// continue "after id N"); `not_found` when `id` is not a dead letter of namespace `ns`.
 caf::expected<dead_letter_cursor> dead_letter_position(connection& conn, int64_t id,
-                                                      const namespace_id& ns = default_namespace);
+                                                      const namespace_id& ns);
 
 } // namespace nf::store
