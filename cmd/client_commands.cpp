@@ -71,6 +71,12 @@ const std::map<std::string, spec>& specs() {
       1,
       any}},
     {"status", {"status [--json]", {}, {"json"}, 0, 0}},
+    {"namespaces",
+     {"namespaces list [--json] | namespaces create NAME | namespaces remove NAME",
+      {},
+      {"json"},
+      1,
+      2}},
   };
   return all;
 }
@@ -414,6 +420,26 @@ action prepare(const std::string& name, const cli_args& a) {
                   print_dead_letters, out, err);
     };
   }
+  if (name == "namespaces") {
+    msg::namespace_request r;
+    r.op = pos[0];
+    if (r.op == "list") {
+      if (pos.size() > 1)
+        throw usage_error{"namespaces list takes no name"};
+    } else if (r.op == "create" || r.op == "remove") {
+      if (pos.size() < 2)
+        throw usage_error{"namespaces " + r.op + " takes the namespace's NAME"};
+      r.name = pos[1];
+    } else {
+      throw usage_error{"unknown namespaces action \"" + r.op
+                        + "\" (expected list, create or remove)"};
+    }
+    // A create or a remove answers what it did: shown as it came.
+    bool as_json = a.has("json") || r.op != "list";
+    return [r, as_json](client& c, std::ostream& out, std::ostream& err) {
+      return show("namespaces", c.namespaces(r), as_json, print_namespaces, out, err);
+    };
+  }
   // status
   bool as_json = a.has("json");
   return [as_json](client& c, std::ostream& out, std::ostream& err) {
@@ -440,9 +466,11 @@ const char* client_usage() {
          "  search [--status S] [--name N] [--started-after MS] [--limit N] [--cursor C] [--json]\n"
          "  deadletters list [--after ID] [--limit N] | deadletters replay [ID...]\n"
          "  status [--json]                  node, partitions, queue depths\n"
+         "  namespaces list|create NAME|remove NAME   manage namespaces\n"
          "  client commands take --node HOST:PORT (default $NODEFLOW_NODE, else "
-         "127.0.0.1:4510)\n"
-         "  and --timeout MS (default 30000)\n";
+         "127.0.0.1:4510),\n"
+         "  --namespace NAME (default $NODEFLOW_NAMESPACE, else default; the node takes it\n"
+         "  unauthenticated) and --timeout MS (default 30000)\n";
 }
 
 int run_client_command(const std::string& name, int argc, char** argv, std::ostream& out,
@@ -450,12 +478,13 @@ int run_client_command(const std::string& name, int argc, char** argv, std::ostr
   const auto& s = specs().at(name);
   auto usage = [&](const std::string& problem) {
     err << "nodeflow " << name << ": " << problem << "\nusage: nodeflow " << s.usage
-        << " [--node HOST:PORT] [--timeout MS]\n";
+        << " [--node HOST:PORT] [--namespace NAME] [--timeout MS]\n";
     return 2;
   };
   auto values = s.value_flags;
   values.emplace_back("node");
   values.emplace_back("timeout");
+  values.emplace_back("namespace");
   std::string error;
   auto args = parse_args(argc, argv, 0, values, s.switch_flags, error);
   if (!args)
@@ -472,6 +501,10 @@ int run_client_command(const std::string& name, int argc, char** argv, std::ostr
   auto opts = parse_node_address(address);
   if (!opts)
     return usage(describe(opts.error()));
+  if (const char* env = std::getenv("NODEFLOW_NAMESPACE"); env != nullptr && *env != '\0')
+    opts->namespace_name = env;
+  if (auto ns = args->value("namespace"))
+    opts->namespace_name = *ns;
   action act;
   try {
     opts->timeout = std::chrono::milliseconds{integer_flag(*args, "timeout", 1, 3600000, 30000)};

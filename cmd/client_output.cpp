@@ -196,6 +196,19 @@ void print_dead_letters(const std::string& text, std::ostream& out) {
   out << "\n";
 }
 
+void print_namespaces(const std::string& text, std::ostream& out) {
+  auto v = parse_or_text(text);
+  const auto* o = v.if_object();
+  const auto* items = o ? o->if_contains("namespaces") : nullptr;
+  if (items == nullptr || !items->is_array()) {
+    out << text << "\n";
+    return;
+  }
+  for (const auto& nv : items->as_array())
+    if (const auto* n = nv.if_object())
+      out << str(*n, "name") << "\n";
+}
+
 void print_registered(const std::vector<std::string>& task_sources,
                       const std::vector<std::string>& workflow_sources, const std::string& text,
                       std::ostream& out) {

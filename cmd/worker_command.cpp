@@ -48,7 +48,8 @@ struct counters {
 const char* usage_text =
   "usage: nodeflow worker --queue NAME [--queue NAME]... [--behavior echo|fail-first-attempt|"
   "sleep=MS]\n"
-  "                       [--concurrency N] [--max-tasks N] [--worker-id ID] [--node HOST:PORT]\n";
+  "                       [--concurrency N] [--max-tasks N] [--worker-id ID] [--node HOST:PORT]\n"
+  "                       [--namespace NAME]\n";
 
 std::optional<int64_t> number(const std::string& s, int64_t lo, int64_t hi) {
   if (s.empty() || s.size() > 12 || s.find_first_not_of("0123456789") != std::string::npos)
@@ -61,7 +62,9 @@ std::optional<int64_t> number(const std::string& s, int64_t lo, int64_t hi) {
 
 std::optional<worker_config> read_config(int argc, char** argv, std::string& error) {
   auto args = parse_args(argc, argv, 0,
-                         {"queue", "behavior", "concurrency", "max-tasks", "worker-id", "node"}, {},
+                         {"queue", "behavior", "concurrency", "max-tasks", "worker-id", "node",
+                          "namespace"},
+                         {},
                          error);
   if (!args)
     return std::nullopt;
@@ -113,6 +116,10 @@ std::optional<worker_config> read_config(int argc, char** argv, std::string& err
     return std::nullopt;
   }
   c.node = *node;
+  if (const char* env = std::getenv("NODEFLOW_NAMESPACE"); env != nullptr && *env != '\0')
+    c.node.namespace_name = env;
+  if (auto ns = args->value("namespace"))
+    c.node.namespace_name = *ns;
   return c;
 }
 

@@ -13,8 +13,10 @@
 #include "store/definitions.hpp"
 #include "store/events.hpp"
 #include "store/input_errors.hpp"
+#include "store/namespaces.hpp"
 #include "store/outbox.hpp"
 #include "proto/errors.hpp"
+#include "proto/namespaces.hpp"
 #include "store/pg/transaction.hpp"
 #include "store/queues.hpp"
 #include "store/schema/migrator.hpp"
@@ -27,8 +29,26 @@ namespace json = boost::json;
 
 namespace {
 
+// The namespace a request acts in: the api resolved its name to this id (messages.hpp).
 namespace_id namespace_of(const std::string& ns) {
   return ns.empty() ? default_namespace : namespace_id{ns};
+}
+
+// A workflow of another namespace is as missing as one that never was: the error says
+// nothing of its existence.
+caf::error workflow_not_found(const std::string& id) {
+  return nf::make_error(nf::errc::not_found, "workflow " + id + " not found");
+}
+
+// `not_found` unless workflow `id` exists in namespace `ns`.
+caf::expected<void> check_in_namespace(store::connection& conn, const std::string& ns,
+                                       const std::string& id) {
+  auto h = store::read_execution_header(conn, workflow_id{id});
+  if (!h)
+    return std::move(h.error());
+  if (h->ns != namespace_of(ns))
+    return workflow_not_found(id);
+  return caf::expected<void>{};
 }
 
 // Stored JSON text as a value; the store only holds valid JSON, so a parse
@@ -120,7 +140,8 @@ json::object task_json(const store::task_row& t) {
     {"attempt", t.identity.attempt},
     {"taskType", std::string{flow::to_string(t.type)}},
     {"taskDefName", t.task_def_name},
-    {"queueName", opt(t.queue_name)},
+    {"queueName", t.queue_name ? json::value(std::string{plain_queue(*t.queue_name)})
+                               : json::value(nullptr)},
     {"status", std::string{flow::to_string(t.status)}},
     {"input", stored(t.input)},
     {"output", stored(t.output)},
@@ -175,7 +196,8 @@ json::object execution_json(const store::workflow_snapshot& s, bool include_task
 
 } // namespace
 
-caf::expected<std::string> register_definitions(store::connection& conn, std::string_view text) {
+caf::expected<std::string> register_definitions(store::connection& conn, std::string_view text,
+                                                const std::string& ns) {
   definitions_doc doc;
   json::value root;
   if (!flow::parse_json(text, root, doc.problems))
@@ -194,7 +216,7 @@ caf::expected<std::string> register_definitions(store::connection& conn, std::st
     return store::invalid_input(doc.problems);
   // One transaction for the whole request: a write that fails part way (the
   // database rejecting a row) leaves none of the others behind (I11).
-  auto revisions = store::put_definitions(conn, default_namespace, doc.tasks, doc.workflows);
+  auto revisions = store::put_definitions(conn, namespace_of(ns), doc.tasks, doc.workflows);
   if (!revisions)
     return std::move(revisions.error());
   json::array task_out;
@@ -209,9 +231,10 @@ caf::expected<std::string> register_definitions(store::connection& conn, std::st
 
 caf::expected<std::string> definitions(store::connection& conn, const msg::definitions_query& q) {
   const bool task = q.kind == "task";
+  const auto ns = namespace_of(q.namespace_id);
   if (q.op == "delete") {
-    auto done = task ? store::delete_task_def(conn, default_namespace, q.name)
-                     : store::delete_workflow_def(conn, default_namespace, q.name, q.version);
+    auto done = task ? store::delete_task_def(conn, ns, q.name)
+                     : store::delete_workflow_def(conn, ns, q.name, q.version);
     if (!done)
       return std::move(done.error());
     json::object what{{"kind", q.kind}, {"name", q.name}};
@@ -221,7 +244,7 @@ caf::expected<std::string> definitions(store::connection& conn, const msg::defin
   }
   if (!task) {
     if (q.op == "list") {
-      auto defs = store::load_all_workflow_defs(conn, default_namespace);
+      auto defs = store::load_all_workflow_defs(conn, ns);
       if (!defs)
         return std::move(defs.error());
       json::array out;
@@ -229,14 +252,14 @@ caf::expected<std::string> definitions(store::connection& conn, const msg::defin
         out.push_back(flow::to_json(d));
       return json::serialize(out);
     }
-    auto def = store::load_workflow_def(conn, default_namespace, q.name,
+    auto def = store::load_workflow_def(conn, ns, q.name,
                                         q.version > 0 ? std::optional<int64_t>{q.version}
                                                       : std::nullopt);
     if (!def)
       return std::move(def.error());
     return json::serialize(flow::to_json(*def));
   }
-  auto defs = store::load_task_defs(conn, default_namespace);
+  auto defs = store::load_task_defs(conn, ns);
   if (!defs)
     return std::move(defs.error());
   if (q.op == "list") {
@@ -258,8 +281,8 @@ caf::expected<std::string> get_execution(store::connection& conn, const msg::wor
   });
   if (!snaps)
     return std::move(snaps.error());
-  if (snaps->empty())
-    return nf::make_error(nf::errc::not_found, "workflow " + q.workflow_id + " not found");
+  if (snaps->empty() || snaps->front().ns != namespace_of(q.namespace_id))
+    return workflow_not_found(q.workflow_id);
   return json::serialize(execution_json(snaps->front(), q.include_tasks));
 }
 
@@ -310,6 +333,8 @@ caf::expected<std::string> deliver_signal(store::connection& conn, const msg::si
     if (ec)
       return nf::make_error(nf::errc::invalid, "payload: expected JSON (" + ec.message() + ")");
   }
+  if (auto in = check_in_namespace(conn, r.namespace_id, r.workflow_id); !in)
+    return std::move(in.error());
   if (auto d = store::deliver_signal(conn, workflow_id{r.workflow_id}, r.name, payload); !d)
     return std::move(d.error());
   return json::serialize(
@@ -330,6 +355,8 @@ caf::expected<std::string> record_task_progress(store::connection& conn,
       return nf::make_error(nf::errc::invalid, "output: expected a JSON object");
     payload["outputData"] = std::move(output);
   }
+  if (auto in = check_in_namespace(conn, r.namespace_id, r.workflow_id); !in)
+    return std::move(in.error());
   if (auto d = store::record_task_progress(conn, workflow_id{r.workflow_id}, task_id{r.task_id},
                                            payload);
       !d)
@@ -344,6 +371,8 @@ caf::expected<std::string> update_task_by_ref(store::connection& conn,
   auto output = json::parse(r.output_json, ec);
   if (ec || !output.is_object())
     return nf::make_error(nf::errc::invalid, "output: expected a JSON object");
+  if (auto in = check_in_namespace(conn, r.namespace_id, r.workflow_id); !in)
+    return std::move(in.error());
   auto d = store::deliver_task_update(conn, workflow_id{r.workflow_id}, r.task_ref, r.status,
                                       output);
   if (!d)
@@ -358,7 +387,7 @@ caf::expected<int64_t> heartbeat(store::connection& conn, const msg::heartbeat_r
                                  int default_lease_seconds) {
   workflow_id wf{r.workflow_id};
   task_id task{r.task_id};
-  auto secs = store::task_response_timeout(conn, wf, task);
+  auto secs = store::task_response_timeout(conn, wf, task, namespace_of(r.namespace_id));
   if (!secs)
     return std::move(secs.error());
   store::heartbeat_request req{wf, task, lease_token{r.lease_token},
@@ -367,13 +396,19 @@ caf::expected<int64_t> heartbeat(store::connection& conn, const msg::heartbeat_r
 }
 
 caf::expected<std::vector<msg::event_view>> read_events(store::connection& conn,
-                                                        const msg::events_request& r) {
+                                                        const msg::events_request& r,
+                                                        bool scoped) {
   workflow_id wf{r.workflow_id};
+  // First, so that another namespace's history is never read (and an unknown workflow is
+  // told apart from a quiet one).
+  if (scoped)
+    if (auto in = check_in_namespace(conn, r.namespace_id, r.workflow_id); !in)
+      return std::move(in.error());
   auto rows = store::read_events(conn, wf, r.after_seq, r.limit);
   if (!rows)
     return std::move(rows.error());
   // Nothing new: tell an unknown workflow apart from a quiet one.
-  if (rows->empty())
+  if (!scoped && rows->empty())
     if (auto h = store::read_execution_header(conn, wf); !h)
       return std::move(h.error());
   std::vector<msg::event_view> out;
@@ -417,21 +452,22 @@ caf::expected<std::string> store_status(store::connection& conn) {
 
 caf::expected<std::string> dead_letters(store::connection& conn,
                                         const msg::deadletter_request& r) {
+  const auto ns = namespace_of(r.namespace_id);
   if (r.op == "replay") {
-    auto n = r.ids.empty() ? store::replay_all_dead_letters(conn)
-                           : store::replay_dead_letters(conn, r.ids);
+    auto n = r.ids.empty() ? store::replay_all_dead_letters(conn, 1000, ns)
+                           : store::replay_dead_letters(conn, r.ids, ns);
     if (!n)
       return std::move(n.error());
     return json::serialize(json::object{{"replayed", *n}});
   }
   std::optional<store::dead_letter_cursor> after;
   if (r.after_id > 0) {
-    auto pos = store::dead_letter_position(conn, r.after_id);
+    auto pos = store::dead_letter_position(conn, r.after_id, ns);
     if (!pos)
       return std::move(pos.error());
     after = *pos;
   }
-  auto page = store::list_dead_letters(conn, after, r.limit);
+  auto page = store::list_dead_letters(conn, after, r.limit, ns);
   if (!page)
     return std::move(page.error());
   json::array items;
@@ -449,6 +485,37 @@ caf::expected<std::string> dead_letters(store::connection& conn,
   if (page->next)
     next = page->next->id;
   return json::serialize(json::object{{"deadLetters", std::move(items)}, {"nextAfterId", next}});
+}
+
+caf::expected<std::string> resolve_namespace(store::connection& conn, const std::string& name) {
+  auto row = store::find_namespace(conn, name.empty() ? std::string{"default"} : name);
+  if (!row)
+    return std::move(row.error());
+  return row->id.str();
+}
+
+caf::expected<std::string> namespaces(store::connection& conn, const msg::namespace_request& r) {
+  auto row_json = [](const store::namespace_row& n) {
+    return json::object{{"name", n.name}, {"createdTime", n.created_at_ms}};
+  };
+  if (r.op == "create") {
+    auto n = store::create_namespace(conn, r.name);
+    if (!n)
+      return std::move(n.error());
+    return json::serialize(row_json(*n));
+  }
+  if (r.op == "remove") {
+    if (auto d = store::remove_namespace(conn, r.name); !d)
+      return std::move(d.error());
+    return json::serialize(json::object{{"removed", r.name}});
+  }
+  auto all = store::list_namespaces(conn);
+  if (!all)
+    return std::move(all.error());
+  json::array out;
+  for (const auto& n : *all)
+    out.push_back(row_json(n));
+  return json::serialize(json::object{{"namespaces", std::move(out)}});
 }
 
 } // namespace nf::engine

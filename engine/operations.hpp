@@ -22,7 +22,11 @@ namespace nf::engine {
 /// both). Everything is read and validated first; any problem rejects the
 /// whole request (`invalid`, every problem listed) and nothing is written.
 /// Answers `{"taskDefs":[{"name","revision"}],"workflowDefs":[{"name","version"}]}`.
-caf::expected<std::string> register_definitions(store::connection& conn, std::string_view text);
+/// Every operation here acts in the namespace its request names (by id, as the api resolved
+/// it; empty = "default"): a workflow, task, definition or dead letter of another namespace
+/// is `not_found`, and nothing of it changes.
+caf::expected<std::string> register_definitions(store::connection& conn, std::string_view text,
+                                                const std::string& ns = {});
 
 /// Lists, reads or deletes definitions (msg::definitions_query, checked): a list is a JSON
 /// array of definitions as registered (flow::to_json), a get one definition, a delete
@@ -61,9 +65,12 @@ caf::expected<std::string> record_task_progress(store::connection& conn,
 caf::expected<std::string> update_task_by_ref(store::connection& conn,
                                               const msg::task_ref_update& r);
 
-/// Events after `after_seq` (no waiting: the api actor re-asks).
+/// Events after `after_seq` (no waiting: the api actor re-asks). `scoped` false reads
+/// whatever namespace the workflow is in: for a caller that checked the namespace already
+/// (the HTTP door's history streams ask the api first).
 caf::expected<std::vector<msg::event_view>> read_events(store::connection& conn,
-                                                        const msg::events_request& r);
+                                                        const msg::events_request& r,
+                                                        bool scoped = true);
 
 /// The store's part of `status`: `{"queues":[{"name","ready","leased"}],
 /// "pendingDecisions":{"total":n,"byShard":{"3":n}}}`.
@@ -76,5 +83,11 @@ caf::expected<std::string> database_readiness(store::connection& conn);
 /// (all dead letters when `ids` is empty).
 caf::expected<std::string> dead_letters(store::connection& conn,
                                         const msg::deadletter_request& r);
+
+/// The id of the namespace named `name` (empty = "default"); `not_found` when none is.
+caf::expected<std::string> resolve_namespace(store::connection& conn, const std::string& name);
+
+/// Lists, creates or removes namespaces (msg::namespace_request, checked).
+caf::expected<std::string> namespaces(store::connection& conn, const msg::namespace_request& r);
 
 } // namespace nf::engine

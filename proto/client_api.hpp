@@ -21,6 +21,10 @@ using client_api = caf::typed_actor<
   // Task and/or workflow definitions as JSON text (one object or an array);
   // answers a JSON summary of what was registered.
   caf::replies_to<register_atom, std::string>::with<std::string>,
+  // The same into a namespace (its name, then the definitions).
+  caf::replies_to<register_atom, std::string, std::string>::with<std::string>,
+  // Create, list or remove namespaces (msg::namespace_request); answers JSON text.
+  caf::replies_to<namespaces_atom, msg::namespace_request>::with<std::string>,
   // List, read or delete definitions (msg::definitions_query); answers JSON text.
   caf::replies_to<definitions_atom, msg::definitions_query>::with<std::string>,
   caf::replies_to<start_atom, msg::start_request>::with<msg::start_reply>,

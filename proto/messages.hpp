@@ -15,6 +15,12 @@
 namespace nf::msg {
 
 /// Start a workflow. `version` 0 = the latest registered version.
+///
+/// `namespace_id`, here and in every request below that carries it: the namespace the
+/// request acts in, by the name clients know (empty = "default"). A request sees only its
+/// namespace's rows: a workflow, task or definition of another namespace is `not found`.
+/// The api actor (net/api) resolves the name to the namespace's id before anything else
+/// reads the request, so past it (on the node, between nodes) the field holds that id.
 struct start_request {
   std::string namespace_id;
   std::string workflow_name;
@@ -34,6 +40,7 @@ struct start_reply {
 struct workflow_query {
   std::string workflow_id;
   bool include_tasks = true;
+  std::string namespace_id; ///< the namespace's name; empty = "default" (see start_request)
 };
 
 /// List executions, newest first, keyset-paginated by `cursor`.
@@ -63,6 +70,7 @@ struct workflow_command {
   std::string task_ref;
   int32_t iteration = 0;
   std::string input_json; ///< empty = unchanged
+  std::string namespace_id; ///< the namespace's name; empty = "default" (see start_request)
 };
 
 /// Deliver a signal to a workflow (completes a WAIT for that signal).
@@ -70,6 +78,7 @@ struct signal_request {
   std::string workflow_id;
   std::string name;
   std::string payload_json = "null";
+  std::string namespace_id; ///< the namespace's name; empty = "default" (see start_request)
 };
 
 /// A worker's (long) poll on one queue.
@@ -104,6 +113,7 @@ struct task_result {
   std::string status = "COMPLETED";
   std::string output_json = "{}";
   std::string reason;
+  std::string namespace_id; ///< the namespace's name; empty = "default" (see start_request)
 };
 
 /// One report's answer within a batch of reports (client_api.hpp): the answer the report
@@ -122,6 +132,7 @@ struct task_progress {
   std::string workflow_id;
   std::string logs_json = "[]"; ///< [{"log": text, "createdTime": ms}, …]
   std::string output_json;      ///< empty = none reported
+  std::string namespace_id; ///< the namespace's name; empty = "default" (see start_request)
 };
 
 /// Completes a WAIT task from outside by its reference name (Conductor's
@@ -132,6 +143,7 @@ struct task_ref_update {
   std::string task_ref;
   std::string status = "COMPLETED";
   std::string output_json = "{}";
+  std::string namespace_id; ///< the namespace's name; empty = "default" (see start_request)
 };
 
 /// Extends a lease; answered with the new expiry (ms since epoch).
@@ -139,6 +151,7 @@ struct heartbeat_request {
   std::string task_id;
   std::string workflow_id;
   std::string lease_token;
+  std::string namespace_id; ///< the namespace's name; empty = "default" (see start_request)
 };
 
 /// A workflow's history after `after_seq`; `wait_ms` > 0 waits for new events.
@@ -147,6 +160,7 @@ struct events_request {
   int64_t after_seq = 0;
   int32_t limit = 1000;
   int64_t wait_ms = 0;
+  std::string namespace_id; ///< the namespace's name; empty = "default" (see start_request)
 };
 
 struct event_view {
@@ -167,6 +181,7 @@ struct definitions_query {
   std::string kind = "task"; ///< "task" | "workflow"
   std::string name;          ///< empty for a list
   int64_t version = 0;
+  std::string namespace_id; ///< the namespace's name; empty = "default" (see start_request)
 };
 
 /// Dead-lettered outbox events: op "list" (after `after_id`, `limit`) or
@@ -176,8 +191,22 @@ struct deadletter_request {
   std::vector<int64_t> ids;
   int64_t after_id = 0;
   int32_t limit = 100;
+  std::string namespace_id; ///< the namespace's name; empty = "default" (see start_request)
 };
 
+/// Namespaces, managed: op "list", "create" (`name`) or "remove" (`name`; refused with
+/// `conflict` while it holds definitions or running executions; "default" stays). Answers
+/// JSON: `{"namespaces":[{"name","createdTime"}]}` for a list, the namespace for a create,
+/// `{"removed":name}` for a remove.
+struct namespace_request {
+  std::string op = "list";
+  std::string name;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, namespace_request& x) {
+  return f(caf::meta::type_name("nf::msg::namespace_request"), x.op, x.name);
+}
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, start_request& x) {
   return f(caf::meta::type_name("nf::msg::start_request"), x.namespace_id, x.workflow_name,
@@ -189,7 +218,7 @@ typename Inspector::result_type inspect(Inspector& f, start_reply& x) {
 }
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, workflow_query& x) {
-  return f(caf::meta::type_name("nf::msg::workflow_query"), x.workflow_id, x.include_tasks);
+  return f(caf::meta::type_name("nf::msg::workflow_query"), x.workflow_id, x.include_tasks, x.namespace_id);
 }
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, search_request& x) {
@@ -204,12 +233,12 @@ typename Inspector::result_type inspect(Inspector& f, search_page& x) {
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, workflow_command& x) {
   return f(caf::meta::type_name("nf::msg::workflow_command"), x.op, x.workflow_id, x.reason,
-           x.task_ref, x.iteration, x.input_json);
+           x.task_ref, x.iteration, x.input_json, x.namespace_id);
 }
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, signal_request& x) {
   return f(caf::meta::type_name("nf::msg::signal_request"), x.workflow_id, x.name,
-           x.payload_json);
+           x.payload_json, x.namespace_id);
 }
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, poll_request& x) {
@@ -225,7 +254,7 @@ typename Inspector::result_type inspect(Inspector& f, leased_task& x) {
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, task_result& x) {
   return f(caf::meta::type_name("nf::msg::task_result"), x.task_id, x.workflow_id,
-           x.lease_token, x.status, x.output_json, x.reason);
+           x.lease_token, x.status, x.output_json, x.reason, x.namespace_id);
 }
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, report_outcome& x) {
@@ -234,22 +263,22 @@ typename Inspector::result_type inspect(Inspector& f, report_outcome& x) {
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, task_progress& x) {
   return f(caf::meta::type_name("nf::msg::task_progress"), x.task_id, x.workflow_id,
-           x.logs_json, x.output_json);
+           x.logs_json, x.output_json, x.namespace_id);
 }
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, task_ref_update& x) {
   return f(caf::meta::type_name("nf::msg::task_ref_update"), x.workflow_id, x.task_ref,
-           x.status, x.output_json);
+           x.status, x.output_json, x.namespace_id);
 }
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, heartbeat_request& x) {
   return f(caf::meta::type_name("nf::msg::heartbeat_request"), x.task_id, x.workflow_id,
-           x.lease_token);
+           x.lease_token, x.namespace_id);
 }
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, events_request& x) {
   return f(caf::meta::type_name("nf::msg::events_request"), x.workflow_id, x.after_seq, x.limit,
-           x.wait_ms);
+           x.wait_ms, x.namespace_id);
 }
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, event_view& x) {
@@ -258,12 +287,12 @@ typename Inspector::result_type inspect(Inspector& f, event_view& x) {
 }
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, definitions_query& x) {
-  return f(caf::meta::type_name("nf::msg::definitions_query"), x.op, x.kind, x.name, x.version);
+  return f(caf::meta::type_name("nf::msg::definitions_query"), x.op, x.kind, x.name, x.version, x.namespace_id);
 }
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, deadletter_request& x) {
   return f(caf::meta::type_name("nf::msg::deadletter_request"), x.op, x.ids, x.after_id,
-           x.limit);
+           x.limit, x.namespace_id);
 }
 
 } // namespace nf::msg

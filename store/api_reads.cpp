@@ -56,7 +56,7 @@ SELECT "shard", count(*) AS pending FROM "DecideQueues" GROUP BY "shard" ORDER B
 constexpr statement response_timeout{"api.task_response_timeout", R"(
 SELECT d."responseTimeoutSeconds" FROM "TaskExecutions" t
   LEFT JOIN "TaskDefinitions" d ON d."namespaceId" = t."namespaceId" AND d."name" = t."taskDefName"
- WHERE t."workflowId" = $1 AND t."id" = $2)"};
+ WHERE t."workflowId" = $1 AND t."id" = $2 AND t."namespaceId" = $3)"};
 
 // The latest attempt of a ref, on "TaskExecutions_identity_idx".
 constexpr statement task_by_ref{"api.task_by_ref", R"(
@@ -65,7 +65,8 @@ SELECT "id", "taskType", "status" FROM "TaskExecutions"
  ORDER BY "iteration" DESC, "attempt" DESC LIMIT 1)"};
 
 constexpr statement dead_letter_at{"api.dead_letter_position", R"(
-SELECT "deadLetteredAt" FROM "OutboxEvents" WHERE "id" = $1 AND "deadLetteredAt" IS NOT NULL)"};
+SELECT "deadLetteredAt" FROM "OutboxEvents"
+ WHERE "id" = $1 AND "deadLetteredAt" IS NOT NULL AND "namespaceId" = $2)"};
 
 flow::workflow_status status_of(std::string_view label) {
   auto s = flow::parse_workflow_status(label);
@@ -162,8 +163,9 @@ caf::expected<std::vector<std::pair<int16_t, int64_t>>> pending_decisions(connec
 }
 
 caf::expected<std::optional<int>> task_response_timeout(connection& conn, const workflow_id& wf,
-                                                        const task_id& task) {
-  auto r = conn.run01(response_timeout, params::of(wf, task));
+                                                        const task_id& task,
+                                                        const namespace_id& ns) {
+  auto r = conn.run01(response_timeout, params::of(wf, task, ns));
   if (!r)
     return std::move(r.error());
   if (!*r)
@@ -189,8 +191,9 @@ caf::expected<task_at_ref> latest_task_at_ref(connection& conn, const workflow_i
                      row.str(0, row.column_named("status"))};
 }
 
-caf::expected<dead_letter_cursor> dead_letter_position(connection& conn, int64_t id) {
-  auto r = conn.run01(dead_letter_at, params::of(id));
+caf::expected<dead_letter_cursor> dead_letter_position(connection& conn, int64_t id,
+                                                      const namespace_id& ns) {
+  auto r = conn.run01(dead_letter_at, params::of(id, ns));
   if (!r)
     return std::move(r.error());
   if (!*r)

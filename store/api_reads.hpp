@@ -78,9 +78,10 @@ caf::expected<std::vector<std::pair<int16_t, int64_t>>> pending_decisions(connec
 
 /// The task definition's "responseTimeoutSeconds" for a task execution
 /// (nullopt when the task has no definition or the value is 0); `not_found`
-/// when the task does not exist.
+/// when the task does not exist in namespace `ns`.
 caf::expected<std::optional<int>> task_response_timeout(connection& conn, const workflow_id& wf,
-                                                        const task_id& task);
+                                                        const task_id& task,
+                                                        const namespace_id& ns);
 
 /// A ref's latest attempt: what completing a task by its reference name checks.
 struct task_at_ref {
@@ -95,7 +96,8 @@ caf::expected<task_at_ref> latest_task_at_ref(connection& conn, const workflow_i
                                               const std::string& ref);
 
 /// The keyset position just after dead letter `id` (for list pages that
-/// continue "after id N"); `not_found` when `id` is not a dead letter.
-caf::expected<dead_letter_cursor> dead_letter_position(connection& conn, int64_t id);
+/// continue "after id N"); `not_found` when `id` is not a dead letter of namespace `ns`.
+caf::expected<dead_letter_cursor> dead_letter_position(connection& conn, int64_t id,
+                                                      const namespace_id& ns);
 
 } // namespace nf::store

@@ -77,19 +77,20 @@ RETURNING o."id", o."attempts", o."deadLetteredAt" IS NOT NULL AS dead_lettered,
 
 constexpr statement dead_letters{"outbox.dead_letters", R"(
 SELECT )" NF_OUTBOX_COLUMNS R"(, o."deadLetteredAt" FROM "OutboxEvents" o
- WHERE o."deadLetteredAt" IS NOT NULL
+ WHERE o."deadLetteredAt" IS NOT NULL AND o."namespaceId" = $4
    AND ($1::timestamptz IS NULL OR (o."deadLetteredAt", o."id") > ($1::timestamptz, $2::bigint))
  ORDER BY o."deadLetteredAt", o."id" LIMIT $3)"};
 
 // Same "eventId": a replay is a redelivery, and consumers dedupe on it.
 constexpr statement replay{"outbox.replay", R"(
 UPDATE "OutboxEvents" SET "deadLetteredAt" = NULL, "attempts" = 0, "nextAttemptAt" = now()
- WHERE "id" = ANY($1::bigint[]) AND "deadLetteredAt" IS NOT NULL)"};
+ WHERE "id" = ANY($1::bigint[]) AND "deadLetteredAt" IS NOT NULL AND "namespaceId" = $2)"};
 
 constexpr statement replay_before{"outbox.replay_before", R"(
 WITH c AS (
   SELECT "id" FROM "OutboxEvents"
    WHERE "deadLetteredAt" IS NOT NULL AND "deadLetteredAt" <= $1::timestamptz
+     AND "namespaceId" = $3
    ORDER BY "deadLetteredAt", "id" LIMIT $2 FOR UPDATE SKIP LOCKED)
 UPDATE "OutboxEvents" o SET "deadLetteredAt" = NULL, "attempts" = 0, "nextAttemptAt" = now()
   FROM c WHERE o."id" = c."id")"};
@@ -260,7 +261,8 @@ record_failures(connection& conn, const std::vector<delivery_failure>& failures,
 }
 
 caf::expected<dead_letter_page>
-list_dead_letters(connection& conn, const std::optional<dead_letter_cursor>& after, int limit) {
+list_dead_letters(connection& conn, const std::optional<dead_letter_cursor>& after, int limit,
+                  const namespace_id& ns) {
   if (limit < 1 || limit > 1000)
     return out_of_range("limit", "an integer 1 … 1000", limit);
   std::optional<std::string> at;
@@ -269,7 +271,7 @@ list_dead_letters(connection& conn, const std::optional<dead_letter_cursor>& aft
     at = after->dead_lettered_at;
     id = after->id;
   }
-  auto r = conn.run(dead_letters, params::of(at, id, limit));
+  auto r = conn.run(dead_letters, params::of(at, id, limit, ns));
   if (!r)
     return std::move(r.error());
   dead_letter_page page;
@@ -282,11 +284,18 @@ list_dead_letters(connection& conn, const std::optional<dead_letter_cursor>& aft
   return page;
 }
 
-caf::expected<int64_t> replay_dead_letters(connection& conn, const std::vector<int64_t>& ids) {
-  return update_by_ids(conn, replay, ids);
+caf::expected<int64_t> replay_dead_letters(connection& conn, const std::vector<int64_t>& ids,
+                                           const namespace_id& ns) {
+  if (ids.empty())
+    return 0;
+  auto r = conn.run(replay, params::of(int_array(ids), ns));
+  if (!r)
+    return std::move(r.error());
+  return r->affected();
 }
 
-caf::expected<int64_t> replay_all_dead_letters(connection& conn, int batch) {
+caf::expected<int64_t> replay_all_dead_letters(connection& conn, int batch,
+                                               const namespace_id& ns) {
   if (batch < 1 || batch > 10000)
     return out_of_range("batch", "an integer 1 … 10000", batch);
   auto cutoff = conn.run1(server_now);
@@ -295,7 +304,7 @@ caf::expected<int64_t> replay_all_dead_letters(connection& conn, int batch) {
   auto before = cutoff->str(0, cutoff->column_named("server_now"));
   int64_t total = 0;
   for (;;) {
-    auto r = conn.run(replay_before, params::of(before, batch));
+    auto r = conn.run(replay_before, params::of(before, batch, ns));
     if (!r)
       return std::move(r.error());
     total += r->affected();

@@ -92,17 +92,21 @@ struct dead_letter_page {
   std::optional<dead_letter_cursor> next; ///< absent on the last page
 };
 
-/// Dead letters, oldest first, `limit` (1 … 1000) per page, after `after` if given.
+/// Dead letters of namespace `ns`, oldest first, `limit` (1 … 1000) per page, after `after`
+/// if given. Every dead-letter call sees only its namespace's events.
 caf::expected<dead_letter_page>
-list_dead_letters(connection& conn, const std::optional<dead_letter_cursor>& after, int limit);
+list_dead_letters(connection& conn, const std::optional<dead_letter_cursor>& after, int limit,
+                  const namespace_id& ns = default_namespace);
 
 /// Makes the given dead letters deliverable again at once ("attempts" reset, same
 /// "eventId"); returns how many were dead letters.
-caf::expected<int64_t> replay_dead_letters(connection& conn, const std::vector<int64_t>& ids);
+caf::expected<int64_t> replay_dead_letters(connection& conn, const std::vector<int64_t>& ids,
+                                           const namespace_id& ns = default_namespace);
 
 /// Replays every event dead-lettered before this call, `batch` (1 … 10000) rows per
 /// transaction; returns how many.
-caf::expected<int64_t> replay_all_dead_letters(connection& conn, int batch = 1000);
+caf::expected<int64_t> replay_all_dead_letters(connection& conn, int batch = 1000,
+                                               const namespace_id& ns = default_namespace);
 
 /// Retention: deletes the events published more than `retention_s` seconds ago, walking
 /// the table in key order `batch` (1 … 10000) rows per statement (each its own short

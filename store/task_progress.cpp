@@ -15,7 +15,7 @@ caf::expected<void> record_task_progress(connection& conn, const workflow_id& wf
     if (!h)
       return std::move(h.error());
     // The task must be the workflow's: task_response_timeout is `not_found` otherwise.
-    if (auto t = task_response_timeout(conn, wf, task); !t)
+    if (auto t = task_response_timeout(conn, wf, task, h->ns); !t)
       return std::move(t.error());
     transition_plan plan;
     plan.events.push_back({wf, h->ns, h->shard, "TASK_IN_PROGRESS", task, std::nullopt, text});

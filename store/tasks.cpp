@@ -84,7 +84,8 @@ std::vector<std::optional<lease_facts>> lease_facts_of(const std::vector<task_re
   for (int i = 0; i < read.rows(); ++i) {
     const auto& r = rs[static_cast<size_t>(i)];
     auto& answer = answers[static_cast<size_t>(i)];
-    if (read.is_null(i, ns)) {
+    // A task of another namespace is as unknown as one that never was.
+    if (read.is_null(i, ns) || (r.ns && read.text(i, ns) != r.ns->str())) {
       answer = completion::not_found;
       continue;
     }

@@ -35,6 +35,9 @@ struct task_result {
   task_outcome outcome = task_outcome::completed;
   std::optional<json_text> output;   ///< through json(); absent keeps the current output
   std::optional<std::string> reason; ///< "reasonForIncompletion"
+  /// The namespace the report came from: a task of another one is `not_found`. Absent for
+  /// the node's own reports (system tasks), which may finish a task of any namespace.
+  std::optional<namespace_id> ns;
 };
 
 /// Per-task answer of a batch.

@@ -12,6 +12,7 @@
 #include <spdlog/spdlog.h>
 
 #include "config/folder_logger.hpp"
+#include "proto/namespaces.hpp"
 #include "actors/lessor/lease_store.hpp"
 #include "actors/lessor/leased_task_message.hpp"
 #include "actors/lessor/poll_book.hpp"
@@ -125,7 +126,8 @@ caf::expected<store::queue_policy> policy_for(lessor_actor* self, const msg::pol
   auto now = self->clock().now();
   if (auto it = st.policies.find(key); it != st.policies.end() && now - it->second.loaded < policy_ttl)
     return it->second.policy;
-  auto got = st.db->queue_policy(namespace_id{ns}, req.queue);
+  // The api named the queue as stored (proto/namespaces.hpp); definitions know it plain.
+  auto got = st.db->queue_policy(namespace_id{ns}, std::string{plain_queue(req.queue)});
   store::queue_policy policy;
   if (got) {
     policy = std::move(*got);

@@ -47,6 +47,8 @@ struct command_request {
   std::string task_ref;  ///< rerun
   int32_t iteration = 0; ///< rerun
   std::optional<boost::json::object> input;  ///< rerun / restart
+  /// The namespace the command came from: a workflow of another one is `not_found`.
+  std::optional<namespace_id> ns;
 };
 
 struct batch_input {

@@ -75,7 +75,7 @@ caf::expected<void> decider_core::run_commands(store::transaction& tx, const bat
     auto snaps = store::load_snapshots(tx, {c.id});
     if (!snaps)
       return std::move(snaps.error());
-    if (snaps->empty()) {
+    if (snaps->empty() || (c.ns && snaps->front().ns != *c.ns)) {
       st.commands.emplace_back(
         nf::make_error(nf::errc::not_found, "workflow " + c.id.str() + " not found"));
       continue;

@@ -6,6 +6,7 @@
 #include <boost/json/serialize.hpp>
 
 #include "engine/system_tasks/http_task.hpp"
+#include "proto/namespaces.hpp"
 #include "flow/def_index.hpp"
 #include "flow/retry.hpp"
 #include "store/json.hpp"
@@ -164,13 +165,15 @@ void add_event(store::decision_write& w, const flow::event& e, const std::string
   w.outbox.push_back({e.type, store::json(published)});
 }
 
-store::task_insert to_insert(const flow::scheduled_task& t) {
+store::task_insert to_insert(const flow::scheduled_task& t, const namespace_id& ns) {
   store::task_insert out;
   out.identity = t.id;
   out.type = t.type;
   out.task_def_name = t.task_def_name;
   // HTTP tasks wait for the in-process system-task runner (docs/engine.md §4).
-  out.queue = t.type == flow::task_type::http ? http_task_queue : t.queue;
+  // A queue of another namespace than "default" is stored under its namespace's id
+  // (proto/namespaces.hpp), which only that namespace's polls name.
+  out.queue = t.type == flow::task_type::http ? http_task_queue : namespace_queue(ns.str(), t.queue);
   out.input = store::json(t.input);
   out.status = t.status;
   // "output" NULL means "no output yet": only a task that decide() ran or started
@@ -215,7 +218,7 @@ store::decision_write to_write(const store::workflow_snapshot& s, const flow::de
       w.failed_task_ref = std::string{ref->get_string()};
   w.variables = object_or_none(d.variables);
   for (const auto& t : d.schedule)
-    w.inserts.push_back(to_insert(t));
+    w.inserts.push_back(to_insert(t, s.ns));
   for (const auto& u : d.updates) {
     store::task_change c;
     c.identity = u.id;
@@ -260,7 +263,7 @@ store::decision_write edit_followup(const store::workflow_snapshot& s, const flo
                                     flow::time_ms now_ms, int64_t workflow_timeout_seconds) {
   auto w = write_for(s, s.version + 1);
   for (const auto& t : e.schedule)
-    w.inserts.push_back(to_insert(t));
+    w.inserts.push_back(to_insert(t, s.ns));
   for (const auto& t : e.arm)
     if (auto a = to_arm(t))
       w.arm.push_back(*a);

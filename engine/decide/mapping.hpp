@@ -52,7 +52,7 @@ store::decision_write edit_followup(const store::workflow_snapshot& s, const flo
 store::edit_write to_edit_write(const store::workflow_snapshot& s, const flow::edit& e);
 
 /// A store insert for a scheduled task (queue for SIMPLE and HTTP).
-store::task_insert to_insert(const flow::scheduled_task& t);
+store::task_insert to_insert(const flow::scheduled_task& t, const namespace_id& ns);
 
 /// The store arm of a flow timer, at its deadline; nullopt for kinds the
 /// decider does not arm (startToClose: the lessor arms it with the lease token).

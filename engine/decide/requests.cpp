@@ -71,6 +71,11 @@ caf::expected<store::task_result> to_completion(const msg::task_result& m) {
   if (auto e = check_uuid(m.lease_token, "lease_token"))
     return *e;
   store::task_result r;
+  if (!m.namespace_id.empty()) {
+    if (auto e = check_uuid(m.namespace_id, "namespace_id"))
+      return *e;
+    r.ns = namespace_id{m.namespace_id};
+  }
   r.workflow = workflow_id{m.workflow_id};
   r.task = task_id{m.task_id};
   r.token = lease_token{m.lease_token};
@@ -110,6 +115,11 @@ caf::expected<command_request> to_command(const msg::workflow_command& m) {
   if (m.reason.find('\0') != std::string::npos)
     return invalid("reason: expected text without NUL characters");
   command_request c;
+  if (!m.namespace_id.empty()) {
+    if (auto e = check_uuid(m.namespace_id, "namespace_id"))
+      return *e;
+    c.ns = namespace_id{m.namespace_id};
+  }
   c.op = m.op;
   c.id = workflow_id{m.workflow_id};
   c.reason = m.reason;

@@ -23,7 +23,8 @@ std::optional<store::lease_facts> lease_memory::recall(const store::task_result&
     f = std::move(it->second);
     by_task_.erase(it);
   }
-  if (f->token != r.token || f->workflow != r.workflow
+  // Another namespace's report is left to the read, which answers it `not_found`.
+  if (f->token != r.token || f->workflow != r.workflow || (r.ns && f->ns != *r.ns)
       || f->lease_expires_at_ms <= now_ms + expiry_margin_ms)
     return std::nullopt;
   return f;

@@ -15,6 +15,7 @@
 #include "config/folder_logger.hpp"
 #include "store/ids.hpp"
 #include "proto/errors.hpp"
+#include "proto/namespaces.hpp"
 
 namespace nf::net {
 
@@ -54,6 +55,13 @@ struct api_state {
   /// due: one timer for all of them, not two wake-ups of the clock's thread per request.
   request_deadlines deadlines;
   bool sweep_pending = false;
+  /// Namespace ids by name, each as read at `read` (namespace_ttl): a namespace removed
+  /// elsewhere is forgotten here within that time; one removed through this api at once.
+  struct known_namespace {
+    std::string id;
+    caf::actor_clock::time_point read;
+  };
+  std::map<std::string, known_namespace> namespaces;
   static inline const char* name = "nf.api";
 
   /// The next worker, for a request sent to it at once (every caller sends one).
@@ -217,6 +225,62 @@ report_all(api_pointer self, std::chrono::milliseconds timeout,
   return rp;
 }
 
+// How long the api trusts a namespace id it looked up.
+constexpr auto namespace_ttl = std::chrono::seconds{5};
+
+// The name a request's namespace field holds (empty = "default").
+std::string namespace_name(const std::string& field) {
+  return field.empty() ? std::string{default_namespace_name} : field;
+}
+
+// The id of namespace `name` if this api looked it up lately, else nullptr.
+const std::string* known_namespace(api_pointer self, const std::string& name) {
+  auto& known = self->state.namespaces;
+  auto it = known.find(name);
+  if (it == known.end())
+    return nullptr;
+  if (self->clock().now() - it->second.read > namespace_ttl) {
+    known.erase(it);
+    return nullptr;
+  }
+  return &it->second.id;
+}
+
+// Looks namespace `name` up, then hands the request (`xs`, as the client sent it) back to
+// this actor, which then knows the name: the client's answer comes from that second pass.
+// A malformed name is `invalid`, an unknown one `not_found`.
+template <class Reply, class... Ts>
+caf::result<Reply> look_up_namespace(api_pointer self, const std::string& name, Ts... xs) {
+  if (!valid_namespace_name(name))
+    return nf::make_error(nf::errc::invalid,
+                          "namespace_id: expected a namespace name (a-z, 0-9, '_', '-'; "
+                          "starting with a letter; at most 63), got \""
+                            + name.substr(0, 64) + "\"");
+  auto rp = self->make_response_promise<Reply>();
+  self->request(self->state.worker(), self->state.opts.request_timeout, namespaces_atom_v, name)
+    .then(
+      [self, name, rp, xs...](std::string& id) mutable {
+        self->state.namespaces[name] = {std::move(id), self->clock().now()};
+        rp.delegate(caf::actor_cast<caf::actor>(self), std::move(xs)...);
+      },
+      [rp](caf::error& e) mutable {
+        rp.deliver(as_protocol_error(std::move(e), "namespace lookup"));
+      });
+  return rp;
+}
+
+// Runs `go` on request `m` with its namespace name replaced by the namespace's id, or looks
+// the name up first (look_up_namespace). Every client request passes here before its checks.
+template <class Reply, class Atom, class Msg, class F>
+caf::result<Reply> in_namespace(api_pointer self, Atom atom, Msg& m, F go) {
+  auto name = namespace_name(m.namespace_id);
+  if (const auto* id = known_namespace(self, name)) {
+    m.namespace_id = *id;
+    return go(m);
+  }
+  return look_up_namespace<Reply>(self, name, atom, std::move(m));
+}
+
 void read_events_or_wait(api_pointer self, uint64_t wait_id) {
   auto it = self->state.waits.find(wait_id);
   if (it == self->state.waits.end())
@@ -353,63 +417,112 @@ api_actor::behavior_type api(api_pointer self, api_options opts) {
   return {
     [self](register_atom, std::string& text) -> caf::result<std::string> {
       return to_store<std::string>(self, check_definitions_text(text), register_atom_v,
-                                   std::move(text));
+                                   std::string{default_namespace_uuid}, std::move(text));
+    },
+    [self](register_atom, std::string& ns, std::string& text) -> caf::result<std::string> {
+      auto name = namespace_name(ns);
+      if (const auto* id = known_namespace(self, name))
+        return to_store<std::string>(self, check_definitions_text(text), register_atom_v, *id,
+                                     std::move(text));
+      return look_up_namespace<std::string>(self, name, register_atom_v, std::move(ns),
+                                            std::move(text));
+    },
+    [self](namespaces_atom, msg::namespace_request& r) -> caf::result<std::string> {
+      // Forgotten at once here; other nodes' apis forget it within namespace_ttl.
+      if (r.op == "remove")
+        self->state.namespaces.erase(r.name);
+      return to_store<std::string>(self, check(r), namespaces_atom_v, std::move(r));
     },
     [self](definitions_atom, msg::definitions_query& q) -> caf::result<std::string> {
-      return to_store<std::string>(self, check(q), definitions_atom_v, std::move(q));
+      return in_namespace<std::string>(self, definitions_atom_v, q, [self](auto& m) {
+        return to_store<std::string>(self, check(m), definitions_atom_v, std::move(m));
+      });
     },
     [self, timeout](start_atom, msg::start_request& r) -> caf::result<msg::start_reply> {
-      return to_node<msg::start_reply>(self, check(r), timeout, start_atom_v, std::move(r));
+      return in_namespace<msg::start_reply>(self, start_atom_v, r, [self, timeout](auto& m) {
+        return to_node<msg::start_reply>(self, check(m), timeout, start_atom_v, std::move(m));
+      });
     },
     [self](get_atom, msg::workflow_query& q) -> caf::result<std::string> {
-      return to_store<std::string>(self, check(q), get_atom_v, std::move(q));
+      return in_namespace<std::string>(self, get_atom_v, q, [self](auto& m) {
+        return to_store<std::string>(self, check(m), get_atom_v, std::move(m));
+      });
     },
     [self](search_atom, msg::search_request& r) -> caf::result<msg::search_page> {
-      return to_store<msg::search_page>(self, check(r), search_atom_v, std::move(r));
+      return in_namespace<msg::search_page>(self, search_atom_v, r, [self](auto& m) {
+        return to_store<msg::search_page>(self, check(m), search_atom_v, std::move(m));
+      });
     },
     [self, timeout](command_atom, msg::workflow_command& c) -> caf::result<std::string> {
-      return to_node<std::string>(self, check(c), timeout, command_atom_v, std::move(c));
+      return in_namespace<std::string>(self, command_atom_v, c, [self, timeout](auto& m) {
+        return to_node<std::string>(self, check(m), timeout, command_atom_v, std::move(m));
+      });
     },
     [self](signal_atom, msg::signal_request& r) -> caf::result<std::string> {
-      return to_store<std::string>(self, check(r), signal_atom_v, std::move(r));
+      return in_namespace<std::string>(self, signal_atom_v, r, [self](auto& m) {
+        return to_store<std::string>(self, check(m), signal_atom_v, std::move(m));
+      });
     },
     [self, timeout, limits](poll_atom,
                             msg::poll_request& r) -> caf::result<std::vector<msg::leased_task>> {
-      // A long poll legitimately takes its whole timeout: wait that long plus the usual margin.
-      auto wait = timeout + std::chrono::milliseconds{r.timeout_ms};
-      return to_node<std::vector<msg::leased_task>>(self, check(r, limits), wait, poll_atom_v,
-                                                    std::move(r));
+      using reply = std::vector<msg::leased_task>;
+      return in_namespace<reply>(self, poll_atom_v, r, [self, timeout, limits](auto& m) {
+        auto rejected = check(m, limits);
+        // The queue as stored: a namespace polls only its own (proto/namespaces.hpp).
+        m.queue = namespace_queue(m.namespace_id, m.queue);
+        // A long poll legitimately takes its whole timeout: wait that long plus the margin.
+        auto wait = timeout + std::chrono::milliseconds{m.timeout_ms};
+        return to_node<reply>(self, std::move(rejected), wait, poll_atom_v, std::move(m));
+      });
     },
     [self, timeout](complete_atom, msg::task_result& r) -> caf::result<std::string> {
-      return to_node<std::string>(self, check(r), timeout, complete_atom_v, std::move(r));
+      return in_namespace<std::string>(self, complete_atom_v, r, [self, timeout](auto& m) {
+        return to_node<std::string>(self, check(m), timeout, complete_atom_v, std::move(m));
+      });
     },
     [self, timeout](complete_atom, std::vector<msg::task_result>& rs)
       -> caf::result<std::vector<msg::report_outcome>> {
+      // Every report's namespace known first (a batch names one, in practice).
+      for (auto& r : rs)
+        if (!known_namespace(self, namespace_name(r.namespace_id)))
+          return look_up_namespace<std::vector<msg::report_outcome>>(
+            self, namespace_name(r.namespace_id), complete_atom_v, std::move(rs));
+      for (auto& r : rs)
+        r.namespace_id = *known_namespace(self, namespace_name(r.namespace_id));
       return report_all(self, timeout, std::move(rs));
     },
     [self](heartbeat_atom, msg::heartbeat_request& r) -> caf::result<int64_t> {
-      return to_store<int64_t>(self, check(r), heartbeat_atom_v, std::move(r));
+      return in_namespace<int64_t>(self, heartbeat_atom_v, r, [self](auto& m) {
+        return to_store<int64_t>(self, check(m), heartbeat_atom_v, std::move(m));
+      });
     },
     [self](progress_atom, msg::task_progress& r) -> caf::result<std::string> {
-      return to_store<std::string>(self, check(r), progress_atom_v, std::move(r));
+      return in_namespace<std::string>(self, progress_atom_v, r, [self](auto& m) {
+        return to_store<std::string>(self, check(m), progress_atom_v, std::move(m));
+      });
     },
     [self](task_ref_atom, msg::task_ref_update& r) -> caf::result<std::string> {
-      return to_store<std::string>(self, check(r), task_ref_atom_v, std::move(r));
+      return in_namespace<std::string>(self, task_ref_atom_v, r, [self](auto& m) {
+        return to_store<std::string>(self, check(m), task_ref_atom_v, std::move(m));
+      });
     },
     [self, limits](events_atom, msg::events_request& r)
       -> caf::result<std::vector<msg::event_view>> {
-      if (auto err = check(r, limits))
-        return err;
-      if (r.wait_ms == 0)
-        return to_store<std::vector<msg::event_view>>(self, caf::error{}, events_atom_v,
-                                                      std::move(r));
-      auto id = self->state.next_wait_id++;
-      auto deadline = self->clock().now() + std::chrono::milliseconds{r.wait_ms};
-      auto rp = self->make_response_promise<std::vector<msg::event_view>>();
-      self->state.waits.emplace(
-        id, pending_events{rp, std::move(r), deadline, self->state.opts.events_poll_interval});
-      read_events_or_wait(self, id);
-      return rp;
+      using reply = std::vector<msg::event_view>;
+      return in_namespace<reply>(self, events_atom_v, r, [self, limits](auto& m)
+                                   -> caf::result<reply> {
+        if (auto err = check(m, limits))
+          return err;
+        if (m.wait_ms == 0)
+          return to_store<reply>(self, caf::error{}, events_atom_v, std::move(m));
+        auto id = self->state.next_wait_id++;
+        auto deadline = self->clock().now() + std::chrono::milliseconds{m.wait_ms};
+        auto rp = self->make_response_promise<reply>();
+        self->state.waits.emplace(
+          id, pending_events{rp, std::move(m), deadline, self->state.opts.events_poll_interval});
+        read_events_or_wait(self, id);
+        return rp;
+      });
     },
     [self](tick_atom, uint64_t wait_id) { read_events_or_wait(self, wait_id); },
     [self](tick_atom) { sweep(self); },
@@ -420,7 +533,9 @@ api_actor::behavior_type api(api_pointer self, api_options opts) {
     [self](status_atom) -> caf::result<std::string> { return status(self); },
     [self](ready_atom) -> caf::result<std::string> { return readiness(self); },
     [self](deadletter_atom, msg::deadletter_request& r) -> caf::result<std::string> {
-      return to_store<std::string>(self, check(r), deadletter_atom_v, std::move(r));
+      return in_namespace<std::string>(self, deadletter_atom_v, r, [self](auto& m) {
+        return to_store<std::string>(self, check(m), deadletter_atom_v, std::move(m));
+      });
     },
     [self](metrics_atom) -> caf::result<std::string> {
       return to_store<std::string>(self, caf::error{}, metrics_atom_v);

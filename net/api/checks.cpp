@@ -10,6 +10,7 @@
 #include "flow/status.hpp"
 #include "flow/uuid.hpp"
 #include "proto/errors.hpp"
+#include "proto/namespaces.hpp"
 #include "store/queues.hpp"
 
 namespace nf::net {
@@ -119,6 +120,7 @@ caf::error check(const msg::start_request& r) {
 
 caf::error check(const msg::workflow_query& r) {
   problems p;
+  p.uuid("namespace_id", r.namespace_id, false);
   p.uuid("workflow_id", r.workflow_id);
   return p.done();
 }
@@ -140,6 +142,7 @@ caf::error check(const msg::search_request& r) {
 
 caf::error check(const msg::workflow_command& r) {
   problems p;
+  p.uuid("namespace_id", r.namespace_id, false);
   static const char* ops[] = {"pause", "resume", "terminate", "retry", "rerun", "restart"};
   bool known = false;
   for (const char* op : ops)
@@ -167,6 +170,7 @@ caf::error check(const msg::workflow_command& r) {
 
 caf::error check(const msg::signal_request& r) {
   problems p;
+  p.uuid("namespace_id", r.namespace_id, false);
   p.uuid("workflow_id", r.workflow_id);
   p.text("name", r.name, max_name, true);
   boost::json::value ignored;
@@ -189,6 +193,7 @@ caf::error check(const msg::poll_request& r, const check_limits& limits) {
 
 caf::error check(const msg::task_result& r) {
   problems p;
+  p.uuid("namespace_id", r.namespace_id, false);
   p.lease(r.task_id, r.workflow_id, r.lease_token);
   if (r.status != "COMPLETED" && r.status != "FAILED" && r.status != "FAILED_WITH_TERMINAL_ERROR")
     p.add("status", "expected COMPLETED, FAILED or FAILED_WITH_TERMINAL_ERROR, got "
@@ -208,12 +213,14 @@ caf::error check_report_count(size_t count) {
 
 caf::error check(const msg::heartbeat_request& r) {
   problems p;
+  p.uuid("namespace_id", r.namespace_id, false);
   p.lease(r.task_id, r.workflow_id, r.lease_token);
   return p.done();
 }
 
 caf::error check(const msg::task_progress& r) {
   problems p;
+  p.uuid("namespace_id", r.namespace_id, false);
   p.uuid("task_id", r.task_id);
   p.uuid("workflow_id", r.workflow_id);
   boost::json::value logs;
@@ -245,6 +252,7 @@ caf::error check(const msg::task_progress& r) {
 
 caf::error check(const msg::task_ref_update& r) {
   problems p;
+  p.uuid("namespace_id", r.namespace_id, false);
   p.uuid("workflow_id", r.workflow_id);
   p.text("task_ref", r.task_ref, max_name, true);
   if (r.status != "COMPLETED" && r.status != "FAILED" && r.status != "FAILED_WITH_TERMINAL_ERROR")
@@ -256,6 +264,7 @@ caf::error check(const msg::task_ref_update& r) {
 
 caf::error check(const msg::events_request& r, const check_limits& limits) {
   problems p;
+  p.uuid("namespace_id", r.namespace_id, false);
   p.uuid("workflow_id", r.workflow_id);
   p.range("after_seq", r.after_seq, 0, INT64_MAX / 2);
   p.range("limit", r.limit, 1, 1000);
@@ -265,6 +274,7 @@ caf::error check(const msg::events_request& r, const check_limits& limits) {
 
 caf::error check(const msg::deadletter_request& r) {
   problems p;
+  p.uuid("namespace_id", r.namespace_id, false);
   if (r.op == "list") {
     p.range("after_id", r.after_id, 0, INT64_MAX / 2);
     p.range("limit", r.limit, 1, 1000);
@@ -283,6 +293,7 @@ caf::error check(const msg::deadletter_request& r) {
 
 caf::error check(const msg::definitions_query& r) {
   problems p;
+  p.uuid("namespace_id", r.namespace_id, false);
   bool task = r.kind == "task";
   if (!task && r.kind != "workflow")
     p.add("kind", "expected task or workflow, got " + flow::quoted(r.kind));
@@ -302,6 +313,20 @@ caf::error check(const msg::definitions_query& r) {
       p.range("version", r.version, 1, flow::max_count);
   } else {
     p.add("op", "expected list, get or delete, got " + flow::quoted(r.op));
+  }
+  return p.done();
+}
+
+caf::error check(const msg::namespace_request& r) {
+  problems p;
+  if (r.op != "list" && r.op != "create" && r.op != "remove")
+    p.add("op", "expected list, create or remove, got " + flow::quoted(r.op));
+  if (r.op == "list") {
+    if (!r.name.empty())
+      p.add("name", "a list names no namespace, got " + flow::quoted(r.name));
+  } else if (!valid_namespace_name(r.name)) {
+    p.add("name", "expected a namespace name (a-z, 0-9, '_', '-'; starting with a letter; "
+                  "at most 63), got " + flow::quoted(r.name));
   }
   return p.done();
 }

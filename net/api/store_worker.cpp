@@ -62,6 +62,18 @@ caf::behavior store_worker(caf::stateful_actor<worker_state>* self, store_worker
     [&st](register_atom, const std::string& text) -> caf::result<std::string> {
       return st.run([&](store::connection& c) { return engine::register_definitions(c, text); });
     },
+    [&st](register_atom, const std::string& ns,
+          const std::string& text) -> caf::result<std::string> {
+      return st.run(
+        [&](store::connection& c) { return engine::register_definitions(c, text, ns); });
+    },
+    [&st](namespaces_atom, const msg::namespace_request& r) -> caf::result<std::string> {
+      return st.run([&](store::connection& c) { return engine::namespaces(c, r); });
+    },
+    // A namespace's id by its name (the api's lookup, cached there).
+    [&st](namespaces_atom, const std::string& name) -> caf::result<std::string> {
+      return st.run([&](store::connection& c) { return engine::resolve_namespace(c, name); });
+    },
     [&st](definitions_atom, const msg::definitions_query& q) -> caf::result<std::string> {
       return st.run([&](store::connection& c) { return engine::definitions(c, q); });
     },

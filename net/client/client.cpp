@@ -222,6 +222,29 @@ client::client(client_options opts) : impl_(std::make_unique<impl>(std::move(opt
 
 client::~client() = default;
 
+namespace {
+
+// What the client's namespace option fills in where a request names none.
+template <class Message>
+Message scoped_by(const client_options& o, Message m) {
+  if (m.namespace_id.empty())
+    m.namespace_id = o.namespace_name;
+  return m;
+}
+
+} // namespace
+
+template <class Message>
+Message client::scoped(Message m) const {
+  return scoped_by(impl_->opts, std::move(m));
+}
+
+std::vector<msg::task_result> client::scoped_all(std::vector<msg::task_result> rs) const {
+  for (auto& r : rs)
+    r = scoped(std::move(r));
+  return rs;
+}
+
 const client_options& client::options() const {
   return impl_->opts;
 }
@@ -234,24 +257,27 @@ caf::expected<void> client::connect() {
 }
 
 caf::expected<std::string> client::register_definitions(const std::string& json_text) {
-  return impl_->call_sync<std::string>(impl_->opts.timeout, register_atom_v, json_text);
+  if (impl_->opts.namespace_name.empty())
+    return impl_->call_sync<std::string>(impl_->opts.timeout, register_atom_v, json_text);
+  return impl_->call_sync<std::string>(impl_->opts.timeout, register_atom_v,
+                                       impl_->opts.namespace_name, json_text);
 }
 
 caf::expected<msg::start_reply> client::start(const msg::start_request& r) {
-  return impl_->call_sync<msg::start_reply>(impl_->opts.timeout, start_atom_v, r);
+  return impl_->call_sync<msg::start_reply>(impl_->opts.timeout, start_atom_v, scoped(r));
 }
 
 caf::expected<std::string> client::get(const std::string& workflow_id, bool include_tasks) {
   return impl_->call_sync<std::string>(impl_->opts.timeout, get_atom_v,
-                                       msg::workflow_query{workflow_id, include_tasks});
+                                       scoped(msg::workflow_query{workflow_id, include_tasks}));
 }
 
 caf::expected<msg::search_page> client::search(const msg::search_request& r) {
-  return impl_->call_sync<msg::search_page>(impl_->opts.timeout, search_atom_v, r);
+  return impl_->call_sync<msg::search_page>(impl_->opts.timeout, search_atom_v, scoped(r));
 }
 
 caf::expected<std::string> client::command(const msg::workflow_command& c) {
-  return impl_->call_sync<std::string>(impl_->opts.timeout, command_atom_v, c);
+  return impl_->call_sync<std::string>(impl_->opts.timeout, command_atom_v, scoped(c));
 }
 
 caf::expected<std::string> client::pause(const std::string& id, const std::string& reason) {
@@ -282,12 +308,12 @@ caf::expected<std::string> client::restart(const std::string& id, const std::str
 caf::expected<std::string> client::signal(const std::string& id, const std::string& name,
                                           const std::string& payload_json) {
   return impl_->call_sync<std::string>(impl_->opts.timeout, signal_atom_v,
-                                       msg::signal_request{id, name, payload_json});
+                                       scoped(msg::signal_request{id, name, payload_json}));
 }
 
 caf::expected<std::vector<msg::leased_task>> client::poll(const msg::poll_request& r) {
   return impl_->call_sync<std::vector<msg::leased_task>>(impl_->with_wait(r.timeout_ms),
-                                                         poll_atom_v, r);
+                                                         poll_atom_v, scoped(r));
 }
 
 caf::expected<std::string> client::complete(const msg::leased_task& t,
@@ -302,18 +328,26 @@ caf::expected<std::string> client::fail(const msg::leased_task& t, const std::st
 }
 
 caf::expected<std::string> client::report(const msg::task_result& r) {
-  return impl_->call_sync<std::string>(impl_->opts.timeout, complete_atom_v, r);
+  return impl_->call_sync<std::string>(impl_->opts.timeout, complete_atom_v, scoped(r));
 }
 
 caf::expected<int64_t> client::heartbeat(const msg::leased_task& t) {
   return impl_->call_sync<int64_t>(impl_->opts.timeout, heartbeat_atom_v,
-                                   msg::heartbeat_request{t.task_id, t.workflow_id,
-                                                          t.lease_token});
+                                   scoped(msg::heartbeat_request{t.task_id, t.workflow_id,
+                                                                 t.lease_token}));
+}
+
+caf::expected<std::string> client::progress(const msg::task_progress& p) {
+  return impl_->call_sync<std::string>(impl_->opts.timeout, progress_atom_v, scoped(p));
+}
+
+caf::expected<std::string> client::update_task(const msg::task_ref_update& u) {
+  return impl_->call_sync<std::string>(impl_->opts.timeout, task_ref_atom_v, scoped(u));
 }
 
 caf::expected<std::vector<msg::event_view>> client::events(const msg::events_request& r) {
   return impl_->call_sync<std::vector<msg::event_view>>(impl_->with_wait(r.wait_ms),
-                                                        events_atom_v, r);
+                                                        events_atom_v, scoped(r));
 }
 
 caf::expected<std::string> client::status() {
@@ -321,20 +355,20 @@ caf::expected<std::string> client::status() {
 }
 
 caf::expected<std::string> client::definitions(const msg::definitions_query& q) {
-  return impl_->call_sync<std::string>(impl_->opts.timeout, definitions_atom_v, q);
+  return impl_->call_sync<std::string>(impl_->opts.timeout, definitions_atom_v, scoped(q));
 }
 
 caf::expected<std::string> client::deadletters(const msg::deadletter_request& r) {
-  return impl_->call_sync<std::string>(impl_->opts.timeout, deadletter_atom_v, r);
+  return impl_->call_sync<std::string>(impl_->opts.timeout, deadletter_atom_v, scoped(r));
 }
 
 void client::poll_async(const msg::poll_request& r, callback<std::vector<msg::leased_task>> cb) {
   impl_->call<std::vector<msg::leased_task>>(impl_->with_wait(r.timeout_ms), std::move(cb),
-                                             poll_atom_v, r);
+                                             poll_atom_v, scoped(r));
 }
 
 void client::report_async(const msg::task_result& r, callback<std::string> cb) {
-  impl_->call<std::string>(impl_->opts.timeout, std::move(cb), complete_atom_v, r);
+  impl_->call<std::string>(impl_->opts.timeout, std::move(cb), complete_atom_v, scoped(r));
 }
 
 namespace {
@@ -356,7 +390,7 @@ client::report_answers answers_of(std::vector<msg::report_outcome>&& outcomes) {
 caf::expected<client::report_answers>
 client::report_batch(const std::vector<msg::task_result>& rs) {
   auto r = impl_->call_sync<std::vector<msg::report_outcome>>(impl_->opts.timeout, complete_atom_v,
-                                                              rs);
+                                                              scoped_all(rs));
   if (!r)
     return r.error();
   return answers_of(std::move(*r));
@@ -372,11 +406,15 @@ void client::report_batch_async(const std::vector<msg::task_result>& rs,
       else
         cb(answers_of(std::move(*r)));
     },
-    complete_atom_v, rs);
+    complete_atom_v, scoped_all(rs));
 }
 
 void client::start_async(const msg::start_request& r, callback<msg::start_reply> cb) {
-  impl_->call<msg::start_reply>(impl_->opts.timeout, std::move(cb), start_atom_v, r);
+  impl_->call<msg::start_reply>(impl_->opts.timeout, std::move(cb), start_atom_v, scoped(r));
+}
+
+caf::expected<std::string> client::namespaces(const msg::namespace_request& r) {
+  return impl_->call_sync<std::string>(impl_->opts.timeout, namespaces_atom_v, r);
 }
 
 size_t client::in_flight() const {

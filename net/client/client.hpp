@@ -39,6 +39,9 @@ struct client_options {
   std::chrono::milliseconds timeout{30000};
   std::chrono::milliseconds min_backoff{50};   ///< first wait after a failed connect
   std::chrono::milliseconds max_backoff{2000}; ///< cap of the doubling wait
+  /// The namespace every request acts in where it names none (empty = "default"). The
+  /// client protocol does not authenticate yet: the node takes this choice as it comes.
+  std::string namespace_name;
 };
 
 /// Reads `HOST:PORT` (e.g. from `--node` or NODEFLOW_NODE) into `opts`.
@@ -110,12 +113,18 @@ public:
   caf::expected<report_answers> report_batch(const std::vector<msg::task_result>& rs);
   /// Extends a lease; answers the new expiry (ms since the epoch).
   caf::expected<int64_t> heartbeat(const msg::leased_task& t);
+  /// A running task's log lines and output so far (msg::task_progress).
+  caf::expected<std::string> progress(const msg::task_progress& p);
+  /// Completes a WAIT task by its reference name (msg::task_ref_update).
+  caf::expected<std::string> update_task(const msg::task_ref_update& u);
 
   /// History after `after_seq`; with `wait_ms` > 0 waits for the next event.
   caf::expected<std::vector<msg::event_view>> events(const msg::events_request& r);
   /// Node, owned partitions and queue depths, as JSON.
   caf::expected<std::string> status();
   caf::expected<std::string> deadletters(const msg::deadletter_request& r);
+  /// Creates, lists or removes namespaces (msg::namespace_request); answers JSON text.
+  caf::expected<std::string> namespaces(const msg::namespace_request& r);
 
   template <class T>
   using callback = std::function<void(caf::expected<T>)>;
@@ -129,6 +138,9 @@ public:
   size_t in_flight() const;
 
 private:
+  template <class Message>
+  Message scoped(Message m) const;
+  std::vector<msg::task_result> scoped_all(std::vector<msg::task_result> rs) const;
   struct impl;
   std::unique_ptr<impl> impl_;
 };

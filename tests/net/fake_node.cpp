@@ -43,6 +43,14 @@ client_api::behavior_type fake(client_api::stateful_pointer<fake_state> self,
       log->add("register " + text);
       return R"({"taskDefs":[{"name":"t","revision":2}],"workflowDefs":[{"name":"w","version":1}]})";
     },
+    [log](register_atom, const std::string& ns, const std::string& text) -> std::string {
+      log->add("register in " + ns + " " + text);
+      return R"({"taskDefs":[],"workflowDefs":[]})";
+    },
+    [log](namespaces_atom, const msg::namespace_request& r) -> std::string {
+      log->add("namespaces " + r.op + " " + r.name);
+      return R"({"namespaces":[]})";
+    },
     [log](definitions_atom, const msg::definitions_query& q) -> std::string {
       log->add("definitions " + q.op + " " + q.kind + " " + q.name);
       return "[]";

@@ -3,6 +3,7 @@
 #include <boost/json.hpp>
 
 #include "net/web/routes/routes.hpp"
+#include "net/web/scope.hpp"
 
 namespace nf::net::web {
 
@@ -43,7 +44,8 @@ void add_admin_routes(router& r, const route_context& ctx) {
            req.after_id = *after;
            req.limit = static_cast<int32_t>(*limit);
            api->ask<std::string>([ex](std::string& t) { answer_json_text(ex, t); },
-                                 [ex](caf::error& e) { ex->fail(e); }, deadletter_atom_v, req);
+                                 [ex](caf::error& e) { ex->fail(e); }, deadletter_atom_v,
+                                 scoped(ex, req));
          }});
   r.add({verb::post, "/api/deadletters/replay",
          "Queue dead letters for delivery again: the ids given, or all of them", {},
@@ -82,7 +84,8 @@ void add_admin_routes(router& r, const route_context& ctx) {
                return;
              }
            api->ask<std::string>([ex](std::string& t) { answer_json_text(ex, t); },
-                                 [ex](caf::error& e) { ex->fail(e); }, deadletter_atom_v, req);
+                                 [ex](caf::error& e) { ex->fail(e); }, deadletter_atom_v,
+                                 scoped(ex, req));
          }});
 }
 

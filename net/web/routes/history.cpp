@@ -9,6 +9,7 @@
 #include "net/web/event_hub.hpp"
 #include "net/web/history_json.hpp"
 #include "net/web/routes/routes.hpp"
+#include "net/web/scope.hpp"
 
 namespace nf::net::web {
 
@@ -83,8 +84,10 @@ void add_history_routes(router& r, const route_context& ctx) {
                                        {"events", std::move(events)},
                                        {"next", evs.empty() ? after : evs.back().seq}});
              },
-             [ex](caf::error& e) { ex->fail(e); }, events_atom_v, req);
+             [ex](caf::error& e) { ex->fail(e); }, events_atom_v, scoped(ex, req));
          }});
+  // A stream starts once the api found the workflow in the principal's namespace (a read
+  // of one event); the hub then reads its history for every subscriber alike.
   if (auto* hub = ctx.events)
     r.add({verb::get, "/api/workflow/{workflowId}/events/stream",
            "A workflow's history live, as Server-Sent Events, until its terminal event",
@@ -97,14 +100,21 @@ void add_history_routes(router& r, const route_context& ctx) {
            "after WORKFLOW_COMPLETED, _FAILED, _TIMED_OUT or _TERMINATED; 204 when the "
            "history already ended there",
            "history",
-           [hub](const exchange_ptr& ex) {
+           [hub, api](const exchange_ptr& ex) {
              auto id = workflow_id_of(ex);
              if (!id)
                return;
              auto after = resume_point(ex);
              if (!after)
                return;
-             hub->subscribe(ex, *id, *after);
+             msg::events_request probe;
+             probe.workflow_id = *id;
+             probe.limit = 1;
+             api->ask<std::vector<msg::event_view>>(
+               [hub, ex, id = *id, after = *after](std::vector<msg::event_view>&) {
+                 hub->subscribe(ex, id, after);
+               },
+               [ex](caf::error& e) { ex->fail(e); }, events_atom_v, scoped(ex, probe));
            },
            true});
 }

@@ -7,6 +7,7 @@
 #include "flow/parse.hpp"
 #include "net/web/errors.hpp"
 #include "net/web/routes/routes.hpp"
+#include "net/web/scope.hpp"
 
 namespace nf::net::web {
 
@@ -55,7 +56,7 @@ bool refuse_kind(const exchange_ptr& ex, const json::value& v, const std::string
 
 void register_text(gateway* api, const exchange_ptr& ex, std::string text) {
   api->ask<std::string>([ex](std::string& t) { answer_json_text(ex, t); }, fail_with(ex),
-                        register_atom_v, std::move(text));
+                        register_atom_v, ex->who().namespace_name, std::move(text));
 }
 
 void add_task_def_routes(router& r, gateway* api, json_limits lim) {
@@ -95,20 +96,22 @@ void add_task_def_routes(router& r, gateway* api, json_limits lim) {
            // between the read and the write is registered again, as a POST would).
            api->ask<std::string>(
              [api, ex](std::string&) { register_text(api, ex, ex->body()); }, fail_with(ex),
-             definitions_atom_v, query_of("get", "task", std::string{name->as_string()}));
+             definitions_atom_v,
+             scoped(ex, query_of("get", "task", std::string{name->as_string()})));
          }});
   r.add({verb::get, "/api/metadata/taskdefs", "Every task definition, by name", {},
          body_kind::none, {}, "an array of TaskDef", "metadata",
          [api](const exchange_ptr& ex) {
            api->ask<std::string>([ex](std::string& t) { answer_json_text(ex, t); },
-                                 fail_with(ex), definitions_atom_v, query_of("list", "task"));
+                                 fail_with(ex), definitions_atom_v,
+                                 scoped(ex, query_of("list", "task")));
          }});
   r.add({verb::get, "/api/metadata/taskdefs/{tasktype}", "One task definition", {},
          body_kind::none, {}, "a TaskDef (404 when there is none)", "metadata",
          [api](const exchange_ptr& ex) {
            api->ask<std::string>([ex](std::string& t) { answer_json_text(ex, t); },
                                  fail_with(ex), definitions_atom_v,
-                                 query_of("get", "task", ex->param("tasktype")));
+                                 scoped(ex, query_of("get", "task", ex->param("tasktype"))));
          }});
   r.add({verb::delete_, "/api/metadata/taskdefs/{tasktype}",
          "Delete a task definition no workflow definition uses (409 naming those that do)",
@@ -116,7 +119,7 @@ void add_task_def_routes(router& r, gateway* api, json_limits lim) {
          [api](const exchange_ptr& ex) {
            api->ask<std::string>([ex](std::string& t) { answer_json_text(ex, t); },
                                  fail_with(ex), definitions_atom_v,
-                                 query_of("delete", "task", ex->param("tasktype")));
+                                 scoped(ex, query_of("delete", "task", ex->param("tasktype"))));
          }});
 }
 
@@ -156,7 +159,7 @@ void add_workflow_def_routes(router& r, gateway* api, json_limits lim) {
                else
                  ex->fail(e);
              },
-             definitions_atom_v, query_of("get", "workflow", n, v));
+             definitions_atom_v, scoped(ex, query_of("get", "workflow", n, v)));
          }});
   r.add({verb::put, "/api/metadata/workflow",
          "Create or update workflow definitions, all of them or (on any problem) none", {},
@@ -189,7 +192,8 @@ void add_workflow_def_routes(router& r, gateway* api, json_limits lim) {
                ex->respond_json(200, json::object{{"bulkSuccessfulResults", std::move(names)},
                                                   {"bulkErrorResults", json::object{}}});
              },
-             fail_with(ex), register_atom_v, ex->body());
+             fail_with(ex), register_atom_v, ex->who().namespace_name,
+             ex->body());
          }});
   r.add({verb::get, "/api/metadata/workflow/{name}", "One workflow definition",
          {{"version", "the version (absent: the latest)", false, "integer"}}, body_kind::none,
@@ -200,7 +204,8 @@ void add_workflow_def_routes(router& r, gateway* api, json_limits lim) {
              return;
            api->ask<std::string>([ex](std::string& t) { answer_json_text(ex, t); },
                                  fail_with(ex), definitions_atom_v,
-                                 query_of("get", "workflow", ex->param("name"), *version));
+                                 scoped(ex, query_of("get", "workflow", ex->param("name"),
+                                                     *version)));
          }});
   r.add({verb::get, "/api/metadata/workflow",
          "Every version of every workflow definition, by name then version", {},
@@ -208,7 +213,7 @@ void add_workflow_def_routes(router& r, gateway* api, json_limits lim) {
          [api](const exchange_ptr& ex) {
            api->ask<std::string>([ex](std::string& t) { answer_json_text(ex, t); },
                                  fail_with(ex), definitions_atom_v,
-                                 query_of("list", "workflow"));
+                                 scoped(ex, query_of("list", "workflow")));
          }});
   r.add({verb::delete_, "/api/metadata/workflow/{name}/{version}",
          "Delete one version of a workflow definition (409 while executions of it run)", {},
@@ -227,7 +232,8 @@ void add_workflow_def_routes(router& r, gateway* api, json_limits lim) {
            }
            api->ask<std::string>([ex](std::string& t) { answer_json_text(ex, t); },
                                  fail_with(ex), definitions_atom_v,
-                                 query_of("delete", "workflow", ex->param("name"), version));
+                                 scoped(ex, query_of("delete", "workflow", ex->param("name"),
+                                                     version)));
          }});
 }
 

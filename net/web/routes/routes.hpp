@@ -37,6 +37,8 @@ void add_metrics_route(router& r, const route_context& ctx);
 /// Conductor's task routes (a Conductor SDK's workers poll and report here).
 void add_task_routes(router& r, const route_context& ctx);
 void add_openapi_route(router& r, const route_context& ctx);
+/// nodeflow's /api/namespaces: create, list and remove namespaces (admin only).
+void add_namespace_routes(router& r, const route_context& ctx);
 /// Conductor's /api/metadata: task and workflow definitions.
 void add_metadata_routes(router& r, const route_context& ctx);
 /// Conductor's /api/workflow: start, read, commands, search; and nodeflow's signals.

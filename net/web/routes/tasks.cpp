@@ -17,6 +17,7 @@
 #include "net/web/routes/routes.hpp"
 #include "net/web/task_handle.hpp"
 #include "proto/errors.hpp"
+#include "net/web/scope.hpp"
 
 namespace nf::net::web {
 
@@ -101,7 +102,7 @@ void poll(gateway* api, const exchange_ptr& ex, msg::poll_request req, bool batc
         out.push_back(conductor_task(t, worker));
       ex->respond_json(200, out);
     },
-    [ex](caf::error& e) { ex->fail(e); }, poll_atom_v, std::move(req));
+    [ex](caf::error& e) { ex->fail(e); }, poll_atom_v, scoped(ex, std::move(req)));
 }
 
 // A report presented a lease that is no longer the task's.
@@ -299,20 +300,20 @@ void apply_report(gateway* api, const exchange_ptr& ex, std::shared_ptr<report> 
     res.reason = r->reason;
     api->ask<std::string>([ex, answer](std::string&) { ex->respond_text(200, answer); },
                           [ex](caf::error& e) { fail_report(ex, e); }, complete_atom_v,
-                          std::move(res));
+                          scoped(ex, std::move(res)));
   };
   auto record = [api, ex, r, finish]() {
     if (r->logs.empty() && (r->status != "IN_PROGRESS" || !r->has_output))
       return finish();
     api->ask<std::string>([finish](std::string&) { finish(); },
                           [ex](caf::error& e) { ex->fail(e); }, progress_atom_v,
-                          progress_of(*r));
+                          scoped(ex, progress_of(*r)));
   };
   if (r->status != "IN_PROGRESS" && r->logs.empty())
     return finish();
   msg::heartbeat_request hb{r->task.task_id, r->task.workflow_id, r->task.lease_token};
   api->ask<int64_t>([record](int64_t) { record(); }, [ex](caf::error& e) { fail_report(ex, e); },
-                    heartbeat_atom_v, std::move(hb));
+                    heartbeat_atom_v, scoped(ex, std::move(hb)));
 }
 
 // Several final results in one request (nodeflow's own route, the HTTP form of the client
@@ -380,7 +381,7 @@ void report_batch(gateway* api, const exchange_ptr& ex, const json::array& items
       }
       ex->respond_json(200, out);
     },
-    [ex](caf::error& e) { ex->fail(e); }, complete_atom_v, std::move(results));
+    [ex](caf::error& e) { ex->fail(e); }, complete_atom_v, scoped(ex, std::move(results)));
 }
 
 // The task's log lines, read from its workflow's history page by page.
@@ -424,7 +425,7 @@ void read_log_page(std::shared_ptr<log_read> st, int64_t after) {
       else
         read_log_page(st, evs.back().seq);
     },
-    [st](caf::error& e) { st->ex->fail(e); }, events_atom_v, std::move(req));
+    [st](caf::error& e) { st->ex->fail(e); }, events_atom_v, scoped(st->ex, std::move(req)));
 }
 
 std::optional<task_handle> handle_param(const exchange_ptr& ex) {
@@ -574,7 +575,7 @@ void add_task_routes(router& r, const route_context& ctx) {
              json::object{{"log", body->get_string()}, {"createdTime", now_ms()}}});
            api->ask<std::string>([ex](std::string&) { ex->respond_text(200, ""); },
                                  [ex](caf::error& e) { ex->fail(e); }, progress_atom_v,
-                                 std::move(p));
+                                 scoped(ex, std::move(p)));
          }});
   r.add({verb::get, "/api/tasks/{taskId}/log", "A task's log lines, oldest first", {},
          body_kind::none, {}, "[{log, taskId, createdTime}]", "task",
@@ -616,7 +617,7 @@ void add_task_routes(router& r, const route_context& ctx) {
                                        ? std::string{id->get_string()}
                                        : text);
              },
-             [ex](caf::error& e) { ex->fail(e); }, task_ref_atom_v, std::move(u));
+             [ex](caf::error& e) { ex->fail(e); }, task_ref_atom_v, scoped(ex, std::move(u)));
          }});
 }
 

@@ -14,6 +14,7 @@
 #include "net/web/routes/routes.hpp"
 #include "net/web/routes/workflow_requests.hpp"
 #include "proto/errors.hpp"
+#include "net/web/scope.hpp"
 
 namespace nf::net::web {
 
@@ -46,7 +47,7 @@ void read_execution(gateway* api, const exchange_ptr& ex, const std::string& id,
       }
       ok(v.as_object());
     },
-    fail_with(ex), get_atom_v, msg::workflow_query{id, true});
+    fail_with(ex), get_atom_v, scoped(ex, msg::workflow_query{id, true}));
 }
 
 bool is_ended(const json::object& wf) {
@@ -87,7 +88,7 @@ void start(gateway* api, const exchange_ptr& ex, start_spec spec, Ok ok) {
         ok(id);
       });
     },
-    fail_with(ex), start_atom_v, std::move(spec.req));
+    fail_with(ex), start_atom_v, scoped(ex, std::move(spec.req)));
 }
 
 // Waits for a started workflow to end, by the history's long poll (events requests that
@@ -130,7 +131,7 @@ struct execute_wait : std::enable_shared_from_this<execute_wait> {
           self->after_seq = evs.back().seq;
         self->check();
       },
-      fail_with(ex), events_atom_v, req);
+      fail_with(ex), events_atom_v, scoped(ex, req));
   }
 };
 
@@ -146,7 +147,7 @@ void command(gateway* api, const exchange_ptr& ex, msg::workflow_command c,
                           else
                             ex->fail(e);
                         },
-                        command_atom_v, std::move(c));
+                        command_atom_v, scoped(ex, std::move(c)));
 }
 
 msg::workflow_command command_of(const char* op, const std::string& id, std::string reason = {}) {
@@ -373,7 +374,7 @@ void add_read_routes(router& r, const route_context& ctx) {
                                                               ? json::value(nullptr)
                                                               : json::value(page.next_cursor)}});
              },
-             fail_with(ex), search_atom_v, std::move(spec->req));
+             fail_with(ex), search_atom_v, scoped(ex, std::move(spec->req)));
          }});
 }
 
@@ -484,7 +485,7 @@ void add_command_routes(router& r, const route_context& ctx) {
              [ex](std::string& t) {
                ex->respond(response{200, "application/json", std::move(t), {}});
              },
-             fail_with(ex), signal_atom_v, std::move(req));
+             fail_with(ex), signal_atom_v, scoped(ex, std::move(req)));
          }});
 }
 

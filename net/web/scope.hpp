@@ -1,0 +1,28 @@
+#pragma once
+
+// The namespace of every request an HTTP exchange sends: its principal's, set by the server
+// (exchange.hpp), never a body's or a query's. So an HTTP client sees only its namespace's
+// rows: the api resolves the name, and the store and the engine refuse another's as not found.
+
+#include <utility>
+#include <vector>
+
+#include "net/web/exchange.hpp"
+#include "proto/messages.hpp"
+
+namespace nf::net::web {
+
+template <class Message>
+Message scoped(const exchange_ptr& ex, Message m) {
+  m.namespace_id = ex->who().namespace_name;
+  return m;
+}
+
+inline std::vector<msg::task_result> scoped(const exchange_ptr& ex,
+                                            std::vector<msg::task_result> rs) {
+  for (auto& r : rs)
+    r.namespace_id = ex->who().namespace_name;
+  return rs;
+}
+
+} // namespace nf::net::web
