@@ -62,7 +62,7 @@ void add_task_def_routes(router& r, gateway* api, json_limits lim) {
   r.add({verb::post, "/api/metadata/taskdefs",
          "Create or update task definitions, all of them or (on any problem) none", {},
          body_kind::json, "an array of TaskDef",
-         "{\"taskDefs\":[{\"name\",\"revision\"}],\"workflowDefs\":[]}", "metadata",
+         "{\"taskDefs\":[{\"name\",\"revision\"}],\"workflowDefs\":[]}", "metadata", access::admin,
          [api, lim](const exchange_ptr& ex) {
            auto body = read_json_body(ex, lim);
            if (!body)
@@ -79,7 +79,7 @@ void add_task_def_routes(router& r, gateway* api, json_limits lim) {
          }});
   r.add({verb::put, "/api/metadata/taskdefs", "Update an existing task definition", {},
          body_kind::json, "one TaskDef (404 when none has its name)",
-         "{\"taskDefs\":[{\"name\",\"revision\"}],\"workflowDefs\":[]}", "metadata",
+         "{\"taskDefs\":[{\"name\",\"revision\"}],\"workflowDefs\":[]}", "metadata", access::admin,
          [api, lim](const exchange_ptr& ex) {
            auto body = read_json_object(ex, lim);
            if (!body)
@@ -98,13 +98,13 @@ void add_task_def_routes(router& r, gateway* api, json_limits lim) {
              definitions_atom_v, query_of("get", "task", std::string{name->as_string()}));
          }});
   r.add({verb::get, "/api/metadata/taskdefs", "Every task definition, by name", {},
-         body_kind::none, {}, "an array of TaskDef", "metadata",
+         body_kind::none, {}, "an array of TaskDef", "metadata", access::reader,
          [api](const exchange_ptr& ex) {
            api->ask<std::string>([ex](std::string& t) { answer_json_text(ex, t); },
                                  fail_with(ex), definitions_atom_v, query_of("list", "task"));
          }});
   r.add({verb::get, "/api/metadata/taskdefs/{tasktype}", "One task definition", {},
-         body_kind::none, {}, "a TaskDef (404 when there is none)", "metadata",
+         body_kind::none, {}, "a TaskDef (404 when there is none)", "metadata", access::reader,
          [api](const exchange_ptr& ex) {
            api->ask<std::string>([ex](std::string& t) { answer_json_text(ex, t); },
                                  fail_with(ex), definitions_atom_v,
@@ -112,7 +112,7 @@ void add_task_def_routes(router& r, gateway* api, json_limits lim) {
          }});
   r.add({verb::delete_, "/api/metadata/taskdefs/{tasktype}",
          "Delete a task definition no workflow definition uses (409 naming those that do)",
-         {}, body_kind::none, {}, "{\"deleted\":{\"kind\":\"task\",\"name\"}}", "metadata",
+         {}, body_kind::none, {}, "{\"deleted\":{\"kind\":\"task\",\"name\"}}", "metadata", access::admin,
          [api](const exchange_ptr& ex) {
            api->ask<std::string>([ex](std::string& t) { answer_json_text(ex, t); },
                                  fail_with(ex), definitions_atom_v,
@@ -124,7 +124,7 @@ void add_workflow_def_routes(router& r, gateway* api, json_limits lim) {
   r.add({verb::post, "/api/metadata/workflow",
          "Create a workflow definition (409 when its name and version exist)", {},
          body_kind::json, "one WorkflowDef (version absent = 1)",
-         "{\"taskDefs\":[],\"workflowDefs\":[{\"name\",\"version\"}]}", "metadata",
+         "{\"taskDefs\":[],\"workflowDefs\":[{\"name\",\"version\"}]}", "metadata", access::admin,
          [api, lim](const exchange_ptr& ex) {
            auto body = read_json_object(ex, lim);
            if (!body)
@@ -163,7 +163,7 @@ void add_workflow_def_routes(router& r, gateway* api, json_limits lim) {
          body_kind::json, "an array of WorkflowDef",
          "Conductor's BulkResponse: {\"bulkSuccessfulResults\":[name…],"
          "\"bulkErrorResults\":{}}",
-         "metadata", [api, lim](const exchange_ptr& ex) {
+         "metadata", access::admin, [api, lim](const exchange_ptr& ex) {
            auto body = read_json_body(ex, lim);
            if (!body)
              return;
@@ -193,7 +193,7 @@ void add_workflow_def_routes(router& r, gateway* api, json_limits lim) {
          }});
   r.add({verb::get, "/api/metadata/workflow/{name}", "One workflow definition",
          {{"version", "the version (absent: the latest)", false, "integer"}}, body_kind::none,
-         {}, "a WorkflowDef (404 when there is none)", "metadata",
+         {}, "a WorkflowDef (404 when there is none)", "metadata", access::reader,
          [api](const exchange_ptr& ex) {
            auto version = query_int(ex, "version", 0, 1, INT32_MAX);
            if (!version)
@@ -204,7 +204,7 @@ void add_workflow_def_routes(router& r, gateway* api, json_limits lim) {
          }});
   r.add({verb::get, "/api/metadata/workflow",
          "Every version of every workflow definition, by name then version", {},
-         body_kind::none, {}, "an array of WorkflowDef", "metadata",
+         body_kind::none, {}, "an array of WorkflowDef", "metadata", access::reader,
          [api](const exchange_ptr& ex) {
            api->ask<std::string>([ex](std::string& t) { answer_json_text(ex, t); },
                                  fail_with(ex), definitions_atom_v,
@@ -213,7 +213,7 @@ void add_workflow_def_routes(router& r, gateway* api, json_limits lim) {
   r.add({verb::delete_, "/api/metadata/workflow/{name}/{version}",
          "Delete one version of a workflow definition (409 while executions of it run)", {},
          body_kind::none, {}, "{\"deleted\":{\"kind\":\"workflow\",\"name\",\"version\"}}",
-         "metadata", [api](const exchange_ptr& ex) {
+         "metadata", access::admin, [api](const exchange_ptr& ex) {
            const auto& text = ex->param("version");
            int64_t version = 0;
            bool ok = !text.empty() && text.size() < 10;
