@@ -20,3 +20,8 @@ foreach(part core io)
 endforeach()
 set_property(TARGET caf::core PROPERTY INTERFACE_LINK_LIBRARIES Threads::Threads)
 set_property(TARGET caf::io PROPERTY INTERFACE_LINK_LIBRARIES caf::core)
+
+# libsodium: API keys' secrets and hashes, and the HMAC of HTTP tokens (net/web/auth/).
+find_package(PkgConfig REQUIRED)
+pkg_check_modules(SODIUM REQUIRED IMPORTED_TARGET GLOBAL libsodium)
+add_library(sodium::sodium ALIAS PkgConfig::SODIUM)

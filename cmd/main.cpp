@@ -5,6 +5,7 @@
 
 #include "cmd/client_commands.hpp"
 #include "cmd/config_command.hpp"
+#include "cmd/keys_command.hpp"
 #include "cmd/migrate_command.hpp"
 #include "cmd/partitions_command.hpp"
 #include "cmd/serve_command.hpp"
@@ -17,9 +18,12 @@ void usage(std::ostream& out) {
   out << "usage: nodeflow <command> [options]\n"
          "\n"
          "node and database:\n"
-         "  serve --dsn DSN [--port N] [--config F] [--migrate] [--<setting> V]...\n"
+         "  serve --dsn DSN [--port N] [--config F] [--migrate] [--auth on|off] [--<setting> V]...\n"
          "                                   run a node (prints `listening HOST:PORT`)\n"
          "  migrate [--dsn DSN] [--status]   apply database migrations (or list them)\n"
+         "  keys create --dsn DSN --role R [--namespace NS] [--expires-in 30d] [--name L]\n"
+         "                                   make an HTTP API key (prints keyId=… keySecret=…)\n"
+         "  keys list --dsn DSN | keys revoke --dsn DSN KEYID   list (no secrets) or revoke keys\n"
          "  readiness [--dsn DSN]            is the database ready for this build?\n"
          "  partitions [--dsn DSN] [--drop-expired]   create partitions ahead, drop old ones\n"
          "  validate FILE...                 check task and workflow definition files\n"
@@ -49,6 +53,8 @@ int main(int argc, char** argv) {
     return nf::cmd::run_worker_command(sub_argc, sub_argv);
   if (nf::cmd::is_client_command(cmd))
     return nf::cmd::run_client_command(cmd, sub_argc, sub_argv, std::cout, std::cerr);
+  if (cmd == "keys")
+    return nf::cmd::run_keys_command(sub_argc, sub_argv);
   if (cmd == "migrate")
     return nf::cmd::run_migrate_command(sub_argc, sub_argv);
   if (cmd == "readiness")

@@ -171,6 +171,10 @@ int run_serve_command(int argc, char** argv) {
     return 2;
   }
   setup_logging(cfg->settings);
+  if (!cfg->settings.get(config::keys::auth_enabled))
+    spdlog::warn("AUTH_OFF: the HTTP API checks no credentials; every request is the admin "
+                 "of the default namespace (loopback only; never do this where others reach "
+                 "the node)");
   if (!check_database(*cfg))
     return 1;
 

@@ -2,17 +2,33 @@
 
 #include "cmd/cli_args.hpp"
 
+#include <boost/asio/ip/address.hpp>
+
 namespace nf::cmd {
+
+namespace {
+
+bool is_loopback(const std::string& host) {
+  if (host == "localhost")
+    return true;
+  boost::system::error_code ec;
+  auto a = boost::asio::ip::make_address(host, ec);
+  return !ec && a.is_loopback();
+}
+
+} // namespace
 
 const char* serve_usage() {
   return "usage: nodeflow serve --dsn DSN [--port N] [--http-port N] [--config FILE] [--migrate] "
-         "[--<setting> VALUE]...\n"
+         "[--auth on|off] [--<setting> VALUE]...\n"
+         "  --auth off (auth.enabled false): every HTTP request is the admin of the default "
+         "namespace; allowed only while node.host and http.host are loopback addresses\n"
          "  settings: see `nodeflow config --reference` (e.g. --engine.partitions 16)\n";
 }
 
 std::optional<serve_config> load_serve_config(int argc, char** argv,
                                               std::vector<std::string>& errors) {
-  std::vector<std::string> value_flags{"dsn", "port", "http-port", "config"};
+  std::vector<std::string> value_flags{"dsn", "port", "http-port", "config", "auth"};
   for (const auto& s : config::all_settings())
     value_flags.emplace_back(s.name);
   std::string error;
@@ -41,6 +57,22 @@ std::optional<serve_config> load_serve_config(int argc, char** argv,
   if (auto port = args->value("http-port"))
     if (auto problem = out.settings.set(config::keys::http_port.name, *port, "--http-port"))
       errors.push_back(*problem);
+  if (auto auth = args->value("auth")) {
+    if (*auth == "on" || *auth == "off") {
+      if (auto problem = out.settings.set(config::keys::auth_enabled.name,
+                                          *auth == "on" ? "true" : "false", "--auth"))
+        errors.push_back(*problem);
+    } else {
+      errors.push_back("--auth: expected on or off, got '" + *auth + "'");
+    }
+  }
+  if (!out.settings.get(config::keys::auth_enabled))
+    for (const auto* k : {&config::keys::node_host, &config::keys::http_host})
+      if (!is_loopback(out.settings.get(*k)))
+        errors.push_back(std::string{"auth is off (auth.enabled false) but "} + k->name + " is "
+                         + out.settings.get(*k)
+                         + ", not a loopback address: anyone who reaches it would be admin; "
+                           "turn auth on or listen on 127.0.0.1 / ::1");
   out.dsn = resolve_dsn(*args);
   if (out.dsn.empty())
     out.dsn = out.settings.get(config::keys::db_dsn);

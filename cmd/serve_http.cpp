@@ -4,6 +4,7 @@
 #include <optional>
 #include <string_view>
 
+#include "net/web/authenticator.hpp"
 #include "net/web/event_hub.hpp"
 #include "engine/metrics/node_metrics.hpp"
 #include "net/web/gateway.hpp"
@@ -15,6 +16,7 @@ namespace nf::cmd {
 struct http_door::impl {
   std::optional<net::web::gateway> gateway;
   std::unique_ptr<net::web::event_hub> events;
+  std::shared_ptr<net::web::authenticator> auth;
   std::unique_ptr<net::web::server> server;
 };
 
@@ -31,7 +33,15 @@ http_door::http_door(caf::actor_system& sys, const config::values& settings, cli
   hub.max_streams = static_cast<size_t>(settings.get(config::keys::http_max_event_streams));
   hub.ping_interval = std::chrono::seconds{settings.get(config::keys::http_event_stream_ping_s)};
   impl_->events = std::make_unique<net::web::event_hub>(hub);
+  if (settings.get(config::keys::auth_enabled)) {
+    net::web::authenticator_options auth;
+    auth.dsn = dsn;
+    auth.refresh = std::chrono::milliseconds{settings.get(config::keys::auth_key_refresh_ms)};
+    auth.token_ttl_s = settings.get(config::keys::auth_token_ttl_s);
+    impl_->auth = std::make_shared<net::web::authenticator>(auth);
+  }
   net::web::route_context ctx;
+  ctx.auth = impl_->auth.get();
   ctx.api = &*impl_->gateway;
   ctx.events = impl_->events.get();
   ctx.json.max_depth = static_cast<size_t>(settings.get(config::keys::http_max_json_depth));
@@ -43,6 +53,7 @@ http_door::http_door(caf::actor_system& sys, const config::values& settings, cli
   opts.max_body_bytes = static_cast<size_t>(settings.get(config::keys::http_max_body_bytes));
   opts.max_inflight = static_cast<size_t>(settings.get(config::keys::http_max_inflight));
   opts.idle_timeout = std::chrono::seconds{settings.get(config::keys::http_idle_timeout_s)};
+  opts.auth = impl_->auth;
   opts.on_answer = [](const std::string& route, net::web::verb method, unsigned status,
                       double seconds) {
     // By the route's pattern, never its path: ids in paths would make a series per request.
@@ -67,6 +78,9 @@ bool http_door::enabled() const {
 }
 
 caf::expected<uint16_t> http_door::start() {
+  if (impl_->auth)
+    if (auto ok = impl_->auth->start(); !ok)
+      return ok.error();
   impl_->events->start();
   return impl_->server->start();
 }
@@ -77,6 +91,8 @@ void http_door::stop() {
     impl_->server->stop();
   if (impl_->events)
     impl_->events->stop();
+  if (impl_->auth)
+    impl_->auth->stop();
 }
 
 } // namespace nf::cmd

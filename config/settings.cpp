@@ -104,6 +104,15 @@ const std::vector<setting>& all_settings() {
      "Retry-After"},
     {keys::http_event_stream_ping_s, "15", 1, 3600,
      "how often an idle history stream gets a keep-alive comment, so proxies keep it open"},
+    {keys::auth_enabled, "true", 0, 0,
+     "HTTP requests need a token from an API key (`nodeflow keys create`, POST /api/token); "
+     "false is allowed only while node.host and http.host are loopback addresses"},
+    {keys::auth_token_ttl_s, "3600", 60, 86400,
+     "how long a token from POST /api/token is good for (a revoked or expired key stops it "
+     "sooner)"},
+    {keys::auth_key_refresh_ms, "2000", 100, 60000,
+     "how often a node reloads the API keys it checks tokens against: a revoked key is "
+     "refused within this long"},
     {keys::log_level, "info", 0, 0, "trace, debug, info, warn, error or off"},
   };
   return all;

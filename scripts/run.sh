@@ -56,7 +56,7 @@ cleanup() {
 trap cleanup EXIT
 
 step "starting a node on $node (log: $work/serve.log)"
-"$nf" serve --dsn "$dsn" --port "$port" --http-port "${NF_RUN_HTTP_PORT:-8080}" >"$work/serve.out" 2>"$work/serve.log" &
+"$nf" serve --dsn "$dsn" --port "$port" --http-port "${NF_RUN_HTTP_PORT:-8080}" --auth off >"$work/serve.out" 2>"$work/serve.log" &
 serve_pid=$!
 for _ in $(seq 1 300); do
   grep -q '^listening ' "$work/serve.out" 2>/dev/null && break

@@ -18,6 +18,15 @@ using handler = std::function<void(const exchange_ptr&)>;
 /// anything (text).
 enum class body_kind { none, json, text };
 
+/// The least role a route needs (each role may do what the ones below it may):
+/// reader < worker < operator < admin. `open` routes need no credentials at all.
+enum class access { open, reader, worker, operator_, admin };
+
+/// "open", "reader", "worker", "operator", "admin".
+const char* access_name(access a);
+/// Whether a principal's role (admin, operator, worker, reader) may use a route needing `a`.
+bool role_allows(const std::string& role, access a);
+
 struct param_doc {
   std::string name;
   std::string description;
@@ -34,6 +43,7 @@ struct route {
   std::string body_description; ///< what the body holds, when it has one
   std::string answer;           ///< what a success answers
   std::string tag;              ///< the OpenAPI group ("metadata", "workflow", "task", …)
+  access needs = access::admin; ///< the least role allowed (x-nodeflow-role in OpenAPI)
   handler fn;
   /// A long poll or a stream: not counted against `http.max_inflight`.
   bool long_lived = false;

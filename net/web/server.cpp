@@ -230,6 +230,19 @@ private:
     route_ = r.pattern;
     ex->set_route(r.pattern);
     ex->set_params(std::move(m.params));
+    if (state_->opts.auth && r.needs != access::open) {
+      auto who = state_->opts.auth->authenticate(*ex);
+      if (who.status != 0) {
+        ex->fail(who.status, who.message, "X-Authorization");
+        return;
+      }
+      if (!role_allows(who.who.role, r.needs)) {
+        ex->fail(403, "role " + who.who.role + " may not " + std::string{http::to_string(req.method())}
+                        + " " + r.pattern + ": it needs " + access_name(r.needs) + " or above");
+        return;
+      }
+      ex->set_principal(std::move(who.who));
+    }
     if (r.body == body_kind::json && !ex->body().empty()) {
       auto ct = ex->header("content-type");
       if (!ct.empty() && !is_json_type(ct)) {

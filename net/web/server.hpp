@@ -13,6 +13,7 @@
 
 #include <caf/expected.hpp>
 
+#include "net/web/authenticator.hpp"
 #include "net/web/router.hpp"
 
 namespace nf::net::web {
@@ -32,6 +33,9 @@ struct server_options {
   /// matched), the method, the status and how long it took.
   std::function<void(const std::string& route, verb method, unsigned status, double seconds)>
     on_answer;
+  /// Checks every request's credentials against its route's role; none: every request is
+  /// the anonymous admin of the default namespace (auth.enabled false).
+  std::shared_ptr<const authenticator> auth;
 };
 
 class server {

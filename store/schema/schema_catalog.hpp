@@ -17,6 +17,15 @@ struct function_info { std::string_view name; std::string_view arguments; std::s
 
 /// Columns of every table, table by table (in `tables` order), in declaration order.
 inline constexpr column_info columns[] = {
+  // ApiKeys
+  {"id", "uuid", true},
+  {"name", "text", true},
+  {"role", "api_key_role", true},
+  {"namespaceId", "uuid", true},
+  {"secretHash", "bytea", true},
+  {"createdAt", "timestamp with time zone", true},
+  {"expiresAt", "timestamp with time zone", false},
+  {"revokedAt", "timestamp with time zone", false},
   // ClusterSettings
   {"id", "boolean", true},
   {"partitionCount", "smallint", true},
@@ -77,6 +86,10 @@ inline constexpr column_info columns[] = {
   {"name", "text", true},
   {"checksum", "text", true},
   {"appliedAt", "timestamp with time zone", true},
+  // SigningKeys
+  {"name", "text", true},
+  {"secret", "bytea", true},
+  {"createdAt", "timestamp with time zone", true},
   // TaskDefinitions
   {"namespaceId", "uuid", true},
   {"name", "text", true},
@@ -221,29 +234,33 @@ inline constexpr column_info columns[] = {
 
 /// Tables of schema public (partitioned parents, never their partitions), sorted.
 inline constexpr table_info tables[] = {
-  {"ClusterSettings", 0, 3},
-  {"DecideQueues", 3, 6},
-  {"DefinitionStamps", 9, 2},
-  {"IdempotencyKeys", 11, 5},
-  {"Namespaces", 16, 3},
-  {"Nodes", 19, 5},
-  {"OutboxEvents", 24, 13},
-  {"PartitionLeases", 37, 5},
-  {"RateLimitBuckets", 42, 5},
-  {"SchemaMigrations", 47, 3},
-  {"TaskDefinitions", 50, 28},
-  {"TaskExecutions", 78, 22},
-  {"TaskOutputCache", 100, 6},
-  {"TaskQueues", 106, 11},
-  {"Timers", 117, 10},
-  {"WebhookSinks", 127, 9},
-  {"WorkflowDefinitions", 136, 15},
-  {"WorkflowEvents", 151, 8},
-  {"WorkflowExecutions", 159, 22},
+  {"ApiKeys", 0, 8},
+  {"ClusterSettings", 8, 3},
+  {"DecideQueues", 11, 6},
+  {"DefinitionStamps", 17, 2},
+  {"IdempotencyKeys", 19, 5},
+  {"Namespaces", 24, 3},
+  {"Nodes", 27, 5},
+  {"OutboxEvents", 32, 13},
+  {"PartitionLeases", 45, 5},
+  {"RateLimitBuckets", 50, 5},
+  {"SchemaMigrations", 55, 3},
+  {"SigningKeys", 58, 3},
+  {"TaskDefinitions", 61, 28},
+  {"TaskExecutions", 89, 22},
+  {"TaskOutputCache", 111, 6},
+  {"TaskQueues", 117, 11},
+  {"Timers", 128, 10},
+  {"WebhookSinks", 138, 9},
+  {"WorkflowDefinitions", 147, 15},
+  {"WorkflowEvents", 162, 8},
+  {"WorkflowExecutions", 170, 22},
 };
 
 /// Indexes on those tables, sorted by name.
 inline constexpr index_info indexes[] = {
+  {"ApiKeys_pkey", "ApiKeys",
+   "CREATE UNIQUE INDEX \"ApiKeys_pkey\" ON public.\"ApiKeys\" USING btree (id)"},
   {"ClusterSettings_pkey", "ClusterSettings",
    "CREATE UNIQUE INDEX \"ClusterSettings_pkey\" ON public.\"ClusterSettings\" USING btree (id)"},
   {"DecideQueues_pkey", "DecideQueues",
@@ -274,6 +291,8 @@ inline constexpr index_info indexes[] = {
    "CREATE UNIQUE INDEX \"RateLimitBuckets_pkey\" ON public.\"RateLimitBuckets\" USING btree (\"namespaceId\", \"taskDefName\")"},
   {"SchemaMigrations_pkey", "SchemaMigrations",
    "CREATE UNIQUE INDEX \"SchemaMigrations_pkey\" ON public.\"SchemaMigrations\" USING btree (name)"},
+  {"SigningKeys_pkey", "SigningKeys",
+   "CREATE UNIQUE INDEX \"SigningKeys_pkey\" ON public.\"SigningKeys\" USING btree (name)"},
   {"TaskDefinitions_pkey", "TaskDefinitions",
    "CREATE UNIQUE INDEX \"TaskDefinitions_pkey\" ON public.\"TaskDefinitions\" USING btree (\"namespaceId\", name)"},
   {"TaskExecutions_frontier_idx", "TaskExecutions",
@@ -330,6 +349,11 @@ inline constexpr index_info indexes[] = {
 
 /// Labels of every enum type, type by type (in `enums` order), in sort order.
 inline constexpr std::string_view enum_labels[] = {
+  // api_key_role
+  "admin",
+  "operator",
+  "worker",
+  "reader",
   // task_definition_retry_logic
   "FIXED",
   "LINEAR_BACKOFF",
@@ -405,14 +429,15 @@ inline constexpr std::string_view enum_labels[] = {
 
 /// Enum types, sorted by name.
 inline constexpr enum_info enums[] = {
-  {"task_definition_retry_logic", 0, 3},
-  {"task_definition_timeout_policy", 3, 3},
-  {"task_execution_status", 6, 9},
-  {"task_execution_type", 15, 12},
-  {"timer_kind", 27, 6},
-  {"workflow_definition_timeout_policy", 33, 2},
-  {"workflow_event_type", 35, 22},
-  {"workflow_execution_status", 57, 6},
+  {"api_key_role", 0, 4},
+  {"task_definition_retry_logic", 4, 3},
+  {"task_definition_timeout_policy", 7, 3},
+  {"task_execution_status", 10, 9},
+  {"task_execution_type", 19, 12},
+  {"timer_kind", 31, 6},
+  {"workflow_definition_timeout_policy", 37, 2},
+  {"workflow_event_type", 39, 22},
+  {"workflow_execution_status", 61, 6},
 };
 
 /// Functions the migrations define, sorted by name.

@@ -199,6 +199,15 @@ void e2e_fixture::start_node(const settings_list& flags) {
     CAF_FAIL("start_node: the node still runs");
   std::vector<std::string> argv{NF_NODEFLOW_BIN, "serve", "--dsn", db.dsn(), "--config",
                                 config_path, "--port", std::to_string(port), "--http-port", "-1"};
+  // The suites talk to the node on loopback without credentials; a suite that tries
+  // authentication (http.auth) turns it on with auth.enabled.
+  bool auth_given = false;
+  for (const auto& [k, v] : flags)
+    auth_given = auth_given || k == "auth" || k == "auth.enabled";
+  if (!auth_given) {
+    argv.push_back("--auth");
+    argv.push_back("off");
+  }
   for (const auto& [k, v] : flags) {
     argv.push_back("--" + k);
     argv.push_back(v);

@@ -3,7 +3,10 @@
 // workflows started and read through its workflow client, a WAIT completed through its task
 // client (updateTaskByRefName). Then a worker process killed with SIGKILL while it holds a task: the task is
 // leased again once its responseTimeoutSeconds pass, and the dead worker's late result is
-// refused. run.sh starts Postgres and the node and sets CONDUCTOR_SERVER_URL.
+// refused. run.sh starts Postgres and the node (authentication on), makes a worker key and an
+// admin key (NF_SDK_WORKER_KEY/_SECRET, NF_SDK_ADMIN_KEY/_SECRET) and sets
+// CONDUCTOR_SERVER_URL. Workers use the worker key, definitions and workflows the admin key;
+// no credentials get 401, a worker key defining a task 403.
 //
 //   node conductor_sdk.test.js           the test
 //   node conductor_sdk.test.js victim    the worker the test kills (prints each task it holds)
@@ -70,6 +73,13 @@ const victimFlow = {
   outputParameters: { attempt: "${slow.output.attempt}" },
 };
 
+// The SDK reads CONDUCTOR_AUTH_KEY/_SECRET when a client is made (and prefers them to its
+// config), so each client is made with the key it should hold in those variables.
+function useKey(role) {
+  process.env.CONDUCTOR_AUTH_KEY = process.env[`NF_SDK_${role}_KEY`];
+  process.env.CONDUCTOR_AUTH_SECRET = process.env[`NF_SDK_${role}_SECRET`];
+}
+
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 function check(cond, what) {
@@ -112,8 +122,11 @@ async function victim() {
 
 async function main() {
   const started = Date.now();
+  const anon = await fetch(`${process.env.CONDUCTOR_SERVER_URL}/api/metadata/taskdefs`);
+  check(anon.status === 401, `a request without credentials is refused (401): ${anon.status}`);
+  useKey("WORKER");
   // README: worker begin
-  const clients = await OrkesClients.from(); // reads CONDUCTOR_SERVER_URL
+  const clients = await OrkesClients.from(); // reads CONDUCTOR_SERVER_URL, CONDUCTOR_AUTH_KEY/_SECRET
   const handler = new TaskHandler({
     client: clients.getClient(),
     scanForDecorated: false,
@@ -141,8 +154,19 @@ async function main() {
   await handler.startWorkers();
   // README: worker end
 
-  const metadata = clients.getMetadataClient();
-  const workflows = clients.getWorkflowClient();
+  let denied = null;
+  try {
+    await clients.getMetadataClient().registerTasks(taskDefs);
+  } catch (e) {
+    denied = e;
+  }
+  check(denied, "a worker key may not register task definitions");
+  console.log("a worker key defining tasks is refused: " + denied.message);
+
+  useKey("ADMIN");
+  const admin = await OrkesClients.from();
+  const metadata = admin.getMetadataClient();
+  const workflows = admin.getWorkflowClient();
   await metadata.registerTasks(taskDefs);
   await metadata.registerWorkflowDef(mixed, true);
   await metadata.registerWorkflowDef(victimFlow, true);
@@ -189,7 +213,9 @@ async function main() {
   // A worker killed while it holds a task.
   const vid = await workflows.startWorkflow({ name: "sdk_victim", version: 1, input: {} });
   const child = spawn(process.execPath, [__filename, "victim"],
-                      { stdio: ["ignore", "pipe", "inherit"], env: process.env });
+                      { stdio: ["ignore", "pipe", "inherit"],
+                        env: { ...process.env, CONDUCTOR_AUTH_KEY: process.env.NF_SDK_WORKER_KEY,
+                               CONDUCTOR_AUTH_SECRET: process.env.NF_SDK_WORKER_SECRET } });
   const held = await new Promise((resolve, reject) => {
     let buf = "";
     child.stdout.on("data", (d) => {

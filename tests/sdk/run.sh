@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The Conductor JavaScript SDK against nodeflow (ctest label `sdk`): installs the pinned SDK
 # (package-lock.json) into BUILD/sdk-node once, starts a Postgres 18 and a `nodeflow serve`
-# of its own, and runs conductor_sdk.test.js with CONDUCTOR_SERVER_URL pointing at the node.
+# of its own with authentication on, makes a worker and an admin API key (`nodeflow keys
+# create`) and runs conductor_sdk.test.js with CONDUCTOR_SERVER_URL pointing at the node.
 #
 #   tests/sdk/run.sh NODEFLOW_BIN BUILD_DIR
 set -euo pipefail
@@ -50,6 +51,19 @@ for _ in $(seq 1 300); do
   sleep 0.1
 done
 [ -n "$http" ] || { echo "sdk test: the node printed no http line" >&2; cat "$work/node.log" >&2; exit 1; }
+
+# Authentication is on (the default): a worker key for the workers, an admin key for the
+# definitions and the workflows. `keys create` prints `keyId=… keySecret=…` last.
+key_of() {
+  "$bin" keys create --dsn "$dsn" --role "$1" --name "sdk-$1" | tail -1
+}
+worker_key=$(key_of worker)
+admin_key=$(key_of admin)
+field() { sed -n "s/.*$1=\([^ ]*\).*/\1/p" <<<"$2"; }
+export NF_SDK_WORKER_KEY=$(field keyId "$worker_key") NF_SDK_WORKER_SECRET=$(field keySecret "$worker_key")
+export NF_SDK_ADMIN_KEY=$(field keyId "$admin_key") NF_SDK_ADMIN_SECRET=$(field keySecret "$admin_key")
+[ -n "$NF_SDK_WORKER_SECRET" ] && [ -n "$NF_SDK_ADMIN_SECRET" ] \
+  || { echo "sdk test: nodeflow keys create printed no key" >&2; exit 1; }
 
 status=0
 (cd "$sdk" && CONDUCTOR_SERVER_URL="http://$http" NODE_PATH="$sdk/node_modules" \

@@ -153,10 +153,16 @@ CAF_TEST(a database migrated by an earlier build verifies) {
   auto conn = db.connect();
   const auto& manifest = embedded_migrations();
   CAF_REQUIRE(migrator{manifest}.up(conn));
+  // Migrations added after that change were only ever recorded with the new checksum.
+  size_t legacy = 0;
   for (const auto& m : manifest) {
+    if (m.legacy.empty())
+      continue;
     CAF_MESSAGE(m.name);
     record_legacy(conn, m);
+    ++legacy;
   }
+  CAF_CHECK(legacy >= 21);
   auto states = migrator{manifest}.status(conn);
   CAF_REQUIRE(states);
   for (const auto& s : *states)

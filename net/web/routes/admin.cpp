@@ -23,7 +23,7 @@ void add_admin_routes(router& r, const route_context& ctx) {
          "This node, the partitions it runs, the queues' depths and the pending decisions", {},
          body_kind::none, {},
          "{\"node\":{…},\"queues\":[{\"name\",\"ready\",\"leased\"}],\"pendingDecisions\":{…}}",
-         "cluster", [api](const exchange_ptr& ex) {
+         "cluster", access::reader, [api](const exchange_ptr& ex) {
            api->ask<std::string>([ex](std::string& t) { answer_json_text(ex, t); },
                                  [ex](caf::error& e) { ex->fail(e); }, status_atom_v);
          }});
@@ -31,7 +31,7 @@ void add_admin_routes(router& r, const route_context& ctx) {
          "Outbox events that exhausted their deliveries, oldest first",
          {{"afterId", "only dead letters with a larger id (paging)", false, "integer"},
           {"limit", "at most this many (1 … 1000, default 100)", false, "integer"}},
-         body_kind::none, {}, "{\"deadLetters\":[…],\"nextAfterId\":id|null}", "deadletters",
+         body_kind::none, {}, "{\"deadLetters\":[…],\"nextAfterId\":id|null}", "deadletters", access::reader,
          [api](const exchange_ptr& ex) {
            auto after = query_int(ex, "afterId", 0, 0, INT64_MAX);
            if (!after)
@@ -50,7 +50,7 @@ void add_admin_routes(router& r, const route_context& ctx) {
   r.add({verb::post, "/api/deadletters/replay",
          "Queue dead letters for delivery again: the ids given, or all of them", {},
          body_kind::json, "{\"ids\":[id,…]} (absent or empty: every dead letter)",
-         "{\"replayed\":n}", "deadletters", [api, lim](const exchange_ptr& ex) {
+         "{\"replayed\":n}", "deadletters", access::operator_, [api, lim](const exchange_ptr& ex) {
            auto body = read_json_body(ex, lim, boost::json::value(boost::json::object{}));
            if (!body)
              return;

@@ -8,7 +8,7 @@ namespace nf::net::web {
 
 void add_health_routes(router& r, const route_context& ctx) {
   r.add({verb::get, "/health/live", "The process answers HTTP", {}, body_kind::none, {},
-         "{\"status\":\"UP\"}", "health", [](const exchange_ptr& ex) {
+         "{\"status\":\"UP\"}", "health", access::open, [](const exchange_ptr& ex) {
            ex->respond_json(200, boost::json::object{{"status", "UP"}});
          }});
   r.add({verb::get, "/health/ready",
@@ -16,7 +16,7 @@ void add_health_routes(router& r, const route_context& ctx) {
          "readiness`) and it runs at least one partition",
          {}, body_kind::none, {},
          "200 {\"ready\":true,…} when ready, 503 with the same body and Retry-After when not",
-         "health", [api = ctx.api](const exchange_ptr& ex) {
+         "health", access::open, [api = ctx.api](const exchange_ptr& ex) {
            api->ask<std::string>(
              [ex](std::string& json) {
                boost::json::error_code ec;

@@ -59,7 +59,7 @@ void add_history_routes(router& r, const route_context& ctx) {
          body_kind::none, {},
          "{\"workflowId\",\"events\":[{\"seq\",\"at\",\"type\",\"taskRef\",\"payload\"}],"
          "\"next\":seq} (ask again with after=next; an empty page is the end for now)",
-         "history", [api](const exchange_ptr& ex) {
+         "history", access::reader, [api](const exchange_ptr& ex) {
            auto id = workflow_id_of(ex);
            if (!id)
              return;
@@ -99,7 +99,7 @@ void add_history_routes(router& r, const route_context& ctx) {
            "\"type\",\"taskRef\",\"payload\"}`; resumes after the Last-Event-ID header; ends "
            "after WORKFLOW_COMPLETED, _FAILED, _TIMED_OUT or _TERMINATED; 204 when the "
            "history already ended there",
-           "history",
+           "history", access::reader,
            [hub, api](const exchange_ptr& ex) {
              auto id = workflow_id_of(ex);
              if (!id)

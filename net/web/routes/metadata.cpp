@@ -63,7 +63,7 @@ void add_task_def_routes(router& r, gateway* api, json_limits lim) {
   r.add({verb::post, "/api/metadata/taskdefs",
          "Create or update task definitions, all of them or (on any problem) none", {},
          body_kind::json, "an array of TaskDef",
-         "{\"taskDefs\":[{\"name\",\"revision\"}],\"workflowDefs\":[]}", "metadata",
+         "{\"taskDefs\":[{\"name\",\"revision\"}],\"workflowDefs\":[]}", "metadata", access::admin,
          [api, lim](const exchange_ptr& ex) {
            auto body = read_json_body(ex, lim);
            if (!body)
@@ -80,7 +80,7 @@ void add_task_def_routes(router& r, gateway* api, json_limits lim) {
          }});
   r.add({verb::put, "/api/metadata/taskdefs", "Update an existing task definition", {},
          body_kind::json, "one TaskDef (404 when none has its name)",
-         "{\"taskDefs\":[{\"name\",\"revision\"}],\"workflowDefs\":[]}", "metadata",
+         "{\"taskDefs\":[{\"name\",\"revision\"}],\"workflowDefs\":[]}", "metadata", access::admin,
          [api, lim](const exchange_ptr& ex) {
            auto body = read_json_object(ex, lim);
            if (!body)
@@ -100,14 +100,14 @@ void add_task_def_routes(router& r, gateway* api, json_limits lim) {
              scoped(ex, query_of("get", "task", std::string{name->as_string()})));
          }});
   r.add({verb::get, "/api/metadata/taskdefs", "Every task definition, by name", {},
-         body_kind::none, {}, "an array of TaskDef", "metadata",
+         body_kind::none, {}, "an array of TaskDef", "metadata", access::reader,
          [api](const exchange_ptr& ex) {
            api->ask<std::string>([ex](std::string& t) { answer_json_text(ex, t); },
                                  fail_with(ex), definitions_atom_v,
                                  scoped(ex, query_of("list", "task")));
          }});
   r.add({verb::get, "/api/metadata/taskdefs/{tasktype}", "One task definition", {},
-         body_kind::none, {}, "a TaskDef (404 when there is none)", "metadata",
+         body_kind::none, {}, "a TaskDef (404 when there is none)", "metadata", access::reader,
          [api](const exchange_ptr& ex) {
            api->ask<std::string>([ex](std::string& t) { answer_json_text(ex, t); },
                                  fail_with(ex), definitions_atom_v,
@@ -115,7 +115,7 @@ void add_task_def_routes(router& r, gateway* api, json_limits lim) {
          }});
   r.add({verb::delete_, "/api/metadata/taskdefs/{tasktype}",
          "Delete a task definition no workflow definition uses (409 naming those that do)",
-         {}, body_kind::none, {}, "{\"deleted\":{\"kind\":\"task\",\"name\"}}", "metadata",
+         {}, body_kind::none, {}, "{\"deleted\":{\"kind\":\"task\",\"name\"}}", "metadata", access::admin,
          [api](const exchange_ptr& ex) {
            api->ask<std::string>([ex](std::string& t) { answer_json_text(ex, t); },
                                  fail_with(ex), definitions_atom_v,
@@ -127,7 +127,7 @@ void add_workflow_def_routes(router& r, gateway* api, json_limits lim) {
   r.add({verb::post, "/api/metadata/workflow",
          "Create a workflow definition (409 when its name and version exist)", {},
          body_kind::json, "one WorkflowDef (version absent = 1)",
-         "{\"taskDefs\":[],\"workflowDefs\":[{\"name\",\"version\"}]}", "metadata",
+         "{\"taskDefs\":[],\"workflowDefs\":[{\"name\",\"version\"}]}", "metadata", access::admin,
          [api, lim](const exchange_ptr& ex) {
            auto body = read_json_object(ex, lim);
            if (!body)
@@ -166,7 +166,7 @@ void add_workflow_def_routes(router& r, gateway* api, json_limits lim) {
          body_kind::json, "an array of WorkflowDef",
          "Conductor's BulkResponse: {\"bulkSuccessfulResults\":[name…],"
          "\"bulkErrorResults\":{}}",
-         "metadata", [api, lim](const exchange_ptr& ex) {
+         "metadata", access::admin, [api, lim](const exchange_ptr& ex) {
            auto body = read_json_body(ex, lim);
            if (!body)
              return;
@@ -197,7 +197,7 @@ void add_workflow_def_routes(router& r, gateway* api, json_limits lim) {
          }});
   r.add({verb::get, "/api/metadata/workflow/{name}", "One workflow definition",
          {{"version", "the version (absent: the latest)", false, "integer"}}, body_kind::none,
-         {}, "a WorkflowDef (404 when there is none)", "metadata",
+         {}, "a WorkflowDef (404 when there is none)", "metadata", access::reader,
          [api](const exchange_ptr& ex) {
            auto version = query_int(ex, "version", 0, 1, INT32_MAX);
            if (!version)
@@ -209,7 +209,7 @@ void add_workflow_def_routes(router& r, gateway* api, json_limits lim) {
          }});
   r.add({verb::get, "/api/metadata/workflow",
          "Every version of every workflow definition, by name then version", {},
-         body_kind::none, {}, "an array of WorkflowDef", "metadata",
+         body_kind::none, {}, "an array of WorkflowDef", "metadata", access::reader,
          [api](const exchange_ptr& ex) {
            api->ask<std::string>([ex](std::string& t) { answer_json_text(ex, t); },
                                  fail_with(ex), definitions_atom_v,
@@ -218,7 +218,7 @@ void add_workflow_def_routes(router& r, gateway* api, json_limits lim) {
   r.add({verb::delete_, "/api/metadata/workflow/{name}/{version}",
          "Delete one version of a workflow definition (409 while executions of it run)", {},
          body_kind::none, {}, "{\"deleted\":{\"kind\":\"workflow\",\"name\",\"version\"}}",
-         "metadata", [api](const exchange_ptr& ex) {
+         "metadata", access::admin, [api](const exchange_ptr& ex) {
            const auto& text = ex->param("version");
            int64_t version = 0;
            bool ok = !text.empty() && text.size() < 10;

@@ -116,7 +116,7 @@ void add_metrics_route(router& r, const route_context& ctx) {
          "The node's metrics in Prometheus' text format 0.0.4: workflows and tasks by name "
          "and status, leases, decide flushes, HTTP requests, store worker waits, partitions "
          "owned, and the store's queue depths, decide lag and outbox read at scrape",
-         {}, body_kind::none, {}, "text/plain; version=0.0.4", "metrics",
+         {}, body_kind::none, {}, "text/plain; version=0.0.4", "metrics", access::reader,
          [api = ctx.api](const exchange_ptr& ex) {
            // Touch the families so a node that counted nothing yet still lists them.
            (void)engine::metrics::node_metrics();

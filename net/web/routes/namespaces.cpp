@@ -36,7 +36,7 @@ void add_namespace_routes(router& r, const route_context& ctx) {
   auto* api = ctx.api;
   auto lim = ctx.json;
   r.add({verb::get, "/api/namespaces", "Every namespace, by name (admin)", {}, body_kind::none,
-         {}, "{\"namespaces\":[{\"name\",\"createdTime\"}]}", "namespaces",
+         {}, "{\"namespaces\":[{\"name\",\"createdTime\"}]}", "namespaces", access::admin,
          [api](const exchange_ptr& ex) {
            if (admin(ex))
              ask_namespaces(api, ex, msg::namespace_request{"list", {}}, 200);
@@ -44,7 +44,7 @@ void add_namespace_routes(router& r, const route_context& ctx) {
   r.add({verb::post, "/api/namespaces", "Create a namespace (admin; 409 when it exists)", {},
          body_kind::json,
          "{\"name\": NAME} (a-z, 0-9, '_', '-'; starting with a letter; at most 63)",
-         "{\"name\",\"createdTime\"}", "namespaces", [api, lim](const exchange_ptr& ex) {
+         "{\"name\",\"createdTime\"}", "namespaces", access::admin, [api, lim](const exchange_ptr& ex) {
            if (!admin(ex))
              return;
            auto body = read_json_object(ex, lim);
@@ -67,7 +67,7 @@ void add_namespace_routes(router& r, const route_context& ctx) {
   r.add({verb::delete_, "/api/namespaces/{name}",
          "Remove a namespace (admin; 409 while it holds definitions, running executions or "
          "webhook sinks; \"default\" stays)",
-         {}, body_kind::none, {}, "{\"removed\":name}", "namespaces",
+         {}, body_kind::none, {}, "{\"removed\":name}", "namespaces", access::admin,
          [api](const exchange_ptr& ex) {
            if (admin(ex))
              ask_namespaces(api, ex, msg::namespace_request{"remove", ex->param("name")}, 200);

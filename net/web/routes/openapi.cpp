@@ -54,6 +54,9 @@ boost::json::object openapi_document(const router& table) {
     op["summary"] = r.summary;
     op["tags"] = boost::json::array{boost::json::value(r.tag)};
     op["operationId"] = lower(std::string{boost::beast::http::to_string(r.method)}) + r.pattern;
+    op["x-nodeflow-role"] = access_name(r.needs);
+    if (r.needs != access::open)
+      op["security"] = boost::json::array{boost::json::object{{"token", boost::json::array{}}}};
     boost::json::array params;
     for (const auto& p : path_params(r.pattern))
       params.push_back(boost::json::object{
@@ -87,12 +90,21 @@ boost::json::object openapi_document(const router& table) {
                                     "the history as Server-Sent Events, Prometheus metrics"},
                     {"version", "1"}}},
           {"paths", std::move(paths)},
-          {"components", {{"schemas", {{"Error", error_schema()}}}}}};
+          {"components",
+           {{"schemas", {{"Error", error_schema()}}},
+            {"securitySchemes",
+             {{"token",
+               {{"type", "apiKey"},
+                {"in", "header"},
+                {"name", "X-Authorization"},
+                {"description", "a token from POST /api/token (Authorization: Bearer "
+                                "<token> works too); x-nodeflow-role names the least role "
+                                "an operation needs: reader < worker < operator < admin"}}}}}}}};
 }
 
 void add_openapi_route(router& r, const route_context& ctx) {
   r.add({verb::get, "/api/openapi.json", "This document: every route of the node", {},
-         body_kind::none, {}, "an OpenAPI 3 document", "meta",
+         body_kind::none, {}, "an OpenAPI 3 document", "meta", access::open,
          [table = ctx.table](const exchange_ptr& ex) {
            ex->respond_json(200, openapi_document(*table));
          }});

@@ -7,6 +7,7 @@ std::shared_ptr<router> make_routes(const route_context& base) {
   auto ctx = base;
   ctx.table = r.get();
   add_health_routes(*r, ctx);
+  add_token_route(*r, ctx);
   add_admin_routes(*r, ctx);
   add_history_routes(*r, ctx);
   add_metrics_route(*r, ctx);

@@ -17,6 +17,7 @@
 namespace nf::net::web {
 
 class event_hub;
+class authenticator;
 
 struct route_context {
   gateway* api = nullptr;
@@ -25,6 +26,8 @@ struct route_context {
   int64_t max_poll_timeout_ms = 30000;
   /// The live history streams (none: no stream route).
   event_hub* events = nullptr;
+  /// Checks tokens and issues them (none: auth.enabled false).
+  authenticator* auth = nullptr;
   /// The table being built (the OpenAPI route describes it).
   const router* table = nullptr;
 };
@@ -39,6 +42,8 @@ void add_task_routes(router& r, const route_context& ctx);
 void add_openapi_route(router& r, const route_context& ctx);
 /// nodeflow's /api/namespaces: create, list and remove namespaces (admin only).
 void add_namespace_routes(router& r, const route_context& ctx);
+/// POST /api/token: an API key exchanged for a token.
+void add_token_route(router& r, const route_context& ctx);
 /// Conductor's /api/metadata: task and workflow definitions.
 void add_metadata_routes(router& r, const route_context& ctx);
 /// Conductor's /api/workflow: start, read, commands, search; and nodeflow's signals.

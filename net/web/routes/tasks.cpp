@@ -494,7 +494,7 @@ void add_task_routes(router& r, const route_context& ctx) {
          "Task: {taskId (carries the lease), taskType, taskDefName, referenceTaskName, "
          "workflowInstanceId, inputData, status, retryCount, iteration, "
          "responseTimeoutSeconds, workerId, startTime…}",
-         "task",
+         "task", access::worker,
          [api, max_wait](const exchange_ptr& ex) {
            auto timeout = query_int(ex, "timeout", 100, 0, max_wait);
            if (!timeout)
@@ -509,7 +509,7 @@ void add_task_routes(router& r, const route_context& ctx) {
           {"timeout", "wait up to this many ms (default 100)", false, "integer"},
           {"workerid", "the polling worker's id", false},
           {"domain", "refused when given: nodeflow has no task domains", false}},
-         body_kind::none, {}, "[Task, …] (empty when none came)", "task",
+         body_kind::none, {}, "[Task, …] (empty when none came)", "task", access::worker,
          [api, max_wait](const exchange_ptr& ex) {
            auto count = query_int(ex, "count", 1, 1, 1000);
            if (!count)
@@ -527,7 +527,7 @@ void add_task_routes(router& r, const route_context& ctx) {
          "FAILED_WITH_TERMINAL_ERROR | IN_PROGRESS (extends the lease), outputData, "
          "reasonForIncompletion, callbackAfterSeconds, extendLease, logs: [{log, "
          "createdTime}], workerId}",
-         "the taskId, as text; 409 when the lease was lost", "task",
+         "the taskId, as text; 409 when the lease was lost", "task", access::worker,
          [api, lim](const exchange_ptr& ex) {
            auto body = read_json_object(ex, lim);
            if (!body)
@@ -545,7 +545,7 @@ void add_task_routes(router& r, const route_context& ctx) {
          body_kind::json,
          "[TaskResult, …] (1 … 1000; COMPLETED, FAILED or FAILED_WITH_TERMINAL_ERROR, no logs)",
          "[{taskId, status: 200 | 409 (lease lost) | …, message}], one per result, in order",
-         "task", [api, lim](const exchange_ptr& ex) {
+         "task", access::worker, [api, lim](const exchange_ptr& ex) {
            auto body = read_json_body(ex, lim);
            if (!body)
              return;
@@ -556,7 +556,7 @@ void add_task_routes(router& r, const route_context& ctx) {
            report_batch(api, ex, body->get_array());
          }});
   r.add({verb::post, "/api/tasks/{taskId}/log", "Add a line to a task's log", {},
-         body_kind::json, "the log line as a JSON string", "nothing (200)", "task",
+         body_kind::json, "the log line as a JSON string", "nothing (200)", "task", access::worker,
          [api, lim](const exchange_ptr& ex) {
            auto h = handle_param(ex);
            if (!h)
@@ -578,7 +578,7 @@ void add_task_routes(router& r, const route_context& ctx) {
                                  scoped(ex, std::move(p)));
          }});
   r.add({verb::get, "/api/tasks/{taskId}/log", "A task's log lines, oldest first", {},
-         body_kind::none, {}, "[{log, taskId, createdTime}]", "task",
+         body_kind::none, {}, "[{log, taskId, createdTime}]", "task", access::reader,
          [api](const exchange_ptr& ex) {
            auto h = handle_param(ex);
            if (!h)
@@ -589,12 +589,12 @@ void add_task_routes(router& r, const route_context& ctx) {
          }});
   r.add({verb::get, "/api/tasks/queue/sizes", "Ready tasks per task type",
          {{"taskType", "a task type (repeat it, or separate them by commas)", true}},
-         body_kind::none, {}, "{\"<taskType>\": ready count}", "task",
+         body_kind::none, {}, "{\"<taskType>\": ready count}", "task", access::reader,
          [api](const exchange_ptr& ex) { queue_sizes(api, ex); }});
   r.add({verb::post, "/api/tasks/{workflowId}/{taskRefName}/{status}",
          "Complete or fail a WAIT task by its reference name", {}, body_kind::json,
          "the task's output (a JSON object; empty body = {})", "the task's id, as text",
-         "task", [api, lim](const exchange_ptr& ex) {
+         "task", access::worker, [api, lim](const exchange_ptr& ex) {
            auto body = read_json_body(ex, lim, json::value(json::object{}));
            if (!body)
              return;

@@ -174,7 +174,7 @@ void add_start_routes(router& r, const route_context& ctx) {
           {"correlationId", "the caller's correlation id", false},
           {"priority", "0 … 99 (default 0)", false, "integer"}},
          body_kind::json, "the workflow's input (a JSON object; empty = {})",
-         "the new workflow's id (text/plain)", "workflow",
+         "the new workflow's id (text/plain)", "workflow", access::operator_,
          [api, lim](const exchange_ptr& ex) {
            auto body = read_json_body(ex, lim, json::value(json::object{}));
            if (!body)
@@ -206,7 +206,7 @@ void add_start_routes(router& r, const route_context& ctx) {
          "idempotencyStrategy (FAIL | RETURN_EXISTING | FAIL_ON_RUNNING); taskToDomain, "
          "workflowDef, externalInputPayloadStoragePath and createdBy must be null or empty",
          "the workflow's id (text/plain); 409 when the idempotency key's strategy refuses",
-         "workflow", [api, lim](const exchange_ptr& ex) {
+         "workflow", access::operator_, [api, lim](const exchange_ptr& ex) {
            auto body = read_json_object(ex, lim);
            if (!body)
              return;
@@ -225,7 +225,7 @@ void add_start_routes(router& r, const route_context& ctx) {
          body_kind::json,
          "StartWorkflowRequest (optional; its name and version, when given, must match the "
          "path)",
-         "the Workflow (Conductor's shape, with tasks) and requestId", "workflow",
+         "the Workflow (Conductor's shape, with tasks) and requestId", "workflow", access::operator_,
          [api, lim, max_wait = ctx.max_poll_timeout_ms](const exchange_ptr& ex) {
            auto body = read_json_body(ex, lim, json::value(json::object{}));
            if (!body)
@@ -292,7 +292,7 @@ void add_read_routes(router& r, const route_context& ctx) {
          "Workflow: workflowId, workflowName, workflowVersion, correlationId, status, input, "
          "output, variables, reasonForIncompletion, createTime, startTime, endTime, updateTime, "
          "priority, tasks[Task]",
-         "workflow", [api](const exchange_ptr& ex) {
+         "workflow", access::reader, [api](const exchange_ptr& ex) {
            const auto& id = ex->param("workflowId");
            if (!check_id(ex, id))
              return;
@@ -321,7 +321,7 @@ void add_read_routes(router& r, const route_context& ctx) {
          "{\"totalHits\": the results on this page, \"results\":[WorkflowSummary], "
          "\"nextCursor\": id | null (null on the last page)} — with several statuses a page "
          "may hold fewer than size results and still have a next one",
-         "workflow", [api](const exchange_ptr& ex) {
+         "workflow", access::reader, [api](const exchange_ptr& ex) {
            auto start_at = query_int(ex, "start", 0, 0, INT32_MAX);
            if (!start_at)
              return;
@@ -386,7 +386,7 @@ void add_command_routes(router& r, const route_context& ctx) {
     r.add({verb::put, std::string{"/api/workflow/{workflowId}/"} + op,
            pause ? "Pause a running workflow" : "Resume a paused workflow", {},
            body_kind::none, {}, "200, empty (409 when its status does not allow it)",
-           "workflow", [api, op](const exchange_ptr& ex) {
+           "workflow", access::operator_, [api, op](const exchange_ptr& ex) {
              const auto& id = ex->param("workflowId");
              if (!check_id(ex, id))
                return;
@@ -395,7 +395,7 @@ void add_command_routes(router& r, const route_context& ctx) {
   }
   r.add({verb::delete_, "/api/workflow/{workflowId}", "Terminate a workflow",
          {{"reason", "why (recorded as its reasonForIncompletion)", false}}, body_kind::none, {},
-         "200, empty (409 when it already ended)", "workflow", [api](const exchange_ptr& ex) {
+         "200, empty (409 when it already ended)", "workflow", access::operator_, [api](const exchange_ptr& ex) {
            const auto& id = ex->param("workflowId");
            if (!check_id(ex, id))
              return;
@@ -407,7 +407,7 @@ void add_command_routes(router& r, const route_context& ctx) {
          "Run an ended workflow again from the start, with the same id",
          {{"useLatestDefinitions", "false only: a restart runs the version it started with",
            false, "boolean"}},
-         body_kind::none, {}, "204 (409 when it still runs or is not restartable)", "workflow",
+         body_kind::none, {}, "204 (409 when it still runs or is not restartable)", "workflow", access::operator_,
          [api](const exchange_ptr& ex) {
            const auto& id = ex->param("workflowId");
            if (!check_id(ex, id))
@@ -426,7 +426,7 @@ void add_command_routes(router& r, const route_context& ctx) {
   r.add({verb::post, "/api/workflow/{workflowId}/retry",
          "Retry the failed tasks of an ended workflow",
          {{"resumeSubworkflowTasks", "false only", false, "boolean"}}, body_kind::none, {},
-         "204 (409 when it still runs)", "workflow", [api](const exchange_ptr& ex) {
+         "204 (409 when it still runs)", "workflow", access::operator_, [api](const exchange_ptr& ex) {
            const auto& id = ex->param("workflowId");
            if (!check_id(ex, id))
              return;
@@ -445,7 +445,7 @@ void add_command_routes(router& r, const route_context& ctx) {
          "Run an ended workflow again from one of its tasks", {}, body_kind::json,
          "RerunWorkflowRequest: reRunFromTaskId (required), taskInput; reRunFromWorkflowId "
          "only this workflow's id; workflowInput and correlationId null or empty",
-         "the workflow's id (text/plain)", "workflow", [api, lim](const exchange_ptr& ex) {
+         "the workflow's id (text/plain)", "workflow", access::operator_, [api, lim](const exchange_ptr& ex) {
            const auto& id = ex->param("workflowId");
            if (!check_id(ex, id))
              return;
@@ -472,7 +472,7 @@ void add_command_routes(router& r, const route_context& ctx) {
   r.add({verb::post, "/api/workflow/{workflowId}/signal/{name}",
          "Deliver a signal: completes the workflow's WAIT tasks waiting for that name", {},
          body_kind::json, "the signal's payload (any JSON; empty = null)",
-         "{\"workflowId\",\"signal\",\"delivered\":true}", "workflow",
+         "{\"workflowId\",\"signal\",\"delivered\":true}", "workflow", access::operator_,
          [api, lim](const exchange_ptr& ex) {
            const auto& id = ex->param("workflowId");
            if (!check_id(ex, id))

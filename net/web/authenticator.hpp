@@ -1,0 +1,61 @@
+#pragma once
+
+// Who sends an HTTP request: its token (`X-Authorization: <token>`, what Conductor's SDKs
+// send, or `Authorization: Bearer <token>`) checked against the cluster's signing secret
+// and this node's copy of the API keys. The copy is reloaded every `refresh` on a thread
+// of its own, so checking a request never waits on the database and a revoked key is
+// refused within one refresh on every node. Tokens come from POST /api/token
+// (engine/auth/credentials.hpp has their format).
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include <caf/expected.hpp>
+
+#include "net/web/exchange.hpp"
+
+namespace nf::net::web {
+
+struct authenticator_options {
+  std::string dsn;
+  std::chrono::milliseconds refresh{2000}; ///< auth.key_refresh_ms
+  int64_t token_ttl_s = 3600;              ///< auth.token_ttl_s
+};
+
+/// A check's outcome: status 0 with the principal, or the HTTP status (401) and why.
+struct auth_outcome {
+  unsigned status = 0;
+  std::string message;
+  principal who;
+};
+
+class authenticator {
+public:
+  explicit authenticator(authenticator_options opts);
+  ~authenticator();
+  authenticator(const authenticator&) = delete;
+  authenticator& operator=(const authenticator&) = delete;
+
+  /// Connects, reads (or makes) the signing secret and loads the keys once, then starts
+  /// the refresher; an error when the database cannot give them.
+  caf::expected<void> start();
+  void stop();
+
+  /// The principal of a request's credentials.
+  auth_outcome authenticate(const exchange& ex) const;
+
+  /// POST /api/token: a token for a key whose secret matches. A key this node has not
+  /// loaded yet (made a moment ago) is looked up again on the refresher's thread before
+  /// `done` is called; otherwise `done` runs at once.
+  void issue_token(std::string key_id, std::string secret,
+                   std::function<void(auth_outcome, std::string token, int64_t expires_s)> done);
+
+private:
+  struct impl;
+  std::shared_ptr<impl> impl_;
+};
+
+} // namespace nf::net::web
