@@ -6,6 +6,7 @@
 #include <libpq-fe.h>
 
 #include "store/pg/binary_params.hpp"
+#include "store/pg/dsn.hpp"
 #include "store/pg/errors.hpp"
 #include "store/pg/hour_window.hpp"
 #include "store/pg/pipeline.hpp"
@@ -40,7 +41,8 @@ caf::expected<connection> connection::open(const std::string& dsn) {
     PQfinish(c);
     while (!msg.empty() && (msg.back() == '\n' || msg.back() == ' '))
       msg.pop_back();
-    return make_error(errc::conn_broken, "cannot connect to Postgres: " + msg);
+    // libpq may quote the connection string (a malformed one, or a URI it cannot read).
+    return make_error(errc::conn_broken, "cannot connect to Postgres: " + redact_secrets(msg, dsn));
   }
   connection result{c};
   // Server time is the only clock for deadlines; UTC keeps partition names stable.
