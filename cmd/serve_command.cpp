@@ -204,7 +204,7 @@ int run_serve_command(int argc, char** argv) {
   node_opts.dsn = cfg->dsn;
   node_opts.settings = settings;
   node_opts.peers = std::make_shared<net::middleman_peers>();
-  node_opts.http = std::make_shared<http::beast_client>();
+  node_opts.http = std::make_shared<http::beast_client>(cfg->egress);
   node_opts.advertise = !settings.get(config::keys::node_advertise).empty()
                           ? settings.get(config::keys::node_advertise)
                           : host + ":" + std::to_string(*bound);
