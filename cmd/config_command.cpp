@@ -3,6 +3,7 @@
 #include <iostream>
 
 #include "cmd/cli_args.hpp"
+#include "cmd/serve_config.hpp"
 #include "config/settings.hpp"
 
 namespace nf::cmd {
@@ -21,6 +22,8 @@ int run_config_command(int argc, char** argv) {
   }
   auto values = config::values::defaults();
   auto problems = config::load_file(*args->value("check"), values);
+  if (problems.empty())
+    read_egress(values, problems);
   for (const auto& p : problems)
     std::cerr << p << "\n";
   if (!problems.empty())

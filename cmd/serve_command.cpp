@@ -23,6 +23,7 @@
 #include "cmd/serve_http.hpp"
 #include "net/api/api.hpp"
 #include "store/schema/capabilities.hpp"
+#include "store/pg/dsn.hpp"
 #include "store/schema/migrator.hpp"
 #include "proto/errors.hpp"
 #include "store/workflows.hpp"
@@ -69,7 +70,8 @@ bool check_database(const serve_config& cfg) {
   for (const auto& s : *states) {
     if (!s.applied) {
       std::cerr << "nodeflow serve: database is not migrated (" << s.name
-                << " is pending): run `nodeflow migrate --dsn " << cfg.dsn
+                << " is pending): run `nodeflow migrate --dsn "
+                << store::redact_secrets(cfg.dsn)
                 << "` or pass --migrate\n";
       return false;
     }
@@ -206,7 +208,7 @@ int run_serve_command(int argc, char** argv) {
   node_opts.dsn = cfg->dsn;
   node_opts.settings = settings;
   node_opts.peers = std::make_shared<net::middleman_peers>();
-  node_opts.http = std::make_shared<http::beast_client>();
+  node_opts.http = std::make_shared<http::beast_client>(cfg->egress);
   node_opts.advertise = !settings.get(config::keys::node_advertise).empty()
                           ? settings.get(config::keys::node_advertise)
                           : host + ":" + std::to_string(*bound);

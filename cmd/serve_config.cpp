@@ -1,5 +1,7 @@
 #include "cmd/serve_config.hpp"
 
+#include <utility>
+
 #include "cmd/cli_args.hpp"
 
 #include <boost/asio/ip/address.hpp>
@@ -24,6 +26,16 @@ const char* serve_usage() {
          "  --auth off (auth.enabled false): every HTTP request is the admin of the default "
          "namespace; allowed only while node.host and http.host are loopback addresses\n"
          "  settings: see `nodeflow config --reference` (e.g. --engine.partitions 16)\n";
+}
+
+std::optional<http::egress_policy> read_egress(const config::values& settings,
+                                               std::vector<std::string>& errors) {
+  std::string error;
+  auto p = http::egress_policy::parse(settings.get(config::keys::egress_allow),
+                                      settings.get(config::keys::egress_deny), error);
+  if (!p)
+    errors.push_back(error);
+  return p;
 }
 
 std::optional<serve_config> load_serve_config(int argc, char** argv,
@@ -79,6 +91,8 @@ std::optional<serve_config> load_serve_config(int argc, char** argv,
   if (out.dsn.empty())
     errors.push_back("no database: pass --dsn DSN, set NODEFLOW_DSN or db.dsn in the config file");
   out.migrate = args->has("migrate");
+  if (auto egress = read_egress(out.settings, errors))
+    out.egress = std::move(*egress);
   if (!errors.empty())
     return std::nullopt;
   return out;

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "config/settings.hpp"
+#include "engine/http/egress.hpp"
 
 namespace nf::cmd {
 
@@ -15,12 +16,18 @@ struct serve_config {
   config::values settings = config::values::defaults();
   std::string dsn;       ///< --dsn, else NODEFLOW_DSN, else db.dsn
   bool migrate = false;  ///< --migrate: apply pending migrations first
+  http::egress_policy egress = http::egress_policy::defaults(); ///< egress.allow, egress.deny
 };
 
 /// On a problem returns nullopt and fills `errors`, each naming the flag or
 /// key and what was expected (the caller exits 2).
 std::optional<serve_config> load_serve_config(int argc, char** argv,
                                               std::vector<std::string>& errors);
+
+/// The egress policy `settings` name; nullopt with a problem added to `errors` when an
+/// entry does not read (`nodeflow config --check` reports it too).
+std::optional<http::egress_policy> read_egress(const config::values& settings,
+                                               std::vector<std::string>& errors);
 
 /// `nodeflow serve`'s usage text.
 const char* serve_usage();

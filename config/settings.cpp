@@ -77,6 +77,13 @@ const std::vector<setting>& all_settings() {
      "long-poll timeout of the system-task runner on its queue"},
     {keys::system_tasks_request_timeout_ms, "10000", 1, 600000,
      "connect and read timeout of an HTTP task whose input names none"},
+    {keys::egress_allow, "*", 0, 0,
+     "where HTTP tasks and webhooks may connect: CIDR blocks, addresses, host names "
+     "(*.example.com) or * for everywhere, comma-separated; empty: nowhere"},
+    {keys::egress_deny, "169.254.0.0/16, fe80::/10, fd00:ec2::254, metadata.google.internal",
+     0, 0,
+     "never connected to, whatever egress.allow says (same forms, checked on every address a "
+     "name resolves to): by default link-local addresses and the cloud metadata services"},
     {keys::membership_heartbeat_ms, "1000", 10, 600000,
      "how often a node heartbeats and renews its partition leases"},
     {keys::membership_lease_ms, "10000", 100, 3600000,

@@ -65,6 +65,8 @@ inline constexpr key<int64_t> relay_published_retention_s{"relay.published_reten
 inline constexpr key<int64_t> system_tasks_concurrency{"system_tasks.concurrency"};
 inline constexpr key<int64_t> system_tasks_poll_timeout_ms{"system_tasks.poll_timeout_ms"};
 inline constexpr key<int64_t> system_tasks_request_timeout_ms{"system_tasks.request_timeout_ms"};
+inline constexpr key<std::string> egress_allow{"egress.allow"};
+inline constexpr key<std::string> egress_deny{"egress.deny"};
 inline constexpr key<int64_t> membership_heartbeat_ms{"membership.heartbeat_ms"};
 inline constexpr key<int64_t> membership_lease_ms{"membership.lease_ms"};
 inline constexpr key<int64_t> maintenance_interval_s{"maintenance.interval_s"};

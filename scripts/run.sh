@@ -21,6 +21,10 @@ node=127.0.0.1:$port
 
 step() { printf '\n==> %s\n' "$*"; }
 die() { echo "run.sh: $*" >&2; exit 1; }
+# A DSN as shown: its password (URI user:PASSWORD@, password=…) masked, as nodeflow does.
+shown_dsn() {
+  sed -E "s#(://[^:/?@[:space:]]*:)[^@/[:space:]]*@#\\1***@#g; s#([Pp][Aa][Ss][Ss][Ww][Oo][Rr][Dd][[:space:]]*=[[:space:]]*)('[^']*'|[^[:space:]&]*)#\\1***#g" <<<"$1"
+}
 [[ $count =~ ^[0-9]+$ ]] && [ "$count" -ge 1 ] && [ "$count" -le 1000 ] \
   || die "NF_RUN_COUNT must be 1 … 1000, got '$count'"
 
@@ -40,7 +44,7 @@ if [ -z "$dsn" ]; then
   mkdir -p "$(dirname "$data")"
   chmod 755 "$(dirname "$data")"
   dsn=$("$root/scripts/pg18.sh" start "$data" | tail -1)
-  echo "postgres: $dsn (stop with: scripts/pg18.sh stop $data)"
+  echo "postgres: $(shown_dsn "$dsn") (stop with: scripts/pg18.sh stop $data)"
 fi
 
 step "migrating"
@@ -117,5 +121,5 @@ printf '  executions  %d started, %d completed, %d failed\n' "$count" "$complete
 printf '  tasks       %d completed by the sample worker, %d failed (charge_card fails its first attempt; the engine retries it)\n' "$tasks" "$retried"
 awk -v e="$elapsed" -v t="$tasks" -v c="$completed" \
   'BEGIN { printf "  elapsed     %.1f s   (%.0f tasks/s, %.0f workflows/s)\n", e, t / e, c / e }'
-echo "  next: $nf status --node $node   (while a node runs: $nf serve --dsn '$dsn')"
+echo "  next: $nf status --node $node   (while a node runs: $nf serve --dsn '$(shown_dsn "$dsn")')"
 [ "$completed" -eq "$count" ]

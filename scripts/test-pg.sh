@@ -5,6 +5,10 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 cmd=${1:-}; dir=${2:-}
+# A DSN as shown: its password (URI user:PASSWORD@, password=…) masked, as nodeflow does.
+shown_dsn() {
+  sed -E "s#(://[^:/?@[:space:]]*:)[^@/[:space:]]*@#\\1***@#g; s#([Pp][Aa][Ss][Ss][Ww][Oo][Rr][Dd][[:space:]]*=[[:space:]]*)('[^']*'|[^[:space:]&]*)#\\1***#g" <<<"$1"
+}
 [ -n "$dir" ] || { echo "usage: test-pg.sh start|stop DIR" >&2; exit 2; }
 case "$cmd" in
   start)
@@ -16,7 +20,7 @@ case "$cmd" in
     else
       "$here/pg18.sh" start "$dir/data" | tail -1 >"$dir/dsn"
     fi
-    echo "test postgres: $(cat "$dir/dsn")"
+    echo "test postgres: $(shown_dsn "$(cat "$dir/dsn")")"
     ;;
   stop)
     [ -d "$dir" ] || exit 0

@@ -7,6 +7,7 @@
 #include <signal.h>
 
 #include "store/pg/connection.hpp"
+#include "store/pg/dsn.hpp"
 
 namespace nf::bench {
 
@@ -39,7 +40,8 @@ void bench_die(const std::string& what) {
 
 sql_conn::sql_conn(const std::string& dsn) : c_(store::connect_libpq(dsn), PQfinish) {
   if (PQstatus(c_.get()) != CONNECTION_OK)
-    bench_die("cannot connect to " + dsn + ": " + PQerrorMessage(c_.get()));
+    bench_die("cannot connect to " + store::redact_secrets(dsn) + ": "
+              + store::redact_secrets(PQerrorMessage(c_.get()), dsn));
 }
 
 namespace {

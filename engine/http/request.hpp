@@ -36,6 +36,9 @@ struct response {
 struct outcome {
   std::optional<response> resp;
   std::string error; ///< set when `resp` is absent: "connect 127.0.0.1:9: Connection refused"
+  /// The egress policy (engine/http/egress.hpp) refused the destination, before any
+  /// connection: trying again cannot help, so callers fail for good.
+  bool refused = false;
 };
 
 struct url_parts {

@@ -73,7 +73,8 @@ delivery_verdict judge_deliveries(const std::vector<store::outbox_event>& events
         why = "HTTP " + std::to_string(o.resp->status) + " " + o.resp->reason;
       if (why.empty())
         continue;
-      max_attempts = std::min(max_attempts, static_cast<int>(sink->max_attempts));
+      // A sink the egress policy refuses is dead-lettered at once: no retry reaches it.
+      max_attempts = o.refused ? 1 : std::min(max_attempts, static_cast<int>(sink->max_attempts));
       if (error.empty())
         error = "sink " + sink->url + ": " + why;
     }

@@ -3,7 +3,8 @@
 // What the relay sends for a batch of outbox events and what it concludes from
 // the answers, without I/O: one POST per (event, matching sink); an event is
 // published when every one of its POSTs got a 2xx, else it failed with the
-// first error, and dead-letters after the fewest attempts any failing sink allows.
+// first error, and dead-letters after the fewest attempts any failing sink allows (at once
+// when the egress policy refused a sink).
 
 #include <cstdint>
 #include <map>

@@ -179,6 +179,10 @@ void fit_into_lease(http::request& req, int64_t lease_expires_at_ms, int64_t now
 }
 
 msg::task_result http_task_result(const msg::leased_task& task, const http::outcome& out) {
+  // A destination the egress policy refuses stays refused: retries would only repeat it.
+  if (out.refused)
+    return result_of(task, "FAILED_WITH_TERMINAL_ERROR", json::object{{"error", out.error}},
+                     out.error);
   if (!out.resp)
     return result_of(task, "FAILED", json::object{{"error", out.error}}, out.error);
   const auto& resp = *out.resp;

@@ -30,7 +30,8 @@ void fit_into_lease(http::request& req, int64_t lease_expires_at_ms, int64_t now
 
 /// The task result: COMPLETED with {"response": {statusCode, reasonPhrase,
 /// headers, body}} on a 2xx (the body parsed when it is JSON, else text);
-/// FAILED (retryable) on another status or a network error.
+/// FAILED (retryable) on another status or a network error; FAILED_WITH_TERMINAL_ERROR with
+/// {"error"} when the egress policy refused the destination.
 msg::task_result http_task_result(const msg::leased_task& task, const http::outcome& out);
 
 /// FAILED_WITH_TERMINAL_ERROR for input that can never succeed.

@@ -30,10 +30,10 @@ constexpr std::uint64_t max_body_bytes = 16 * 1024 * 1024;
 /// One request's life: resolve, connect, write, read; `finish` runs exactly once.
 class exchange : public std::enable_shared_from_this<exchange> {
 public:
-  exchange(asio::io_context& ioc, const request& req, url_parts url, outcome& out,
-           std::function<void()> done)
-    : req_(req), url_(std::move(url)), resolver_(ioc), stream_(ioc), resolve_timer_(ioc),
-      out_(out), done_(std::move(done)) {
+  exchange(asio::io_context& ioc, const request& req, url_parts url,
+           const egress_policy& egress, outcome& out, std::function<void()> done)
+    : req_(req), url_(std::move(url)), egress_(egress), resolver_(ioc), stream_(ioc),
+      resolve_timer_(ioc), out_(out), done_(std::move(done)) {
   }
 
   void start() {
@@ -75,6 +75,15 @@ private:
   void on_resolve(beast::error_code ec, tcp::resolver::results_type results) {
     if (ec)
       return fail("resolve", ec);
+    // Every address is checked, and the connection is tried on these same results (no
+    // second lookup): one refused address refuses the request, as a name that resolves
+    // to an allowed and a refused address is one an attacker may be steering.
+    for (const auto& entry : results)
+      if (auto why = egress_.refuse_address(url_.host,
+                                            entry.endpoint().address().to_string())) {
+        out_.refused = true;
+        return finish(*why);
+      }
     stream_.expires_after(req_.connect_timeout);
     auto self = shared_from_this();
     stream_.async_connect(results, [self](beast::error_code ec, const tcp::endpoint&) {
@@ -133,6 +142,7 @@ private:
 
   const request& req_;
   url_parts url_;
+  const egress_policy& egress_;
   tcp::resolver resolver_;
   beast::tcp_stream stream_;
   asio::steady_timer resolve_timer_;
@@ -165,8 +175,15 @@ std::vector<outcome> beast_client::perform_all(const std::vector<request>& reqs,
         out[i].error = "unsupported HTTP method \"" + reqs[i].method + "\"";
         continue;
       }
+      // A denied name (or address literal) goes no further than here: not even resolved.
+      if (auto why = egress_.refuse_name(url->host)) {
+        out[i].error = std::move(*why);
+        out[i].refused = true;
+        continue;
+      }
       // Each finished exchange starts the next one, keeping max_in_flight busy.
-      std::make_shared<exchange>(ioc, reqs[i], std::move(*url), out[i], [&] { launch(); })->start();
+      std::make_shared<exchange>(ioc, reqs[i], std::move(*url), egress_, out[i], [&] { launch(); })
+        ->start();
       return;
     }
   };

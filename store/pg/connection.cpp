@@ -4,8 +4,10 @@
 #include <vector>
 
 #include <libpq-fe.h>
+#include <spdlog/spdlog.h>
 
 #include "store/pg/binary_params.hpp"
+#include "store/pg/dsn.hpp"
 #include "store/pg/errors.hpp"
 #include "store/pg/hour_window.hpp"
 #include "store/pg/pipeline.hpp"
@@ -40,7 +42,8 @@ caf::expected<connection> connection::open(const std::string& dsn) {
     PQfinish(c);
     while (!msg.empty() && (msg.back() == '\n' || msg.back() == ' '))
       msg.pop_back();
-    return make_error(errc::conn_broken, "cannot connect to Postgres: " + msg);
+    // libpq may quote the connection string (a malformed one, or a URI it cannot read).
+    return make_error(errc::conn_broken, "cannot connect to Postgres: " + redact_secrets(msg, dsn));
   }
   connection result{c};
   // Server time is the only clock for deadlines; UTC keeps partition names stable.
@@ -64,18 +67,53 @@ caf::expected<connection> connection::open(const std::string& dsn) {
   return result;
 }
 
+namespace {
+
+// The node's log keeps what clients do not get, with the SQLSTATE to find it by (CONTEXT
+// alone, a PL/pgSQL line number, is not worth a line). A serialization failure, a deadlock
+// or a compare-and-set that lost is handled by its caller and says nothing new: debug.
+void log_details(const char* what, const char* state, const std::string& msg, errc code,
+                 const char* detail, const char* hint, const char* context) {
+  if (!detail && !hint)
+    return;
+  auto level = code == errc::retry_tx || code == errc::stale ? spdlog::level::debug
+                                                             : spdlog::level::warn;
+  if (!spdlog::default_logger_raw()->should_log(level))
+    return;
+  std::string text = std::string{"postgres error "} + (state ? state : "-----") + " in " + what
+                     + ": " + msg;
+  if (detail)
+    text += std::string{"; DETAIL: "} + detail;
+  if (hint)
+    text += std::string{"; HINT: "} + hint;
+  if (context)
+    text += std::string{"; CONTEXT: "} + context;
+  spdlog::log(level, "{}", text);
+}
+
+} // namespace
+
 caf::error error_from(pg_conn* conn, pg_result* res, const char* what) {
-  const char* state = res ? PQresultErrorField(res, PG_DIAG_SQLSTATE) : nullptr;
-  std::string msg = res ? PQresultErrorMessage(res) : "";
+  auto field = [res](int code) -> const char* {
+    return res ? PQresultErrorField(res, code) : nullptr;
+  };
+  const char* state = field(PG_DIAG_SQLSTATE);
+  // The error goes to clients (over the protocol and HTTP) with the primary text alone:
+  // DETAIL, HINT and CONTEXT may quote row values (a unique violation names the existing
+  // key, a check violation the whole row) and the statements of server-side functions.
+  // PQresultErrorMessage would carry them all, so it is only the fallback for an error
+  // libpq made up itself.
+  const char* primary = field(PG_DIAG_MESSAGE_PRIMARY);
+  std::string msg = primary ? primary : res ? PQresultErrorMessage(res) : "";
   if (msg.empty() && conn)
     msg = PQerrorMessage(conn);
   while (!msg.empty() && (msg.back() == '\n' || msg.back() == ' '))
     msg.pop_back();
-  if (auto* detail = res ? PQresultErrorField(res, PG_DIAG_MESSAGE_DETAIL) : nullptr)
-    msg += std::string{" ("} + detail + ")";
   auto code = classify_sqlstate(state);
   if (code == errc::conn_broken && conn && PQstatus(conn) == CONNECTION_OK && state)
     code = errc::internal;
+  log_details(what, state, msg, code, field(PG_DIAG_MESSAGE_DETAIL), field(PG_DIAG_MESSAGE_HINT),
+              field(PG_DIAG_CONTEXT));
   return make_error(code, std::string{what} + ": " + msg, state ? state : "");
 }
 

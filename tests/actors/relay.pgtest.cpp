@@ -188,4 +188,15 @@ CAF_TEST(an unreachable sink is a failed attempt with the reason recorded) {
   CAF_CHECK_EQUAL(count(R"(SELECT "attempts" FROM "OutboxEvents")"), 2);
 }
 
+CAF_TEST(a sink the egress policy refuses dead-letters its events at once with the reason) {
+  add_sink("http://169.254.169.254/hook", 5);
+  insert_events(1);
+  relay({{"relay.poll_interval_ms", "50"}});
+  CAF_REQUIRE(await_count(dead, 1));
+  CAF_CHECK_EQUAL(scalar(R"(SELECT "lastError" FROM "OutboxEvents")"),
+                  "sink http://169.254.169.254/hook: refused by egress.deny: 169.254.169.254 is in "
+                  "169.254.0.0/16");
+  CAF_CHECK_EQUAL(count(R"(SELECT "attempts" FROM "OutboxEvents")"), 1);
+}
+
 CAF_TEST_FIXTURE_SCOPE_END()

@@ -176,6 +176,24 @@ CAF_TEST(bad input fails the task terminally without sending anything) {
   CAF_CHECK(server.requests().empty());
 }
 
+CAF_TEST(an HTTP task to the metadata address fails for good without a connection) {
+  server.on_request([](const test::seen_request&, size_t) { return test::canned_reply{}; });
+  // A connection attempt would wait out its 20 s (nothing answers there) and fail retryably.
+  auto metadata = http_task(R"({"http_request": {"uri": "http://169.254.169.254/latest/meta-data/",
+                                                  "connectionTimeOut": 20000}})");
+  auto local = http_task(R"({"http_request": {"uri": ")" + server.url() + R"("}})");
+  auto begin = std::chrono::steady_clock::now();
+  start();
+  CAF_REQUIRE_EQUAL(await_end(metadata), "FAILED_WITH_TERMINAL_ERROR");
+  CAF_CHECK_LESS(std::chrono::steady_clock::now() - begin, 15s);
+  CAF_CHECK_EQUAL(reason(metadata), "refused by egress.deny: 169.254.169.254 is in 169.254.0.0/16");
+  CAF_CHECK_EQUAL(std::string{output(metadata).as_object().at("error").as_string()},
+                  reason(metadata));
+  // Loopback stays reachable by default.
+  CAF_CHECK_EQUAL(await_end(local), "COMPLETED");
+  CAF_CHECK_EQUAL(server.requests().size(), 1u);
+}
+
 CAF_TEST(no more HTTP tasks run at once than the runner s concurrency) {
   server.on_request([](const test::seen_request&, size_t) {
     test::canned_reply r;

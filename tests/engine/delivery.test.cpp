@@ -96,3 +96,22 @@ CAF_TEST(an event is published only when every sink took it) {
   CAF_REQUIRE_EQUAL(capped.failed.count(5), 1u);
   CAF_CHECK_EQUAL(capped.failed[5].front().error, "sink http://a/1: connect a:80: timed out");
 }
+
+CAF_TEST(a sink the egress policy refuses dead-letters its event at the first failure) {
+  std::vector<store::outbox_event> events{event(1, ns_a, "T"), event(2, ns_a, "T")};
+  std::vector<store::webhook_sink> sinks{sink("http://169.254.169.254/", ns_a, 7, 1000)};
+  auto plan = engine::plan_deliveries(events, sinks, {5000, 10});
+  std::vector<http::outcome> outcomes(plan.requests.size());
+  outcomes[plan.requests_of[0][0]].error = "refused by egress.deny: 169.254.169.254 is in "
+                                          "169.254.0.0/16";
+  outcomes[plan.requests_of[0][0]].refused = true;
+  outcomes[plan.requests_of[1][0]].error = "connect 169.254.169.254:80: timed out";
+  auto v = engine::judge_deliveries(events, plan, outcomes, {5000, 10});
+  CAF_REQUIRE_EQUAL(v.failed.count(1), 1u);
+  CAF_CHECK_EQUAL(v.failed[1].front().id, 1);
+  CAF_CHECK_EQUAL(v.failed[1].front().error, "sink http://169.254.169.254/: refused by "
+                                             "egress.deny: 169.254.169.254 is in 169.254.0.0/16");
+  // An ordinary failure keeps its retries.
+  CAF_REQUIRE_EQUAL(v.failed.count(7), 1u);
+  CAF_CHECK_EQUAL(v.failed[7].front().id, 2);
+}

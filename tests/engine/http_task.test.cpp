@@ -135,6 +135,13 @@ CAF_TEST(the response becomes the task result) {
   auto d = engine::http_task_result(task, down);
   CAF_CHECK_EQUAL(d.status, "FAILED");
   CAF_CHECK_EQUAL(d.reason, "connect h:80: Connection refused");
+  // A refused destination stays refused: no retry.
+  http::outcome refused;
+  refused.error = "refused by egress.deny: 169.254.169.254 is in 169.254.0.0/16";
+  refused.refused = true;
+  auto e = engine::http_task_result(task, refused);
+  CAF_CHECK_EQUAL(e.status, "FAILED_WITH_TERMINAL_ERROR");
+  CAF_CHECK_EQUAL(e.reason, refused.error);
   auto t = engine::http_task_rejected(task, "http_request.uri: expected a string, got nothing");
   CAF_CHECK_EQUAL(t.status, "FAILED_WITH_TERMINAL_ERROR");
   CAF_CHECK_EQUAL(t.reason, "invalid HTTP task input: http_request.uri: expected a string, got nothing");

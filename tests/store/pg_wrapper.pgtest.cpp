@@ -3,7 +3,11 @@
 
 #include <atomic>
 #include <functional>
+#include <sstream>
 #include <thread>
+
+#include <spdlog/sinks/ostream_sink.h>
+#include <spdlog/spdlog.h>
 
 #include "proto/errors.hpp"
 #include "store/pg/pipeline.hpp"
@@ -47,6 +51,26 @@ CAF_TEST(unique violation maps to conflict with its sqlstate) {
   CAF_REQUIRE(!dup);
   CAF_CHECK_EQUAL(nf::code_of(dup.error()), nf::errc::conflict);
   CAF_CHECK_EQUAL(nf::sqlstate_of(dup.error()), "23505");
+}
+
+CAF_TEST(a constraint error tells the client what broke and only the log which row) {
+  std::ostringstream log;
+  auto sink = std::make_shared<spdlog::sinks::ostream_sink_mt>(log);
+  auto& sinks = spdlog::default_logger()->sinks();
+  sinks.push_back(sink);
+  CAF_REQUIRE(conn.run(insert_kv, params::of("row-secret-42", "1")));
+  auto dup = conn.run(insert_kv, params::of("row-secret-42", "2"));
+  sinks.pop_back();
+  CAF_REQUIRE(!dup);
+  auto text = nf::message_of(dup.error());
+  CAF_MESSAGE(text);
+  // DETAIL would say "Key (k)=(row-secret-42) already exists."
+  CAF_CHECK_EQUAL(text.find("row-secret-42"), std::string::npos);
+  CAF_CHECK_NOT_EQUAL(text.find("duplicate key value violates unique constraint"),
+                      std::string::npos);
+  CAF_MESSAGE(log.str());
+  CAF_CHECK_NOT_EQUAL(log.str().find("23505"), std::string::npos);
+  CAF_CHECK_NOT_EQUAL(log.str().find("Key (k)=(row-secret-42) already exists"), std::string::npos);
 }
 
 CAF_TEST(a transaction rolls back unless committed) {
