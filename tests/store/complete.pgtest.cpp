@@ -69,7 +69,7 @@ CAF_TEST(a completion finishes the task and wakes the decider in one transaction
 }
 
 // secretOutputFields are redacted at rest: the stored output never holds them, whatever reads it.
-CAF_TEST(a completion stores its definition's secret output fields redacted) {
+CAF_TEST(a completion stores the secret output fields of its definition redacted) {
   sql(R"(INSERT INTO "TaskDefinitions" ("namespaceId", "name", "secretOutputFields")
          VALUES ('00000000-0000-0000-0000-000000000001', 'qs', '{token,absent}'))");
   auto wf = insert_workflow();
