@@ -8,6 +8,7 @@
 #include "cmd/keys_command.hpp"
 #include "cmd/migrate_command.hpp"
 #include "cmd/partitions_command.hpp"
+#include "cmd/secrets_command.hpp"
 #include "cmd/serve_command.hpp"
 #include "cmd/validate_command.hpp"
 #include "cmd/worker_command.hpp"
@@ -27,6 +28,8 @@ void usage(std::ostream& out) {
          "  readiness [--dsn DSN]            is the database ready for this build?\n"
          "  partitions [--dsn DSN] [--drop-expired]   create partitions ahead, drop old ones\n"
          "  validate FILE...                 check task and workflow definition files\n"
+         "  secrets keygen|put|list|remove|rotate   sealed secrets for HTTP tasks (see\n"
+         "                                   `nodeflow secrets`; values only on stdin)\n"
          "  config --reference | --check F   print the reference config, or check a file\n"
          "  version                          print the version\n"
          "\n"
@@ -63,6 +66,8 @@ int main(int argc, char** argv) {
     return nf::cmd::run_partitions_command(sub_argc, sub_argv);
   if (cmd == "config")
     return nf::cmd::run_config_command(sub_argc, sub_argv);
+  if (cmd == "secrets")
+    return nf::cmd::run_secrets_command(sub_argc, sub_argv);
   if (cmd == "validate")
     return run_validate_command(sub_argc, sub_argv);
   if (cmd == "version" || cmd == "--version") {

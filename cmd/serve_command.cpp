@@ -25,6 +25,7 @@
 #include "store/schema/capabilities.hpp"
 #include "store/pg/dsn.hpp"
 #include "store/schema/migrator.hpp"
+#include "engine/secrets/keyring.hpp"
 #include "proto/errors.hpp"
 #include "store/workflows.hpp"
 #include "net/http/client.hpp"
@@ -177,6 +178,17 @@ int run_serve_command(int argc, char** argv) {
     spdlog::warn("AUTH_OFF: the HTTP API checks no credentials; every request is the admin "
                  "of the default namespace (loopback only; never do this where others reach "
                  "the node)");
+  // A key file that cannot be read would fail every HTTP task naming a secret: refuse to
+  // start instead.
+  if (const auto& key_file = cfg->settings.get(config::keys::secrets_master_key_file);
+      !key_file.empty()) {
+    auto ring = engine::secrets::keyring::load(
+      key_file, cfg->settings.get(config::keys::secrets_previous_key_files));
+    if (!ring) {
+      std::cerr << "nodeflow serve: " << nf::message_of(ring.error()) << "\n";
+      return 2;
+    }
+  }
   if (!check_database(*cfg))
     return 1;
 

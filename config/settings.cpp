@@ -71,6 +71,15 @@ const std::vector<setting>& all_settings() {
      "per-attempt timeout of a webhook delivery"},
     {keys::relay_published_retention_s, "604800", 0, 315360000,
      "how long a delivered outbox event is kept before maintenance deletes it"},
+    {keys::relay_allow_plain_http, "false", 0, 0,
+     "deliver webhooks over plain http:// to any host (otherwise https://, or http:// to "
+     "loopback only)"},
+    {keys::secrets_master_key_file, "", 0, 0,
+     "file holding the 32-byte master key that seals secrets (raw, 64 hex digits or base64; "
+     "`nodeflow secrets keygen > FILE`); empty = no secrets"},
+    {keys::secrets_previous_key_files, "", 0, 0,
+     "comma-separated files of earlier master keys, which unseal values until `nodeflow "
+     "secrets rotate` re-seals them under the current key"},
     {keys::system_tasks_concurrency, "8", 1, 1024,
      "HTTP tasks the in-process system-task runner executes at once"},
     {keys::system_tasks_poll_timeout_ms, "10000", 1, 600000,

@@ -17,6 +17,15 @@ std::size_t classify(const json_path_view& path, reference::root_t& root, std::s
   }
   auto head = path[0].name;
   auto field = path[1].name;
+  if (head == "secrets" && path.size() == 2) {
+    if (!valid_secret_name(field)) {
+      error = "secret name " + quoted(field)
+              + ": expected 1-128 of A-Z a-z 0-9 _ - (not starting with -)";
+      return 0;
+    }
+    root = reference::secret;
+    return 2;
+  }
   if (head == "workflow") {
     if (field == "input") {
       root = reference::workflow_input;
@@ -53,6 +62,8 @@ bool parse_reference(std::string_view body, reference& out, std::string& error) 
     return false;
   if (out.root == reference::task_input || out.root == reference::task_output)
     out.task_ref = path[0].name;
+  if (out.root == reference::secret)
+    out.task_ref = path[1].name;
   out.path.reserve(path.size() - 2);
   for (auto seg = path.begin() + 2; seg != path.end(); ++seg)
     out.path.push_back({seg->kind, std::string(seg->name), seg->number});
@@ -67,6 +78,16 @@ void append_text(std::string& out, const boost::json::value& v) {
 }
 
 }  // namespace
+
+bool valid_secret_name(std::string_view name) {
+  if (name.empty() || name.size() > 128 || name[0] == '-')
+    return false;
+  for (char c : name)
+    if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_'
+          || c == '-'))
+      return false;
+  return true;
+}
 
 bool parse_template(std::string_view text, parsed_template& out, std::string& error) {
   out.parts.clear();
@@ -145,6 +166,7 @@ boost::json::value evaluate(const reference& ref, const scope& s) {
     case reference::workflow_id: return boost::json::string(s.workflow_id);
     case reference::workflow_type: return boost::json::string(s.workflow_type);
     case reference::workflow_version: return s.workflow_version;
+    case reference::secret: return boost::json::string("${secrets." + ref.task_ref + "}");
     case reference::workflow_input: root = s.input; break;
     case reference::workflow_variables: root = s.variables; break;
     case reference::task_input:

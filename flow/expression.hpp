@@ -19,13 +19,19 @@
 namespace nf::flow {
 
 /// One ${…}: `workflow.input.a[0]`, `workflow.variables.x`, `workflow.workflowId`,
-/// `workflow.workflowType`, `workflow.version`, `ref.output.path`, `ref.input.path`.
+/// `workflow.workflowType`, `workflow.version`, `ref.output.path`, `ref.input.path`,
+/// `secrets.NAME`.
+///
+/// `secrets.NAME` is deferred: flow never knows a secret's value, so resolving keeps the
+/// text `${secrets.NAME}` as written, and the HTTP task's runner replaces it in memory
+/// at dispatch (engine/secrets/). It is exactly two segments; a task whose reference
+/// name is "secrets" is still reached as `secrets.output.x`.
 struct reference {
   enum root_t : unsigned char {
     workflow_input, workflow_variables, workflow_id, workflow_type, workflow_version,
-    task_input, task_output,
+    task_input, task_output, secret,
   } root = workflow_input;
-  std::string task_ref;  ///< for task_input / task_output
+  std::string task_ref;  ///< for task_input / task_output; the secret's name for secret
   json_path path;        ///< below the root
 };
 
@@ -71,7 +77,11 @@ struct scope {
   std::function<const boost::json::object*(std::string_view ref, bool output)> task;
 };
 
-/// The value a reference denotes in `s`; null when missing.
+/// Whether `name` may name a secret: 1–128 of [A-Za-z0-9_-], not starting with '-'.
+bool valid_secret_name(std::string_view name);
+
+/// The value a reference denotes in `s`; null when missing. A secret reference denotes
+/// its own text, `${secrets.NAME}`.
 boost::json::value evaluate(const reference& ref, const scope& s);
 
 /// Replaces every ${…} in a template. Strings that fail to parse are kept as

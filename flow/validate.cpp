@@ -37,6 +37,11 @@ void check_email(const std::string& email, const std::string& path, problems& ou
     out.push_back({path, "expected an email address, got " + quoted(email)});
 }
 
+// A secret is resolved only where the system-task runner sends it (the HTTP request);
+// anywhere else the placeholder would reach a worker, a variable or the workflow output.
+constexpr const char* secret_only_in_http =
+  "${secrets.…} may only appear in an HTTP task's inputParameters";
+
 // Reused by every template check of one validation, so scanning allocates
 // only while its vectors grow.
 struct template_scan {
@@ -296,6 +301,8 @@ class validator {
     path_chain root(root_);
     check_template_syntax(def_.output_parameters, path_chain(root, "outputParameters"), scan_,
                           out_, [&](const reference_view& r, const path_chain& at) {
+                            if (r.root == reference::secret)
+                              out_.push_back({at.str(), secret_only_in_http});
                             if (!r.task_ref.empty() && !known(r.task_ref))
                               out_.push_back({at.str(),
                                               "unknown task reference " + quoted(r.task_ref)});
@@ -401,6 +408,8 @@ class validator {
     path_chain task_at(p);
     check_template_syntax(t.input_parameters, path_chain(task_at, "inputParameters"), scan_, out_,
                           [&](const reference_view& r, const path_chain& at) {
+                            if (r.root == reference::secret && t.type != task_type::http)
+                              out_.push_back({at.str(), secret_only_in_http});
                             if (r.task_ref.empty())
                               return;
                             auto it = visible_count_.find(r.task_ref);

@@ -98,7 +98,7 @@ UPDATE "OutboxEvents" o SET "deadLetteredAt" = NULL, "attempts" = 0, "nextAttemp
 // "eventTypes" as JSON: a text[] in text format would need a parser of its own.
 constexpr statement sinks{"outbox.sinks", R"(
 SELECT "id", "namespaceId", "url", array_to_json("eventTypes")::text AS event_types, "maxAttempts",
-       "timeoutMs"
+       "timeoutMs", "signingSecret"
   FROM "WebhookSinks" WHERE "enabled" ORDER BY "namespaceId", "id")"};
 
 constexpr statement server_now{"outbox.now", "SELECT now() AS server_now"};
@@ -349,7 +349,8 @@ caf::expected<std::vector<webhook_sink>> load_webhook_sinks(connection& conn) {
   const int id = r->column_named("id"), ns = r->column_named("namespaceId"),
             url = r->column_named("url"), event_types = r->column_named("event_types"),
             max_attempts = r->column_named("maxAttempts"),
-            timeout_ms = r->column_named("timeoutMs");
+            timeout_ms = r->column_named("timeoutMs"),
+            signing_secret = r->column_named("signingSecret");
   for (int i = 0; i < r->rows(); ++i) {
     webhook_sink s;
     s.id = r->str(i, id);
@@ -368,6 +369,8 @@ caf::expected<std::vector<webhook_sink>> load_webhook_sinks(connection& conn) {
     }
     s.max_attempts = r->i32(i, max_attempts);
     s.timeout_ms = r->i32(i, timeout_ms);
+    if (!r->is_null(i, signing_secret))
+      s.signing_secret = r->str(i, signing_secret);
     out.push_back(std::move(s));
   }
   return out;

@@ -124,6 +124,8 @@ struct webhook_sink {
   std::optional<std::vector<std::string>> event_types; ///< absent = every type
   int32_t max_attempts = 10;
   int32_t timeout_ms = 5000;
+  /// "signingSecret": the HMAC-SHA256 key of the delivery's signature; absent = unsigned.
+  std::optional<std::string> signing_secret;
 
   bool wants(const std::string& event_type) const;
 };

@@ -1,15 +1,55 @@
 #include "store/task_progress.hpp"
 
+#include <boost/json/parse.hpp>
+
+#include "flow/redaction.hpp"
 #include "store/api_reads.hpp"
 #include "store/json.hpp"
 #include "store/task_transitions.hpp"
 
 namespace nf::store {
 
+namespace {
+
+// The task's definition's secret fields, so the progress event's "outputData" is redacted as
+// the completion's output is (store/task_transitions.cpp, task.finish).
+constexpr statement secret_fields{"task.secret_output_fields", R"(
+SELECT array_to_json(d."secretOutputFields")::text AS fields
+  FROM "TaskExecutions" t
+  JOIN "TaskDefinitions" d ON d."namespaceId" = t."namespaceId" AND d."name" = t."taskDefName"
+ WHERE t."workflowId" = $1::uuid AND t."id" = $2::uuid)"};
+
+caf::expected<std::vector<std::string>> secret_fields_of(connection& conn, const workflow_id& wf,
+                                                         const task_id& task) {
+  auto r = conn.run(secret_fields, params::of(wf, task));
+  if (!r)
+    return std::move(r.error());
+  std::vector<std::string> out;
+  if (r->rows() == 0 || r->is_null(0, r->column_named("fields")))
+    return out;
+  boost::json::error_code ec;
+  auto v = boost::json::parse(r->text(0, r->column_named("fields")), ec);
+  if (!ec && v.is_array())
+    for (const auto& f : v.as_array())
+      if (f.is_string())
+        out.emplace_back(f.as_string().data(), f.as_string().size());
+  return out;
+}
+
+} // namespace
+
 caf::expected<void> record_task_progress(connection& conn, const workflow_id& wf,
                                             const task_id& task,
                                             const boost::json::value& payload) {
-  auto text = json(payload);
+  boost::json::value redacted = payload;
+  if (auto* o = redacted.if_object())
+    if (auto it = o->find("outputData"); it != o->end() && it->value().is_object()) {
+      auto fields = secret_fields_of(conn, wf, task);
+      if (!fields)
+        return std::move(fields.error());
+      flow::redact_fields(it->value().as_object(), *fields);
+    }
+  auto text = json(redacted);
   return perform_replanning(conn, [&](transaction&) -> caf::expected<void> {
     auto h = read_execution_header(conn, wf);
     if (!h)

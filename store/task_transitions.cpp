@@ -49,10 +49,21 @@ ON CONFLICT ("queueName", "taskId") DO NOTHING
 RETURNING "taskId")", 1, 1};
 
 // The status re-check (t."status" = u.from_st) runs on the latest row version.
+// A reported output is stored with its task definition's "secretOutputFields" (top-level
+// keys) replaced by "***": redacted at rest, so the history, the API, the outbox and the
+// tasks and workflow output that reference it only ever see the redaction. One probe of the
+// definition's key per finished task, only for an output that is an object.
 constexpr statement finish_tasks{"task.finish", R"(
 UPDATE "TaskExecutions" t
    SET "status" = u.to_st::task_execution_status,
-       "output" = COALESCE(u.out, t."output"),
+       "output" = CASE WHEN u.out IS NULL THEN t."output"
+                       WHEN jsonb_typeof(u.out) <> 'object' THEN u.out
+                       ELSE COALESCE((SELECT u.out || jsonb_object_agg(f, to_jsonb('***'::text))
+                                        FROM "TaskDefinitions" d
+                                       CROSS JOIN unnest(d."secretOutputFields") AS f
+                                       WHERE d."namespaceId" = t."namespaceId"
+                                         AND d."name" = t."taskDefName" AND u.out ? f),
+                                     u.out) END,
        "reasonForIncompletion" = COALESCE(u.reason, t."reasonForIncompletion"),
        "endedAt" = now(), "updatedAt" = now(),
        "deciderSeenAt" = CASE WHEN u.seen THEN now() ELSE t."deciderSeenAt" END

@@ -242,6 +242,11 @@ void start_runner(node_actor* self) {
   r.node = caf::actor_cast<caf::actor>(self);
   r.settings = st.opt.settings;
   r.http = st.opt.http;
+  const auto& key_file = st.opt.settings.get(config::keys::secrets_master_key_file);
+  if (!key_file.empty())
+    r.secrets = std::make_shared<engine::secrets::source>(
+      st.opt.dsn, engine::secrets::keyring::load(
+                    key_file, st.opt.settings.get(config::keys::secrets_previous_key_files)));
   st.runner = spawn_system_task_runner(self->system(), r);
   self->link_to(st.runner);
 }

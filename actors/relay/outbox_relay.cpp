@@ -126,7 +126,7 @@ bool round(relay_actor* self) {
   // No transaction is open while delivering: the claim hid the events for
   // visibility_seconds, and a relay that dies here only delays them.
   auto plan = engine::plan_deliveries(*events, **targets, st.limits);
-  auto outcomes = st.ctx.http->perform_all(plan.requests, max_in_flight);
+  auto outcomes = engine::perform_deliveries(*st.ctx.http, plan, max_in_flight);
   auto verdict = engine::judge_deliveries(*events, plan, outcomes, st.limits);
   size_t dead = 0;
   for (const auto& [max_attempts, failures] : verdict.failed) {
@@ -167,6 +167,7 @@ caf::behavior relay(relay_actor* self, outbox_relay_context ctx) {
   st.poll_interval = milliseconds{s.get(config::keys::relay_poll_interval_ms)};
   st.limits.request_timeout_ms = s.get(config::keys::relay_request_timeout_ms);
   st.limits.max_attempts = static_cast<int>(s.get(config::keys::relay_max_attempts));
+  st.limits.allow_plain_http = s.get(config::keys::relay_allow_plain_http);
   st.backoff.base_ms = s.get(config::keys::relay_base_backoff_ms);
   st.backoff.max_ms = std::max(st.backoff.base_ms, s.get(config::keys::relay_max_backoff_ms));
   // A claim must outlive its deliveries (connect + read, each bounded by the timeout).

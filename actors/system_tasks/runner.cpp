@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cassert>
 #include <chrono>
+#include <variant>
 
 #include <caf/actor_system.hpp>
 #include <caf/event_based_actor.hpp>
@@ -11,6 +12,7 @@
 #include <spdlog/spdlog.h>
 
 #include "config/folder_logger.hpp"
+#include "engine/secrets/placeholders.hpp"
 #include "engine/system_tasks/http_task.hpp"
 #include "proto/type_ids.hpp"
 #include "proto/errors.hpp"
@@ -54,11 +56,37 @@ void complete(caf::event_based_actor* self, const caf::actor& node, const msg::t
           });
 }
 
+/// The request as sent: its `${secrets.NAME}` replaced (engine/secrets/placeholders.hpp),
+/// or the task's result when a secret cannot be had. The task's stored input keeps the
+/// placeholders; the values live only in this copy and in `used`.
+std::variant<http::request, msg::task_result>
+with_secrets(const msg::leased_task& task, const http::request& r,
+             const std::shared_ptr<engine::secrets::source>& secrets,
+             std::vector<std::string>& used) {
+  // Every task is of namespace "default" until tasks carry their namespace here.
+  auto lookup = [&](const std::string& name) -> caf::expected<std::string> {
+    if (!secrets)
+      return nf::make_error(nf::errc::invalid, "secret " + name
+                                                 + ": this node has no secrets "
+                                                   "(secrets.master_key_file is not set)");
+    return secrets->value(nf::default_namespace, name);
+  };
+  auto sent = engine::secrets::resolve_request(r, lookup, used);
+  if (sent)
+    return std::move(*sent);
+  // The database may come back: only a lookup that can never succeed as things stand
+  // (an unknown secret, no key) fails the task for good.
+  if (nf::code_of(sent.error()) == nf::errc::unavailable)
+    return engine::http_task_failed(task, nf::message_of(sent.error()));
+  return engine::http_task_rejected(task, nf::message_of(sent.error()));
+}
+
 /// One leased HTTP task: performs the request (blocking: this actor is detached),
 /// then completes the task through the node.
 caf::behavior http_task_worker(caf::event_based_actor* self, msg::leased_task task,
                                caf::actor node, std::shared_ptr<http::port> http,
                                milliseconds default_timeout,
+                               std::shared_ptr<engine::secrets::source> secrets,
                                std::shared_ptr<spdlog::logger> log) {
   auto req = engine::read_http_task(task.input_json, default_timeout);
   msg::task_result result;
@@ -70,7 +98,16 @@ caf::behavior http_task_worker(caf::event_based_actor* self, msg::leased_task ta
                     std::chrono::system_clock::now().time_since_epoch())
                     .count();
     engine::fit_into_lease(r, task.lease_expires_at_ms, now_ms, lease_margin);
-    result = engine::http_task_result(task, http->perform(r));
+    std::vector<std::string> used;
+    auto sent = with_secrets(task, r, secrets, used);
+    if (auto* failed = std::get_if<msg::task_result>(&sent)) {
+      result = std::move(*failed);
+    } else {
+      result = engine::http_task_result(task, http->perform(std::get<http::request>(sent)));
+      engine::secrets::scrub(result.output_json, used);
+      engine::secrets::scrub(result.reason, used);
+    }
+    // The URL as the task wrote it: the placeholders, never the values.
     log->debug("http_task_done task={} method={} url={} status={} result={}", task.task_id,
                r.method, r.url, result.status == "COMPLETED" ? "ok" : result.reason, result.status);
   }
@@ -114,7 +151,8 @@ void poll_more(runner_actor* self) {
         for (auto& t : tasks) {
           ++st.in_flight;
           self->spawn<caf::detached + caf::monitored>(http_task_worker, std::move(t), st.opt.node,
-                                                     st.opt.http, st.request_timeout, st.log);
+                                                     st.opt.http, st.request_timeout,
+                                                     st.opt.secrets, st.log);
         }
         poll_more(self);
       },

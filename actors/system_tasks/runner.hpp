@@ -14,6 +14,7 @@
 
 #include "config/settings.hpp"
 #include "engine/http/request.hpp"
+#include "engine/secrets/source.hpp"
 
 namespace nf::actors {
 
@@ -23,6 +24,8 @@ struct system_task_options {
   config::values settings = config::values::defaults();
   int concurrency = 0;                    ///< 0 = system_tasks.concurrency
   std::string worker_id = "nodeflow.system"; ///< "workerId" on the leased tasks
+  /// Values of the `${secrets.NAME}` in a request; null = a request naming one fails.
+  std::shared_ptr<engine::secrets::source> secrets;
 };
 
 /// Spawns the runner; it stops with its parent (link it) like every node actor.

@@ -1,6 +1,10 @@
 #include "engine/relay/delivery.hpp"
 
 #include <algorithm>
+#include <cctype>
+#include <chrono>
+
+#include "engine/relay/signature.hpp"
 
 #include <boost/json/serialize.hpp>
 #include <boost/json/string_view.hpp>
@@ -13,7 +17,33 @@ std::string quoted(const std::string& s) {
   return boost::json::serialize(boost::json::string_view{s.data(), s.size()});
 }
 
+std::string lowered(std::string s) {
+  std::transform(s.begin(), s.end(), s.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return s;
+}
+
+bool loopback_host(const std::string& host) {
+  return host == "localhost" || host == "::1" || host.rfind("127.", 0) == 0;
+}
+
 } // namespace
+
+std::string sink_url_refusal(const std::string& url, bool allow_plain_http) {
+  auto scheme = lowered(url.substr(0, 8));
+  if (scheme == "https://" || allow_plain_http)
+    return {};
+  if (scheme.rfind("http://", 0) != 0)
+    return "expected an https:// URL";
+  std::string error;
+  auto parts = http::parse_url(url, error);
+  if (!parts)
+    return error;
+  if (loopback_host(lowered(parts->host)))
+    return {};
+  return "plain http:// to a host other than loopback is refused (use https://, or set "
+         "relay.allow_plain_http)";
+}
 
 std::string event_body(const store::outbox_event& e) {
   // "payload" is jsonb text from the database, already valid JSON: spliced, not re-parsed.
@@ -29,6 +59,10 @@ delivery_plan plan_deliveries(const std::vector<store::outbox_event>& events,
   delivery_plan plan;
   plan.requests_of.resize(events.size());
   plan.sinks_of.resize(events.size());
+  int64_t now_s = limits.now_s != 0 ? limits.now_s
+                                    : std::chrono::duration_cast<std::chrono::seconds>(
+                                        std::chrono::system_clock::now().time_since_epoch())
+                                        .count();
   for (size_t i = 0; i < events.size(); ++i) {
     const auto& e = events[i];
     std::string body;
@@ -42,16 +76,41 @@ delivery_plan plan_deliveries(const std::vector<store::outbox_event>& events,
       r.url = s.url;
       r.headers = {{"Content-Type", "application/json"}, {"Idempotency-Key", e.event.str()}};
       r.body = body;
+      if (s.signing_secret) {
+        r.headers.emplace_back(timestamp_header, std::to_string(now_s));
+        r.headers.emplace_back(signature_header, sign_delivery(*s.signing_secret, now_s, body));
+      }
       auto timeout = std::chrono::milliseconds{
         std::min<int64_t>(s.timeout_ms, limits.request_timeout_ms)};
       r.connect_timeout = timeout;
       r.read_timeout = timeout;
       plan.requests_of[i].push_back(plan.requests.size());
       plan.sinks_of[i].push_back(&s);
+      plan.refusals.push_back(sink_url_refusal(s.url, limits.allow_plain_http));
       plan.requests.push_back(std::move(r));
     }
   }
   return plan;
+}
+
+std::vector<http::outcome> perform_deliveries(http::port& port, const delivery_plan& plan,
+                                              size_t max_in_flight) {
+  std::vector<http::request> sent;
+  std::vector<size_t> sent_at;
+  for (size_t k = 0; k < plan.requests.size(); ++k)
+    if (plan.refusals[k].empty()) {
+      sent.push_back(plan.requests[k]);
+      sent_at.push_back(k);
+    }
+  std::vector<http::outcome> out(plan.requests.size());
+  for (size_t k = 0; k < plan.requests.size(); ++k)
+    out[k].error = plan.refusals[k];
+  if (!sent.empty()) {
+    auto answers = port.perform_all(sent, max_in_flight);
+    for (size_t j = 0; j < sent_at.size(); ++j)
+      out[sent_at[j]] = std::move(answers[j]);
+  }
+  return out;
 }
 
 delivery_verdict judge_deliveries(const std::vector<store::outbox_event>& events,

@@ -216,6 +216,10 @@ msg::task_result http_task_result(const msg::leased_task& task, const http::outc
                    ok ? "" : "HTTP " + std::to_string(resp.status) + " " + resp.reason);
 }
 
+msg::task_result http_task_failed(const msg::leased_task& task, const std::string& reason) {
+  return result_of(task, "FAILED", json::object{{"error", reason}}, reason);
+}
+
 msg::task_result http_task_rejected(const msg::leased_task& task, const std::string& problem) {
   return result_of(task, "FAILED_WITH_TERMINAL_ERROR", json::object{{"error", problem}},
                    "invalid HTTP task input: " + problem);

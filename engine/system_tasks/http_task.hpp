@@ -34,6 +34,9 @@ void fit_into_lease(http::request& req, int64_t lease_expires_at_ms, int64_t now
 /// {"error"} when the egress policy refused the destination.
 msg::task_result http_task_result(const msg::leased_task& task, const http::outcome& out);
 
+/// FAILED (retryable) with `reason`, before any request was made.
+msg::task_result http_task_failed(const msg::leased_task& task, const std::string& reason);
+
 /// FAILED_WITH_TERMINAL_ERROR for input that can never succeed.
 msg::task_result http_task_rejected(const msg::leased_task& task, const std::string& problem);
 

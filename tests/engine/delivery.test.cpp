@@ -4,6 +4,7 @@
 #include <boost/json/parse.hpp>
 
 #include "engine/relay/delivery.hpp"
+#include "engine/relay/signature.hpp"
 
 using namespace nf;
 
@@ -114,4 +115,47 @@ CAF_TEST(a sink the egress policy refuses dead-letters its event at the first fa
   // An ordinary failure keeps its retries.
   CAF_REQUIRE_EQUAL(v.failed.count(7), 1u);
   CAF_CHECK_EQUAL(v.failed[7].front().id, 2);
+}
+
+CAF_TEST(a sink with a signing secret gets a timestamped HMAC-SHA256 of its exact body) {
+  // Checked against `printf '1700000000.{"a":1}' | openssl dgst -sha256 -hmac sink-key`.
+  CAF_CHECK_EQUAL(engine::sign_delivery("sink-key", 1700000000, R"({"a":1})"),
+                  "sha256=5440584049c17b659c14bfcd326f6a1ffbc72f0781d0cc33a4c738ce2c148854");
+  std::vector<store::outbox_event> events{event(1, ns_a, "T")};
+  std::vector<store::webhook_sink> sinks{sink("http://127.0.0.1:9/signed", ns_a, 10, 1000),
+                                         sink("http://localhost:9/plain", ns_a, 10, 1000)};
+  sinks[0].signing_secret = "sink-key";
+  engine::delivery_limits limits;
+  limits.now_s = 1700000000;
+  auto plan = engine::plan_deliveries(events, sinks, limits);
+  CAF_REQUIRE_EQUAL(plan.requests.size(), 2u);
+  const auto& signed_req = plan.requests[0];
+  CAF_REQUIRE_EQUAL(signed_req.headers.size(), 4u);
+  CAF_CHECK_EQUAL(signed_req.headers[2].first, "X-Nodeflow-Timestamp");
+  CAF_CHECK_EQUAL(signed_req.headers[2].second, "1700000000");
+  CAF_CHECK_EQUAL(signed_req.headers[3].first, "X-Nodeflow-Signature");
+  CAF_CHECK_EQUAL(signed_req.headers[3].second,
+                  engine::sign_delivery("sink-key", 1700000000, signed_req.body));
+  CAF_CHECK_EQUAL(plan.requests[1].headers.size(), 2u); // no secret: unsigned
+  CAF_CHECK(plan.refusals[0].empty() && plan.refusals[1].empty()); // loopback
+}
+
+CAF_TEST(plain http to a host other than loopback is refused unless allowed) {
+  CAF_CHECK(engine::sink_url_refusal("https://hooks.example.com/x", false).empty());
+  CAF_CHECK(engine::sink_url_refusal("http://127.0.0.1:8080/x", false).empty());
+  CAF_CHECK(engine::sink_url_refusal("http://[::1]:8080/x", false).empty());
+  auto why = engine::sink_url_refusal("http://hooks.example.com/x", false);
+  CAF_CHECK(why.find("relay.allow_plain_http") != std::string::npos);
+  CAF_CHECK(engine::sink_url_refusal("http://hooks.example.com/x", true).empty());
+  std::vector<store::outbox_event> events{event(1, ns_a, "T")};
+  std::vector<store::webhook_sink> sinks{sink("http://hooks.example.com/x", ns_a, 4, 1000)};
+  auto plan = engine::plan_deliveries(events, sinks, {5000, 10});
+  // Never sent: the unconfigured port would have answered with an error of its own.
+  http::unconfigured_port port;
+  auto outcomes = engine::perform_deliveries(port, plan, 4);
+  CAF_REQUIRE_EQUAL(outcomes.size(), 1u);
+  CAF_CHECK_EQUAL(outcomes[0].error, why);
+  auto v = engine::judge_deliveries(events, plan, outcomes, {5000, 10});
+  CAF_REQUIRE_EQUAL(v.failed.count(4), 1u);
+  CAF_CHECK_EQUAL(v.failed[4].front().error, "sink http://hooks.example.com/x: " + why);
 }

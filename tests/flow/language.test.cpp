@@ -160,6 +160,20 @@ CAF_TEST(expressions keep types and paths) {
   CAF_CHECK_EQUAL(resolved(R"("${workflow.variables.n}")", R"({"n":false})"), "false");
 }
 
+// flow never knows a secret: its reference stays as written, for the HTTP task's runner.
+CAF_TEST(secret references are kept for dispatch) {
+  CAF_CHECK_EQUAL(resolved(R"("${secrets.API_TOKEN}")", "{}"), R"("${secrets.API_TOKEN}")");
+  CAF_CHECK_EQUAL(resolved(R"("Bearer ${secrets.API_TOKEN} for ${workflow.input.n}")",
+                           R"({"n":5})"),
+                  R"("Bearer ${secrets.API_TOKEN} for 5")");
+  // Three segments: a task whose reference name is "secrets".
+  CAF_CHECK_EQUAL(resolved(R"("${secrets.output.x}")", "{}"), "null");
+  CAF_CHECK(valid_secret_name("DB_password-2"));
+  CAF_CHECK(!valid_secret_name("-x"));
+  CAF_CHECK(!valid_secret_name("a.b"));
+  CAF_CHECK(!valid_secret_name(std::string(129, 'a')));
+}
+
 CAF_TEST(safe expressions) {
   CAF_CHECK_EQUAL(eval("$.a + 1", R"({"a":2})"), "3");
   CAF_CHECK_EQUAL(eval("$.a / 2", R"({"a":3})"), "1.5E0");

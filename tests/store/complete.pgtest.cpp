@@ -68,6 +68,30 @@ CAF_TEST(a completion finishes the task and wakes the decider in one transaction
                   1);
 }
 
+// secretOutputFields are redacted at rest: the stored output never holds them, whatever reads it.
+CAF_TEST(a completion stores the secret output fields of its definition redacted) {
+  sql(R"(INSERT INTO "TaskDefinitions" ("namespaceId", "name", "secretOutputFields")
+         VALUES ('00000000-0000-0000-0000-000000000001', 'qs', '{token,absent}'))");
+  auto wf = insert_workflow();
+  insert_task(wf, "a", "qs");
+  insert_task(wf, "b", "qs");
+  auto t = lease_one("qs", "w1", 60);
+  auto r = result_of(t);
+  r.output = json(boost::json::object{{"token", "s3cr3t"}, {"n", 1}});
+  CAF_REQUIRE(complete_task(conn, r));
+  CAF_CHECK_EQUAL(scalar(R"(SELECT "output"::text FROM "TaskExecutions" WHERE "id" = $1)",
+                         params::of(t.task)),
+                  R"({"n": 1, "token": "***"})");
+  // An output that is not an object, or a task whose definition names no field, is kept.
+  auto other = lease_one("qs", "w1", 60);
+  auto r2 = result_of(other);
+  r2.output = json(boost::json::array{"s3cr3t"});
+  CAF_REQUIRE(complete_task(conn, r2));
+  CAF_CHECK_EQUAL(scalar(R"(SELECT "output"::text FROM "TaskExecutions" WHERE "id" = $1)",
+                         params::of(other.task)),
+                  R"(["s3cr3t"])");
+}
+
 CAF_TEST(a completion whose workflow its caller decides writes no DecideQueues row) {
   auto here = insert_workflow();
   auto elsewhere = insert_workflow();

@@ -1,0 +1,3 @@
+-- 0025_secrets: undoes the up.
+ALTER TABLE "WebhookSinks" DROP COLUMN "signingSecret";
+DROP TABLE "Secrets";
