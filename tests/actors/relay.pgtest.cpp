@@ -191,7 +191,8 @@ CAF_TEST(an unreachable sink is a failed attempt with the reason recorded) {
 CAF_TEST(a sink the egress policy refuses dead-letters its events at once with the reason) {
   add_sink("http://169.254.169.254/hook", 5);
   insert_events(1);
-  relay({{"relay.poll_interval_ms", "50"}});
+  // Plain http, so that the egress policy is what refuses it (relay.allow_plain_http).
+  relay({{"relay.poll_interval_ms", "50"}, {"relay.allow_plain_http", "true"}});
   CAF_REQUIRE(await_count(dead, 1));
   CAF_CHECK_EQUAL(scalar(R"(SELECT "lastError" FROM "OutboxEvents")"),
                   "sink http://169.254.169.254/hook: refused by egress.deny: 169.254.169.254 is in "

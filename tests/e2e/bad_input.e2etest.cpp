@@ -67,8 +67,13 @@ CAF_TEST(bad input on every protocol call gets a clear error and changes nothing
   s.workflow_name = "";
   CAF_CHECK(rejected(c.start(s), nf::errc::invalid, "workflow_name"));
   s.workflow_name = "e2e_order";
-  s.namespace_id = "not-a-uuid";
-  CAF_CHECK(rejected(c.start(s), nf::errc::invalid, "namespace_id"));
+  // A namespace is named (proto/namespaces.hpp): a malformed name is invalid, an unknown
+  // one not found.
+  s.namespace_id = "Not A Name!";
+  CAF_CHECK(rejected(c.start(s), nf::errc::invalid, "namespace"));
+  s.namespace_id = "no-such-namespace";
+  CAF_CHECK(rejected(c.start(s), nf::errc::not_found, "no-such-namespace"));
+  s.namespace_id = "";
   // get / search
   CAF_CHECK(rejected(c.get("x"), nf::errc::invalid, "workflow_id: expected a UUID"));
   CAF_CHECK(rejected(c.get(new_uuidv7()), nf::errc::not_found, "not found"));
