@@ -5,7 +5,9 @@
 #include <vector>
 
 #include <boost/json.hpp>
+#include <caf/actor_proxy.hpp>
 #include <caf/actor_system.hpp>
+#include <caf/scoped_actor.hpp>
 #include <caf/send.hpp>
 #include <caf/typed_event_based_actor.hpp>
 #include <spdlog/spdlog.h>
@@ -527,6 +529,16 @@ api_actor::behavior_type api(api_pointer self, api_options opts) {
     [self](tick_atom, uint64_t wait_id) { read_events_or_wait(self, wait_id); },
     [self](tick_atom) { sweep(self); },
     [self](caf::actor& node) {
+      // Only this process hands the api its node (attach_node): a handle sent by a peer on
+      // the network would otherwise receive every start, completion and poll from then on.
+      // A remote sender reaches the api through a proxy; two actor systems of one process
+      // share a node id, so the proxy, not the node id, is what tells them apart.
+      const auto& sender = self->current_sender();
+      if (!sender || dynamic_cast<caf::actor_proxy*>(sender->get()) != nullptr) {
+        folder_logger("net")->warn("api_node_refused from={}",
+                                   sender ? caf::to_string(sender->node()) : "anonymous");
+        return;
+      }
       folder_logger("net")->info("api_node_attached");
       self->state.opts.node = std::move(node);
     },
@@ -583,7 +595,9 @@ client_api spawn_api(caf::actor_system& sys, api_options opts) {
 }
 
 void attach_node(const client_api& api, caf::actor node) {
-  caf::anon_send(caf::actor_cast<api_actor>(api), std::move(node));
+  // Sent by a local actor, the only sender the api takes a node from.
+  caf::scoped_actor self{api->home_system()};
+  self->send(caf::actor_cast<api_actor>(api), std::move(node));
 }
 
 } // namespace nf::net

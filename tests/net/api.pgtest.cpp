@@ -302,6 +302,36 @@ CAF_TEST(definitions of one request commit together even when the database rejec
   CAF_CHECK_EQUAL(count(R"(SELECT count(*) FROM "WorkflowDefinitions")"), 0);
 }
 
+// A node that answers every start with its own name as the workflow id.
+caf::behavior naming_node(caf::event_based_actor*, std::string name) {
+  return {[name](start_atom, msg::start_request&) { return msg::start_reply{name, true}; }};
+}
+
+CAF_TEST(a peer on the network cannot replace the node of the api) {
+  net::attach_node(api, sys.spawn(naming_node, "local"));
+  auto port = sys.middleman().publish(api, 0, "127.0.0.1", true);
+  CAF_REQUIRE(port);
+  net::system_config peer_cfg;
+  caf::actor_system peer_sys{peer_cfg};
+  auto intruder = peer_sys.spawn(naming_node, "intruder");
+  auto remote = peer_sys.middleman().remote_actor<client_api>("127.0.0.1", *port);
+  CAF_REQUIRE(remote);
+  caf::scoped_actor peer{peer_sys};
+  caf::anon_send(caf::actor_cast<caf::actor>(*remote), intruder);
+  peer->send(caf::actor_cast<caf::actor>(*remote), intruder);
+  msg::start_request s;
+  s.workflow_name = "order";
+  // The peer's start comes after its handle (one sender's messages arrive in order).
+  std::string answered;
+  peer->request(*remote, 20s, start_atom_v, s)
+    .receive([&](msg::start_reply& r) { answered = r.workflow_id; }, [](caf::error&) {});
+  CAF_CHECK_EQUAL(answered, "local");
+  auto local = ask<msg::start_reply>(start_atom_v, s);
+  CAF_REQUIRE(local);
+  CAF_CHECK_EQUAL(local->workflow_id, "local");
+  caf::anon_send_exit(intruder, caf::exit_reason::user_shutdown);
+}
+
 CAF_TEST(defs put registers every file or none and names the file of a problem) {
   // The api on a loopback port, as `nodeflow serve` publishes it.
   auto port = sys.middleman().publish(api, 0, "127.0.0.1", true);
