@@ -269,6 +269,18 @@ std::optional<report> read_report(const refusal& refuse, const json::object& bod
   return r;
 }
 
+// A final report as the client protocol's task result (the lease from its taskId).
+msg::task_result result_of(const report& r) {
+  msg::task_result res;
+  res.task_id = r.task.task_id;
+  res.workflow_id = r.task.workflow_id;
+  res.lease_token = r.task.lease_token;
+  res.status = r.status;
+  res.output_json = json::serialize(r.output);
+  res.reason = r.reason;
+  return res;
+}
+
 msg::task_progress progress_of(const report& r) {
   msg::task_progress p;
   p.task_id = r.task.task_id;
@@ -291,16 +303,9 @@ void apply_report(gateway* api, const exchange_ptr& ex, std::shared_ptr<report> 
       ex->respond_text(200, answer);
       return;
     }
-    msg::task_result res;
-    res.task_id = r->task.task_id;
-    res.workflow_id = r->task.workflow_id;
-    res.lease_token = r->task.lease_token;
-    res.status = r->status;
-    res.output_json = json::serialize(r->output);
-    res.reason = r->reason;
     api->ask<std::string>([ex, answer](std::string&) { ex->respond_text(200, answer); },
                           [ex](caf::error& e) { fail_report(ex, e); }, complete_atom_v,
-                          scoped(ex, std::move(res)));
+                          scoped(ex, result_of(*r)));
   };
   auto record = [api, ex, r, finish]() {
     if (r->logs.empty() && (r->status != "IN_PROGRESS" || !r->has_output))
@@ -351,14 +356,7 @@ void report_batch(gateway* api, const exchange_ptr& ex, const json::array& items
                     "logs with POST /api/tasks", prefix + ".status");
       return;
     }
-    msg::task_result res;
-    res.task_id = r->task.task_id;
-    res.workflow_id = r->task.workflow_id;
-    res.lease_token = r->task.lease_token;
-    res.status = r->status;
-    res.output_json = json::serialize(r->output);
-    res.reason = r->reason;
-    results.push_back(std::move(res));
+    results.push_back(result_of(*r));
     ids.emplace_back(o->at("taskId").get_string());
   }
   api->ask<std::vector<msg::report_outcome>>(
