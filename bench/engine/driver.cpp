@@ -16,6 +16,7 @@
 //   completion's commit (WORKFLOW_COMPLETED) seen.
 // The history (which seq is which event) is read after the run.
 
+#include "bench/engine/arrivals.hpp"
 #include "bench/engine/driver.hpp"
 
 #include <algorithm>
@@ -54,12 +55,6 @@ namespace nf::bench {
 namespace json = boost::json;
 
 namespace {
-
-int64_t mono_ns() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(
-           std::chrono::steady_clock::now().time_since_epoch())
-    .count();
-}
 
 int64_t real_us() {
   return std::chrono::duration_cast<std::chrono::microseconds>(

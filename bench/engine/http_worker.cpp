@@ -36,6 +36,7 @@
 #include <boost/beast/http/string_body.hpp>
 #include <boost/json.hpp>
 
+#include "bench/engine/arrivals.hpp"
 #include "bench/engine/pg.hpp"
 
 namespace nf::bench {
@@ -51,12 +52,6 @@ std::atomic<bool> stop_requested{false};
 
 extern "C" void on_http_term(int) {
   stop_requested = true;
-}
-
-int64_t mono_ns() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(
-           std::chrono::steady_clock::now().time_since_epoch())
-    .count();
 }
 
 /// Ends the worker before or during a run: the driver sees it exit and says so.
@@ -160,12 +155,6 @@ private:
   bool open_ = false;
 };
 
-struct arrival {
-  std::string workflow_id;
-  std::string ref;
-  int64_t recv_ns;
-};
-
 struct report_job {
   std::string workflow_id;
   std::string task_id;
@@ -262,6 +251,24 @@ void poller(worker_state& st) {
   }
 }
 
+// A POST of a JSON body on a kept-alive connection, as raw bytes (pipelined as they are).
+std::string post_request(const worker_state& st, const char* path, const std::string& body) {
+  return std::string{"POST "} + path + " HTTP/1.1\r\nHost: " + st.host
+         + "\r\nContent-Type: application/json\r\nContent-Length: " + std::to_string(body.size())
+         + "\r\n\r\n" + body;
+}
+
+// Waits for reports to send and takes up to `max` of them.
+void take_jobs(worker_state& st, int max, std::vector<report_job>& jobs) {
+  jobs.clear();
+  std::unique_lock<std::mutex> g{st.mx};
+  st.cv.wait(g, [&] { return !st.reports.empty(); });
+  while (!st.reports.empty() && jobs.size() < static_cast<size_t>(max)) {
+    jobs.push_back(std::move(st.reports.front()));
+    st.reports.pop_front();
+  }
+}
+
 std::string report_request(const worker_state& st, const report_job& j) {
   json::object r;
   r["workflowInstanceId"] = j.workflow_id;
@@ -270,9 +277,7 @@ std::string report_request(const worker_state& st, const report_job& j) {
   r["outputData"] = json::object{{"ok", true}};
   r["workerId"] = st.opts.id;
   auto body = json::serialize(r);
-  return "POST /api/tasks HTTP/1.1\r\nHost: " + st.host
-         + "\r\nContent-Type: application/json\r\nContent-Length: " + std::to_string(body.size())
-         + "\r\n\r\n" + body;
+  return post_request(st, "/api/tasks", body);
 }
 
 void report_failed(worker_state& st, long long n, const std::string& what) {
@@ -292,9 +297,7 @@ std::string batch_request(const worker_state& st, const std::vector<report_job>&
                                  {"outputData", json::object{{"ok", true}}},
                                  {"workerId", st.opts.id}});
   auto body = json::serialize(items);
-  return "POST /api/tasks/batch HTTP/1.1\r\nHost: " + st.host
-         + "\r\nContent-Type: application/json\r\nContent-Length: " + std::to_string(body.size())
-         + "\r\n\r\n" + body;
+  return post_request(st, "/api/tasks/batch", body);
 }
 
 void batch_reporter(worker_state& st) {
@@ -303,15 +306,7 @@ void batch_reporter(worker_state& st) {
   std::vector<answer> out;
   std::string err;
   for (;;) {
-    jobs.clear();
-    {
-      std::unique_lock<std::mutex> g{st.mx};
-      st.cv.wait(g, [&] { return !st.reports.empty(); });
-      while (!st.reports.empty() && jobs.size() < static_cast<size_t>(st.opts.batch)) {
-        jobs.push_back(std::move(st.reports.front()));
-        st.reports.pop_front();
-      }
-    }
+    take_jobs(st, st.opts.batch, jobs);
     if (!c.exchange(batch_request(st, jobs), 1, out, err)) {
       report_failed(st, static_cast<long long>(jobs.size()), err);
       continue;
@@ -341,15 +336,7 @@ void reporter(worker_state& st) {
   std::vector<answer> out;
   std::string err;
   for (;;) {
-    jobs.clear();
-    {
-      std::unique_lock<std::mutex> g{st.mx};
-      st.cv.wait(g, [&] { return !st.reports.empty(); });
-      while (!st.reports.empty() && jobs.size() < static_cast<size_t>(st.opts.pipeline)) {
-        jobs.push_back(std::move(st.reports.front()));
-        st.reports.pop_front();
-      }
-    }
+    take_jobs(st, st.opts.pipeline, jobs);
     std::string bytes;
     for (const auto& j : jobs)
       bytes += report_request(st, j);
@@ -416,13 +403,8 @@ int run_http_worker(const worker_options& opts) {
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
   {
     std::lock_guard<std::mutex> g{st.mx};
-    FILE* f = std::fopen(opts.out.c_str(), "w");
-    if (f == nullptr)
+    if (!write_arrivals(opts.out, st.arrivals))
       fatal(opts.id, "cannot write " + opts.out);
-    for (const auto& a : st.arrivals)
-      std::fprintf(f, "%s %s %lld\n", a.workflow_id.c_str(), a.ref.c_str(),
-                   static_cast<long long>(a.recv_ns));
-    std::fclose(f);
   }
   std::printf("{\"worker\":\"%s\",\"transport\":\"http\",\"received\":%lld,\"completed\":%lld,"
               "\"report_errors\":%lld,\"poll_errors\":%lld}\n",

@@ -17,6 +17,7 @@
 #include <thread>
 #include <vector>
 
+#include "bench/engine/arrivals.hpp"
 #include "bench/engine/pg.hpp"
 #include "net/client/client.hpp"
 
@@ -29,18 +30,6 @@ std::atomic<bool> stop_requested{false};
 extern "C" void on_term(int) {
   stop_requested = true;
 }
-
-int64_t mono_ns() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(
-           std::chrono::steady_clock::now().time_since_epoch())
-    .count();
-}
-
-struct arrival {
-  std::string workflow_id;
-  std::string ref;
-  int64_t recv_ns;
-};
 
 struct worker_state {
   client& c;
@@ -166,13 +155,8 @@ int run_worker(const worker_options& opts) {
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
   {
     std::lock_guard<std::mutex> g{st.mx};
-    FILE* f = std::fopen(opts.out.c_str(), "w");
-    if (f == nullptr)
+    if (!write_arrivals(opts.out, st.arrivals))
       bench_die("worker cannot write " + opts.out);
-    for (const auto& a : st.arrivals)
-      std::fprintf(f, "%s %s %lld\n", a.workflow_id.c_str(), a.ref.c_str(),
-                   static_cast<long long>(a.recv_ns));
-    std::fclose(f);
   }
   std::printf("{\"worker\":\"%s\",\"received\":%lld,\"completed\":%lld,\"report_errors\":%lld,"
               "\"poll_errors\":%lld}\n",
