@@ -9,17 +9,27 @@
 
 namespace nf::store {
 
+namespace {
+
+// The workflow's header while it has not ended; `invalid` saying what `needs` otherwise.
+caf::expected<execution_header> unended_header(connection& conn, const workflow_id& id,
+                                               const char* needs) {
+  auto h = read_execution_header(conn, id);
+  if (h && flow::is_terminal(h->status))
+    return make_error(errc::invalid, "workflow " + id.str() + " is "
+                                       + std::string{flow::to_string(h->status)} + ": " + needs);
+  return h;
+}
+
+} // namespace
+
 caf::expected<void> deliver_signal(connection& conn, const workflow_id& id,
                                    const std::string& name, const boost::json::value& payload) {
   auto event_payload = json(boost::json::object{{"name", name}, {"payload", payload}});
   return perform_replanning(conn, [&](transaction&) -> caf::expected<void> {
-    auto h = read_execution_header(conn, id);
+    auto h = unended_header(conn, id, "signals go only to running or paused workflows");
     if (!h)
       return std::move(h.error());
-    if (flow::is_terminal(h->status))
-      return make_error(errc::invalid, "workflow " + id.str() + " is "
-                                         + std::string{flow::to_string(h->status)}
-                                         + ": signals go only to running or paused workflows");
     transition_plan plan;
     plan.wakes.push_back({id, h->ns, h->shard, "signal"});
     plan.events.push_back({id, h->ns, h->shard, "SIGNAL_RECEIVED", std::nullopt, std::nullopt,
@@ -34,13 +44,9 @@ caf::expected<task_id> deliver_task_update(connection& conn, const workflow_id& 
   auto event_payload =
     json(boost::json::object{{"taskRef", ref}, {"status", status}, {"payload", output}});
   return perform_replanning(conn, [&](transaction&) -> caf::expected<task_id> {
-    auto h = read_execution_header(conn, id);
+    auto h = unended_header(conn, id, "only a running workflow's tasks can be updated");
     if (!h)
       return std::move(h.error());
-    if (flow::is_terminal(h->status))
-      return make_error(errc::invalid, "workflow " + id.str() + " is "
-                                         + std::string{flow::to_string(h->status)}
-                                         + ": only a running workflow's tasks can be updated");
     auto t = latest_task_at_ref(conn, id, ref);
     if (!t)
       return std::move(t.error());
