@@ -9,9 +9,11 @@
 #include <boost/json.hpp>
 
 #include "tests/e2e/e2e_fixture.hpp"
+#include "tests/http/error_body.hpp"
 #include "tests/support/http_client.hpp"
 
 using namespace nf;
+using test::check_error;
 using namespace std::chrono_literals;
 
 namespace {
@@ -25,21 +27,6 @@ struct fixture {
     http = std::make_unique<test::http_client>("127.0.0.1", f.http_port);
   }
 };
-
-// Conductor's error body: status and message, and the field when one is named.
-void check_error(const test::http_reply& r, unsigned status, const std::string& field = {}) {
-  CAF_CHECK_EQUAL(r.status, status);
-  auto v = r.json();
-  CAF_REQUIRE(v.is_object());
-  const auto& o = v.as_object();
-  CAF_CHECK_EQUAL(o.at("status").to_number<int64_t>(), static_cast<int64_t>(status));
-  CAF_CHECK(o.at("message").is_string() && !o.at("message").as_string().empty());
-  if (!field.empty()) {
-    const auto& errs = o.at("validationErrors").as_array();
-    CAF_REQUIRE(!errs.empty());
-    CAF_CHECK_EQUAL(errs[0].at("path").as_string(), field);
-  }
-}
 
 } // namespace
 

@@ -16,9 +16,11 @@
 #include <boost/json.hpp>
 
 #include "tests/e2e/e2e_fixture.hpp"
+#include "tests/http/error_body.hpp"
 #include "tests/support/http_client.hpp"
 
 using namespace nf;
+using test::check_error;
 using namespace std::chrono_literals;
 
 namespace {
@@ -133,18 +135,6 @@ int log_lines_with(const std::string& path, const std::string& what) {
   for (std::string line; std::getline(in, line);)
     n += line.find(what) != std::string::npos ? 1 : 0;
   return n;
-}
-
-void check_error(const test::http_reply& r, unsigned status, const std::string& field = {}) {
-  CAF_CHECK_EQUAL(r.status, status);
-  auto v = r.json();
-  CAF_REQUIRE(v.is_object());
-  CAF_CHECK_EQUAL(v.at("status").to_number<int64_t>(), static_cast<int64_t>(status));
-  if (!field.empty()) {
-    const auto& errs = v.at("validationErrors").as_array();
-    CAF_REQUIRE(!errs.empty());
-    CAF_CHECK_EQUAL(errs[0].at("path").as_string(), field);
-  }
 }
 
 } // namespace

@@ -12,9 +12,11 @@
 #include <boost/json.hpp>
 
 #include "tests/e2e/e2e_fixture.hpp"
+#include "tests/http/error_body.hpp"
 #include "tests/support/http_client.hpp"
 
 using namespace nf;
+using test::check_error;
 using namespace std::chrono_literals;
 
 namespace {
@@ -64,17 +66,6 @@ struct fixture {
     return http->post("/api/tasks", json::serialize(extra));
   }
 };
-
-void check_error(const test::http_reply& r, unsigned status, const std::string& field = {}) {
-  CAF_CHECK_EQUAL(r.status, status);
-  auto v = r.json();
-  CAF_REQUIRE(v.is_object());
-  if (!field.empty()) {
-    const auto& errs = v.as_object().at("validationErrors").as_array();
-    CAF_REQUIRE(!errs.empty());
-    CAF_CHECK_EQUAL(errs[0].at("path").as_string(), field);
-  }
-}
 
 std::string task_status(test::e2e_fixture& f, const std::string& wf, const std::string& ref) {
   return f.scalar(R"(SELECT "status"::text FROM "TaskExecutions" WHERE "workflowId" = $1

@@ -11,9 +11,11 @@
 
 #include "flow/uuid.hpp"
 #include "tests/e2e/e2e_fixture.hpp"
+#include "tests/http/error_body.hpp"
 #include "tests/support/http_client.hpp"
 
 using namespace nf;
+using test::check_error;
 using namespace std::chrono_literals;
 
 namespace {
@@ -56,19 +58,6 @@ struct fixture {
 std::string history(const std::string& id, const std::string& type) {
   return R"(SELECT count(*) FROM "WorkflowEvents" WHERE "workflowId" = ')" + id
          + R"(' AND "eventType" = ')" + type + "'";
-}
-
-void check_error(const test::http_reply& r, unsigned status, const std::string& field = {}) {
-  CAF_CHECK_EQUAL(r.status, status);
-  auto v = r.json();
-  CAF_REQUIRE(v.is_object());
-  CAF_CHECK_EQUAL(v.at("status").to_number<int64_t>(), static_cast<int64_t>(status));
-  CAF_CHECK(!v.at("message").as_string().empty());
-  if (!field.empty()) {
-    const auto& errs = v.at("validationErrors").as_array();
-    CAF_REQUIRE(!errs.empty());
-    CAF_CHECK_EQUAL(errs[0].at("path").as_string(), field);
-  }
 }
 
 } // namespace
