@@ -3,6 +3,7 @@
 #include <iostream>
 #include <string>
 
+#include "cmd/audit_command.hpp"
 #include "cmd/client_commands.hpp"
 #include "cmd/config_command.hpp"
 #include "cmd/migrate_command.hpp"
@@ -21,7 +22,10 @@ void usage(std::ostream& out) {
          "                                   run a node (prints `listening HOST:PORT`)\n"
          "  migrate [--dsn DSN] [--status]   apply database migrations (or list them)\n"
          "  readiness [--dsn DSN]            is the database ready for this build?\n"
-         "  partitions [--dsn DSN] [--drop-expired]   create partitions ahead, drop old ones\n"
+         "  partitions [--dsn DSN] [--drop-expired] [--audit-months-retained N]\n"
+         "                                   create partitions ahead, drop old ones\n"
+         "  audit [--since T] [--action A] [--limit N] [--cursor C] [--json] [--dsn DSN]\n"
+         "                                   administrative actions, who did them, oldest first\n"
          "  validate FILE...                 check task and workflow definition files\n"
          "  config --reference | --check F   print the reference config, or check a file\n"
          "  version                          print the version\n"
@@ -55,6 +59,8 @@ int main(int argc, char** argv) {
     return nf::cmd::run_readiness_command(sub_argc, sub_argv);
   if (cmd == "partitions")
     return nf::cmd::run_partitions_command(sub_argc, sub_argv);
+  if (cmd == "audit")
+    return nf::cmd::run_audit_command(sub_argc, sub_argv);
   if (cmd == "config")
     return nf::cmd::run_config_command(sub_argc, sub_argv);
   if (cmd == "validate")

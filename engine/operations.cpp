@@ -5,6 +5,7 @@
 
 #include <boost/json.hpp>
 
+#include "engine/audit_trail.hpp"
 #include "flow/json_read.hpp"
 #include "flow/parse.hpp"
 #include "flow/serialise.hpp"
@@ -176,6 +177,14 @@ json::object execution_json(const store::workflow_snapshot& s, bool include_task
 } // namespace
 
 caf::expected<std::string> register_definitions(store::connection& conn, std::string_view text) {
+  msg::definitions_registration r;
+  r.text = std::string{text};
+  return register_definitions(conn, r);
+}
+
+caf::expected<std::string> register_definitions(store::connection& conn,
+                                                const msg::definitions_registration& r) {
+  std::string_view text = r.text;
   definitions_doc doc;
   json::value root;
   if (!flow::parse_json(text, root, doc.problems))
@@ -194,7 +203,23 @@ caf::expected<std::string> register_definitions(store::connection& conn, std::st
     return store::invalid_input(doc.problems);
   // One transaction for the whole request: a write that fails part way (the
   // database rejecting a row) leaves none of the others behind (I11).
-  auto revisions = store::put_definitions(conn, default_namespace, doc.tasks, doc.workflows);
+  std::string target;
+  json::array task_names, workflow_names;
+  for (const auto& def : doc.workflows) {
+    target += (target.empty() ? "" : ",") + std::string{"workflow:"} + def.name + "@"
+              + std::to_string(def.version);
+    workflow_names.push_back(json::object{{"name", def.name}, {"version", def.version}});
+  }
+  for (const auto& def : doc.tasks) {
+    target += (target.empty() ? "" : ",") + std::string{"task:"} + def.name;
+    task_names.emplace_back(def.name);
+  }
+  auto audit = audit_event(r.actor, r.origin, "definitions.register", std::move(target),
+                           {{"taskDefs", std::move(task_names)},
+                            {"workflowDefs", std::move(workflow_names)}});
+  audit.ns = default_namespace;
+  auto revisions =
+    store::put_definitions(conn, default_namespace, doc.tasks, doc.workflows, &audit);
   if (!revisions)
     return std::move(revisions.error());
   json::array task_out;
@@ -210,8 +235,13 @@ caf::expected<std::string> register_definitions(store::connection& conn, std::st
 caf::expected<std::string> definitions(store::connection& conn, const msg::definitions_query& q) {
   const bool task = q.kind == "task";
   if (q.op == "delete") {
-    auto done = task ? store::delete_task_def(conn, default_namespace, q.name)
-                     : store::delete_workflow_def(conn, default_namespace, q.name, q.version);
+    auto audit = audit_event(q.actor, q.origin, "definitions.delete",
+                             task ? "task:" + q.name
+                                  : "workflow:" + q.name + "@" + std::to_string(q.version));
+    audit.ns = default_namespace;
+    auto done = task
+                  ? store::delete_task_def(conn, default_namespace, q.name, &audit)
+                  : store::delete_workflow_def(conn, default_namespace, q.name, q.version, &audit);
     if (!done)
       return std::move(done.error());
     json::object what{{"kind", q.kind}, {"name", q.name}};
@@ -310,7 +340,11 @@ caf::expected<std::string> deliver_signal(store::connection& conn, const msg::si
     if (ec)
       return nf::make_error(nf::errc::invalid, "payload: expected JSON (" + ec.message() + ")");
   }
-  if (auto d = store::deliver_signal(conn, workflow_id{r.workflow_id}, r.name, payload); !d)
+  // The workflow's namespace is filled in by the store, which reads the workflow.
+  auto audit = audit_event(r.actor, r.origin, "workflow.signal", r.workflow_id,
+                           {{"signal", r.name}});
+  if (auto d = store::deliver_signal(conn, workflow_id{r.workflow_id}, r.name, payload, &audit);
+      !d)
     return std::move(d.error());
   return json::serialize(
     json::object{{"workflowId", r.workflow_id}, {"signal", r.name}, {"delivered", true}});
@@ -344,8 +378,10 @@ caf::expected<std::string> update_task_by_ref(store::connection& conn,
   auto output = json::parse(r.output_json, ec);
   if (ec || !output.is_object())
     return nf::make_error(nf::errc::invalid, "output: expected a JSON object");
+  auto audit = audit_event(r.actor, r.origin, "workflow.task_update", r.workflow_id,
+                           {{"taskRef", r.task_ref}, {"status", r.status}});
   auto d = store::deliver_task_update(conn, workflow_id{r.workflow_id}, r.task_ref, r.status,
-                                      output);
+                                      output, &audit);
   if (!d)
     return std::move(d.error());
   return json::serialize(json::object{{"workflowId", r.workflow_id},
@@ -418,8 +454,12 @@ caf::expected<std::string> store_status(store::connection& conn) {
 caf::expected<std::string> dead_letters(store::connection& conn,
                                         const msg::deadletter_request& r) {
   if (r.op == "replay") {
-    auto n = r.ids.empty() ? store::replay_all_dead_letters(conn)
-                           : store::replay_dead_letters(conn, r.ids);
+    std::string target;
+    for (auto id : r.ids)
+      target += (target.empty() ? "" : ",") + std::to_string(id);
+    auto n = store::replay_dead_letters_audited(
+      conn, r.ids,
+      audit_event(r.actor, r.origin, "deadletters.replay", r.ids.empty() ? "all" : target));
     if (!n)
       return std::move(n.error());
     return json::serialize(json::object{{"replayed", *n}});

@@ -21,6 +21,8 @@ using client_api = caf::typed_actor<
   // Task and/or workflow definitions as JSON text (one object or an array);
   // answers a JSON summary of what was registered.
   caf::replies_to<register_atom, std::string>::with<std::string>,
+  // The same with who registers them (msg::definitions_registration), for the audit record.
+  caf::replies_to<register_atom, msg::definitions_registration>::with<std::string>,
   // List, read or delete definitions (msg::definitions_query); answers JSON text.
   caf::replies_to<definitions_atom, msg::definitions_query>::with<std::string>,
   caf::replies_to<start_atom, msg::start_request>::with<msg::start_reply>,
@@ -50,6 +52,9 @@ using client_api = caf::typed_actor<
   caf::replies_to<ready_atom>::with<std::string>,
   caf::replies_to<deadletter_atom, msg::deadletter_request>::with<std::string>,
   // The store's part of GET /metrics as JSON (engine/metrics/store_part.hpp).
-  caf::replies_to<metrics_atom>::with<std::string>>;
+  caf::replies_to<metrics_atom>::with<std::string>,
+  // The audit record, a page of it: `{"events":[{"id","at","actor","origin","namespace",
+  // "action","target","details"}],"nextCursor":id|null}`.
+  caf::replies_to<audit_atom, msg::audit_query>::with<std::string>>;
 
 } // namespace nf

@@ -63,6 +63,10 @@ struct workflow_command {
   std::string task_ref;
   int32_t iteration = 0;
   std::string input_json; ///< empty = unchanged
+  /// Who asked and through which door, for the audit record (store/audit.hpp). The door
+  /// fills both; the api actor overwrites them for a request from another process.
+  std::string actor;
+  std::string origin;
 };
 
 /// Deliver a signal to a workflow (completes a WAIT for that signal).
@@ -70,6 +74,10 @@ struct signal_request {
   std::string workflow_id;
   std::string name;
   std::string payload_json = "null";
+  /// Who asked and through which door, for the audit record (store/audit.hpp). The door
+  /// fills both; the api actor overwrites them for a request from another process.
+  std::string actor;
+  std::string origin;
 };
 
 /// A worker's (long) poll on one queue.
@@ -132,6 +140,10 @@ struct task_ref_update {
   std::string task_ref;
   std::string status = "COMPLETED";
   std::string output_json = "{}";
+  /// Who asked and through which door, for the audit record (store/audit.hpp). The door
+  /// fills both; the api actor overwrites them for a request from another process.
+  std::string actor;
+  std::string origin;
 };
 
 /// Extends a lease; answered with the new expiry (ms since epoch).
@@ -167,6 +179,10 @@ struct definitions_query {
   std::string kind = "task"; ///< "task" | "workflow"
   std::string name;          ///< empty for a list
   int64_t version = 0;
+  /// Who asked and through which door, for the audit record (store/audit.hpp). The door
+  /// fills both; the api actor overwrites them for a request from another process.
+  std::string actor;
+  std::string origin;
 };
 
 /// Dead-lettered outbox events: op "list" (after `after_id`, `limit`) or
@@ -176,6 +192,28 @@ struct deadletter_request {
   std::vector<int64_t> ids;
   int64_t after_id = 0;
   int32_t limit = 100;
+  /// Who asked and through which door, for the audit record (store/audit.hpp). The door
+  /// fills both; the api actor overwrites them for a request from another process.
+  std::string actor;
+  std::string origin;
+};
+
+/// Task and/or workflow definitions as JSON text (one object or an array), with who
+/// registers them. `register_atom` with the bare text remains for older clients.
+struct definitions_registration {
+  std::string text;
+  /// Who asked and through which door, for the audit record (store/audit.hpp). The door
+  /// fills both; the api actor overwrites them for a request from another process.
+  std::string actor;
+  std::string origin;
+};
+
+/// The audit record (store/audit.hpp), oldest first, keyset-paged by `cursor`.
+struct audit_query {
+  int64_t since_ms = 0;    ///< 0 = from the oldest kept
+  std::string action;      ///< empty = every action
+  std::string cursor;      ///< from the previous page; empty = first page
+  int32_t limit = 100;     ///< 1 … 1000
 };
 
 template <class Inspector>
@@ -204,12 +242,12 @@ typename Inspector::result_type inspect(Inspector& f, search_page& x) {
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, workflow_command& x) {
   return f(caf::meta::type_name("nf::msg::workflow_command"), x.op, x.workflow_id, x.reason,
-           x.task_ref, x.iteration, x.input_json);
+           x.task_ref, x.iteration, x.input_json, x.actor, x.origin);
 }
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, signal_request& x) {
   return f(caf::meta::type_name("nf::msg::signal_request"), x.workflow_id, x.name,
-           x.payload_json);
+           x.payload_json, x.actor, x.origin);
 }
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, poll_request& x) {
@@ -239,7 +277,7 @@ typename Inspector::result_type inspect(Inspector& f, task_progress& x) {
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, task_ref_update& x) {
   return f(caf::meta::type_name("nf::msg::task_ref_update"), x.workflow_id, x.task_ref,
-           x.status, x.output_json);
+           x.status, x.output_json, x.actor, x.origin);
 }
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, heartbeat_request& x) {
@@ -258,11 +296,22 @@ typename Inspector::result_type inspect(Inspector& f, event_view& x) {
 }
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, definitions_query& x) {
-  return f(caf::meta::type_name("nf::msg::definitions_query"), x.op, x.kind, x.name, x.version);
+  return f(caf::meta::type_name("nf::msg::definitions_query"), x.op, x.kind, x.name, x.version,
+           x.actor, x.origin);
 }
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, deadletter_request& x) {
   return f(caf::meta::type_name("nf::msg::deadletter_request"), x.op, x.ids, x.after_id,
+           x.limit, x.actor, x.origin);
+}
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, definitions_registration& x) {
+  return f(caf::meta::type_name("nf::msg::definitions_registration"), x.text, x.actor,
+           x.origin);
+}
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, audit_query& x) {
+  return f(caf::meta::type_name("nf::msg::audit_query"), x.since_ms, x.action, x.cursor,
            x.limit);
 }
 

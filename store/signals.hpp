@@ -8,6 +8,7 @@
 #include <boost/json/value.hpp>
 #include <caf/expected.hpp>
 
+#include "store/audit.hpp"
 #include "store/ids.hpp"
 #include "store/pg/connection.hpp"
 
@@ -20,7 +21,8 @@ namespace nf::store {
 /// exist is `not_found`; one that has ended (not RUNNING or PAUSED) is
 /// `invalid` and nothing is written.
 caf::expected<void> deliver_signal(connection& conn, const workflow_id& id,
-                                   const std::string& name, const boost::json::value& payload);
+                                   const std::string& name, const boost::json::value& payload,
+                                   const audit_event* audit = nullptr);
 
 /// Completes the WAIT task `ref` from outside (Conductor's updateTaskByRefName): a
 /// `SIGNAL_RECEIVED` event addressed to the task, `{"taskRef": ref, "status": status,
@@ -32,6 +34,7 @@ caf::expected<void> deliver_signal(connection& conn, const workflow_id& id,
 /// Returns the task's id.
 caf::expected<task_id> deliver_task_update(connection& conn, const workflow_id& id,
                                         const std::string& ref, const std::string& status,
-                                        const boost::json::value& output);
+                                        const boost::json::value& output,
+                                        const audit_event* audit = nullptr);
 
 } // namespace nf::store

@@ -47,6 +47,8 @@ struct command_request {
   std::string task_ref;  ///< rerun
   int32_t iteration = 0; ///< rerun
   std::optional<boost::json::object> input;  ///< rerun / restart
+  std::string actor;   ///< who, for the audit record (msg::workflow_command)
+  std::string origin;
 };
 
 struct batch_input {

@@ -111,6 +111,24 @@ caf::error no_destination(const char* what) {
                            std::string{what} + ": no engine node in this process");
 }
 
+// Who sent a request, for the audit record (store/audit.hpp). Only a sender in this
+// process names the actor and origin: the HTTP door, which set them from the request's
+// principal and address. A request from another process comes through the CAF door, which
+// does not authenticate yet: it is "anonymous" from "caf <its node>", whatever it claimed.
+template <class Msg>
+void stamp_identity(api_pointer self, Msg& m) {
+  const auto& sender = self->current_sender();
+  if (sender && sender->node() != self->node()) {
+    m.actor = "anonymous";
+    m.origin = "caf " + caf::to_string(sender->node());
+    return;
+  }
+  if (m.actor.empty())
+    m.actor = "anonymous";
+  if (m.origin.empty())
+    m.origin = "caf " + caf::to_string(self->node());
+}
+
 template <class Reply, class... Ts>
 caf::result<Reply> relay(api_pointer self, const caf::actor& dest, const char* what,
                          std::chrono::milliseconds timeout, Ts&&... xs) {
@@ -352,11 +370,23 @@ api_actor::behavior_type api(api_pointer self, api_options opts) {
   const auto& limits = st.opts.limits;
   return {
     [self](register_atom, std::string& text) -> caf::result<std::string> {
-      return to_store<std::string>(self, check_definitions_text(text), register_atom_v,
-                                   std::move(text));
+      msg::definitions_registration r;
+      r.text = std::move(text);
+      stamp_identity(self, r);
+      return to_store<std::string>(self, check_definitions_text(r.text), register_atom_v,
+                                   std::move(r));
+    },
+    [self](register_atom, msg::definitions_registration& r) -> caf::result<std::string> {
+      stamp_identity(self, r);
+      return to_store<std::string>(self, check_definitions_text(r.text), register_atom_v,
+                                   std::move(r));
     },
     [self](definitions_atom, msg::definitions_query& q) -> caf::result<std::string> {
+      stamp_identity(self, q);
       return to_store<std::string>(self, check(q), definitions_atom_v, std::move(q));
+    },
+    [self](audit_atom, msg::audit_query& q) -> caf::result<std::string> {
+      return to_store<std::string>(self, check(q), audit_atom_v, std::move(q));
     },
     [self, timeout](start_atom, msg::start_request& r) -> caf::result<msg::start_reply> {
       return to_node<msg::start_reply>(self, check(r), timeout, start_atom_v, std::move(r));
@@ -368,9 +398,11 @@ api_actor::behavior_type api(api_pointer self, api_options opts) {
       return to_store<msg::search_page>(self, check(r), search_atom_v, std::move(r));
     },
     [self, timeout](command_atom, msg::workflow_command& c) -> caf::result<std::string> {
+      stamp_identity(self, c);
       return to_node<std::string>(self, check(c), timeout, command_atom_v, std::move(c));
     },
     [self](signal_atom, msg::signal_request& r) -> caf::result<std::string> {
+      stamp_identity(self, r);
       return to_store<std::string>(self, check(r), signal_atom_v, std::move(r));
     },
     [self, timeout, limits](poll_atom,
@@ -394,6 +426,7 @@ api_actor::behavior_type api(api_pointer self, api_options opts) {
       return to_store<std::string>(self, check(r), progress_atom_v, std::move(r));
     },
     [self](task_ref_atom, msg::task_ref_update& r) -> caf::result<std::string> {
+      stamp_identity(self, r);
       return to_store<std::string>(self, check(r), task_ref_atom_v, std::move(r));
     },
     [self, limits](events_atom, msg::events_request& r)
@@ -420,12 +453,14 @@ api_actor::behavior_type api(api_pointer self, api_options opts) {
     [self](status_atom) -> caf::result<std::string> { return status(self); },
     [self](ready_atom) -> caf::result<std::string> { return readiness(self); },
     [self](deadletter_atom, msg::deadletter_request& r) -> caf::result<std::string> {
+      stamp_identity(self, r);
       return to_store<std::string>(self, check(r), deadletter_atom_v, std::move(r));
     },
     [self](metrics_atom) -> caf::result<std::string> {
       return to_store<std::string>(self, caf::error{}, metrics_atom_v);
     },
-    // From another node: checked there, and again here (a peer is a client too).
+    // From another node: checked there, and again here (a peer is a client too). A command
+    // keeps the actor and origin the first node's door stamped on it (stamp_identity).
     [self, timeout](forward_atom, msg::task_result& r) -> caf::result<std::string> {
       return to_node<std::string>(self, check(r), timeout, forward_atom_v, std::move(r));
     },

@@ -17,6 +17,15 @@ struct function_info { std::string_view name; std::string_view arguments; std::s
 
 /// Columns of every table, table by table (in `tables` order), in declaration order.
 inline constexpr column_info columns[] = {
+  // AuditEvents
+  {"id", "uuid", true},
+  {"at", "timestamp with time zone", true},
+  {"actor", "text", true},
+  {"origin", "text", true},
+  {"namespace", "text", false},
+  {"action", "text", true},
+  {"target", "text", true},
+  {"details", "jsonb", true},
   // ClusterSettings
   {"id", "boolean", true},
   {"partitionCount", "smallint", true},
@@ -221,29 +230,34 @@ inline constexpr column_info columns[] = {
 
 /// Tables of schema public (partitioned parents, never their partitions), sorted.
 inline constexpr table_info tables[] = {
-  {"ClusterSettings", 0, 3},
-  {"DecideQueues", 3, 6},
-  {"DefinitionStamps", 9, 2},
-  {"IdempotencyKeys", 11, 5},
-  {"Namespaces", 16, 3},
-  {"Nodes", 19, 5},
-  {"OutboxEvents", 24, 13},
-  {"PartitionLeases", 37, 5},
-  {"RateLimitBuckets", 42, 5},
-  {"SchemaMigrations", 47, 3},
-  {"TaskDefinitions", 50, 28},
-  {"TaskExecutions", 78, 22},
-  {"TaskOutputCache", 100, 6},
-  {"TaskQueues", 106, 11},
-  {"Timers", 117, 10},
-  {"WebhookSinks", 127, 9},
-  {"WorkflowDefinitions", 136, 15},
-  {"WorkflowEvents", 151, 8},
-  {"WorkflowExecutions", 159, 22},
+  {"AuditEvents", 0, 8},
+  {"ClusterSettings", 8, 3},
+  {"DecideQueues", 11, 6},
+  {"DefinitionStamps", 17, 2},
+  {"IdempotencyKeys", 19, 5},
+  {"Namespaces", 24, 3},
+  {"Nodes", 27, 5},
+  {"OutboxEvents", 32, 13},
+  {"PartitionLeases", 45, 5},
+  {"RateLimitBuckets", 50, 5},
+  {"SchemaMigrations", 55, 3},
+  {"TaskDefinitions", 58, 28},
+  {"TaskExecutions", 86, 22},
+  {"TaskOutputCache", 108, 6},
+  {"TaskQueues", 114, 11},
+  {"Timers", 125, 10},
+  {"WebhookSinks", 135, 9},
+  {"WorkflowDefinitions", 144, 15},
+  {"WorkflowEvents", 159, 8},
+  {"WorkflowExecutions", 167, 22},
 };
 
 /// Indexes on those tables, sorted by name.
 inline constexpr index_info indexes[] = {
+  {"AuditEvents_action_idx", "AuditEvents",
+   "CREATE INDEX \"AuditEvents_action_idx\" ON ONLY public.\"AuditEvents\" USING btree (action, at)"},
+  {"AuditEvents_pkey", "AuditEvents",
+   "CREATE UNIQUE INDEX \"AuditEvents_pkey\" ON ONLY public.\"AuditEvents\" USING btree (id, at)"},
   {"ClusterSettings_pkey", "ClusterSettings",
    "CREATE UNIQUE INDEX \"ClusterSettings_pkey\" ON public.\"ClusterSettings\" USING btree (id)"},
   {"DecideQueues_pkey", "DecideQueues",
@@ -417,6 +431,7 @@ inline constexpr enum_info enums[] = {
 
 /// Functions the migrations define, sorted by name.
 inline constexpr function_info functions[] = {
+  {"AuditEvents_append_only", "", "trigger"},
   {"DefinitionStamps_bump", "", "trigger"},
   {"PartitionLeases_epoch_guard", "", "trigger"},
   {"WorkflowEvents_notify", "", "trigger"},

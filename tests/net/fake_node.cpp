@@ -159,6 +159,14 @@ client_api::behavior_type fake(client_api::stateful_pointer<fake_state> self,
       return R"({"cap":100000,"queues":[],"decide":{"pending":0,"oldestAgeMs":null},)"
              R"("outbox":{"backlog":0,"deadLetters":0}})";
     },
+    [log](register_atom, const msg::definitions_registration& r) -> std::string {
+      log->add("register " + r.text + " by " + r.actor + " from " + r.origin);
+      return R"({"taskDefs":[{"name":"t","revision":2}],"workflowDefs":[{"name":"w","version":1}]})";
+    },
+    [log](audit_atom, const msg::audit_query& q) -> std::string {
+      log->add("audit action=" + q.action + " cursor=" + q.cursor);
+      return R"({"events":[],"nextCursor":null})";
+    },
   };
 }
 

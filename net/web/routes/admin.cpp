@@ -2,6 +2,7 @@
 
 #include <boost/json.hpp>
 
+#include "net/web/audit_identity.hpp"
 #include "net/web/routes/routes.hpp"
 
 namespace nf::net::web {
@@ -82,7 +83,8 @@ void add_admin_routes(router& r, const route_context& ctx) {
                return;
              }
            api->ask<std::string>([ex](std::string& t) { answer_json_text(ex, t); },
-                                 [ex](caf::error& e) { ex->fail(e); }, deadletter_atom_v, req);
+                                 [ex](caf::error& e) { ex->fail(e); }, deadletter_atom_v,
+                                 with_identity(ex, std::move(req)));
          }});
 }
 

@@ -13,6 +13,7 @@
 
 #include <boost/json.hpp>
 
+#include "net/web/audit_identity.hpp"
 #include "net/web/errors.hpp"
 #include "net/web/routes/routes.hpp"
 #include "net/web/task_handle.hpp"
@@ -616,7 +617,8 @@ void add_task_routes(router& r, const route_context& ctx) {
                                        ? std::string{id->get_string()}
                                        : text);
              },
-             [ex](caf::error& e) { ex->fail(e); }, task_ref_atom_v, std::move(u));
+             [ex](caf::error& e) { ex->fail(e); }, task_ref_atom_v,
+             with_identity(ex, std::move(u)));
          }});
 }
 

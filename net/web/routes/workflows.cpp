@@ -9,6 +9,7 @@
 #include <boost/json.hpp>
 
 #include "flow/uuid.hpp"
+#include "net/web/audit_identity.hpp"
 #include "net/web/conductor_shapes.hpp"
 #include "net/web/errors.hpp"
 #include "net/web/routes/routes.hpp"
@@ -146,7 +147,7 @@ void command(gateway* api, const exchange_ptr& ex, msg::workflow_command c,
                           else
                             ex->fail(e);
                         },
-                        command_atom_v, std::move(c));
+                        command_atom_v, with_identity(ex, std::move(c)));
 }
 
 msg::workflow_command command_of(const char* op, const std::string& id, std::string reason = {}) {
@@ -484,7 +485,7 @@ void add_command_routes(router& r, const route_context& ctx) {
              [ex](std::string& t) {
                ex->respond(response{200, "application/json", std::move(t), {}});
              },
-             fail_with(ex), signal_atom_v, std::move(req));
+             fail_with(ex), signal_atom_v, with_identity(ex, std::move(req)));
          }});
 }
 
