@@ -33,8 +33,8 @@ constexpr managed_table managed_tables[] = {
   {"WorkflowExecutions", "startedAt", false, " WITH (fillfactor = 70)",
    {"input", "output", "variables"}},
   {"WorkflowEvents", "at", false, "", {"payload"}},
-  {"Timers", "fireAt", true, "", {}},
   {"AuditEvents", "at", false, "", {}, true},
+  {"Timers", "fireAt", true, "", {}},
 };
 
 // A partition transaction waits at most this long for a lock (e.g. ATTACH's

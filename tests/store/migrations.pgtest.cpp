@@ -153,7 +153,10 @@ CAF_TEST(a database migrated by an earlier build verifies) {
   auto conn = db.connect();
   const auto& manifest = embedded_migrations();
   CAF_REQUIRE(migrator{manifest}.up(conn));
+  // Migrations released after the switch never had a raw-file checksum (the list is frozen).
   for (const auto& m : manifest) {
+    if (m.legacy.empty())
+      continue;
     CAF_MESSAGE(m.name);
     record_legacy(conn, m);
   }
