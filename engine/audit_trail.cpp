@@ -2,6 +2,9 @@
 
 #include <boost/json.hpp>
 
+#include "flow/uuid.hpp"
+#include "proto/errors.hpp"
+
 namespace nf::engine {
 
 namespace json = boost::json;
@@ -24,8 +27,13 @@ caf::expected<std::string> read_audit(store::connection& conn, const msg::audit_
     sq.since_ms = q.since_ms;
   if (!q.action.empty())
     sq.action = q.action;
-  if (!q.cursor.empty())
+  if (!q.cursor.empty()) {
+    if (!flow::is_uuid(q.cursor))
+      return nf::make_error(nf::errc::invalid,
+                            "cursor: expected the nextCursor of a previous page, got \""
+                              + q.cursor + "\"");
     sq.after = q.cursor;
+  }
   sq.limit = q.limit;
   auto page = store::read_audit(conn, sq);
   if (!page)
