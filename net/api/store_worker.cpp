@@ -60,9 +60,6 @@ caf::behavior store_worker(caf::stateful_actor<worker_state>* self, store_worker
   self->state.db.emplace(self->state.opts.dsn);
   auto& st = self->state;
   return {
-    [&st](register_atom, const std::string& text) -> caf::result<std::string> {
-      return st.run([&](store::connection& c) { return engine::register_definitions(c, text); });
-    },
     [&st](register_atom, const msg::definitions_registration& r) -> caf::result<std::string> {
       return st.run([&](store::connection& c) { return engine::register_definitions(c, r); });
     },
