@@ -3,6 +3,7 @@
 #include <iostream>
 #include <string>
 
+#include "cmd/audit_command.hpp"
 #include "cmd/client_commands.hpp"
 #include "cmd/config_command.hpp"
 #include "cmd/keys_command.hpp"
@@ -26,7 +27,10 @@ void usage(std::ostream& out) {
          "                                   make an HTTP API key (prints keyId=… keySecret=…)\n"
          "  keys list --dsn DSN | keys revoke --dsn DSN KEYID   list (no secrets) or revoke keys\n"
          "  readiness [--dsn DSN]            is the database ready for this build?\n"
-         "  partitions [--dsn DSN] [--drop-expired]   create partitions ahead, drop old ones\n"
+         "  partitions [--dsn DSN] [--drop-expired] [--audit-months-retained N]\n"
+         "                                   create partitions ahead, drop old ones\n"
+         "  audit [--since T] [--action A] [--limit N] [--cursor C] [--json] [--dsn DSN]\n"
+         "                                   administrative actions, who did them, oldest first\n"
          "  validate FILE...                 check task and workflow definition files\n"
          "  secrets keygen|put|list|remove|rotate   sealed secrets for HTTP tasks (see\n"
          "                                   `nodeflow secrets`; values only on stdin)\n"
@@ -64,6 +68,8 @@ int main(int argc, char** argv) {
     return nf::cmd::run_readiness_command(sub_argc, sub_argv);
   if (cmd == "partitions")
     return nf::cmd::run_partitions_command(sub_argc, sub_argv);
+  if (cmd == "audit")
+    return nf::cmd::run_audit_command(sub_argc, sub_argv);
   if (cmd == "config")
     return nf::cmd::run_config_command(sub_argc, sub_argv);
   if (cmd == "secrets")

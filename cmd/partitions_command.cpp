@@ -1,5 +1,6 @@
 #include "cmd/partitions_command.hpp"
 
+#include <cstdlib>
 #include <iostream>
 
 #include "cmd/cli_args.hpp"
@@ -19,11 +20,13 @@ int fail(const caf::error& err) {
 
 int run_partitions_command(int argc, char** argv) {
   std::string error;
-  auto args = parse_args(argc, argv, 0, {"dsn"}, {"drop-expired"}, error);
+  auto args = parse_args(argc, argv, 0, {"dsn", "audit-months-retained"}, {"drop-expired"},
+                         error);
   if (!args || !args->positional.empty()) {
     std::cerr << "nodeflow partitions: "
               << (args ? "unexpected argument " + args->positional[0] : error)
-              << "\nusage: nodeflow partitions [--dsn DSN] [--drop-expired]\n";
+              << "\nusage: nodeflow partitions [--dsn DSN] [--drop-expired] "
+                 "[--audit-months-retained N (default 84)]\n";
     return 2;
   }
   auto dsn = resolve_dsn(*args);
@@ -37,7 +40,19 @@ int run_partitions_command(int argc, char** argv) {
   auto now = store::server_now(*conn);
   if (!now)
     return fail(now.error());
-  store::partition_manager mgr;
+  store::partition_settings settings;
+  if (auto months = args->value("audit-months-retained")) {
+    // The same bounds as maintenance.audit_months_retained.
+    char* end = nullptr;
+    long n = std::strtol(months->c_str(), &end, 10);
+    if (months->empty() || *end != '\0' || n < 1 || n > 1200) {
+      std::cerr << "nodeflow partitions: --audit-months-retained: expected an integer 1 … "
+                   "1200, got \"" << *months << "\"\n";
+      return 2;
+    }
+    settings.audit_months_retained = static_cast<int>(n);
+  }
+  store::partition_manager mgr{settings};
   auto created = mgr.ensure_ahead(*conn, *now);
   if (!created)
     return fail(created.error());

@@ -99,6 +99,9 @@ const std::vector<setting>& all_settings() {
      "partition lease length; a dead node's partitions move after it expires"},
     {keys::maintenance_interval_s, "3600", 1, 86400,
      "how often partitions are created ahead, expired ones dropped, caches and outbox pruned"},
+    {keys::maintenance_audit_months_retained, "84", 1, 1200,
+     "months of audit events kept; an older month's partition is dropped, the only way "
+     "audit rows leave"},
     {keys::client_timeout_ms, "30000", 1, 3600000,
      "default timeout of a client request"},
     {keys::http_host, "127.0.0.1", 0, 0, "address the HTTP API listens on"},

@@ -73,6 +73,8 @@ inline constexpr key<std::string> egress_deny{"egress.deny"};
 inline constexpr key<int64_t> membership_heartbeat_ms{"membership.heartbeat_ms"};
 inline constexpr key<int64_t> membership_lease_ms{"membership.lease_ms"};
 inline constexpr key<int64_t> maintenance_interval_s{"maintenance.interval_s"};
+inline constexpr key<int64_t> maintenance_audit_months_retained{
+  "maintenance.audit_months_retained"};
 inline constexpr key<int64_t> client_timeout_ms{"client.timeout_ms"};
 inline constexpr key<std::string> http_host{"http.host"};
 inline constexpr key<int64_t> http_port{"http.port"};

@@ -5,6 +5,7 @@
 
 #include <boost/json.hpp>
 
+#include "engine/audit_trail.hpp"
 #include "flow/json_read.hpp"
 #include "flow/parse.hpp"
 #include "flow/serialise.hpp"
@@ -196,8 +197,9 @@ json::object execution_json(const store::workflow_snapshot& s, bool include_task
 
 } // namespace
 
-caf::expected<std::string> register_definitions(store::connection& conn, std::string_view text,
-                                                const std::string& ns) {
+caf::expected<std::string> register_definitions(store::connection& conn,
+                                                const msg::definitions_registration& r) {
+  std::string_view text = r.text;
   definitions_doc doc;
   json::value root;
   if (!flow::parse_json(text, root, doc.problems))
@@ -216,7 +218,23 @@ caf::expected<std::string> register_definitions(store::connection& conn, std::st
     return store::invalid_input(doc.problems);
   // One transaction for the whole request: a write that fails part way (the
   // database rejecting a row) leaves none of the others behind (I11).
-  auto revisions = store::put_definitions(conn, namespace_of(ns), doc.tasks, doc.workflows);
+  std::string target;
+  json::array task_names, workflow_names;
+  for (const auto& def : doc.workflows) {
+    target += (target.empty() ? "" : ",") + std::string{"workflow:"} + def.name + "@"
+              + std::to_string(def.version);
+    workflow_names.push_back(json::object{{"name", def.name}, {"version", def.version}});
+  }
+  for (const auto& def : doc.tasks) {
+    target += (target.empty() ? "" : ",") + std::string{"task:"} + def.name;
+    task_names.emplace_back(def.name);
+  }
+  const auto ns = namespace_of(r.namespace_id);
+  auto audit = audit_event(r.actor, r.origin, "definitions.register", std::move(target),
+                           {{"taskDefs", std::move(task_names)},
+                            {"workflowDefs", std::move(workflow_names)}});
+  audit.ns = ns;
+  auto revisions = store::put_definitions(conn, ns, doc.tasks, doc.workflows, &audit);
   if (!revisions)
     return std::move(revisions.error());
   json::array task_out;
@@ -233,8 +251,12 @@ caf::expected<std::string> definitions(store::connection& conn, const msg::defin
   const bool task = q.kind == "task";
   const auto ns = namespace_of(q.namespace_id);
   if (q.op == "delete") {
-    auto done = task ? store::delete_task_def(conn, ns, q.name)
-                     : store::delete_workflow_def(conn, ns, q.name, q.version);
+    auto audit = audit_event(q.actor, q.origin, "definitions.delete",
+                             task ? "task:" + q.name
+                                  : "workflow:" + q.name + "@" + std::to_string(q.version));
+    audit.ns = ns;
+    auto done = task ? store::delete_task_def(conn, ns, q.name, &audit)
+                     : store::delete_workflow_def(conn, ns, q.name, q.version, &audit);
     if (!done)
       return std::move(done.error());
     json::object what{{"kind", q.kind}, {"name", q.name}};
@@ -335,7 +357,11 @@ caf::expected<std::string> deliver_signal(store::connection& conn, const msg::si
   }
   if (auto in = check_in_namespace(conn, r.namespace_id, r.workflow_id); !in)
     return std::move(in.error());
-  if (auto d = store::deliver_signal(conn, workflow_id{r.workflow_id}, r.name, payload); !d)
+  // The workflow's namespace is filled in by the store, which reads the workflow.
+  auto audit = audit_event(r.actor, r.origin, "workflow.signal", r.workflow_id,
+                           {{"signal", r.name}});
+  if (auto d = store::deliver_signal(conn, workflow_id{r.workflow_id}, r.name, payload, &audit);
+      !d)
     return std::move(d.error());
   return json::serialize(
     json::object{{"workflowId", r.workflow_id}, {"signal", r.name}, {"delivered", true}});
@@ -373,8 +399,10 @@ caf::expected<std::string> update_task_by_ref(store::connection& conn,
     return nf::make_error(nf::errc::invalid, "output: expected a JSON object");
   if (auto in = check_in_namespace(conn, r.namespace_id, r.workflow_id); !in)
     return std::move(in.error());
+  auto audit = audit_event(r.actor, r.origin, "workflow.task_update", r.workflow_id,
+                           {{"taskRef", r.task_ref}, {"status", r.status}});
   auto d = store::deliver_task_update(conn, workflow_id{r.workflow_id}, r.task_ref, r.status,
-                                      output);
+                                      output, &audit);
   if (!d)
     return std::move(d.error());
   return json::serialize(json::object{{"workflowId", r.workflow_id},
@@ -454,8 +482,13 @@ caf::expected<std::string> dead_letters(store::connection& conn,
                                         const msg::deadletter_request& r) {
   const auto ns = namespace_of(r.namespace_id);
   if (r.op == "replay") {
-    auto n = r.ids.empty() ? store::replay_all_dead_letters(conn, 1000, ns)
-                           : store::replay_dead_letters(conn, r.ids, ns);
+    std::string target;
+    for (auto id : r.ids)
+      target += (target.empty() ? "" : ",") + std::to_string(id);
+    auto audit =
+      audit_event(r.actor, r.origin, "deadletters.replay", r.ids.empty() ? "all" : target);
+    audit.ns = ns;
+    auto n = store::replay_dead_letters_audited(conn, r.ids, ns, std::move(audit));
     if (!n)
       return std::move(n.error());
     return json::serialize(json::object{{"replayed", *n}});

@@ -24,15 +24,16 @@ namespace nf::engine {
 /// Answers `{"taskDefs":[{"name","revision"}],"workflowDefs":[{"name","version"}]}`.
 /// Every operation here acts in the namespace its request names (by id, as the api resolved
 /// it; empty = "default"): a workflow, task, definition or dead letter of another namespace
-/// is `not_found`, and nothing of it changes.
-caf::expected<std::string> register_definitions(store::connection& conn, std::string_view text,
-                                                const std::string& ns = {});
+/// is `not_found`, and nothing of it changes. Administrative ones are audited in their
+/// writing transaction (`definitions.register`, engine/audit_trail.hpp).
+caf::expected<std::string> register_definitions(store::connection& conn,
+                                                const msg::definitions_registration& r);
 
 /// Lists, reads or deletes definitions (msg::definitions_query, checked): a list is a JSON
 /// array of definitions as registered (flow::to_json), a get one definition, a delete
 /// `{"deleted":{"kind","name","version"}}`. A missing one is `not_found`; a task definition
 /// that workflow definitions name, or a workflow version with running executions, is
-/// `conflict` and stays.
+/// `conflict` and stays. A delete is audited (`definitions.delete`) in its transaction.
 caf::expected<std::string> definitions(store::connection& conn, const msg::definitions_query& q);
 
 /// The execution as JSON: its fields, `input`/`output`/`variables` as stored
@@ -43,7 +44,7 @@ caf::expected<std::string> get_execution(store::connection& conn, const msg::wor
 caf::expected<msg::search_page> search_executions(store::connection& conn,
                                                   const msg::search_request& r);
 
-/// Answers `{"workflowId","signal","delivered":true}`.
+/// Answers `{"workflowId","signal","delivered":true}`; audited (`workflow.signal`).
 caf::expected<std::string> deliver_signal(store::connection& conn, const msg::signal_request& r);
 
 /// Extends the lease by the task definition's responseTimeoutSeconds, else
@@ -61,7 +62,7 @@ caf::expected<std::string> record_task_progress(store::connection& conn,
 /// Completes (or fails) the WAIT task `task_ref` of a running workflow: a signal addressed
 /// to the task, which its decider consumes (flow/decide.cpp). Refused (`invalid`) when the
 /// ref's latest attempt is not a WAIT still waiting. Answers
-/// `{"workflowId","taskRef","taskId","status"}`.
+/// `{"workflowId","taskRef","taskId","status"}`. Audited (`workflow.task_update`).
 caf::expected<std::string> update_task_by_ref(store::connection& conn,
                                               const msg::task_ref_update& r);
 
@@ -80,7 +81,7 @@ caf::expected<std::string> store_status(store::connection& conn);
 caf::expected<std::string> database_readiness(store::connection& conn);
 
 /// `list`: `{"deadLetters":[…],"nextAfterId":id|null}`; `replay`: `{"replayed":n}`
-/// (all dead letters when `ids` is empty).
+/// (all dead letters when `ids` is empty), audited (`deadletters.replay`) in its transaction.
 caf::expected<std::string> dead_letters(store::connection& conn,
                                         const msg::deadletter_request& r);
 

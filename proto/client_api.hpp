@@ -18,11 +18,11 @@
 namespace nf {
 
 using client_api = caf::typed_actor<
-  // Task and/or workflow definitions as JSON text (one object or an array);
-  // answers a JSON summary of what was registered.
+  // Task and/or workflow definitions as JSON text (one object or an array) into the
+  // "default" namespace, from a caller of the node's own process; answers a JSON summary.
   caf::replies_to<register_atom, std::string>::with<std::string>,
-  // The same into a namespace (its name, then the definitions).
-  caf::replies_to<register_atom, std::string, std::string>::with<std::string>,
+  // The same into a namespace (msg::definitions_registration), from any caller.
+  caf::replies_to<register_atom, msg::definitions_registration>::with<std::string>,
   // Create, list or remove namespaces (msg::namespace_request); answers JSON text.
   caf::replies_to<namespaces_atom, msg::namespace_request>::with<std::string>,
   // List, read or delete definitions (msg::definitions_query); answers JSON text.
@@ -54,6 +54,9 @@ using client_api = caf::typed_actor<
   caf::replies_to<ready_atom>::with<std::string>,
   caf::replies_to<deadletter_atom, msg::deadletter_request>::with<std::string>,
   // The store's part of GET /metrics as JSON (engine/metrics/store_part.hpp).
-  caf::replies_to<metrics_atom>::with<std::string>>;
+  caf::replies_to<metrics_atom>::with<std::string>,
+  // The audit record, a page of it: `{"events":[{"id","at","actor","origin","namespace",
+  // "action","target","details"}],"nextCursor":id|null}`.
+  caf::replies_to<audit_atom, msg::audit_query>::with<std::string>>;
 
 } // namespace nf

@@ -71,6 +71,10 @@ struct workflow_command {
   int32_t iteration = 0;
   std::string input_json; ///< empty = unchanged
   std::string namespace_id; ///< the namespace's name; empty = "default" (see start_request)
+  /// Who asked and through which door, for the audit record (store/audit.hpp). The door
+  /// fills both; the api actor overwrites them for a request from another process.
+  std::string actor;
+  std::string origin;
 };
 
 /// Deliver a signal to a workflow (completes a WAIT for that signal).
@@ -79,6 +83,10 @@ struct signal_request {
   std::string name;
   std::string payload_json = "null";
   std::string namespace_id; ///< the namespace's name; empty = "default" (see start_request)
+  /// Who asked and through which door, for the audit record (store/audit.hpp). The door
+  /// fills both; the api actor overwrites them for a request from another process.
+  std::string actor;
+  std::string origin;
 };
 
 /// A worker's (long) poll on one queue.
@@ -144,6 +152,10 @@ struct task_ref_update {
   std::string status = "COMPLETED";
   std::string output_json = "{}";
   std::string namespace_id; ///< the namespace's name; empty = "default" (see start_request)
+  /// Who asked and through which door, for the audit record (store/audit.hpp). The door
+  /// fills both; the api actor overwrites them for a request from another process.
+  std::string actor;
+  std::string origin;
 };
 
 /// Extends a lease; answered with the new expiry (ms since epoch).
@@ -182,6 +194,10 @@ struct definitions_query {
   std::string name;          ///< empty for a list
   int64_t version = 0;
   std::string namespace_id; ///< the namespace's name; empty = "default" (see start_request)
+  /// Who asked and through which door, for the audit record (store/audit.hpp). The door
+  /// fills both; the api actor overwrites them for a request from another process.
+  std::string actor;
+  std::string origin;
 };
 
 /// Dead-lettered outbox events: op "list" (after `after_id`, `limit`) or
@@ -192,6 +208,32 @@ struct deadletter_request {
   int64_t after_id = 0;
   int32_t limit = 100;
   std::string namespace_id; ///< the namespace's name; empty = "default" (see start_request)
+  /// Who asked and through which door, for the audit record (store/audit.hpp). The door
+  /// fills both; the api actor overwrites them for a request from another process.
+  std::string actor;
+  std::string origin;
+};
+
+/// Task and/or workflow definitions as JSON text (one object or an array), with the
+/// namespace they go into and who registers them.
+struct definitions_registration {
+  std::string text;
+  std::string namespace_id; ///< the namespace's name; empty = "default" (see start_request)
+  /// Who asked and through which door, for the audit record (store/audit.hpp). The door
+  /// fills both; the api actor overwrites them for a request from another process.
+  std::string actor;
+  std::string origin;
+};
+
+/// The audit record (store/audit.hpp), oldest first, keyset-paged by `cursor`.
+struct audit_query {
+  int64_t since_ms = 0;    ///< 0 = from the oldest kept
+  std::string action;      ///< empty = every action
+  std::string cursor;      ///< from the previous page; empty = first page
+  int32_t limit = 100;     ///< 1 … 1000
+  /// Only this namespace's actions, by name ("default" also sees those outside any
+  /// namespace); empty = every namespace's, for a caller of this process only.
+  std::string namespace_id;
 };
 
 /// Namespaces, managed: op "list", "create" (`name`) or "remove" (`name`; refused with
@@ -233,12 +275,12 @@ typename Inspector::result_type inspect(Inspector& f, search_page& x) {
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, workflow_command& x) {
   return f(caf::meta::type_name("nf::msg::workflow_command"), x.op, x.workflow_id, x.reason,
-           x.task_ref, x.iteration, x.input_json, x.namespace_id);
+           x.task_ref, x.iteration, x.input_json, x.namespace_id, x.actor, x.origin);
 }
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, signal_request& x) {
   return f(caf::meta::type_name("nf::msg::signal_request"), x.workflow_id, x.name,
-           x.payload_json, x.namespace_id);
+           x.payload_json, x.namespace_id, x.actor, x.origin);
 }
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, poll_request& x) {
@@ -268,7 +310,7 @@ typename Inspector::result_type inspect(Inspector& f, task_progress& x) {
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, task_ref_update& x) {
   return f(caf::meta::type_name("nf::msg::task_ref_update"), x.workflow_id, x.task_ref,
-           x.status, x.output_json, x.namespace_id);
+           x.status, x.output_json, x.namespace_id, x.actor, x.origin);
 }
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, heartbeat_request& x) {
@@ -287,11 +329,22 @@ typename Inspector::result_type inspect(Inspector& f, event_view& x) {
 }
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, definitions_query& x) {
-  return f(caf::meta::type_name("nf::msg::definitions_query"), x.op, x.kind, x.name, x.version, x.namespace_id);
+  return f(caf::meta::type_name("nf::msg::definitions_query"), x.op, x.kind, x.name, x.version,
+           x.namespace_id, x.actor, x.origin);
 }
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, deadletter_request& x) {
   return f(caf::meta::type_name("nf::msg::deadletter_request"), x.op, x.ids, x.after_id,
+           x.limit, x.namespace_id, x.actor, x.origin);
+}
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, definitions_registration& x) {
+  return f(caf::meta::type_name("nf::msg::definitions_registration"), x.text,
+           x.namespace_id, x.actor, x.origin);
+}
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, audit_query& x) {
+  return f(caf::meta::type_name("nf::msg::audit_query"), x.since_ms, x.action, x.cursor,
            x.limit, x.namespace_id);
 }
 

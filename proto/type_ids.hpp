@@ -79,5 +79,8 @@ CAF_BEGIN_TYPE_ID_BLOCK(nodeflow, caf::first_custom_type_id)
   CAF_ADD_ATOM(nodeflow, nf, definitions_atom, "nf_defs")
   CAF_ADD_TYPE_ID(nodeflow, (nf::msg::namespace_request))
   CAF_ADD_ATOM(nodeflow, nf, namespaces_atom, "nf_ns")
+  CAF_ADD_TYPE_ID(nodeflow, (nf::msg::definitions_registration))
+  CAF_ADD_TYPE_ID(nodeflow, (nf::msg::audit_query))
+  CAF_ADD_ATOM(nodeflow, nf, audit_atom, "nf_audit")
 
 CAF_END_TYPE_ID_BLOCK(nodeflow)

@@ -381,7 +381,8 @@ void check_all(const std::vector<Def>& defs, Check check, At at, flow::problems&
 /// go through unnest). Returns the task definitions' revisions, in order.
 caf::expected<std::vector<int64_t>> write_all(connection& conn, const namespace_id& ns,
                                               const std::vector<flow::task_def>& tasks,
-                                              const std::vector<flow::workflow_def>& workflows) {
+                                              const std::vector<flow::workflow_def>& workflows,
+                                              const audit_event* audit = nullptr) {
   if (tasks.empty() && workflows.empty())
     return std::vector<int64_t>{};
   return perform(conn, [&](transaction& tx) -> caf::expected<std::vector<int64_t>> {
@@ -390,6 +391,10 @@ caf::expected<std::vector<int64_t>> write_all(connection& conn, const namespace_
       p.add(upsert_task_def, task_def_params(ns, d));
     for (const auto& d : workflows)
       p.add(upsert_workflow_def, workflow_def_params(ns, d));
+    // After the definitions, in the same round trip (store/audit.hpp).
+    if (audit != nullptr)
+      if (auto a = add_audits(p, {*audit}); !a)
+        return std::move(a.error());
     auto rs = p.run();
     if (!rs)
       return std::move(rs.error());
@@ -448,7 +453,7 @@ caf::expected<void> put_workflow_def(connection& conn, const namespace_id& ns,
 
 caf::expected<std::vector<int64_t>>
 put_definitions(connection& conn, const namespace_id& ns, const std::vector<flow::task_def>& tasks,
-                const std::vector<flow::workflow_def>& workflows) {
+                const std::vector<flow::workflow_def>& workflows, const audit_event* audit) {
   flow::problems errs;
   check_all(tasks, check_task_def, [](size_t i) { return flow::path_index("taskDefs", i); },
             errs);
@@ -456,7 +461,7 @@ put_definitions(connection& conn, const namespace_id& ns, const std::vector<flow
             [](size_t i) { return flow::path_index("workflowDefs", i); }, errs);
   if (!errs.empty())
     return invalid_input(errs);
-  return write_all(conn, ns, tasks, workflows);
+  return write_all(conn, ns, tasks, workflows, audit);
 }
 
 caf::expected<flow::workflow_def> put_workflow_def_json(connection& conn, const namespace_id& ns,
@@ -518,7 +523,7 @@ caf::expected<std::vector<flow::workflow_def>> load_all_workflow_defs(connection
 }
 
 caf::expected<void> delete_task_def(connection& conn, const namespace_id& ns,
-                                    std::string_view name) {
+                                    std::string_view name, const audit_event* audit) {
   return perform(conn, [&](transaction& tx) -> caf::expected<void> {
     auto users = tx.conn().run(task_def_users, params::of(ns, name));
     if (!users)
@@ -541,12 +546,13 @@ caf::expected<void> delete_task_def(connection& conn, const namespace_id& ns,
     if (!*r)
       return make_error(errc::not_found,
                         "task definition " + flow::quoted(name) + " not found");
-    return {};
+    return audit != nullptr ? append_audit(tx.conn(), *audit) : caf::expected<void>{};
   });
 }
 
 caf::expected<void> delete_workflow_def(connection& conn, const namespace_id& ns,
-                                        std::string_view name, int64_t version) {
+                                        std::string_view name, int64_t version,
+                                        const audit_event* audit) {
   return perform(conn, [&](transaction& tx) -> caf::expected<void> {
     auto running = tx.conn().run01(workflow_def_running, params::of(ns, name, version));
     if (!running)
@@ -563,7 +569,7 @@ caf::expected<void> delete_workflow_def(connection& conn, const namespace_id& ns
       return make_error(errc::not_found, "workflow definition " + flow::quoted(name)
                                            + " version " + std::to_string(version)
                                            + " not found");
-    return {};
+    return audit != nullptr ? append_audit(tx.conn(), *audit) : caf::expected<void>{};
   });
 }
 

@@ -9,6 +9,7 @@
 
 #include "flow/definitions.hpp"
 #include "flow/problem.hpp"
+#include "store/audit.hpp"
 #include "store/ids.hpp"
 #include "store/pg/connection.hpp"
 
@@ -44,10 +45,12 @@ caf::expected<void> put_workflow_def(connection& conn, const namespace_id& ns,
 /// definitions go first, so a workflow may use one registered with it. Problem paths
 /// are `taskDefs[i].field` and `workflowDefs[i].field`; a caller that reads the
 /// definitions from input checks them first (check_task_def, check_workflow_def) with
-/// paths of that input. Returns each task definition's new revision, in order.
+/// paths of that input. Returns each task definition's new revision, in order. `audit`,
+/// when given, is written with them, in the same round trip (store/audit.hpp).
 caf::expected<std::vector<int64_t>>
 put_definitions(connection& conn, const namespace_id& ns, const std::vector<flow::task_def>& tasks,
-                const std::vector<flow::workflow_def>& workflows);
+                const std::vector<flow::workflow_def>& workflows,
+                const audit_event* audit = nullptr);
 
 /// The same from JSON text; returns the definition as parsed.
 caf::expected<flow::workflow_def> put_workflow_def_json(connection& conn, const namespace_id& ns,
@@ -69,14 +72,16 @@ caf::expected<std::vector<flow::workflow_def>> load_all_workflow_defs(connection
 /// Deletes a task definition (a transaction of its own). A task definition that workflow
 /// definitions still name is kept and the answer is `conflict` naming them: their tasks
 /// would silently lose its retries, timeouts and queue. `not_found` when there is none.
+/// `audit`, when given, is written in that transaction once the row is gone (both deletes).
 caf::expected<void> delete_task_def(connection& conn, const namespace_id& ns,
-                                    std::string_view name);
+                                    std::string_view name, const audit_event* audit = nullptr);
 
 /// Deletes one version of a workflow definition (a transaction of its own). Running or
 /// paused executions of that version read it at every decision, so while one exists the
 /// answer is `conflict` and nothing is deleted. `not_found` when there is none.
 caf::expected<void> delete_workflow_def(connection& conn, const namespace_id& ns,
-                                        std::string_view name, int64_t version);
+                                        std::string_view name, int64_t version,
+                                        const audit_event* audit = nullptr);
 
 /// The problems that keep a definition out of the database: flow::validate's
 /// and the columns' (ranges, NUL bytes in text). Empty = writable.

@@ -313,6 +313,22 @@ caf::expected<int64_t> replay_all_dead_letters(connection& conn, int batch,
   }
 }
 
+caf::expected<int64_t> replay_dead_letters_audited(connection& conn,
+                                                   const std::vector<int64_t>& ids,
+                                                   const namespace_id& ns, audit_event audit) {
+  return perform(conn, [&](transaction& tx) -> caf::expected<int64_t> {
+    auto n = ids.empty() ? replay_all_dead_letters(tx.conn(), 1000, ns)
+                         : replay_dead_letters(tx.conn(), ids, ns);
+    if (!n)
+      return n;
+    auto e = audit;
+    e.details["replayed"] = *n;
+    if (auto a = append_audit(tx.conn(), e); !a)
+      return std::move(a.error());
+    return n;
+  });
+}
+
 caf::expected<int64_t> prune_published_outbox(connection& conn, int64_t retention_s, int batch,
                                               int64_t max_rows) {
   if (retention_s < 0)

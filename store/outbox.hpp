@@ -13,6 +13,7 @@
 
 #include <caf/expected.hpp>
 
+#include "store/audit.hpp"
 #include "store/ids.hpp"
 #include "store/pg/connection.hpp"
 
@@ -102,6 +103,12 @@ list_dead_letters(connection& conn, const std::optional<dead_letter_cursor>& aft
 /// "eventId"); returns how many were dead letters.
 caf::expected<int64_t> replay_dead_letters(connection& conn, const std::vector<int64_t>& ids,
                                            const namespace_id& ns = default_namespace);
+
+/// Replays the given dead letters, or every one when `ids` is empty, and records the replay
+/// (`audit`, with `{"replayed": n}` added to its details) in one transaction.
+caf::expected<int64_t> replay_dead_letters_audited(connection& conn,
+                                                   const std::vector<int64_t>& ids,
+                                                   const namespace_id& ns, audit_event audit);
 
 /// Replays every event dead-lettered before this call, `batch` (1 … 10000) rows per
 /// transaction; returns how many.

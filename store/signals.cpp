@@ -21,10 +21,18 @@ caf::expected<execution_header> unended_header(connection& conn, const workflow_
   return h;
 }
 
+// The workflow's namespace, known once its row is read.
+audit_event in_namespace(audit_event e, const namespace_id& ns) {
+  if (!e.ns)
+    e.ns = ns;
+  return e;
+}
+
 } // namespace
 
 caf::expected<void> deliver_signal(connection& conn, const workflow_id& id,
-                                   const std::string& name, const boost::json::value& payload) {
+                                   const std::string& name, const boost::json::value& payload,
+                                   const audit_event* audit) {
   auto event_payload = json(boost::json::object{{"name", name}, {"payload", payload}});
   return perform_replanning(conn, [&](transaction&) -> caf::expected<void> {
     auto h = unended_header(conn, id, "signals go only to running or paused workflows");
@@ -34,13 +42,17 @@ caf::expected<void> deliver_signal(connection& conn, const workflow_id& id,
     plan.wakes.push_back({id, h->ns, h->shard, "signal"});
     plan.events.push_back({id, h->ns, h->shard, "SIGNAL_RECEIVED", std::nullopt, std::nullopt,
                            event_payload});
-    return apply_transition(conn, plan);
+    if (auto a = apply_transition(conn, plan); !a)
+      return a;
+    return audit != nullptr ? append_audit(conn, in_namespace(*audit, h->ns))
+                            : caf::expected<void>{};
   });
 }
 
 caf::expected<task_id> deliver_task_update(connection& conn, const workflow_id& id,
                                         const std::string& ref, const std::string& status,
-                                        const boost::json::value& output) {
+                                        const boost::json::value& output,
+                                        const audit_event* audit) {
   auto event_payload =
     json(boost::json::object{{"taskRef", ref}, {"status", status}, {"payload", output}});
   return perform_replanning(conn, [&](transaction&) -> caf::expected<task_id> {
@@ -61,6 +73,9 @@ caf::expected<task_id> deliver_task_update(connection& conn, const workflow_id& 
     plan.events.push_back({id, h->ns, h->shard, "SIGNAL_RECEIVED", t->id, ref, event_payload});
     if (auto a = apply_transition(conn, plan); !a)
       return std::move(a.error());
+    if (audit != nullptr)
+      if (auto a = append_audit(conn, in_namespace(*audit, h->ns)); !a)
+        return std::move(a.error());
     return t->id;
   });
 }

@@ -8,6 +8,7 @@
 #include <boost/json/value.hpp>
 #include <caf/expected.hpp>
 
+#include "store/audit.hpp"
 #include "store/ids.hpp"
 #include "store/pg/connection.hpp"
 
@@ -18,9 +19,11 @@ namespace nf::store {
 /// workflow's decider ("DecideQueues" upsert, I2), in one transaction. The
 /// decider reads signals back from these events. A workflow that does not
 /// exist is `not_found`; one that has ended (not RUNNING or PAUSED) is
-/// `invalid` and nothing is written.
+/// `invalid` and nothing is written. `audit`, when given, is written in the same
+/// transaction, in the workflow's namespace unless it names one (store/audit.hpp).
 caf::expected<void> deliver_signal(connection& conn, const workflow_id& id,
-                                   const std::string& name, const boost::json::value& payload);
+                                   const std::string& name, const boost::json::value& payload,
+                                   const audit_event* audit = nullptr);
 
 /// Completes the WAIT task `ref` from outside (Conductor's updateTaskByRefName): a
 /// `SIGNAL_RECEIVED` event addressed to the task, `{"taskRef": ref, "status": status,
@@ -29,9 +32,10 @@ caf::expected<void> deliver_signal(connection& conn, const workflow_id& id,
 /// ended or the ref's latest attempt is not a WAIT still waiting; `not_found` when the
 /// workflow or the ref is unknown. Why a signal: the decider alone moves a system task, and a
 /// signal is how a fact from outside reaches it through the history (I8).
-/// Returns the task's id.
+/// Returns the task's id. `audit` as for deliver_signal.
 caf::expected<task_id> deliver_task_update(connection& conn, const workflow_id& id,
                                         const std::string& ref, const std::string& status,
-                                        const boost::json::value& output);
+                                        const boost::json::value& output,
+                                        const audit_event* audit = nullptr);
 
 } // namespace nf::store

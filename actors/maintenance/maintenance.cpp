@@ -87,6 +87,10 @@ caf::behavior maintenance_behavior(maintenance_actor* self, std::string dsn,
   st.db.emplace(std::move(dsn));
   st.interval = std::chrono::seconds{settings.get(config::keys::maintenance_interval_s)};
   st.outbox_retention_s = settings.get(config::keys::relay_published_retention_s);
+  store::partition_settings partitions;
+  partitions.audit_months_retained =
+    static_cast<int>(settings.get(config::keys::maintenance_audit_months_retained));
+  st.partitions = store::partition_manager{partitions};
   self->send(self, tick_atom_v);
   return {
     [=](tick_atom) {

@@ -49,6 +49,8 @@ struct command_request {
   std::optional<boost::json::object> input;  ///< rerun / restart
   /// The namespace the command came from: a workflow of another one is `not_found`.
   std::optional<namespace_id> ns;
+  std::string actor;   ///< who, for the audit record (msg::workflow_command)
+  std::string origin;
 };
 
 struct batch_input {

@@ -11,6 +11,7 @@
 #include <boost/json/serialize.hpp>
 
 #include "config/folder_logger.hpp"
+#include "engine/audit_trail.hpp"
 #include "store/decide_reads.hpp"
 #include "store/index_scans.hpp"
 #include "store/sharding.hpp"
@@ -59,6 +60,23 @@ caf::expected<void> terminate_children(store::transaction& tx, const store::work
   return {};
 }
 
+// The command's audit record: what identifies it, never its new input (it may carry
+// secrets), only that there was one.
+store::audit_event command_audit(const command_request& c, const namespace_id& ns) {
+  boost::json::object details;
+  if (!c.reason.empty())
+    details["reason"] = c.reason;
+  if (!c.task_ref.empty()) {
+    details["taskRef"] = c.task_ref;
+    details["iteration"] = c.iteration;
+  }
+  if (c.input)
+    details["inputReplaced"] = true;
+  auto e = audit_event(c.actor, c.origin, "workflow." + c.op, c.id.str(), std::move(details));
+  e.ns = ns;
+  return e;
+}
+
 } // namespace
 
 caf::expected<void> decider_core::run_commands(store::transaction& tx, const batch_input& in,
@@ -70,6 +88,10 @@ caf::expected<void> decider_core::run_commands(store::transaction& tx, const bat
   if (!now)
     return std::move(now.error());
   auto now_ms = *now;
+  // Each accepted command's record, written in this transaction after the loop in one
+  // statement: a refused command (st.commands holds its error) has none, and a rolled-back
+  // attempt takes its records with it.
+  std::vector<store::audit_event> audits;
   // One at a time: commands are rare, and two on the same workflow must see each other.
   for (const auto& c : in.commands) {
     auto snaps = store::load_snapshots(tx, {c.id});
@@ -126,8 +148,9 @@ caf::expected<void> decider_core::run_commands(store::transaction& tx, const bat
           return r;
     }
     st.commands.emplace_back(command_json(c, status));
+    audits.push_back(command_audit(c, s.ns));
   }
-  return {};
+  return store::append_audits(tx.conn(), audits);
 }
 
 } // namespace nf::engine

@@ -125,6 +125,8 @@ caf::expected<command_request> to_command(const msg::workflow_command& m) {
   c.reason = m.reason;
   c.task_ref = m.task_ref;
   c.iteration = m.iteration;
+  c.actor = m.actor;
+  c.origin = m.origin;
   if (m.op == "rerun" && m.task_ref.empty())
     return invalid("task_ref: a rerun names the task to rerun from");
   if (m.iteration < 0)

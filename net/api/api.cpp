@@ -121,6 +121,24 @@ caf::error no_destination(const char* what) {
                            std::string{what} + ": no engine node in this process");
 }
 
+// Who sent a request, for the audit record (store/audit.hpp). Only a sender in this
+// process names the actor and origin: the HTTP door, which set them from the request's
+// principal and address. A request from another process comes through the CAF door, which
+// does not authenticate yet: it is "anonymous" from "caf <its node>", whatever it claimed.
+template <class Msg>
+void stamp_identity(api_pointer self, Msg& m) {
+  const auto& sender = self->current_sender();
+  if (sender && sender->node() != self->node()) {
+    m.actor = "anonymous";
+    m.origin = "caf " + caf::to_string(sender->node());
+    return;
+  }
+  if (m.actor.empty())
+    m.actor = "anonymous";
+  if (m.origin.empty())
+    m.origin = "caf " + caf::to_string(self->node());
+}
+
 template <class Reply, class... Ts>
 caf::result<Reply> relay(api_pointer self, const caf::actor& dest, const char* what,
                          std::chrono::milliseconds timeout, Ts&&... xs) {
@@ -418,16 +436,20 @@ api_actor::behavior_type api(api_pointer self, api_options opts) {
   const auto& limits = st.opts.limits;
   return {
     [self](register_atom, std::string& text) -> caf::result<std::string> {
-      return to_store<std::string>(self, check_definitions_text(text), register_atom_v,
-                                   std::string{default_namespace_uuid}, std::move(text));
+      msg::definitions_registration r;
+      r.text = std::move(text);
+      return in_namespace<std::string>(self, register_atom_v, r, [self](auto& m) {
+        stamp_identity(self, m);
+        return to_store<std::string>(self, check_definitions_text(m.text), register_atom_v,
+                                     std::move(m));
+      });
     },
-    [self](register_atom, std::string& ns, std::string& text) -> caf::result<std::string> {
-      auto name = namespace_name(ns);
-      if (const auto* id = known_namespace(self, name))
-        return to_store<std::string>(self, check_definitions_text(text), register_atom_v, *id,
-                                     std::move(text));
-      return look_up_namespace<std::string>(self, name, register_atom_v, std::move(ns),
-                                            std::move(text));
+    [self](register_atom, msg::definitions_registration& r) -> caf::result<std::string> {
+      return in_namespace<std::string>(self, register_atom_v, r, [self](auto& m) {
+        stamp_identity(self, m);
+        return to_store<std::string>(self, check_definitions_text(m.text), register_atom_v,
+                                     std::move(m));
+      });
     },
     [self](namespaces_atom, msg::namespace_request& r) -> caf::result<std::string> {
       // Forgotten at once here; other nodes' apis forget it within namespace_ttl.
@@ -437,8 +459,12 @@ api_actor::behavior_type api(api_pointer self, api_options opts) {
     },
     [self](definitions_atom, msg::definitions_query& q) -> caf::result<std::string> {
       return in_namespace<std::string>(self, definitions_atom_v, q, [self](auto& m) {
+        stamp_identity(self, m);
         return to_store<std::string>(self, check(m), definitions_atom_v, std::move(m));
       });
+    },
+    [self](audit_atom, msg::audit_query& q) -> caf::result<std::string> {
+      return to_store<std::string>(self, check(q), audit_atom_v, std::move(q));
     },
     [self, timeout](start_atom, msg::start_request& r) -> caf::result<msg::start_reply> {
       return in_namespace<msg::start_reply>(self, start_atom_v, r, [self, timeout](auto& m) {
@@ -457,11 +483,13 @@ api_actor::behavior_type api(api_pointer self, api_options opts) {
     },
     [self, timeout](command_atom, msg::workflow_command& c) -> caf::result<std::string> {
       return in_namespace<std::string>(self, command_atom_v, c, [self, timeout](auto& m) {
+        stamp_identity(self, m);
         return to_node<std::string>(self, check(m), timeout, command_atom_v, std::move(m));
       });
     },
     [self](signal_atom, msg::signal_request& r) -> caf::result<std::string> {
       return in_namespace<std::string>(self, signal_atom_v, r, [self](auto& m) {
+        stamp_identity(self, m);
         return to_store<std::string>(self, check(m), signal_atom_v, std::move(m));
       });
     },
@@ -505,6 +533,7 @@ api_actor::behavior_type api(api_pointer self, api_options opts) {
     },
     [self](task_ref_atom, msg::task_ref_update& r) -> caf::result<std::string> {
       return in_namespace<std::string>(self, task_ref_atom_v, r, [self](auto& m) {
+        stamp_identity(self, m);
         return to_store<std::string>(self, check(m), task_ref_atom_v, std::move(m));
       });
     },
@@ -546,13 +575,15 @@ api_actor::behavior_type api(api_pointer self, api_options opts) {
     [self](ready_atom) -> caf::result<std::string> { return readiness(self); },
     [self](deadletter_atom, msg::deadletter_request& r) -> caf::result<std::string> {
       return in_namespace<std::string>(self, deadletter_atom_v, r, [self](auto& m) {
+        stamp_identity(self, m);
         return to_store<std::string>(self, check(m), deadletter_atom_v, std::move(m));
       });
     },
     [self](metrics_atom) -> caf::result<std::string> {
       return to_store<std::string>(self, caf::error{}, metrics_atom_v);
     },
-    // From another node: checked there, and again here (a peer is a client too).
+    // From another node: checked there, and again here (a peer is a client too). A command
+    // keeps the actor and origin the first node's door stamped on it (stamp_identity).
     [self, timeout](forward_atom, msg::task_result& r) -> caf::result<std::string> {
       return to_node<std::string>(self, check(r), timeout, forward_atom_v, std::move(r));
     },

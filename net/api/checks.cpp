@@ -331,6 +331,15 @@ caf::error check(const msg::namespace_request& r) {
   return p.done();
 }
 
+caf::error check(const msg::audit_query& r) {
+  problems p;
+  p.range("since_ms", r.since_ms, 0, INT64_MAX / 2);
+  p.text("action", r.action, max_name);
+  p.uuid("cursor", r.cursor, false);
+  p.range("limit", r.limit, 1, 1000);
+  return p.done();
+}
+
 caf::error check_definitions_text(std::string_view text) {
   problems p;
   if (text.find_first_not_of(" \t\r\n") == std::string_view::npos)

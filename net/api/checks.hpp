@@ -40,5 +40,6 @@ caf::error check(const msg::definitions_query& r);
 caf::error check(const msg::namespace_request& r);
 /// Definitions text: must be non-empty JSON (the store worker checks the rest).
 caf::error check_definitions_text(std::string_view text);
+caf::error check(const msg::audit_query& r);
 
 } // namespace nf::net

@@ -9,6 +9,7 @@
 
 #include "proto/type_ids.hpp"
 #include "config/folder_logger.hpp"
+#include "engine/audit_trail.hpp"
 #include "engine/operations.hpp"
 #include "engine/metrics/node_metrics.hpp"
 #include "engine/metrics/store_part.hpp"
@@ -59,13 +60,11 @@ caf::behavior store_worker(caf::stateful_actor<worker_state>* self, store_worker
   self->state.db.emplace(self->state.opts.dsn);
   auto& st = self->state;
   return {
-    [&st](register_atom, const std::string& text) -> caf::result<std::string> {
-      return st.run([&](store::connection& c) { return engine::register_definitions(c, text); });
+    [&st](register_atom, const msg::definitions_registration& r) -> caf::result<std::string> {
+      return st.run([&](store::connection& c) { return engine::register_definitions(c, r); });
     },
-    [&st](register_atom, const std::string& ns,
-          const std::string& text) -> caf::result<std::string> {
-      return st.run(
-        [&](store::connection& c) { return engine::register_definitions(c, text, ns); });
+    [&st](audit_atom, const msg::audit_query& q) -> caf::result<std::string> {
+      return st.run([&](store::connection& c) { return engine::read_audit(c, q); });
     },
     [&st](namespaces_atom, const msg::namespace_request& r) -> caf::result<std::string> {
       return st.run([&](store::connection& c) { return engine::namespaces(c, r); });

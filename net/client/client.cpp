@@ -257,10 +257,9 @@ caf::expected<void> client::connect() {
 }
 
 caf::expected<std::string> client::register_definitions(const std::string& json_text) {
-  if (impl_->opts.namespace_name.empty())
-    return impl_->call_sync<std::string>(impl_->opts.timeout, register_atom_v, json_text);
-  return impl_->call_sync<std::string>(impl_->opts.timeout, register_atom_v,
-                                       impl_->opts.namespace_name, json_text);
+  msg::definitions_registration r;
+  r.text = json_text;
+  return impl_->call_sync<std::string>(impl_->opts.timeout, register_atom_v, scoped(r));
 }
 
 caf::expected<msg::start_reply> client::start(const msg::start_request& r) {

@@ -4,6 +4,7 @@
 // (exchange.hpp), never a body's or a query's. So an HTTP client sees only its namespace's
 // rows: the api resolves the name, and the store and the engine refuse another's as not found.
 
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -12,9 +13,21 @@
 
 namespace nf::net::web {
 
+template <class Message, class = void>
+struct names_its_sender : std::false_type {};
+template <class Message>
+struct names_its_sender<Message, std::void_t<decltype(std::declval<Message&>().actor)>>
+  : std::true_type {};
+
+/// Also who sent an administrative request and from where, for its audit record
+/// (store/audit.hpp): the api trusts these fields only from this process.
 template <class Message>
 Message scoped(const exchange_ptr& ex, Message m) {
   m.namespace_id = ex->who().namespace_name;
+  if constexpr (names_its_sender<Message>::value) {
+    m.actor = ex->who().subject;
+    m.origin = "http " + ex->remote();
+  }
   return m;
 }
 

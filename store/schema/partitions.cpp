@@ -21,6 +21,10 @@ struct managed_table {
   /// Columns ANALYZE skips (statistics target 0, migration 0016), which a partition does
   /// not take from its parent.
   std::initializer_list<const char*> unsampled;
+  /// Append-only (migration 0024): no DEFAULT partition to adopt rows from (adopting is a
+  /// DELETE, which the table refuses), and every partition gets the TRUNCATE trigger a
+  /// partition does not inherit.
+  bool append_only = false;
 };
 
 // docs/schema.md §3. Order matters for drop_expired: executions before events.
@@ -29,6 +33,7 @@ constexpr managed_table managed_tables[] = {
   {"WorkflowExecutions", "startedAt", false, " WITH (fillfactor = 70)",
    {"input", "output", "variables"}},
   {"WorkflowEvents", "at", false, "", {"payload"}},
+  {"AuditEvents", "at", false, "", {}, true},
   {"Timers", "fireAt", true, "", {}},
 };
 
@@ -210,17 +215,21 @@ std::string create_sql(const managed_table& t, const range_partition& p) {
                  + "ALTER COLUMN " + quoted(column) + " SET STATISTICS 0";
   if (!unsampled.empty())
     unsampled += ";\n";
-  return std::string{lock_timeout} + ";\n"
-         + "LOCK TABLE ONLY " + parent + " IN SHARE UPDATE EXCLUSIVE MODE;\n"
-         // No IF NOT EXISTS: the loser of a race must fail, not claim the creation.
-         + "CREATE TABLE " + name + " (LIKE " + parent
-         + " INCLUDING DEFAULTS INCLUDING CONSTRAINTS)" + t.storage + ";\n" + unsampled
-         + "WITH moved AS (DELETE FROM " + quoted(std::string{t.parent} + "_default")
+  auto head = std::string{lock_timeout} + ";\n"
+              + "LOCK TABLE ONLY " + parent + " IN SHARE UPDATE EXCLUSIVE MODE;\n"
+              // No IF NOT EXISTS: the loser of a race must fail, not claim the creation.
+              + "CREATE TABLE " + name + " (LIKE " + parent
+              + " INCLUDING DEFAULTS INCLUDING CONSTRAINTS)" + t.storage + ";\n" + unsampled;
+  auto attach = "ALTER TABLE " + parent + " ATTACH PARTITION " + name + " FOR VALUES FROM ("
+                + lo + ") TO (" + hi + ");\n"
+                + "SELECT \"rename_partition_indexes\"('" + parent + "');";
+  if (t.append_only)
+    return head + "CREATE TRIGGER " + quoted(p.name + "_no_truncate_trg")
+           + " BEFORE TRUNCATE ON " + name + " FOR EACH STATEMENT EXECUTE FUNCTION "
+           + quoted(std::string{t.parent} + "_append_only") + "();\n" + attach;
+  return head + "WITH moved AS (DELETE FROM " + quoted(std::string{t.parent} + "_default")
          + " WHERE " + key + " >= " + lo + " AND " + key + " < " + hi + " RETURNING *)\n"
-         + "INSERT INTO " + name + " SELECT * FROM moved;\n"
-         + "ALTER TABLE " + parent + " ATTACH PARTITION " + name + " FOR VALUES FROM (" + lo
-         + ") TO (" + hi + ");\n"
-         + "SELECT \"rename_partition_indexes\"('" + parent + "');";
+         + "INSERT INTO " + name + " SELECT * FROM moved;\n" + attach;
 }
 
 // Parent first (ACCESS EXCLUSIVE, which DROP of a partition needs anyway), the
@@ -336,9 +345,9 @@ caf::error invalid_settings(const partition_settings& s) {
   if (s.months_ahead < 0 || s.hours_ahead < 0)
     return make_error(errc::invalid, "partition lookahead (months_ahead, hours_ahead) must be "
                                      ">= 0");
-  if (s.months_retained < 1 || s.hours_retained < 1)
-    return make_error(errc::invalid, "partition retention (months_retained, hours_retained) "
-                                     "must be >= 1");
+  if (s.months_retained < 1 || s.hours_retained < 1 || s.audit_months_retained < 1)
+    return make_error(errc::invalid, "partition retention (months_retained, hours_retained, "
+                                     "audit_months_retained) must be >= 1");
   return {};
 }
 
@@ -477,6 +486,21 @@ caf::expected<outcome> drop_events(connection& conn, const managed_table& t,
   return outcome::done;
 }
 
+// An audit month past retention: nothing still running needs it, and DROP TABLE is the one
+// way its rows leave (no row trigger fires on it).
+caf::expected<outcome> drop_whole(connection& conn, const managed_table& t,
+                                  const range_partition& p) {
+  auto r = perform(conn, [&](transaction& tx) -> caf::expected<void> {
+    if (auto l = lock_for_drop(tx.conn(), t); !l)
+      return l;
+    return drop_table(tx.conn(), p);
+  });
+  if (!r)
+    return is_lost_drop_race(r.error()) ? caf::expected<outcome>{outcome::lost_race}
+                                        : caf::expected<outcome>{std::move(r.error())};
+  return outcome::done;
+}
+
 } // namespace
 
 caf::expected<drop_report> partition_manager::drop_expired(connection& conn, time_point now) {
@@ -490,9 +514,10 @@ caf::expected<drop_report> partition_manager::drop_expired(connection& conn, tim
       return partition_error(existing.error(), std::string{"listing partitions of "} + t.parent,
                              report.dropped, "dropped");
     // Whole periods: the current one plus `retained` before it stay.
-    auto horizon = add_periods(period_start(now_s, t.hourly),
-                               -(t.hourly ? settings_.hours_retained : settings_.months_retained),
-                               t.hourly);
+    auto retained = t.hourly        ? settings_.hours_retained
+                    : t.append_only ? settings_.audit_months_retained
+                                    : settings_.months_retained;
+    auto horizon = add_periods(period_start(now_s, t.hourly), -retained, t.hourly);
     for (const auto& p : *existing) {
       if (to_seconds(p.hi) > horizon)
         break; // sorted by lo, so every later one is younger
@@ -501,6 +526,8 @@ caf::expected<drop_report> partition_manager::drop_expired(connection& conn, tim
         r = drop_timers(conn, t, p, now_s, report.timers_moved);
       else if (std::string_view{t.parent} == "WorkflowExecutions")
         r = drop_executions(conn, t, p);
+      else if (t.append_only)
+        r = drop_whole(conn, t, p);
       else
         r = drop_events(conn, t, p);
       if (!r)

@@ -22,6 +22,8 @@ struct partition_settings {
   int hours_ahead = 48;     ///< "Timers": current hour + this many
   int months_retained = 12; ///< a monthly partition whose end is older than now - this is dropped
   int hours_retained = 48;  ///< an hourly partition whose end is older than now - this is dropped
+  /// "AuditEvents" months: "who changed this?" is asked long after the executions were pruned.
+  int audit_months_retained = 84;
 };
 
 /// One managed range partition (docs/schema.md §3): its name, its parent and
@@ -46,7 +48,9 @@ struct drop_report {
 };
 
 /// Creates range partitions ahead and drops expired ones, for
-/// "WorkflowExecutions" and "WorkflowEvents" (monthly) and "Timers" (hourly).
+/// "WorkflowExecutions", "WorkflowEvents" and "AuditEvents" (monthly) and "Timers" (hourly).
+/// Dropping an expired "AuditEvents" month is the only way audit rows leave (the table
+/// refuses UPDATE, DELETE and TRUNCATE, migration 0024).
 ///
 /// Every poller replica runs this, so concurrent calls are the normal case:
 /// each partition is created (or dropped) in its own transaction, a lost race

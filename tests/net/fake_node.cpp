@@ -43,9 +43,10 @@ client_api::behavior_type fake(client_api::stateful_pointer<fake_state> self,
       log->add("register " + text);
       return R"({"taskDefs":[{"name":"t","revision":2}],"workflowDefs":[{"name":"w","version":1}]})";
     },
-    [log](register_atom, const std::string& ns, const std::string& text) -> std::string {
-      log->add("register in " + ns + " " + text);
-      return R"({"taskDefs":[],"workflowDefs":[]})";
+    [log](register_atom, const msg::definitions_registration& r) -> std::string {
+      log->add(r.namespace_id.empty() ? "register " + r.text
+                                       : "register in " + r.namespace_id + " " + r.text);
+      return R"({"taskDefs":[{"name":"t","revision":2}],"workflowDefs":[{"name":"w","version":1}]})";
     },
     [log](namespaces_atom, const msg::namespace_request& r) -> std::string {
       log->add("namespaces " + r.op + " " + r.name);
@@ -166,6 +167,10 @@ client_api::behavior_type fake(client_api::stateful_pointer<fake_state> self,
       log->add("metrics");
       return R"({"cap":100000,"queues":[],"decide":{"pending":0,"oldestAgeMs":null},)"
              R"("outbox":{"backlog":0,"deadLetters":0}})";
+    },
+    [log](audit_atom, const msg::audit_query& q) -> std::string {
+      log->add("audit action=" + q.action + " cursor=" + q.cursor);
+      return R"({"events":[],"nextCursor":null})";
     },
   };
 }

@@ -54,9 +54,15 @@ bool refuse_kind(const exchange_ptr& ex, const json::value& v, const std::string
   return false;
 }
 
-void register_text(gateway* api, const exchange_ptr& ex, std::string text) {
+msg::definitions_registration registration_of(const exchange_ptr& ex) {
+  msg::definitions_registration r;
+  r.text = ex->body();
+  return scoped(ex, std::move(r));
+}
+
+void register_text(gateway* api, const exchange_ptr& ex) {
   api->ask<std::string>([ex](std::string& t) { answer_json_text(ex, t); }, fail_with(ex),
-                        register_atom_v, ex->who().namespace_name, std::move(text));
+                        register_atom_v, registration_of(ex));
 }
 
 void add_task_def_routes(router& r, gateway* api, json_limits lim) {
@@ -76,7 +82,7 @@ void add_task_def_routes(router& r, gateway* api, json_limits lim) {
            for (size_t i = 0; i < arr->size(); ++i)
              if (refuse_kind(ex, (*arr)[i], "[" + std::to_string(i) + "]", false))
                return;
-           register_text(api, ex, ex->body());
+           register_text(api, ex);
          }});
   r.add({verb::put, "/api/metadata/taskdefs", "Update an existing task definition", {},
          body_kind::json, "one TaskDef (404 when none has its name)",
@@ -95,7 +101,7 @@ void add_task_def_routes(router& r, gateway* api, json_limits lim) {
            // Conductor updates only what exists: read it first (a definition deleted
            // between the read and the write is registered again, as a POST would).
            api->ask<std::string>(
-             [api, ex](std::string&) { register_text(api, ex, ex->body()); }, fail_with(ex),
+             [api, ex](std::string&) { register_text(api, ex); }, fail_with(ex),
              definitions_atom_v,
              scoped(ex, query_of("get", "task", std::string{name->as_string()})));
          }});
@@ -155,7 +161,7 @@ void add_workflow_def_routes(router& r, gateway* api, json_limits lim) {
              },
              [api, ex](caf::error& e) {
                if (status_of(e) == 404)
-                 register_text(api, ex, ex->body());
+                 register_text(api, ex);
                else
                  ex->fail(e);
              },
@@ -192,8 +198,7 @@ void add_workflow_def_routes(router& r, gateway* api, json_limits lim) {
                ex->respond_json(200, json::object{{"bulkSuccessfulResults", std::move(names)},
                                                   {"bulkErrorResults", json::object{}}});
              },
-             fail_with(ex), register_atom_v, ex->who().namespace_name,
-             ex->body());
+             fail_with(ex), register_atom_v, registration_of(ex));
          }});
   r.add({verb::get, "/api/metadata/workflow/{name}", "One workflow definition",
          {{"version", "the version (absent: the latest)", false, "integer"}}, body_kind::none,

@@ -9,6 +9,7 @@ std::shared_ptr<router> make_routes(const route_context& base) {
   add_health_routes(*r, ctx);
   add_token_route(*r, ctx);
   add_admin_routes(*r, ctx);
+  add_audit_routes(*r, ctx);
   add_history_routes(*r, ctx);
   add_metrics_route(*r, ctx);
   add_task_routes(*r, ctx);

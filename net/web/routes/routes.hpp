@@ -34,6 +34,8 @@ struct route_context {
 
 void add_health_routes(router& r, const route_context& ctx);
 void add_admin_routes(router& r, const route_context& ctx);
+/// The audit record of administrative actions, a page at a time.
+void add_audit_routes(router& r, const route_context& ctx);
 /// A workflow's history: pages of JSON, and live as Server-Sent Events.
 void add_history_routes(router& r, const route_context& ctx);
 void add_metrics_route(router& r, const route_context& ctx);
