@@ -505,6 +505,7 @@ int run_client_command(const std::string& name, int argc, char** argv, std::ostr
     opts->namespace_name = env;
   if (auto ns = args->value("namespace"))
     opts->namespace_name = *ns;
+  key_from_environment(*opts);
   action act;
   try {
     opts->timeout = std::chrono::milliseconds{integer_flag(*args, "timeout", 1, 3600000, 30000)};

@@ -211,6 +211,7 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
+  nf::key_from_environment(options);
   std::signal(SIGTERM, on_signal);
   std::signal(SIGINT, on_signal);
 

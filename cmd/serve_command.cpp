@@ -30,6 +30,7 @@
 #include "store/workflows.hpp"
 #include "net/http/client.hpp"
 #include "net/cluster/middleman_peers.hpp"
+#include "net/web/authenticator.hpp"
 
 namespace nf::cmd {
 
@@ -206,7 +207,23 @@ int run_serve_command(int argc, char** argv) {
   const auto& settings = cfg->settings;
   // The api is published first (its port may be 0 = any), then the node is
   // spawned knowing the address it is reachable at, then handed to the api.
-  auto api = net::spawn_api(sys, net::make_api_options(settings, cfg->dsn, nullptr));
+  // One checker for both doors, started before either listens (nothing is served unchecked).
+  std::shared_ptr<net::web::authenticator> auth;
+  if (settings.get(config::keys::auth_enabled)) {
+    net::web::authenticator_options ao;
+    ao.dsn = cfg->dsn;
+    ao.refresh = std::chrono::milliseconds{settings.get(config::keys::auth_key_refresh_ms)};
+    ao.token_ttl_s = settings.get(config::keys::auth_token_ttl_s);
+    auth = std::make_shared<net::web::authenticator>(ao);
+    if (auto ok = auth->start(); !ok) {
+      std::cerr << "nodeflow serve: cannot load the API keys: " << nf::message_of(ok.error())
+                << "\n";
+      return 1;
+    }
+  }
+  auto api_opts = net::make_api_options(settings, cfg->dsn, nullptr);
+  api_opts.auth = auth;
+  auto api = net::spawn_api(sys, std::move(api_opts));
   const auto& host = settings.get(config::keys::node_host);
   auto port = static_cast<uint16_t>(settings.get(config::keys::node_port));
   auto bound = sys.middleman().publish(api, port, host.c_str(), true);
@@ -221,6 +238,8 @@ int run_serve_command(int argc, char** argv) {
   node_opts.settings = settings;
   node_opts.peers = std::make_shared<net::middleman_peers>();
   node_opts.http = std::make_shared<http::beast_client>(cfg->egress);
+  if (auth)
+    node_opts.peer_credential = auth->node_credential();
   node_opts.advertise = !settings.get(config::keys::node_advertise).empty()
                           ? settings.get(config::keys::node_advertise)
                           : host + ":" + std::to_string(*bound);
@@ -234,7 +253,7 @@ int run_serve_command(int argc, char** argv) {
                  "owns one)",
                  patience.count());
   self->monitor(node);
-  http = std::make_unique<http_door>(sys, settings, api, cfg->dsn);
+  http = std::make_unique<http_door>(sys, settings, api, cfg->dsn, auth);
   if (http->enabled()) {
     auto http_port = http->start();
     if (!http_port) {

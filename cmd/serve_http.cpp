@@ -21,7 +21,7 @@ struct http_door::impl {
 };
 
 http_door::http_door(caf::actor_system& sys, const config::values& settings, client_api api,
-                     const std::string& dsn)
+                     const std::string& dsn, std::shared_ptr<net::web::authenticator> auth)
   : impl_(std::make_unique<impl>()) {
   auto port = settings.get(config::keys::http_port);
   if (port == 0)
@@ -33,13 +33,7 @@ http_door::http_door(caf::actor_system& sys, const config::values& settings, cli
   hub.max_streams = static_cast<size_t>(settings.get(config::keys::http_max_event_streams));
   hub.ping_interval = std::chrono::seconds{settings.get(config::keys::http_event_stream_ping_s)};
   impl_->events = std::make_unique<net::web::event_hub>(hub);
-  if (settings.get(config::keys::auth_enabled)) {
-    net::web::authenticator_options auth;
-    auth.dsn = dsn;
-    auth.refresh = std::chrono::milliseconds{settings.get(config::keys::auth_key_refresh_ms)};
-    auth.token_ttl_s = settings.get(config::keys::auth_token_ttl_s);
-    impl_->auth = std::make_shared<net::web::authenticator>(auth);
-  }
+  impl_->auth = std::move(auth);
   net::web::route_context ctx;
   ctx.auth = impl_->auth.get();
   ctx.api = &*impl_->gateway;
@@ -78,9 +72,6 @@ bool http_door::enabled() const {
 }
 
 caf::expected<uint16_t> http_door::start() {
-  if (impl_->auth)
-    if (auto ok = impl_->auth->start(); !ok)
-      return ok.error();
   impl_->events->start();
   return impl_->server->start();
 }
@@ -91,8 +82,6 @@ void http_door::stop() {
     impl_->server->stop();
   if (impl_->events)
     impl_->events->stop();
-  if (impl_->auth)
-    impl_->auth->stop();
 }
 
 } // namespace nf::cmd

@@ -14,13 +14,18 @@
 #include "config/settings.hpp"
 #include "proto/client_api.hpp"
 
+namespace nf::net::web {
+class authenticator;
+}
+
 namespace nf::cmd {
 
 class http_door {
 public:
-  /// Off (no server) when http.port is 0.
+  /// Off (no server) when http.port is 0. `auth` (started, shared with the client
+  /// protocol's door; null = auth off) checks every request's credentials.
   http_door(caf::actor_system& sys, const config::values& settings, client_api api,
-            const std::string& dsn);
+            const std::string& dsn, std::shared_ptr<net::web::authenticator> auth);
   ~http_door();
 
   bool enabled() const;

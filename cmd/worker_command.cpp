@@ -120,6 +120,7 @@ std::optional<worker_config> read_config(int argc, char** argv, std::string& err
     c.node.namespace_name = env;
   if (auto ns = args->value("namespace"))
     c.node.namespace_name = *ns;
+  key_from_environment(c.node);
   return c;
 }
 

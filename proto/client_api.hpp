@@ -18,6 +18,9 @@
 namespace nf {
 
 using client_api = caf::typed_actor<
+  // An API key for a session (msg::session): its token goes in every request's
+  // `credential`. The one request a node that checks credentials answers without one.
+  caf::replies_to<login_atom, msg::login_request>::with<msg::session>,
   // Task and/or workflow definitions as JSON text (one object or an array) into the
   // "default" namespace, from a caller of the node's own process; answers a JSON summary.
   caf::replies_to<register_atom, std::string>::with<std::string>,
@@ -49,6 +52,8 @@ using client_api = caf::typed_actor<
   caf::replies_to<events_atom, msg::events_request>::with<std::vector<msg::event_view>>,
   // Node, partitions and queue depths as JSON.
   caf::replies_to<status_atom>::with<std::string>,
+  // The same with a credential (a reader's, at least), for a caller of another process.
+  caf::replies_to<status_atom, std::string>::with<std::string>,
   // Whether this node can serve: `{"ready":bool,"database":{"ready","lines"},
   // "partitionsRunning":n}` (the database check is `nodeflow readiness`'s).
   caf::replies_to<ready_atom>::with<std::string>,

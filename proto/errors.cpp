@@ -23,6 +23,8 @@ const char* to_string(errc x) {
     case errc::unsupported: return "unsupported";
     case errc::internal: return "internal";
     case errc::unavailable: return "unavailable";
+    case errc::unauthenticated: return "unauthenticated";
+    case errc::forbidden: return "forbidden";
   }
   return "internal";
 }

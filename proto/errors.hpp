@@ -25,6 +25,8 @@ enum class errc : uint8_t {
   unsupported,  ///< the server lacks a capability nodeflow needs
   internal,     ///< anything else the database reported
   unavailable,  ///< the database or the engine node cannot be reached now: try again later
+  unauthenticated, ///< no credential, or one that does not hold (bad, expired, revoked key)
+  forbidden,    ///< the credential holds but its role may not do this
 };
 
 const char* to_string(errc x);

@@ -7,6 +7,8 @@
 
 #include <cstdint>
 #include <string>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 #include <caf/error.hpp>
@@ -21,6 +23,11 @@ namespace nf::msg {
 /// namespace's rows: a workflow, task or definition of another namespace is `not found`.
 /// The api actor (net/api) resolves the name to the namespace's id before anything else
 /// reads the request, so past it (on the node, between nodes) the field holds that id.
+///
+/// `credential`, in every request: a token from `login_atom` (or one of POST /api/token's),
+/// when the node checks credentials. From another process the namespace is then the
+/// token's key's, whatever the request says; between nodes it is the cluster's node
+/// credential, the one thing that makes a node's `forward_atom` requests accepted.
 struct start_request {
   std::string namespace_id;
   std::string workflow_name;
@@ -29,6 +36,7 @@ struct start_request {
   std::string idempotency_key; ///< empty = no idempotency
   std::string correlation_id;
   int32_t priority = 0;
+  std::string credential;
 };
 
 struct start_reply {
@@ -41,6 +49,7 @@ struct workflow_query {
   std::string workflow_id;
   bool include_tasks = true;
   std::string namespace_id; ///< the namespace's name; empty = "default" (see start_request)
+  std::string credential;
 };
 
 /// List executions, newest first, keyset-paginated by `cursor`.
@@ -53,6 +62,7 @@ struct search_request {
   int64_t started_before_ms = 0; ///< 0 = no bound
   std::string cursor;            ///< from the previous page; empty = first page
   int32_t limit = 50;
+  std::string credential;
 };
 
 struct search_page {
@@ -75,6 +85,7 @@ struct workflow_command {
   /// fills both; the api actor overwrites them for a request from another process.
   std::string actor;
   std::string origin;
+  std::string credential;
 };
 
 /// Deliver a signal to a workflow (completes a WAIT for that signal).
@@ -87,6 +98,7 @@ struct signal_request {
   /// fills both; the api actor overwrites them for a request from another process.
   std::string actor;
   std::string origin;
+  std::string credential;
 };
 
 /// A worker's (long) poll on one queue.
@@ -96,6 +108,7 @@ struct poll_request {
   std::string worker_id;
   int32_t max_tasks = 1;
   int64_t timeout_ms = 0; ///< 0 = answer at once
+  std::string credential;
 };
 
 /// A task handed to a worker, fenced by its lease token (I5).
@@ -122,6 +135,7 @@ struct task_result {
   std::string output_json = "{}";
   std::string reason;
   std::string namespace_id; ///< the namespace's name; empty = "default" (see start_request)
+  std::string credential;
 };
 
 /// One report's answer within a batch of reports (client_api.hpp): the answer the report
@@ -141,6 +155,7 @@ struct task_progress {
   std::string logs_json = "[]"; ///< [{"log": text, "createdTime": ms}, …]
   std::string output_json;      ///< empty = none reported
   std::string namespace_id; ///< the namespace's name; empty = "default" (see start_request)
+  std::string credential;
 };
 
 /// Completes a WAIT task from outside by its reference name (Conductor's
@@ -156,6 +171,7 @@ struct task_ref_update {
   /// fills both; the api actor overwrites them for a request from another process.
   std::string actor;
   std::string origin;
+  std::string credential;
 };
 
 /// Extends a lease; answered with the new expiry (ms since epoch).
@@ -164,6 +180,7 @@ struct heartbeat_request {
   std::string workflow_id;
   std::string lease_token;
   std::string namespace_id; ///< the namespace's name; empty = "default" (see start_request)
+  std::string credential;
 };
 
 /// A workflow's history after `after_seq`; `wait_ms` > 0 waits for new events.
@@ -173,6 +190,7 @@ struct events_request {
   int32_t limit = 1000;
   int64_t wait_ms = 0;
   std::string namespace_id; ///< the namespace's name; empty = "default" (see start_request)
+  std::string credential;
 };
 
 struct event_view {
@@ -198,6 +216,7 @@ struct definitions_query {
   /// fills both; the api actor overwrites them for a request from another process.
   std::string actor;
   std::string origin;
+  std::string credential;
 };
 
 /// Dead-lettered outbox events: op "list" (after `after_id`, `limit`) or
@@ -212,6 +231,7 @@ struct deadletter_request {
   /// fills both; the api actor overwrites them for a request from another process.
   std::string actor;
   std::string origin;
+  std::string credential;
 };
 
 /// Task and/or workflow definitions as JSON text (one object or an array), with the
@@ -223,6 +243,7 @@ struct definitions_registration {
   /// fills both; the api actor overwrites them for a request from another process.
   std::string actor;
   std::string origin;
+  std::string credential;
 };
 
 /// The audit record (store/audit.hpp), oldest first, keyset-paged by `cursor`.
@@ -234,6 +255,7 @@ struct audit_query {
   /// Only this namespace's actions, by name ("default" also sees those outside any
   /// namespace); empty = every namespace's, for a caller of this process only.
   std::string namespace_id;
+  std::string credential;
 };
 
 /// Namespaces, managed: op "list", "create" (`name`) or "remove" (`name`; refused with
@@ -243,16 +265,65 @@ struct audit_query {
 struct namespace_request {
   std::string op = "list";
   std::string name;
+  std::string credential;
 };
 
+/// An API key presented on the client protocol; answered with a session (or
+/// `unauthenticated`). The key's secret crosses the wire once per session, never again.
+struct login_request {
+  std::string key_id;
+  std::string key_secret;
+};
+
+/// A login's answer: the token every request then carries as its `credential`, until
+/// `expires_at_s` (unix seconds), and what the key may do where.
+struct session {
+  std::string token;
+  int64_t expires_at_s = 0;
+  std::string role;
+  std::string namespace_name;
+};
+
+/// Whether a request says who sent it (the audit record's actor and origin).
+template <class Message, class = void>
+struct names_its_sender : std::false_type {};
+template <class Message>
+struct names_its_sender<Message, std::void_t<decltype(std::declval<Message&>().actor)>>
+  : std::true_type {};
+
+/// Whether a message carries a credential (every request struct).
+template <class Message, class = void>
+struct carries_credential : std::false_type {};
+template <class Message>
+struct carries_credential<Message,
+                          std::void_t<decltype(std::declval<Message&>().credential)>>
+  : std::true_type {};
+
+/// Whether a request acts in a namespace (every one but namespace_request).
+template <class Message, class = void>
+struct names_a_namespace : std::false_type {};
+template <class Message>
+struct names_a_namespace<Message,
+                         std::void_t<decltype(std::declval<Message&>().namespace_id)>>
+  : std::true_type {};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, login_request& x) {
+  return f(caf::meta::type_name("nf::msg::login_request"), x.key_id, x.key_secret);
+}
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, session& x) {
+  return f(caf::meta::type_name("nf::msg::session"), x.token, x.expires_at_s, x.role,
+           x.namespace_name);
+}
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, namespace_request& x) {
-  return f(caf::meta::type_name("nf::msg::namespace_request"), x.op, x.name);
+  return f(caf::meta::type_name("nf::msg::namespace_request"), x.op, x.name, x.credential);
 }
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, start_request& x) {
   return f(caf::meta::type_name("nf::msg::start_request"), x.namespace_id, x.workflow_name,
-           x.version, x.input_json, x.idempotency_key, x.correlation_id, x.priority);
+           x.version, x.input_json, x.idempotency_key, x.correlation_id, x.priority, x.credential);
 }
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, start_reply& x) {
@@ -260,13 +331,13 @@ typename Inspector::result_type inspect(Inspector& f, start_reply& x) {
 }
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, workflow_query& x) {
-  return f(caf::meta::type_name("nf::msg::workflow_query"), x.workflow_id, x.include_tasks, x.namespace_id);
+  return f(caf::meta::type_name("nf::msg::workflow_query"), x.workflow_id, x.include_tasks, x.namespace_id, x.credential);
 }
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, search_request& x) {
   return f(caf::meta::type_name("nf::msg::search_request"), x.namespace_id, x.status,
            x.workflow_name, x.correlation_id, x.started_after_ms, x.started_before_ms, x.cursor,
-           x.limit);
+           x.limit, x.credential);
 }
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, search_page& x) {
@@ -275,17 +346,17 @@ typename Inspector::result_type inspect(Inspector& f, search_page& x) {
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, workflow_command& x) {
   return f(caf::meta::type_name("nf::msg::workflow_command"), x.op, x.workflow_id, x.reason,
-           x.task_ref, x.iteration, x.input_json, x.namespace_id, x.actor, x.origin);
+           x.task_ref, x.iteration, x.input_json, x.namespace_id, x.actor, x.origin, x.credential);
 }
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, signal_request& x) {
   return f(caf::meta::type_name("nf::msg::signal_request"), x.workflow_id, x.name,
-           x.payload_json, x.namespace_id, x.actor, x.origin);
+           x.payload_json, x.namespace_id, x.actor, x.origin, x.credential);
 }
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, poll_request& x) {
   return f(caf::meta::type_name("nf::msg::poll_request"), x.namespace_id, x.queue, x.worker_id,
-           x.max_tasks, x.timeout_ms);
+           x.max_tasks, x.timeout_ms, x.credential);
 }
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, leased_task& x) {
@@ -296,7 +367,7 @@ typename Inspector::result_type inspect(Inspector& f, leased_task& x) {
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, task_result& x) {
   return f(caf::meta::type_name("nf::msg::task_result"), x.task_id, x.workflow_id,
-           x.lease_token, x.status, x.output_json, x.reason, x.namespace_id);
+           x.lease_token, x.status, x.output_json, x.reason, x.namespace_id, x.credential);
 }
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, report_outcome& x) {
@@ -305,22 +376,22 @@ typename Inspector::result_type inspect(Inspector& f, report_outcome& x) {
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, task_progress& x) {
   return f(caf::meta::type_name("nf::msg::task_progress"), x.task_id, x.workflow_id,
-           x.logs_json, x.output_json, x.namespace_id);
+           x.logs_json, x.output_json, x.namespace_id, x.credential);
 }
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, task_ref_update& x) {
   return f(caf::meta::type_name("nf::msg::task_ref_update"), x.workflow_id, x.task_ref,
-           x.status, x.output_json, x.namespace_id, x.actor, x.origin);
+           x.status, x.output_json, x.namespace_id, x.actor, x.origin, x.credential);
 }
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, heartbeat_request& x) {
   return f(caf::meta::type_name("nf::msg::heartbeat_request"), x.task_id, x.workflow_id,
-           x.lease_token, x.namespace_id);
+           x.lease_token, x.namespace_id, x.credential);
 }
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, events_request& x) {
   return f(caf::meta::type_name("nf::msg::events_request"), x.workflow_id, x.after_seq, x.limit,
-           x.wait_ms, x.namespace_id);
+           x.wait_ms, x.namespace_id, x.credential);
 }
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, event_view& x) {
@@ -330,22 +401,22 @@ typename Inspector::result_type inspect(Inspector& f, event_view& x) {
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, definitions_query& x) {
   return f(caf::meta::type_name("nf::msg::definitions_query"), x.op, x.kind, x.name, x.version,
-           x.namespace_id, x.actor, x.origin);
+           x.namespace_id, x.actor, x.origin, x.credential);
 }
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, deadletter_request& x) {
   return f(caf::meta::type_name("nf::msg::deadletter_request"), x.op, x.ids, x.after_id,
-           x.limit, x.namespace_id, x.actor, x.origin);
+           x.limit, x.namespace_id, x.actor, x.origin, x.credential);
 }
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, definitions_registration& x) {
   return f(caf::meta::type_name("nf::msg::definitions_registration"), x.text,
-           x.namespace_id, x.actor, x.origin);
+           x.namespace_id, x.actor, x.origin, x.credential);
 }
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, audit_query& x) {
   return f(caf::meta::type_name("nf::msg::audit_query"), x.since_ms, x.action, x.cursor,
-           x.limit, x.namespace_id);
+           x.limit, x.namespace_id, x.credential);
 }
 
 } // namespace nf::msg

@@ -82,5 +82,8 @@ CAF_BEGIN_TYPE_ID_BLOCK(nodeflow, caf::first_custom_type_id)
   CAF_ADD_TYPE_ID(nodeflow, (nf::msg::definitions_registration))
   CAF_ADD_TYPE_ID(nodeflow, (nf::msg::audit_query))
   CAF_ADD_ATOM(nodeflow, nf, audit_atom, "nf_audit")
+  CAF_ADD_TYPE_ID(nodeflow, (nf::msg::login_request))
+  CAF_ADD_TYPE_ID(nodeflow, (nf::msg::session))
+  CAF_ADD_ATOM(nodeflow, nf, login_atom, "nf_login")
 
 CAF_END_TYPE_ID_BLOCK(nodeflow)

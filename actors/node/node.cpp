@@ -100,9 +100,11 @@ void forward(node_actor* self, int16_t shard, caf::response_promise rp, const Ms
     rp.deliver(not_owned(shard));
     return;
   }
-  self->state.opt.peers->with(self, address, [rp, m, shard, address](const caf::actor* peer) mutable {
+  auto sent = m;
+  sent.credential = self->state.opt.peer_credential;
+  self->state.opt.peers->with(self, address, [rp, sent, shard, address](const caf::actor* peer) mutable {
     if (peer)
-      rp.delegate(*peer, forward_atom_v, m);
+      rp.delegate(*peer, forward_atom_v, sent);
     else
       rp.deliver(nf::make_error(nf::errc::unavailable,
                                    "partition " + std::to_string(shard) + " is owned by the node at "
@@ -139,7 +141,7 @@ bool hint(node_actor* self, int16_t shard, caf::actor partition_handles::*role, 
   return h != nullptr;
 }
 
-/// Sends `(forward_atom, xs...)` to the node that owns `shard` when a link to it is
+/// Sends `(forward_atom, xs..., node credential)` to the node that owns `shard` when a link to it is
 /// open; else the link starts opening and this hint is lost (I9).
 template <class... Ts>
 void hint_elsewhere(node_actor* self, int16_t shard, Ts&&... xs) {
@@ -147,7 +149,7 @@ void hint_elsewhere(node_actor* self, int16_t shard, Ts&&... xs) {
     return;
   if (auto address = owner_elsewhere(self, shard); !address.empty())
     if (const auto* peer = self->state.opt.peers->open_or_start(self, address))
-      self->send(*peer, forward_atom_v, std::forward<Ts>(xs)...);
+      self->send(*peer, forward_atom_v, std::forward<Ts>(xs)..., self->state.opt.peer_credential);
 }
 
 /// Routes a request about one workflow to the decider of its shard.

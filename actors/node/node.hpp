@@ -42,6 +42,9 @@ struct node_options {
   std::string advertise;
   /// Links to the other nodes (net/cluster/; null: this node links to none).
   std::shared_ptr<peer_links> peers;
+  /// What this node's forwarded requests carry as their `credential`: the cluster's node
+  /// credential, without which another node that checks credentials refuses them.
+  std::string peer_credential;
   /// Where HTTP tasks and webhooks go out (net/http/; null: they fail with a clear error).
   std::shared_ptr<http::port> http;
 };

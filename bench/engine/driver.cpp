@@ -383,6 +383,7 @@ public:
     if (!node)
       bench_die("--node: " + describe(node.error()));
     client_options copts = *node;
+    key_from_environment(copts);
     copts.timeout = std::chrono::milliseconds(60000);
     client_ = std::make_unique<client>(copts);
     if (auto ok = client_->connect(); !ok)

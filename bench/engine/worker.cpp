@@ -126,6 +126,7 @@ int run_worker(const worker_options& opts) {
   auto node = parse_node_address(opts.node);
   if (!node)
     bench_die("worker --node: " + describe(node.error()));
+  key_from_environment(*node);
   client c{*node};
   if (auto ok = c.connect(); !ok)
     bench_die("worker cannot reach " + opts.node + ": " + describe(ok.error()));

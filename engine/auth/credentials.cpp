@@ -89,6 +89,12 @@ std::string sign_token(const std::string& signing_secret_hex, const std::string&
   return payload + "." + mac_of(hmac_key(signing_secret_hex), payload);
 }
 
+std::string node_credential(const std::string& signing_secret_hex) {
+  ensure_sodium();
+  constexpr const char* purpose = "nfnode.forwarded-requests";
+  return std::string{"nfnode."} + mac_of(hmac_key(signing_secret_hex), purpose);
+}
+
 std::optional<token_claims> check_token(const std::string& signing_secret_hex,
                                         const std::string& token) {
   ensure_sodium();

@@ -26,6 +26,11 @@ bool secret_matches(const std::string& secret, const std::string& stored_hash_he
 std::string sign_token(const std::string& signing_secret_hex, const std::string& key_id,
                        int64_t expires_unix_s);
 
+/// What nodes of one cluster present to each other (a request one node forwards to
+/// another): derived from the signing secret, so only a process that read it from the
+/// database (a node) holds it, and every node of the cluster computes the same.
+std::string node_credential(const std::string& signing_secret_hex);
+
 struct token_claims {
   std::string key_id;
   int64_t expires_unix_s = 0;

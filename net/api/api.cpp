@@ -18,6 +18,7 @@
 #include "store/ids.hpp"
 #include "proto/errors.hpp"
 #include "proto/namespaces.hpp"
+#include "proto/roles.hpp"
 
 namespace nf::net {
 
@@ -34,8 +35,9 @@ using api_actor = client_api::extend<
   caf::replies_to<forward_atom, msg::task_result>::with<std::string>,
   caf::replies_to<forward_atom, msg::workflow_command>::with<std::string>,
   caf::replies_to<forward_atom, msg::poll_request>::with<std::vector<msg::leased_task>>,
-  caf::reacts_to<forward_atom, work_atom, std::string>,
-  caf::reacts_to<forward_atom, decide_atom, int16_t>>;
+  caf::reacts_to<forward_atom, work_atom, std::string, std::string>,
+  caf::reacts_to<forward_atom, decide_atom, int16_t, std::string>,
+  caf::reacts_to<login_atom, uint64_t, msg::session, std::string>>;
 
 // An events request waiting for its first new event.
 struct pending_events {
@@ -64,6 +66,9 @@ struct api_state {
     caf::actor_clock::time_point read;
   };
   std::map<std::string, known_namespace> namespaces;
+  /// Logins waiting for the checker (credentials.hpp), which answers on a thread of its own.
+  std::map<uint64_t, caf::typed_response_promise<msg::session>> logins;
+  uint64_t next_login = 1;
   static inline const char* name = "nf.api";
 
   /// The next worker, for a request sent to it at once (every caller sends one).
@@ -121,22 +126,68 @@ caf::error no_destination(const char* what) {
                            std::string{what} + ": no engine node in this process");
 }
 
-// Who sent a request, for the audit record (store/audit.hpp). Only a sender in this
-// process names the actor and origin: the HTTP door, which set them from the request's
-// principal and address. A request from another process comes through the CAF door, which
-// does not authenticate yet: it is "anonymous" from "caf <its node>", whatever it claimed.
-template <class Msg>
-void stamp_identity(api_pointer self, Msg& m) {
+// Whether the request being handled came from another process: a remote sender reaches
+// the api through a proxy. Two actor systems of one process share a node id, so the proxy,
+// not the node id, is what tells them apart.
+bool from_network(api_pointer self) {
   const auto& sender = self->current_sender();
-  if (sender && sender->node() != self->node()) {
-    m.actor = "anonymous";
-    m.origin = "caf " + caf::to_string(sender->node());
-    return;
+  return !sender || dynamic_cast<caf::actor_proxy*>(sender->get()) != nullptr;
+}
+
+// The door's check of a request before anything reads it. From this process (the HTTP
+// door, which authenticated it; an embedding test) a request is taken as it says. From
+// another one its credential decides who sends it, whether that holder's role may do it
+// (`needs`), and in which namespace, whatever the request claims; the audit record's
+// actor and origin are set here too. Without a checker (`--auth off`) every request is
+// taken, from "anonymous".
+template <class Msg>
+caf::error admit(api_pointer self, Msg& m, access needs, const char* what) {
+  if (!from_network(self)) {
+    if constexpr (msg::names_its_sender<Msg>::value) {
+      if (m.actor.empty())
+        m.actor = "anonymous";
+      if (m.origin.empty())
+        m.origin = "caf " + caf::to_string(self->node());
+    }
+    return {};
   }
-  if (m.actor.empty())
-    m.actor = "anonymous";
-  if (m.origin.empty())
-    m.origin = "caf " + caf::to_string(self->node());
+  const auto& sender = self->current_sender();
+  auto origin = "caf " + (sender ? caf::to_string(sender->node()) : std::string{"unknown"});
+  const auto& auth = self->state.opts.auth;
+  if (!auth) {
+    if constexpr (msg::names_its_sender<Msg>::value) {
+      m.actor = "anonymous";
+      m.origin = std::move(origin);
+    }
+    return {};
+  }
+  auto h = auth->holder_of(m.credential);
+  if (!h.ok)
+    return nf::make_error(nf::errc::unauthenticated, std::string{what} + ": " + h.refusal);
+  if (!role_allows(h.role, needs))
+    return nf::make_error(nf::errc::forbidden, std::string{what} + " needs the role "
+                                                 + access_name(needs)
+                                                 + " or above; this credential's is " + h.role);
+  if constexpr (msg::names_a_namespace<Msg>::value)
+    m.namespace_id = h.namespace_name;
+  if constexpr (msg::names_its_sender<Msg>::value) {
+    m.actor = h.subject;
+    m.origin = std::move(origin);
+  }
+  return {};
+}
+
+// What another node forwards is taken only with the cluster's node credential: a client
+// that connects to the same port cannot pass its requests off as a node's.
+caf::error admit_peer(api_pointer self, const std::string& credential, const char* what) {
+  const auto& auth = self->state.opts.auth;
+  if (!auth || !from_network(self) || auth->is_node_credential(credential))
+    return {};
+  const auto& sender = self->current_sender();
+  folder_logger("net")->warn("forward_refused what={} from={}", what,
+                             sender ? caf::to_string(sender->node()) : "anonymous");
+  return nf::make_error(nf::errc::forbidden,
+                        std::string{what} + ": forwarded requests are taken from nodes only");
 }
 
 template <class Reply, class... Ts>
@@ -289,10 +340,14 @@ caf::result<Reply> look_up_namespace(api_pointer self, const std::string& name, 
   return rp;
 }
 
-// Runs `go` on request `m` with its namespace name replaced by the namespace's id, or looks
-// the name up first (look_up_namespace). Every client request passes here before its checks.
+// Admits request `m` (admit: `needs`, `what`), then runs `go` on it with its namespace name
+// replaced by the namespace's id, or looks the name up first (look_up_namespace, after which
+// the request comes here again). Every client request passes here before its checks.
 template <class Reply, class Atom, class Msg, class F>
-caf::result<Reply> in_namespace(api_pointer self, Atom atom, Msg& m, F go) {
+caf::result<Reply> in_namespace(api_pointer self, access needs, const char* what, Atom atom,
+                                Msg& m, F go) {
+  if (auto refused = admit(self, m, needs, what))
+    return refused;
   auto name = namespace_name(m.namespace_id);
   if (const auto* id = known_namespace(self, name)) {
     m.namespace_id = *id;
@@ -435,68 +490,96 @@ api_actor::behavior_type api(api_pointer self, api_options opts) {
   auto timeout = st.opts.request_timeout;
   const auto& limits = st.opts.limits;
   return {
+    [self](login_atom, msg::login_request& r) -> caf::result<msg::session> {
+      const auto& auth = self->state.opts.auth;
+      if (!auth) // nothing is checked: a session with no token does
+        return msg::session{{}, 0, "admin", std::string{default_namespace_name}};
+      auto id = self->state.next_login++;
+      auto rp = self->make_response_promise<msg::session>();
+      self->state.logins.emplace(id, rp);
+      auth->login(std::move(r.key_id), std::move(r.key_secret),
+                  [api = caf::actor_cast<caf::actor>(self), id](holder h, std::string token,
+                                                                int64_t expires) {
+                    msg::session s{std::move(token), expires, h.role, h.namespace_name};
+                    caf::anon_send(api, login_atom_v, id, std::move(s),
+                                   h.ok ? std::string{} : h.refusal);
+                  });
+      return rp;
+    },
+    [self](login_atom, uint64_t id, msg::session& s, std::string& refusal) {
+      if (from_network(self))
+        return;
+      auto it = self->state.logins.find(id);
+      if (it == self->state.logins.end())
+        return;
+      if (refusal.empty())
+        it->second.deliver(std::move(s));
+      else
+        it->second.deliver(nf::make_error(nf::errc::unauthenticated, "login: " + refusal));
+      self->state.logins.erase(it);
+    },
     [self](register_atom, std::string& text) -> caf::result<std::string> {
       msg::definitions_registration r;
       r.text = std::move(text);
-      return in_namespace<std::string>(self, register_atom_v, r, [self](auto& m) {
-        stamp_identity(self, m);
+      return in_namespace<std::string>(self, access::admin, "register definitions", register_atom_v, r, [self](auto& m) {
         return to_store<std::string>(self, check_definitions_text(m.text), register_atom_v,
                                      std::move(m));
       });
     },
     [self](register_atom, msg::definitions_registration& r) -> caf::result<std::string> {
-      return in_namespace<std::string>(self, register_atom_v, r, [self](auto& m) {
-        stamp_identity(self, m);
+      return in_namespace<std::string>(self, access::admin, "register definitions", register_atom_v, r, [self](auto& m) {
         return to_store<std::string>(self, check_definitions_text(m.text), register_atom_v,
                                      std::move(m));
       });
     },
     [self](namespaces_atom, msg::namespace_request& r) -> caf::result<std::string> {
+      if (auto refused = admit(self, r, access::admin, "namespaces"))
+        return refused;
       // Forgotten at once here; other nodes' apis forget it within namespace_ttl.
       if (r.op == "remove")
         self->state.namespaces.erase(r.name);
       return to_store<std::string>(self, check(r), namespaces_atom_v, std::move(r));
     },
     [self](definitions_atom, msg::definitions_query& q) -> caf::result<std::string> {
-      return in_namespace<std::string>(self, definitions_atom_v, q, [self](auto& m) {
-        stamp_identity(self, m);
+      return in_namespace<std::string>(self, q.op == "delete" ? access::admin : access::reader,
+                                       "definitions", definitions_atom_v, q, [self](auto& m) {
         return to_store<std::string>(self, check(m), definitions_atom_v, std::move(m));
       });
     },
     [self](audit_atom, msg::audit_query& q) -> caf::result<std::string> {
+      if (auto refused = admit(self, q, access::admin, "audit"))
+        return refused;
       return to_store<std::string>(self, check(q), audit_atom_v, std::move(q));
     },
     [self, timeout](start_atom, msg::start_request& r) -> caf::result<msg::start_reply> {
-      return in_namespace<msg::start_reply>(self, start_atom_v, r, [self, timeout](auto& m) {
+      return in_namespace<msg::start_reply>(self, access::operator_, "start", start_atom_v, r, [self, timeout](auto& m) {
         return to_node<msg::start_reply>(self, check(m), timeout, start_atom_v, std::move(m));
       });
     },
     [self](get_atom, msg::workflow_query& q) -> caf::result<std::string> {
-      return in_namespace<std::string>(self, get_atom_v, q, [self](auto& m) {
+      return in_namespace<std::string>(self, access::reader, "get", get_atom_v, q, [self](auto& m) {
         return to_store<std::string>(self, check(m), get_atom_v, std::move(m));
       });
     },
     [self](search_atom, msg::search_request& r) -> caf::result<msg::search_page> {
-      return in_namespace<msg::search_page>(self, search_atom_v, r, [self](auto& m) {
+      return in_namespace<msg::search_page>(self, access::reader, "search", search_atom_v, r, [self](auto& m) {
         return to_store<msg::search_page>(self, check(m), search_atom_v, std::move(m));
       });
     },
     [self, timeout](command_atom, msg::workflow_command& c) -> caf::result<std::string> {
-      return in_namespace<std::string>(self, command_atom_v, c, [self, timeout](auto& m) {
-        stamp_identity(self, m);
+      return in_namespace<std::string>(self, access::operator_, "workflow command", command_atom_v, c, [self, timeout](auto& m) {
         return to_node<std::string>(self, check(m), timeout, command_atom_v, std::move(m));
       });
     },
     [self](signal_atom, msg::signal_request& r) -> caf::result<std::string> {
-      return in_namespace<std::string>(self, signal_atom_v, r, [self](auto& m) {
-        stamp_identity(self, m);
+      return in_namespace<std::string>(self, access::operator_, "signal", signal_atom_v, r, [self](auto& m) {
         return to_store<std::string>(self, check(m), signal_atom_v, std::move(m));
       });
     },
     [self, timeout, limits](poll_atom,
                             msg::poll_request& r) -> caf::result<std::vector<msg::leased_task>> {
       using reply = std::vector<msg::leased_task>;
-      return in_namespace<reply>(self, poll_atom_v, r, [self, timeout, limits](auto& m) {
+      return in_namespace<reply>(self, access::worker, "poll", poll_atom_v, r, [self, timeout, limits](auto& m) {
         auto rejected = check(m, limits);
         // The queue as stored: a namespace polls only its own (proto/namespaces.hpp).
         m.queue = namespace_queue(m.namespace_id, m.queue);
@@ -506,12 +589,15 @@ api_actor::behavior_type api(api_pointer self, api_options opts) {
       });
     },
     [self, timeout](complete_atom, msg::task_result& r) -> caf::result<std::string> {
-      return in_namespace<std::string>(self, complete_atom_v, r, [self, timeout](auto& m) {
+      return in_namespace<std::string>(self, access::worker, "task result", complete_atom_v, r, [self, timeout](auto& m) {
         return to_node<std::string>(self, check(m), timeout, complete_atom_v, std::move(m));
       });
     },
     [self, timeout](complete_atom, std::vector<msg::task_result>& rs)
       -> caf::result<std::vector<msg::report_outcome>> {
+      for (auto& r : rs)
+        if (auto refused = admit(self, r, access::worker, "task results"))
+          return refused;
       // Every report's namespace known first (a batch names one, in practice).
       for (auto& r : rs)
         if (!known_namespace(self, namespace_name(r.namespace_id)))
@@ -522,25 +608,24 @@ api_actor::behavior_type api(api_pointer self, api_options opts) {
       return report_all(self, timeout, std::move(rs));
     },
     [self](heartbeat_atom, msg::heartbeat_request& r) -> caf::result<int64_t> {
-      return in_namespace<int64_t>(self, heartbeat_atom_v, r, [self](auto& m) {
+      return in_namespace<int64_t>(self, access::worker, "heartbeat", heartbeat_atom_v, r, [self](auto& m) {
         return to_store<int64_t>(self, check(m), heartbeat_atom_v, std::move(m));
       });
     },
     [self](progress_atom, msg::task_progress& r) -> caf::result<std::string> {
-      return in_namespace<std::string>(self, progress_atom_v, r, [self](auto& m) {
+      return in_namespace<std::string>(self, access::worker, "task progress", progress_atom_v, r, [self](auto& m) {
         return to_store<std::string>(self, check(m), progress_atom_v, std::move(m));
       });
     },
     [self](task_ref_atom, msg::task_ref_update& r) -> caf::result<std::string> {
-      return in_namespace<std::string>(self, task_ref_atom_v, r, [self](auto& m) {
-        stamp_identity(self, m);
+      return in_namespace<std::string>(self, access::worker, "task update by reference", task_ref_atom_v, r, [self](auto& m) {
         return to_store<std::string>(self, check(m), task_ref_atom_v, std::move(m));
       });
     },
     [self, limits](events_atom, msg::events_request& r)
       -> caf::result<std::vector<msg::event_view>> {
       using reply = std::vector<msg::event_view>;
-      return in_namespace<reply>(self, events_atom_v, r, [self, limits](auto& m)
+      return in_namespace<reply>(self, access::reader, "events", events_atom_v, r, [self, limits](auto& m)
                                    -> caf::result<reply> {
         if (auto err = check(m, limits))
           return err;
@@ -562,8 +647,8 @@ api_actor::behavior_type api(api_pointer self, api_options opts) {
       // the network would otherwise receive every start, completion and poll from then on.
       // A remote sender reaches the api through a proxy; two actor systems of one process
       // share a node id, so the proxy, not the node id, is what tells them apart.
-      const auto& sender = self->current_sender();
-      if (!sender || dynamic_cast<caf::actor_proxy*>(sender->get()) != nullptr) {
+      if (from_network(self)) {
+        const auto& sender = self->current_sender();
         folder_logger("net")->warn("api_node_refused from={}",
                                    sender ? caf::to_string(sender->node()) : "anonymous");
         return;
@@ -571,37 +656,61 @@ api_actor::behavior_type api(api_pointer self, api_options opts) {
       folder_logger("net")->info("api_node_attached");
       self->state.opts.node = std::move(node);
     },
-    [self](status_atom) -> caf::result<std::string> { return status(self); },
+    [self](status_atom) -> caf::result<std::string> {
+      if (self->state.opts.auth && from_network(self))
+        return nf::make_error(nf::errc::unauthenticated,
+                              "status: send it with a credential (status_atom, token)");
+      return status(self);
+    },
+    [self](status_atom, std::string& credential) -> caf::result<std::string> {
+      struct {
+        std::string credential;
+      } m{std::move(credential)};
+      if (auto refused = admit(self, m, access::reader, "status"))
+        return refused;
+      return status(self);
+    },
     [self](ready_atom) -> caf::result<std::string> { return readiness(self); },
     [self](deadletter_atom, msg::deadletter_request& r) -> caf::result<std::string> {
-      return in_namespace<std::string>(self, deadletter_atom_v, r, [self](auto& m) {
-        stamp_identity(self, m);
+      return in_namespace<std::string>(self, r.op == "replay" ? access::operator_ : access::reader,
+                                       "dead letters", deadletter_atom_v, r, [self](auto& m) {
         return to_store<std::string>(self, check(m), deadletter_atom_v, std::move(m));
       });
     },
     [self](metrics_atom) -> caf::result<std::string> {
+      // For this process's HTTP door, which checks its callers itself.
+      if (self->state.opts.auth && from_network(self))
+        return nf::make_error(nf::errc::unauthenticated,
+                              "metrics: served over HTTP (GET /metrics) only");
       return to_store<std::string>(self, caf::error{}, metrics_atom_v);
     },
-    // From another node: checked there, and again here (a peer is a client too). A command
-    // keeps the actor and origin the first node's door stamped on it (stamp_identity).
+    // From another node, with the cluster's node credential (admit_peer): admitted and
+    // checked there, and checked again here. A command keeps the actor and origin the first
+    // node's door stamped on it.
     [self, timeout](forward_atom, msg::task_result& r) -> caf::result<std::string> {
+      if (auto refused = admit_peer(self, r.credential, "forwarded task result"))
+        return refused;
       return to_node<std::string>(self, check(r), timeout, forward_atom_v, std::move(r));
     },
     [self, timeout](forward_atom, msg::workflow_command& c) -> caf::result<std::string> {
+      if (auto refused = admit_peer(self, c.credential, "forwarded workflow command"))
+        return refused;
       return to_node<std::string>(self, check(c), timeout, forward_atom_v, std::move(c));
     },
     [self, timeout, limits](forward_atom,
                             msg::poll_request& r) -> caf::result<std::vector<msg::leased_task>> {
+      if (auto refused = admit_peer(self, r.credential, "forwarded poll"))
+        return refused;
       auto wait = timeout + std::chrono::milliseconds{r.timeout_ms};
       return to_node<std::vector<msg::leased_task>>(self, check(r, limits), wait, forward_atom_v,
                                                     std::move(r));
     },
-    [self](forward_atom, work_atom, std::string& queue) {
-      if (self->state.opts.node)
+    [self](forward_atom, work_atom, std::string& queue, std::string& credential) {
+      if (!admit_peer(self, credential, "forwarded work hint") && self->state.opts.node)
         caf::anon_send(self->state.opts.node, forward_atom_v, work_atom_v, std::move(queue));
     },
-    [self](forward_atom, decide_atom, int16_t shard) {
-      if (self->state.opts.node)
+    [self](forward_atom, decide_atom, int16_t shard, std::string& credential) {
+      if (!admit_peer(self, credential, "forwarded decide hint") && self->state.opts.node)
         caf::anon_send(self->state.opts.node, forward_atom_v, decide_atom_v, shard);
     },
   };

@@ -8,6 +8,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <memory>
 #include <string>
 
 #include <caf/actor.hpp>
@@ -15,6 +16,7 @@
 
 #include "config/settings.hpp"
 #include "net/api/checks.hpp"
+#include "net/api/credentials.hpp"
 #include "proto/client_api.hpp"
 
 namespace nf::net {
@@ -33,6 +35,9 @@ struct api_options {
   /// up to `events_max_poll_interval` (many idle followers stay cheap).
   std::chrono::milliseconds events_poll_interval{50};
   std::chrono::milliseconds events_max_poll_interval{500};
+  /// Checks the credential of every request from another process, and of every request
+  /// another node forwards; null = none are checked (`--auth off`).
+  std::shared_ptr<credential_checker> auth;
 };
 
 /// Options from validated settings.

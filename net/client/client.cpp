@@ -1,6 +1,7 @@
 #include "net/client/client.hpp"
 
 #include <atomic>
+#include <cstdlib>
 #include <future>
 #include <mutex>
 #include <thread>
@@ -9,6 +10,7 @@
 #include <caf/actor_system.hpp>
 #include <caf/event_based_actor.hpp>
 #include <caf/io/middleman.hpp>
+#include <caf/scoped_actor.hpp>
 #include <caf/send.hpp>
 
 #include "net/client/system_config.hpp"
@@ -38,6 +40,18 @@ net::system_config& client_config(net::system_config& cfg) {
 
 } // namespace
 
+// Every request struct carries the session's token (msg::carries_credential).
+template <class T>
+void put_credential(T& x, const std::string& cred) {
+  if constexpr (msg::carries_credential<T>::value)
+    x.credential = cred;
+}
+
+void put_credential(std::vector<msg::task_result>& rs, const std::string& cred) {
+  for (auto& r : rs)
+    r.credential = cred;
+}
+
 struct client::impl {
   client_options opts;
   std::string address;
@@ -48,6 +62,8 @@ struct client::impl {
   std::chrono::milliseconds backoff;
   std::string last_connect_error;
   std::unordered_map<uint64_t, caf::actor> calls; // in flight, stopped on destruction
+  std::string token;          // the session's: every request's credential
+  int64_t token_expires_s = 0;
   std::atomic<uint64_t> next_call{1};
 
   // Declared last: destroyed first, after every call actor has stopped.
@@ -77,8 +93,11 @@ struct client::impl {
   caf::expected<client_api> handle(clock_type::time_point deadline) {
     std::unique_lock<std::mutex> lock{mx};
     for (;;) {
-      if (api)
+      if (api) {
+        if (auto refused = renew_if_due(deadline))
+          return refused;
         return api;
+      }
       auto now = clock_type::now();
       if (now < next_attempt) {
         if (next_attempt > deadline)
@@ -91,6 +110,10 @@ struct client::impl {
       }
       auto h = sys.middleman().remote_actor<client_api>(opts.host, opts.port);
       if (h) {
+        // Nothing is sent before the login: a node that checks credentials serves nothing
+        // else to a connection without them.
+        if (auto refused = log_in(*h, deadline))
+          return refused;
         api = std::move(*h);
         backoff = opts.min_backoff;
         next_attempt = {};
@@ -100,6 +123,47 @@ struct client::impl {
       next_attempt = clock_type::now() + backoff;
       backoff = std::min(backoff * 2, opts.max_backoff);
     }
+  }
+
+  static int64_t unix_now_s() {
+    return std::chrono::duration_cast<std::chrono::seconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+  }
+
+  // Logs in with the client's key (when it has one) and keeps the session's token; `mx` held.
+  // A refused key is an answer (`unauthenticated: …`), not a reason to retry.
+  caf::error log_in(const client_api& h, clock_type::time_point deadline) {
+    if (opts.key_id.empty())
+      return {};
+    auto wait = std::chrono::duration_cast<std::chrono::milliseconds>(deadline
+                                                                      - clock_type::now());
+    caf::scoped_actor self{sys};
+    caf::error err;
+    self
+      ->request(h, std::max(wait, std::chrono::milliseconds{1}), login_atom_v,
+                msg::login_request{opts.key_id, opts.key_secret})
+      .receive(
+        [&](msg::session& s) {
+          token = std::move(s.token);
+          token_expires_s = s.expires_at_s;
+        },
+        [&](caf::error& e) { err = std::move(e); });
+    if (err && !nf::is_nodeflow_error(err))
+      return unavailable("node " + address + ": login: " + caf::to_string(err));
+    return err;
+  }
+
+  // A session that ends within the minute is renewed first (`mx` held).
+  caf::error renew_if_due(clock_type::time_point deadline) {
+    if (opts.key_id.empty() || token_expires_s - unix_now_s() > 60)
+      return {};
+    return log_in(api, deadline);
+  }
+
+  std::string credential() {
+    std::lock_guard<std::mutex> guard{mx};
+    return token;
   }
 
   // Forgets `lost` so the next call reconnects (unless a newer handle exists).
@@ -129,6 +193,8 @@ struct client::impl {
       return;
     }
     client_api dest = *h;
+    auto cred = credential();
+    (put_credential(xs, cred), ...);
     uint64_t id = next_call++;
     auto shared_done = std::make_shared<callback<T>>(std::move(done));
     sys.spawn([this, id, dest, timeout, shared_done, xs...](caf::event_based_actor* self) {
@@ -175,6 +241,15 @@ struct client::impl {
     return opts.timeout + std::chrono::milliseconds{wait_ms};
   }
 };
+
+void key_from_environment(client_options& opts) {
+  const char* id = std::getenv("NODEFLOW_KEY_ID");
+  const char* secret = std::getenv("NODEFLOW_KEY_SECRET");
+  if (id != nullptr && *id != '\0' && secret != nullptr && *secret != '\0') {
+    opts.key_id = id;
+    opts.key_secret = secret;
+  }
+}
 
 caf::expected<client_options> parse_node_address(const std::string& host_port,
                                                   client_options opts) {
@@ -350,6 +425,13 @@ caf::expected<std::vector<msg::event_view>> client::events(const msg::events_req
 }
 
 caf::expected<std::string> client::status() {
+  if (!impl_->opts.key_id.empty()) {
+    // With a key, the status request carries the session's token as its argument.
+    if (auto h = impl_->handle(clock_type::now() + impl_->opts.timeout); !h)
+      return h.error();
+    return impl_->call_sync<std::string>(impl_->opts.timeout, status_atom_v,
+                                         impl_->credential());
+  }
   return impl_->call_sync<std::string>(impl_->opts.timeout, status_atom_v);
 }
 

@@ -39,10 +39,18 @@ struct client_options {
   std::chrono::milliseconds timeout{30000};
   std::chrono::milliseconds min_backoff{50};   ///< first wait after a failed connect
   std::chrono::milliseconds max_backoff{2000}; ///< cap of the doubling wait
-  /// The namespace every request acts in where it names none (empty = "default"). The
-  /// client protocol does not authenticate yet: the node takes this choice as it comes.
+  /// The namespace every request acts in where it names none (empty = "default"). A node
+  /// that checks credentials ignores it: a key acts in its own namespace.
   std::string namespace_name;
+  /// The API key the client logs in with when it connects (`nodeflow keys create`; the
+  /// commands read NODEFLOW_KEY_ID and NODEFLOW_KEY_SECRET). Empty: no login, for a node
+  /// run with `--auth off`. The session's token is renewed before it ends.
+  std::string key_id;
+  std::string key_secret;
 };
+
+/// Takes the API key from NODEFLOW_KEY_ID and NODEFLOW_KEY_SECRET when both are set.
+void key_from_environment(client_options& opts);
 
 /// Reads `HOST:PORT` (e.g. from `--node` or NODEFLOW_NODE) into `opts`.
 caf::expected<client_options> parse_node_address(const std::string& host_port,

@@ -8,6 +8,8 @@
 #include <thread>
 #include <vector>
 
+#include <sodium.h>
+
 #include "config/folder_logger.hpp"
 #include "engine/auth/credentials.hpp"
 #include "proto/errors.hpp"
@@ -49,6 +51,7 @@ using token_callback = std::function<void(auth_outcome, std::string, int64_t)>;
 struct authenticator::impl {
   authenticator_options opts;
   std::string signing_secret;
+  std::string node_credential;
   std::optional<store::connection> conn;
 
   mutable std::mutex mutex;
@@ -105,7 +108,9 @@ struct authenticator::impl {
     int64_t expires = now / 1000 + opts.token_ttl_s;
     if (it->second.expires_at_ms)
       expires = std::min(expires, *it->second.expires_at_ms / 1000);
-    done({}, engine::auth::sign_token(signing_secret, key_id, expires), expires);
+    const auto& k = it->second;
+    done({0, {}, principal{"key:" + k.id, k.role, k.namespace_name}},
+         engine::auth::sign_token(signing_secret, key_id, expires), expires);
   }
 
   void run() {
@@ -144,6 +149,7 @@ caf::expected<void> authenticator::start() {
   if (!secret)
     return secret.error();
   impl_->signing_secret = *secret;
+  impl_->node_credential = engine::auth::node_credential(*secret);
   impl_->conn.emplace(std::move(*c));
   if (auto ok = impl_->reload(); !ok)
     return ok.error();
@@ -171,6 +177,14 @@ auth_outcome authenticator::authenticate(const exchange& ex) const {
     return {401, "no credentials: send X-Authorization: <token> (or Authorization: Bearer "
                  "<token>); POST /api/token exchanges a key for one",
             {}};
+  return authenticate_token(token);
+}
+
+auth_outcome authenticator::authenticate_token(const std::string& token) const {
+  if (token.empty())
+    return {401, "no credential: log in with an API key first (NODEFLOW_KEY_ID and "
+                 "NODEFLOW_KEY_SECRET for nodeflow's commands)",
+            {}};
   auto claims = engine::auth::check_token(impl_->signing_secret, token);
   if (!claims)
     return {401, "the token is not valid", {}};
@@ -184,6 +198,29 @@ auth_outcome authenticator::authenticate(const exchange& ex) const {
   if (it->second.expires_at_ms && *it->second.expires_at_ms <= now)
     return {401, "the token's key has expired", {}};
   return {0, {}, principal{"key:" + it->second.id, it->second.role, it->second.namespace_name}};
+}
+
+holder authenticator::holder_of(const std::string& token) const {
+  auto o = authenticate_token(token);
+  return {o.status == 0, o.message, o.who.subject, o.who.role, o.who.namespace_name};
+}
+
+bool authenticator::is_node_credential(const std::string& credential) const {
+  const auto& mine = impl_->node_credential;
+  return !mine.empty() && credential.size() == mine.size()
+         && sodium_memcmp(credential.data(), mine.data(), mine.size()) == 0;
+}
+
+std::string authenticator::node_credential() const {
+  return impl_->node_credential;
+}
+
+void authenticator::login(std::string key_id, std::string key_secret, login_done done) {
+  issue_token(std::move(key_id), std::move(key_secret),
+              [done = std::move(done)](auth_outcome o, std::string token, int64_t expires) {
+                done({o.status == 0, o.message, o.who.subject, o.who.role, o.who.namespace_name},
+                     std::move(token), expires);
+              });
 }
 
 void authenticator::issue_token(std::string key_id, std::string secret, token_callback done) {

@@ -15,6 +15,7 @@
 
 #include <caf/expected.hpp>
 
+#include "net/api/credentials.hpp"
 #include "net/web/exchange.hpp"
 
 namespace nf::net::web {
@@ -32,7 +33,9 @@ struct auth_outcome {
   principal who;
 };
 
-class authenticator {
+/// Also the client protocol's checker (net/api/credentials.hpp): both doors accept the same
+/// tokens.
+class authenticator : public credential_checker {
 public:
   explicit authenticator(authenticator_options opts);
   ~authenticator();
@@ -46,6 +49,14 @@ public:
 
   /// The principal of a request's credentials.
   auth_outcome authenticate(const exchange& ex) const;
+  /// The principal of a token.
+  auth_outcome authenticate_token(const std::string& token) const;
+
+  // credential_checker (net/api/credentials.hpp), valid once started.
+  holder holder_of(const std::string& token) const override;
+  bool is_node_credential(const std::string& credential) const override;
+  std::string node_credential() const override;
+  void login(std::string key_id, std::string key_secret, login_done done) override;
 
   /// POST /api/token: a token for a key whose secret matches. A key this node has not
   /// loaded yet (made a moment ago) is looked up again on the refresher's thread before

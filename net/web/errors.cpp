@@ -23,6 +23,10 @@ unsigned status_of(const caf::error& err) {
       return 503;
     case errc::unsupported:
       return 501;
+    case errc::unauthenticated:
+      return 401;
+    case errc::forbidden:
+      return 403;
     case errc::internal:
       break;
   }

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "net/web/exchange.hpp"
+#include "proto/roles.hpp"
 
 namespace nf::net::web {
 
@@ -18,14 +19,10 @@ using handler = std::function<void(const exchange_ptr&)>;
 /// anything (text).
 enum class body_kind { none, json, text };
 
-/// The least role a route needs (each role may do what the ones below it may):
-/// reader < worker < operator < admin. `open` routes need no credentials at all.
-enum class access { open, reader, worker, operator_, admin };
-
-/// "open", "reader", "worker", "operator", "admin".
-const char* access_name(access a);
-/// Whether a principal's role (admin, operator, worker, reader) may use a route needing `a`.
-bool role_allows(const std::string& role, access a);
+/// The least role a route needs (proto/roles.hpp, shared with the client protocol).
+using nf::access;
+using nf::access_name;
+using nf::role_allows;
 
 struct param_doc {
   std::string name;

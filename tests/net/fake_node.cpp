@@ -39,6 +39,12 @@ client_api::behavior_type fake(client_api::stateful_pointer<fake_state> self,
                                std::shared_ptr<fake_log> log) {
   self->state.log = log;
   return {
+    [log](login_atom, const msg::login_request& r) -> caf::result<msg::session> {
+      log->add("login " + r.key_id);
+      if (r.key_secret != "right")
+        return nf::make_error(nf::errc::unauthenticated, "login: no such key");
+      return msg::session{"tok-" + r.key_id, 4102444800, "worker", "default"};
+    },
     [log](register_atom, const std::string& text) -> std::string {
       log->add("register " + text);
       return R"({"taskDefs":[{"name":"t","revision":2}],"workflowDefs":[{"name":"w","version":1}]})";
@@ -138,6 +144,10 @@ client_api::behavior_type fake(client_api::stateful_pointer<fake_state> self,
         return {};
       return {{1, 1000, "WORKFLOW_STARTED", "", "{}"},
               {2, 2000, "WORKFLOW_COMPLETED", "", R"({"done":true})"}};
+    },
+    [log](status_atom, const std::string& credential) -> std::string {
+      log->add("status with " + credential);
+      return "{}";
     },
     [log](status_atom) -> std::string {
       log->add("status");
