@@ -39,7 +39,8 @@ CAF_TEST(a worker connected to one node serves the workflows and queues of anoth
   auto port2 = test::free_port();
   auto log2 = f.dir + "/node2.log";
   test::child_process node2{{NF_NODEFLOW_BIN, "serve", "--dsn", f.db.dsn(), "--config",
-                             f.config_path, "--port", std::to_string(port2), "--http-port", "-1"},
+                             f.config_path, "--port", std::to_string(port2), "--http-port", "-1",
+                             "--auth", "off"},
                             log2, true};
   CAF_REQUIRE(node2.wait_for_line("listening ", 60s));
   auto addr1 = "127.0.0.1:" + std::to_string(f.port);
