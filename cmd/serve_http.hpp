@@ -14,13 +14,17 @@
 #include "config/settings.hpp"
 #include "proto/client_api.hpp"
 
+namespace boost::asio::ssl {
+class context;
+} // namespace boost::asio::ssl
+
 namespace nf::cmd {
 
 class http_door {
 public:
-  /// Off (no server) when http.port is 0.
+  /// Off (no server) when http.port is 0; HTTPS only with `tls` (net/web/tls.hpp).
   http_door(caf::actor_system& sys, const config::values& settings, client_api api,
-            const std::string& dsn);
+            const std::string& dsn, std::shared_ptr<boost::asio::ssl::context> tls = nullptr);
   ~http_door();
 
   bool enabled() const;
