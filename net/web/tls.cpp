@@ -38,6 +38,9 @@ caf::expected<std::shared_ptr<ssl::context>> load_tls_context(const std::string&
                    | ssl::context::no_sslv3 | ssl::context::no_tlsv1 | ssl::context::no_tlsv1_1
                    | ssl::context::single_dh_use);
   SSL_CTX_set_min_proto_version(ctx->native_handle(), TLS1_2_VERSION);
+  // A client asking TLS 1.2 to renegotiate makes the server do a handshake's work again, at
+  // will; HTTP clients never need it.
+  SSL_CTX_set_options(ctx->native_handle(), SSL_OP_NO_RENEGOTIATION);
   // An encrypted key would make OpenSSL ask for its passphrase on the terminal, blocking the
   // start: answer nothing, so it fails with an error instead.
   ctx->set_password_callback([](size_t, ssl::context::password_purpose) { return std::string{}; });

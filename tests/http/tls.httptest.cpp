@@ -1,9 +1,10 @@
 #define CAF_SUITE http.tls
 
 // HTTPS on the HTTP door (http.tls_cert_file, http.tls_key_file), with a self-signed
-// certificate made here for 127.0.0.1: health, an authenticated call and a live history
-// stream over TLS; plain HTTP to the TLS port gets no HTTP answer and leaves the door serving;
-// a client that does not trust the certificate is refused; a start with a missing file, a key
+// certificate made here for 127.0.0.1: health, an authenticated call, the header limit and a
+// live history stream over TLS; plain HTTP to the TLS port gets no HTTP answer and leaves the
+// door serving; a silent client is dropped after the handshake timeout; a client that does not
+// trust the certificate is refused; a start with a missing file, a key
 // of another certificate or only one of the two settings fails, naming what is wrong, before
 // the node says `http HOST:PORT`.
 
@@ -13,8 +14,11 @@
 #include <memory>
 #include <thread>
 
+#include <poll.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 
+#include <boost/asio/ip/tcp.hpp>
 #include <boost/json.hpp>
 #include <openssl/ec.h>
 #include <openssl/evp.h>
@@ -206,6 +210,9 @@ CAF_TEST(health and an authenticated call answer over HTTPS) {
   for (const auto& d : list.as_array())
     echo = echo || d.at("name") == "echo";
   CAF_CHECK(echo);
+  // The limits are the plain door's: headers over http's 16 KiB are 431.
+  auto big = https->request("GET", "/health/live", {}, {}, {{"X-Padding", std::string(20000, 'x')}});
+  CAF_CHECK_EQUAL(big.status, 431u);
   // Kept alive: a second request on the same connection, then a new connection.
   CAF_CHECK_EQUAL(https->get("/health/ready").status, 200u);
   test::http_client another{"127.0.0.1", f.http_port, 10s, trust()};
@@ -215,6 +222,12 @@ CAF_TEST(health and an authenticated call answer over HTTPS) {
 CAF_TEST(plain HTTP to the HTTPS port gets no HTTP answer and the door keeps serving) {
   // A client holding a TLS connection open before, during and after the bad ones.
   CAF_CHECK_EQUAL(https->get("/health/live").status, 200u);
+  // A client that connects and never says anything holds up no one, and is dropped after the
+  // handshake timeout (10 s).
+  auto stalled_at = std::chrono::steady_clock::now();
+  boost::asio::io_context ioc;
+  boost::asio::ip::tcp::socket stalled{ioc};
+  stalled.connect({boost::asio::ip::make_address("127.0.0.1"), f.http_port});
   test::http_client plain{"127.0.0.1", f.http_port, 5s};
   CAF_CHECK(fails_without_answer([&] { return plain.get("/health/live"); }));
   CAF_CHECK(fails_without_answer(
@@ -227,6 +240,12 @@ CAF_TEST(plain HTTP to the HTTPS port gets no HTTP answer and the door keeps ser
   test::http_client fresh{"127.0.0.1", f.http_port, 10s, trust()};
   CAF_CHECK_EQUAL(fresh.get("/health/live").status, 200u);
   CAF_CHECK(f.node->running());
+  pollfd fd{stalled.native_handle(), POLLIN, 0};
+  CAF_REQUIRE_EQUAL(::poll(&fd, 1, 20000), 1);
+  char byte = 0;
+  CAF_CHECK_EQUAL(::recv(stalled.native_handle(), &byte, 1, 0), 0); // closed, nothing sent
+  auto waited = std::chrono::steady_clock::now() - stalled_at;
+  CAF_CHECK(waited >= 9s && waited < 15s);
 }
 
 CAF_TEST(a history stream runs to its end over HTTPS) {
