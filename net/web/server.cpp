@@ -6,6 +6,7 @@
 #include <optional>
 #include <set>
 #include <thread>
+#include <type_traits>
 #include <vector>
 
 #include <boost/asio.hpp>
