@@ -8,6 +8,9 @@ endif()
 
 find_package(PostgreSQL REQUIRED)
 find_package(spdlog REQUIRED)  # compiled spdlog: never header-only (3x slower builds)
+# OpenSSL: HTTPS on the HTTP door (net/web/tls.*, http.tls_cert_file); the tests make
+# throwaway certificates with it.
+find_package(OpenSSL REQUIRED)
 
 # CAF 0.17 ships no CMake config, Find module or pkg-config file.
 find_path(CAF_INCLUDE_DIR caf/all.hpp REQUIRED)

@@ -22,6 +22,7 @@
 #include "cmd/serve_config.hpp"
 #include "cmd/serve_http.hpp"
 #include "net/api/api.hpp"
+#include "net/web/tls.hpp"
 #include "store/schema/capabilities.hpp"
 #include "store/pg/dsn.hpp"
 #include "store/schema/migrator.hpp"
@@ -190,6 +191,16 @@ int run_serve_command(int argc, char** argv) {
       return 2;
     }
   }
+  // A certificate or key that cannot serve would fail every handshake: refuse to start.
+  std::shared_ptr<boost::asio::ssl::context> tls;
+  if (const auto& cert = cfg->settings.get(config::keys::http_tls_cert_file); !cert.empty()) {
+    auto ctx = net::web::load_tls_context(cert, cfg->settings.get(config::keys::http_tls_key_file));
+    if (!ctx) {
+      std::cerr << "nodeflow serve: " << nf::message_of(ctx.error()) << "\n";
+      return 2;
+    }
+    tls = std::move(*ctx);
+  }
   if (!check_database(*cfg))
     return 1;
 
@@ -253,7 +264,7 @@ int run_serve_command(int argc, char** argv) {
                  "owns one)",
                  patience.count());
   self->monitor(node);
-  http = std::make_unique<http_door>(sys, settings, api, cfg->dsn, auth);
+  http = std::make_unique<http_door>(sys, settings, api, cfg->dsn, auth, tls);
   if (http->enabled()) {
     auto http_port = http->start();
     if (!http_port) {
@@ -263,8 +274,8 @@ int run_serve_command(int argc, char** argv) {
       caf::anon_send_exit(node, caf::exit_reason::user_shutdown);
       return 1;
     }
-    spdlog::info("http_listening host={} port={}", settings.get(config::keys::http_host),
-                 *http_port);
+    spdlog::info("http_listening host={} port={} tls={}", settings.get(config::keys::http_host),
+                 *http_port, tls ? "on" : "off");
     std::cout << "http " << settings.get(config::keys::http_host) << ":" << *http_port
               << std::endl;
   }

@@ -85,6 +85,19 @@ std::optional<serve_config> load_serve_config(int argc, char** argv,
                          + out.settings.get(*k)
                          + ", not a loopback address: anyone who reaches it would be admin; "
                            "turn auth on or listen on 127.0.0.1 / ::1");
+  // Half a TLS setup would silently serve plain HTTP: refuse it.
+  {
+    const auto& cert = out.settings.get(config::keys::http_tls_cert_file);
+    const auto& key = out.settings.get(config::keys::http_tls_key_file);
+    if (cert.empty() != key.empty())
+      errors.push_back(std::string{cert.empty() ? config::keys::http_tls_cert_file.name
+                                                : config::keys::http_tls_key_file.name}
+                       + " is empty but "
+                       + (cert.empty() ? config::keys::http_tls_key_file.name
+                                       : config::keys::http_tls_cert_file.name)
+                       + " is set: HTTPS needs both the certificate and its key (neither: plain "
+                         "HTTP)");
+  }
   out.dsn = resolve_dsn(*args);
   if (out.dsn.empty())
     out.dsn = out.settings.get(config::keys::db_dsn);

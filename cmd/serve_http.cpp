@@ -21,7 +21,8 @@ struct http_door::impl {
 };
 
 http_door::http_door(caf::actor_system& sys, const config::values& settings, client_api api,
-                     const std::string& dsn, std::shared_ptr<net::web::authenticator> auth)
+                     const std::string& dsn, std::shared_ptr<net::web::authenticator> auth,
+                     std::shared_ptr<boost::asio::ssl::context> tls)
   : impl_(std::make_unique<impl>()) {
   auto port = settings.get(config::keys::http_port);
   if (port == 0)
@@ -48,6 +49,7 @@ http_door::http_door(caf::actor_system& sys, const config::values& settings, cli
   opts.max_inflight = static_cast<size_t>(settings.get(config::keys::http_max_inflight));
   opts.idle_timeout = std::chrono::seconds{settings.get(config::keys::http_idle_timeout_s)};
   opts.auth = impl_->auth;
+  opts.tls = std::move(tls);
   opts.on_answer = [](const std::string& route, net::web::verb method, unsigned status,
                       double seconds) {
     // By the route's pattern, never its path: ids in paths would make a series per request.

@@ -17,15 +17,20 @@
 namespace nf::net::web {
 class authenticator;
 }
+namespace boost::asio::ssl {
+class context;
+} // namespace boost::asio::ssl
 
 namespace nf::cmd {
 
 class http_door {
 public:
   /// Off (no server) when http.port is 0. `auth` (started, shared with the client
-  /// protocol's door; null = auth off) checks every request's credentials.
+  /// protocol's door; null = auth off) checks every request's credentials; HTTPS only with
+  /// `tls` (net/web/tls.hpp).
   http_door(caf::actor_system& sys, const config::values& settings, client_api api,
-            const std::string& dsn, std::shared_ptr<net::web::authenticator> auth);
+            const std::string& dsn, std::shared_ptr<net::web::authenticator> auth,
+            std::shared_ptr<boost::asio::ssl::context> tls = nullptr);
   ~http_door();
 
   bool enabled() const;

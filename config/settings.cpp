@@ -123,6 +123,12 @@ const std::vector<setting>& all_settings() {
      "Retry-After"},
     {keys::http_event_stream_ping_s, "15", 1, 3600,
      "how often an idle history stream gets a keep-alive comment, so proxies keep it open"},
+    {keys::http_tls_cert_file, "", 0, 0,
+     "PEM file of the HTTPS certificate (its chain after it); set with http.tls_key_file, the "
+     "HTTP port speaks TLS 1.2 or later only; both empty: plain HTTP"},
+    {keys::http_tls_key_file, "", 0, 0,
+     "PEM file of the private key of http.tls_cert_file (unencrypted; readable by the node "
+     "only)"},
     {keys::auth_enabled, "true", 0, 0,
      "HTTP requests need a token from an API key (`nodeflow keys create`, POST /api/token); "
      "false is allowed only while node.host and http.host are loopback addresses"},

@@ -6,11 +6,13 @@
 #include <optional>
 #include <set>
 #include <thread>
+#include <type_traits>
 #include <vector>
 
 #include <boost/asio.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
+#include <boost/beast/ssl.hpp>
 #include <boost/json.hpp>
 
 #include "config/folder_logger.hpp"
@@ -26,14 +28,22 @@ using tcp = asio::ip::tcp;
 
 namespace {
 
-class session;
+using plain_stream = beast::tcp_stream;
+using tls_stream = beast::ssl_stream<beast::tcp_stream>;
+
+// What stop() needs of an open connection, whichever stream it speaks over.
+class connection {
+public:
+  virtual ~connection() = default;
+  virtual void close() = 0;
+};
 
 struct shared_state {
   std::shared_ptr<const router> routes;
   server_options opts;
   std::atomic<size_t> inflight{0};
   std::mutex sessions_mutex;
-  std::set<std::shared_ptr<session>> sessions; ///< open connections, closed at stop
+  std::set<std::shared_ptr<connection>> sessions; ///< open connections, closed at stop
 };
 
 bool is_json_type(const std::string& content_type) {
@@ -57,31 +67,62 @@ std::string allowed_list(const std::vector<verb>& allowed) {
 }
 
 // The exchange's way back to its connection: everything is posted to the session's strand.
+template <class Session>
 class port final : public connection_port {
 public:
-  explicit port(std::shared_ptr<session> s) : session_(std::move(s)) {}
-  void send(response r) override;
-  void open_stream(std::string content_type, header_list headers) override;
-  void stream_chunk(std::string data) override;
-  void end_stream() override;
+  explicit port(std::shared_ptr<Session> s) : session_(std::move(s)) {}
+
+  void send(response r) override {
+    auto s = session_;
+    asio::post(s->executor(), [s, r = std::move(r)]() mutable { s->answer(std::move(r)); });
+  }
+
+  void open_stream(std::string content_type, header_list headers) override {
+    auto s = session_;
+    asio::post(s->executor(), [s, ct = std::move(content_type), h = std::move(headers)]() mutable {
+      s->open(std::move(ct), std::move(h));
+    });
+  }
+
+  void stream_chunk(std::string data) override {
+    auto s = session_;
+    asio::post(s->executor(), [s, d = std::move(data)]() mutable { s->chunk(std::move(d)); });
+  }
+
+  void end_stream() override {
+    auto s = session_;
+    asio::post(s->executor(), [s] { s->finish_stream(); });
+  }
 
 private:
-  std::shared_ptr<session> session_;
+  std::shared_ptr<Session> session_;
 };
 
-class session : public std::enable_shared_from_this<session> {
+// One connection over `Stream`: plain_stream, or tls_stream after its handshake. Everything
+// past the handshake (limits, keep-alive, timeouts, streams) is the same code for both.
+template <class Stream>
+class session final : public connection, public std::enable_shared_from_this<session<Stream>> {
+  static constexpr bool is_tls = std::is_same_v<Stream, tls_stream>;
+
 public:
-  session(tcp::socket socket, std::shared_ptr<shared_state> state)
-    : stream_(std::move(socket)), state_(std::move(state)) {}
+  /// `tls`: the server's context, for tls_stream only.
+  template <class... Tls>
+  session(tcp::socket socket, std::shared_ptr<shared_state> state, Tls&... tls)
+    : stream_(std::move(socket), tls...), state_(std::move(state)) {}
 
   void run() {
-    asio::dispatch(stream_.get_executor(), [self = shared_from_this()] { self->read(); });
+    asio::dispatch(executor(), [self = this->shared_from_this()] {
+      if constexpr (is_tls)
+        self->handshake();
+      else
+        self->read();
+    });
   }
 
   auto executor() { return stream_.get_executor(); }
 
-  void close() {
-    asio::post(stream_.get_executor(), [self = shared_from_this()] { self->shutdown(); });
+  void close() override {
+    asio::post(executor(), [self = this->shared_from_this()] { self->shutdown(); });
   }
 
   // From the port, already on the strand.
@@ -101,9 +142,9 @@ public:
     res->prepare_payload();
     report(r.status);
     exchange_.reset();
-    stream_.expires_after(std::chrono::seconds(30));
+    tcp_layer().expires_after(std::chrono::seconds(30));
     http::async_write(stream_, *res,
-                      [self = shared_from_this(), res](beast::error_code ec, size_t) {
+                      [self = this->shared_from_this(), res](beast::error_code ec, size_t) {
                         if (ec || !self->keep_alive_)
                           return self->shutdown();
                         self->read();
@@ -128,9 +169,10 @@ public:
     res->chunked(true);
     auto sr = std::make_shared<http::response_serializer<http::empty_body>>(*res);
     writing_ = true;
-    stream_.expires_never();
+    tcp_layer().expires_never();
     http::async_write_header(stream_, *sr,
-                             [self = shared_from_this(), res, sr](beast::error_code ec, size_t) {
+                             [self = this->shared_from_this(), res, sr](beast::error_code ec,
+                                                                        size_t) {
                                self->writing_ = false;
                                if (ec)
                                  return self->client_gone();
@@ -154,23 +196,53 @@ public:
   }
 
 private:
+  beast::tcp_stream& tcp_layer() { return beast::get_lowest_layer(stream_); }
+
+  std::string remote_address() {
+    beast::error_code ec;
+    auto ep = tcp_layer().socket().remote_endpoint(ec);
+    return ec ? std::string{} : ep.address().to_string() + ":" + std::to_string(ep.port());
+  }
+
+  // A client that is not speaking TLS (plain HTTP to this port), offers nothing this
+  // server accepts or stalls gets no HTTP answer: it is logged and its connection dropped.
+  void handshake() {
+    tcp_layer().expires_after(state_->opts.handshake_timeout);
+    stream_.async_handshake(asio::ssl::stream_base::server,
+                            [self = this->shared_from_this()](beast::error_code ec) {
+                              if (!ec)
+                                return self->read();
+                              // Probes that connect and leave (load balancers) are routine.
+                              bool routine = ec == asio::error::eof
+                                             || ec == beast::error::timeout
+                                             || ec == asio::error::connection_reset
+                                             || ec == asio::error::operation_aborted;
+                              folder_logger("net")->log(
+                                routine ? spdlog::level::debug : spdlog::level::info,
+                                "http_tls_handshake_failed remote={} error={}",
+                                self->remote_address(), ec.message());
+                              self->shutdown();
+                            });
+  }
+
   void read() {
     if (closed_)
       return;
     parser_.emplace();
     parser_->body_limit(state_->opts.max_body_bytes);
     parser_->header_limit(static_cast<uint32_t>(state_->opts.max_header_bytes));
-    stream_.expires_after(state_->opts.idle_timeout);
+    tcp_layer().expires_after(state_->opts.idle_timeout);
     http::async_read(stream_, buffer_, *parser_,
-                     [self = shared_from_this()](beast::error_code ec, size_t) {
+                     [self = this->shared_from_this()](beast::error_code ec, size_t) {
                        self->on_read(ec);
                      });
   }
 
   void on_read(beast::error_code ec) {
+    // stream_truncated: a TLS client that closed without its close_notify, a plain EOF.
     if (ec == http::error::end_of_stream || ec == asio::error::eof
         || ec == beast::error::timeout || ec == asio::error::operation_aborted
-        || ec == asio::error::connection_reset)
+        || ec == asio::error::connection_reset || ec == asio::ssl::error::stream_truncated)
       return shutdown();
     started_ = std::chrono::steady_clock::now();
     route_.clear();
@@ -205,12 +277,10 @@ private:
     }
     auto ex = std::make_shared<exchange>(req.method(), std::string{req.target()},
                                          std::move(headers), std::move(req.body()),
-                                         std::make_shared<port>(shared_from_this()));
+                                         std::make_shared<port<session>>(this->shared_from_this()));
     exchange_ = ex;
-    beast::error_code rec;
-    auto ep = stream_.socket().remote_endpoint(rec);
-    if (!rec)
-      ex->set_remote(ep.address().to_string() + ":" + std::to_string(ep.port()));
+    if (auto remote = remote_address(); !remote.empty())
+      ex->set_remote(std::move(remote));
     auto m = state_->routes->match(req.method(), ex->path());
     if (!m.found) {
       if (m.path_known) {
@@ -261,7 +331,7 @@ private:
         return;
       }
     }
-    stream_.expires_never(); // a handler (a long poll) may take its time
+    tcp_layer().expires_never(); // a handler (a long poll) may take its time
     try {
       r.fn(ex);
     } catch (const std::exception& e) {
@@ -292,7 +362,7 @@ private:
   // While a stream is open the client sends nothing; a read completing means it went away.
   void watch_for_close() {
     stream_.async_read_some(asio::buffer(probe_),
-                            [self = shared_from_this()](beast::error_code, size_t) {
+                            [self = this->shared_from_this()](beast::error_code, size_t) {
                               self->client_gone();
                             });
   }
@@ -303,8 +373,8 @@ private:
     if (pending_.empty()) {
       if (ending_) {
         writing_ = true;
-        asio::async_write(stream_.socket(), asio::buffer(last_chunk_),
-                          [self = shared_from_this()](beast::error_code, size_t) {
+        asio::async_write(stream_, asio::buffer(last_chunk_),
+                          [self = this->shared_from_this()](beast::error_code, size_t) {
                             self->writing_ = false;
                             self->shutdown();
                           });
@@ -324,8 +394,8 @@ private:
     buf->append(data);
     buf->append("\r\n");
     writing_ = true;
-    asio::async_write(stream_.socket(), asio::buffer(*buf),
-                      [self = shared_from_this(), buf](beast::error_code ec, size_t) {
+    asio::async_write(stream_, asio::buffer(*buf),
+                      [self = this->shared_from_this(), buf](beast::error_code ec, size_t) {
                         self->writing_ = false;
                         if (ec)
                           return self->client_gone();
@@ -346,14 +416,16 @@ private:
     done_counting();
     if (auto ex = std::move(exchange_))
       ex->closed_by_client();
+    // No TLS close_notify: every answer is delimited by its length or its last chunk, so a
+    // client loses nothing to the plain close, and it never waits on a slow peer.
     beast::error_code ec;
-    stream_.socket().shutdown(tcp::socket::shutdown_both, ec);
-    stream_.socket().close(ec);
+    tcp_layer().socket().shutdown(tcp::socket::shutdown_both, ec);
+    tcp_layer().socket().close(ec);
     std::lock_guard lock{state_->sessions_mutex};
-    state_->sessions.erase(shared_from_this());
+    state_->sessions.erase(this->shared_from_this());
   }
 
-  beast::tcp_stream stream_;
+  Stream stream_;
   std::shared_ptr<shared_state> state_;
   beast::flat_buffer buffer_;
   std::optional<http::request_parser<http::string_body>> parser_;
@@ -371,32 +443,6 @@ private:
   verb method_ = verb::unknown;
   std::chrono::steady_clock::time_point started_;
 };
-
-void port::send(response r) {
-  auto s = session_;
-  asio::post(s->executor(), [s, r = std::move(r)]() mutable { s->answer(std::move(r)); });
-}
-
-} // namespace
-
-namespace {
-
-void port::open_stream(std::string content_type, header_list headers) {
-  auto s = session_;
-  asio::post(s->executor(), [s, ct = std::move(content_type), h = std::move(headers)]() mutable {
-    s->open(std::move(ct), std::move(h));
-  });
-}
-
-void port::stream_chunk(std::string data) {
-  auto s = session_;
-  asio::post(s->executor(), [s, d = std::move(data)]() mutable { s->chunk(std::move(d)); });
-}
-
-void port::end_stream() {
-  auto s = session_;
-  asio::post(s->executor(), [s] { s->finish_stream(); });
-}
 
 } // namespace
 
@@ -417,15 +463,22 @@ struct server::impl {
       } else {
         beast::error_code ignored;
         s.set_option(tcp::no_delay(true), ignored);
-        auto sess = std::make_shared<session>(std::move(s), state);
-        {
-          std::lock_guard lock{state->sessions_mutex};
-          state->sessions.insert(sess);
-        }
-        sess->run();
+        if (state->opts.tls)
+          open(std::make_shared<session<tls_stream>>(std::move(s), state, *state->opts.tls));
+        else
+          open(std::make_shared<session<plain_stream>>(std::move(s), state));
       }
       accept();
     });
+  }
+
+  template <class Session>
+  void open(std::shared_ptr<Session> sess) {
+    {
+      std::lock_guard lock{state->sessions_mutex};
+      state->sessions.insert(sess);
+    }
+    sess->run();
   }
 };
 
@@ -477,7 +530,7 @@ void server::stop() {
     beast::error_code ec;
     st.acceptor->close(ec);
   });
-  std::vector<std::shared_ptr<session>> open;
+  std::vector<std::shared_ptr<connection>> open;
   {
     std::lock_guard lock{st.state->sessions_mutex};
     open.assign(st.state->sessions.begin(), st.state->sessions.end());

@@ -1,7 +1,7 @@
 #pragma once
 
 // The node's HTTP/1.1 server (Boost.Beast): asynchronous, keep-alive, on threads of its
-// own, so no actor ever waits on a socket. Each request is parsed within the body and
+// own, so no actor ever waits on a socket; plain HTTP, or HTTPS only when given a TLS context. Each request is parsed within the body and
 // header limits, matched against the route table and handed to its handler; the handler
 // answers from whatever thread its answer arrives on.
 
@@ -15,6 +15,10 @@
 
 #include "net/web/authenticator.hpp"
 #include "net/web/router.hpp"
+
+namespace boost::asio::ssl {
+class context;
+} // namespace boost::asio::ssl
 
 namespace nf::net::web {
 
@@ -36,6 +40,10 @@ struct server_options {
   /// Checks every request's credentials against its route's role; none: every request is
   /// the anonymous admin of the default namespace (auth.enabled false).
   std::shared_ptr<const authenticator> auth;
+  /// Set (load_tls_context): the port speaks HTTPS only; none: plain HTTP.
+  std::shared_ptr<boost::asio::ssl::context> tls;
+  /// How long a client may take to finish its TLS handshake before it is dropped.
+  std::chrono::seconds handshake_timeout{10};
 };
 
 class server {

@@ -9,7 +9,10 @@
 #include <boost/asio.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
+#include <boost/asio/ssl.hpp>
+#include <boost/beast/ssl.hpp>
 #include <boost/json.hpp>
+#include <openssl/ssl.h>
 
 namespace nf::test {
 
@@ -33,6 +36,57 @@ void copy_headers(const Message& m, http_reply& out) {
     out.headers[lower(std::string{f.name_string()})] = std::string{f.value()};
 }
 
+// One connection, plain or TLS: `with` hands whichever stream is open to a generic reader
+// or writer, so every request below is written once for both.
+class connection {
+public:
+  connection(asio::io_context& ioc, const std::optional<tls_trust>& trust) : ioc_(ioc) {
+    if (!trust)
+      return;
+    ctx_.emplace(asio::ssl::context::tls_client);
+    ctx_->add_certificate_authority(asio::buffer(trust->certificate_pem));
+    ctx_->set_verify_mode(asio::ssl::verify_peer);
+  }
+
+  void connect(const std::string& host, uint16_t port, std::chrono::milliseconds timeout) {
+    reset();
+    tcp::endpoint ep{asio::ip::make_address(host), port};
+    if (!ctx_) {
+      plain_.emplace(ioc_);
+      plain_->expires_after(timeout);
+      plain_->connect(ep);
+      return;
+    }
+    tls_.emplace(ioc_, *ctx_);
+    tls_->set_verify_callback(asio::ssl::host_name_verification(host));
+    tcp().expires_after(timeout);
+    tcp().connect(ep);
+    tls_->handshake(asio::ssl::stream_base::client);
+  }
+
+  bool is_open() const { return plain_ || tls_; }
+  void reset() {
+    plain_.reset();
+    tls_.reset();
+  }
+
+  beast::tcp_stream& tcp() { return tls_ ? beast::get_lowest_layer(*tls_) : *plain_; }
+
+  template <class F>
+  decltype(auto) with(F&& f) {
+    return tls_ ? f(*tls_) : f(*plain_);
+  }
+
+  /// True when bytes already decrypted wait in the TLS layer (the socket may look idle).
+  bool has_buffered() { return tls_ && SSL_pending(tls_->native_handle()) > 0; }
+
+private:
+  asio::io_context& ioc_;
+  std::optional<asio::ssl::context> ctx_;
+  std::optional<beast::tcp_stream> plain_;
+  std::optional<beast::ssl_stream<beast::tcp_stream>> tls_;
+};
+
 } // namespace
 
 boost::json::value http_reply::json() const {
@@ -51,24 +105,28 @@ struct http_client::impl {
   uint16_t port;
   std::chrono::milliseconds timeout;
   asio::io_context ioc;
-  std::optional<beast::tcp_stream> stream;
+  connection stream;
   beast::flat_buffer buffer;
 
+  impl(std::string host_, uint16_t port_, std::chrono::milliseconds timeout_,
+       const std::optional<tls_trust>& tls)
+    : host(std::move(host_)), port(port_), timeout(timeout_), stream(ioc, tls) {}
+
   void connect() {
-    stream.emplace(ioc);
-    stream->expires_after(timeout);
-    stream->connect(tcp::endpoint{asio::ip::make_address(host), port});
+    stream.connect(host, port, timeout);
     buffer.clear();
   }
 
   http_reply once(http::request<http::string_body>& req) {
-    if (!stream)
+    if (!stream.is_open())
       connect();
-    stream->expires_after(timeout);
-    http::write(*stream, req);
+    stream.tcp().expires_after(timeout);
     http::response_parser<http::string_body> parser;
     parser.body_limit(1u << 30);
-    http::read(*stream, buffer, parser);
+    stream.with([&](auto& s) {
+      http::write(s, req);
+      http::read(s, buffer, parser);
+    });
     auto res = parser.release();
     http_reply out;
     copy_headers(res, out);
@@ -79,8 +137,9 @@ struct http_client::impl {
   }
 };
 
-http_client::http_client(std::string host, uint16_t port, std::chrono::milliseconds timeout)
-  : impl_(new impl{std::move(host), port, timeout, {}, {}, {}}) {}
+http_client::http_client(std::string host, uint16_t port, std::chrono::milliseconds timeout,
+                         std::optional<tls_trust> tls)
+  : impl_(new impl{std::move(host), port, timeout, tls}) {}
 
 http_client::~http_client() {
   delete impl_;
@@ -114,10 +173,12 @@ http_reply http_client::request(const std::string& method, const std::string& ta
 
 http_reply http_client::raw(const std::string& bytes) {
   impl_->connect();
-  impl_->stream->expires_after(impl_->timeout);
-  asio::write(impl_->stream->socket(), asio::buffer(bytes));
+  impl_->stream.tcp().expires_after(impl_->timeout);
   http::response_parser<http::string_body> parser;
-  http::read(*impl_->stream, impl_->buffer, parser);
+  impl_->stream.with([&](auto& s) {
+    asio::write(s, asio::buffer(bytes));
+    http::read(s, impl_->buffer, parser);
+  });
   auto res = parser.release();
   http_reply out;
   copy_headers(res, out);
@@ -128,7 +189,7 @@ http_reply http_client::raw(const std::string& bytes) {
 
 struct sse_reader::impl {
   asio::io_context ioc;
-  beast::tcp_stream stream{ioc};
+  std::optional<connection> stream; ///< made once `ioc` is
   beast::flat_buffer buffer;
   std::string raw;     ///< chunked bytes not yet decoded
   std::string decoded; ///< event text not yet split into events
@@ -201,23 +262,25 @@ struct sse_reader::impl {
 };
 
 sse_reader::sse_reader(const std::string& host, uint16_t port, const std::string& target,
-                       const http_client::header_list& headers)
+                       const http_client::header_list& headers, std::optional<tls_trust> tls)
   : impl_(new impl) {
-  impl_->stream.expires_after(std::chrono::seconds(30));
-  impl_->stream.connect(tcp::endpoint{asio::ip::make_address(host), port});
+  impl_->stream.emplace(impl_->ioc, tls);
+  impl_->stream->connect(host, port, std::chrono::seconds(30));
   http::request<http::empty_body> req{http::verb::get, target, 11};
   req.set(http::field::host, host);
   req.set(http::field::accept, "text/event-stream");
   for (const auto& [k, v] : headers)
     req.set(k, v);
-  http::write(impl_->stream, req);
   http::response_parser<http::string_body> parser;
-  http::read_header(impl_->stream, impl_->buffer, parser);
+  impl_->stream->with([&](auto& s) {
+    http::write(s, req);
+    http::read_header(s, impl_->buffer, parser);
+  });
   copy_headers(parser.get(), head_);
   impl_->chunked = parser.chunked();
   if (head_.status != 200) {
     // An error answer: read its body whole.
-    http::read(impl_->stream, impl_->buffer, parser);
+    impl_->stream->with([&](auto& s) { http::read(s, impl_->buffer, parser); });
     head_.body = parser.get().body();
     ended_ = true;
     return;
@@ -246,15 +309,17 @@ std::optional<sse_reader::event> sse_reader::next(std::chrono::milliseconds time
     if (left <= std::chrono::milliseconds(0))
       return std::nullopt;
     // A synchronous read has no timeout of its own (expires_after bounds asynchronous
-    // operations only): wait for the socket first.
-    pollfd fd{impl_->stream.socket().native_handle(), POLLIN, 0};
-    auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(left).count();
-    int ready = ::poll(&fd, 1, static_cast<int>(std::max<int64_t>(ms, 1)));
-    if (ready == 0 || (ready < 0 && errno == EINTR))
-      continue;
+    // operations only): wait for the socket first, unless TLS already holds decrypted bytes.
+    if (!impl_->stream->has_buffered()) {
+      pollfd fd{impl_->stream->tcp().socket().native_handle(), POLLIN, 0};
+      auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(left).count();
+      int ready = ::poll(&fd, 1, static_cast<int>(std::max<int64_t>(ms, 1)));
+      if (ready == 0 || (ready < 0 && errno == EINTR))
+        continue;
+    }
     char buf[4096];
     beast::error_code ec;
-    auto n = impl_->stream.read_some(asio::buffer(buf), ec);
+    auto n = impl_->stream->with([&](auto& s) { return s.read_some(asio::buffer(buf), ec); });
     if (ec) {
       ended_ = true;
       continue;
@@ -270,8 +335,8 @@ size_t sse_reader::comments() const {
 
 void sse_reader::close() {
   beast::error_code ec;
-  impl_->stream.socket().shutdown(tcp::socket::shutdown_both, ec);
-  impl_->stream.socket().close(ec);
+  impl_->stream->tcp().socket().shutdown(tcp::socket::shutdown_both, ec);
+  impl_->stream->tcp().socket().close(ec);
 }
 
 } // namespace nf::test

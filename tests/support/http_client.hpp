@@ -1,7 +1,8 @@
 #pragma once
 
-// A plain HTTP/1.1 client for tests (Boost.Beast, blocking, one kept-alive connection that
-// reconnects when the server closed it): what a user's `curl` does, from C++.
+// An HTTP/1.1 client for tests (Boost.Beast, blocking, one kept-alive connection that
+// reconnects when the server closed it): what a user's `curl` does, from C++. Plain HTTP,
+// or HTTPS trusting exactly the certificate a test made for its node.
 
 #include <chrono>
 #include <cstdint>
@@ -24,10 +25,17 @@ struct http_reply {
   std::string header(const std::string& lower_name) const;
 };
 
+/// HTTPS instead of HTTP: the server must present this certificate (PEM, self-signed, its
+/// subject alternative names covering the host connected to) or the connection fails.
+struct tls_trust {
+  std::string certificate_pem;
+};
+
 class http_client {
 public:
   http_client(std::string host, uint16_t port,
-              std::chrono::milliseconds timeout = std::chrono::seconds(30));
+              std::chrono::milliseconds timeout = std::chrono::seconds(30),
+              std::optional<tls_trust> tls = std::nullopt);
   ~http_client();
   http_client(const http_client&) = delete;
   http_client& operator=(const http_client&) = delete;
@@ -65,7 +73,8 @@ public:
     std::string data;
   };
   sse_reader(const std::string& host, uint16_t port, const std::string& target,
-             const http_client::header_list& headers = {});
+             const http_client::header_list& headers = {},
+             std::optional<tls_trust> tls = std::nullopt);
   ~sse_reader();
   sse_reader(const sse_reader&) = delete;
   sse_reader& operator=(const sse_reader&) = delete;
