@@ -289,14 +289,15 @@ auth_outcome authenticator::authenticate(const exchange& ex) const {
   auto token = credentials_of(ex);
   if (token.empty())
     return {401, "no credentials: send X-Authorization: <token> (or Authorization: Bearer "
-                 "<token>); POST /api/token exchanges a key for one",
+                 "<token>); POST /api/token exchanges a key for one, POST /api/login a user's "
+                 "password",
             {}};
   auto claims = engine::auth::check_token(impl_->signing_secret, token);
   if (!claims)
     return {401, "the token is not valid", {}};
   auto now = now_ms();
   if (claims->expires_unix_s * 1000 <= now)
-    return {401, "the token has expired: ask POST /api/token for another", {}};
+    return {401, "the token has expired: ask POST /api/token (or /api/login) for another", {}};
   if (claims->key_id.compare(0, user_claim.size(), user_claim) == 0) {
     auto us = impl_->users_snapshot();
     auto u = us->find(claims->key_id.substr(user_claim.size()));
