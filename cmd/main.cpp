@@ -11,6 +11,7 @@
 #include "cmd/partitions_command.hpp"
 #include "cmd/secrets_command.hpp"
 #include "cmd/serve_command.hpp"
+#include "cmd/users_command.hpp"
 #include "cmd/validate_command.hpp"
 #include "cmd/worker_command.hpp"
 
@@ -26,6 +27,10 @@ void usage(std::ostream& out) {
          "  keys create --dsn DSN --role R [--namespace NS] [--expires-in 30d] [--name L]\n"
          "                                   make an HTTP API key (prints keyId=… keySecret=…)\n"
          "  keys list --dsn DSN | keys revoke --dsn DSN KEYID   list (no secrets) or revoke keys\n"
+         "  users create NAME --dsn DSN --role R [--namespace NS]   a user of the HTTP API\n"
+         "                                   (POST /api/login); the password on stdin\n"
+         "  users list|disable NAME|passwd NAME --dsn DSN   list (no hashes), disable, or set\n"
+         "                                   a new password (on stdin)\n"
          "  readiness [--dsn DSN]            is the database ready for this build?\n"
          "  partitions [--dsn DSN] [--drop-expired] [--audit-months-retained N]\n"
          "                                   create partitions ahead, drop old ones\n"
@@ -62,6 +67,8 @@ int main(int argc, char** argv) {
     return nf::cmd::run_client_command(cmd, sub_argc, sub_argv, std::cout, std::cerr);
   if (cmd == "keys")
     return nf::cmd::run_keys_command(sub_argc, sub_argv);
+  if (cmd == "users")
+    return nf::cmd::run_users_command(sub_argc, sub_argv);
   if (cmd == "migrate")
     return nf::cmd::run_migrate_command(sub_argc, sub_argv);
   if (cmd == "readiness")

@@ -5,7 +5,8 @@
 //   nf1.<keyId>.<expiry, unix seconds>.<nonce, 16 hex>.<HMAC-SHA256, 64 hex>
 // signed with the cluster's signing secret over everything before the last dot, so any
 // node of the cluster checks it without the database; whether its key still holds (not
-// revoked, not expired) is the caller's part.
+// revoked, not expired) is the caller's part. A user's token (POST /api/login) has
+// `user:<userId>` in the key id's place: neither holds a dot, and a key id never starts so.
 
 #include <cstdint>
 #include <optional>

@@ -2,10 +2,11 @@
 
 // Who sends an HTTP request: its token (`X-Authorization: <token>`, what Conductor's SDKs
 // send, or `Authorization: Bearer <token>`) checked against the cluster's signing secret
-// and this node's copy of the API keys. The copy is reloaded every `refresh` on a thread
-// of its own, so checking a request never waits on the database and a revoked key is
-// refused within one refresh on every node. Tokens come from POST /api/token
-// (engine/auth/credentials.hpp has their format).
+// and this node's copy of the API keys and users. The copy is reloaded every `refresh` on a
+// thread of its own, so checking a request never waits on the database and a revoked key or
+// a disabled user is refused within one refresh on every node. Tokens come from POST
+// /api/token (a key) and POST /api/login (a user's name and password); a user's token names
+// `user:<userId>` where a key's names the key (engine/auth/credentials.hpp has the format).
 
 #include <chrono>
 #include <cstdint>
@@ -24,6 +25,9 @@ struct authenticator_options {
   std::string dsn;
   std::chrono::milliseconds refresh{2000}; ///< auth.key_refresh_ms
   int64_t token_ttl_s = 3600;              ///< auth.token_ttl_s
+  /// Logins checked or waiting at once; more are refused with 429. Each check holds 64 MiB
+  /// for tens of milliseconds on the login thread, so a flood queues a few and no more.
+  size_t max_logins_in_flight = 4;
 };
 
 /// A check's outcome: status 0 with the principal, or the HTTP status (401) and why.
@@ -63,6 +67,13 @@ public:
   /// `done` is called; otherwise `done` runs at once.
   void issue_token(std::string key_id, std::string secret,
                    std::function<void(auth_outcome, std::string token, int64_t expires_s)> done);
+
+  /// POST /api/login: a token for an active user whose password matches, checked on a
+  /// thread of its own (argon2id is slow by design). An unknown user, a disabled one and a
+  /// wrong password get the same 401, after the same work; 429 when max_logins_in_flight
+  /// are already waiting. `done` runs on that thread.
+  void login(std::string name, std::string password,
+             std::function<void(auth_outcome, std::string token, int64_t expires_s)> done);
 
 private:
   struct impl;

@@ -190,6 +190,14 @@ inline constexpr column_info columns[] = {
   {"leaseToken", "uuid", false},
   {"createdAt", "timestamp with time zone", true},
   {"claimedAt", "timestamp with time zone", false},
+  // Users
+  {"id", "uuid", true},
+  {"name", "text", true},
+  {"passwordHash", "text", true},
+  {"role", "api_key_role", true},
+  {"namespaceId", "uuid", true},
+  {"createdAt", "timestamp with time zone", true},
+  {"disabledAt", "timestamp with time zone", false},
   // WebhookSinks
   {"id", "uuid", true},
   {"namespaceId", "uuid", true},
@@ -272,10 +280,11 @@ inline constexpr table_info tables[] = {
   {"TaskOutputCache", 127, 6},
   {"TaskQueues", 133, 11},
   {"Timers", 144, 10},
-  {"WebhookSinks", 154, 10},
-  {"WorkflowDefinitions", 164, 15},
-  {"WorkflowEvents", 179, 8},
-  {"WorkflowExecutions", 187, 22},
+  {"Users", 154, 7},
+  {"WebhookSinks", 161, 10},
+  {"WorkflowDefinitions", 171, 15},
+  {"WorkflowEvents", 186, 8},
+  {"WorkflowExecutions", 194, 22},
 };
 
 /// Indexes on those tables, sorted by name.
@@ -350,6 +359,10 @@ inline constexpr index_info indexes[] = {
    "CREATE UNIQUE INDEX \"Timers_pkey\" ON ONLY public.\"Timers\" USING btree (id, \"fireAt\")"},
   {"Timers_task_idx", "Timers",
    "CREATE INDEX \"Timers_task_idx\" ON ONLY public.\"Timers\" USING btree (\"taskId\") WHERE ((\"claimedAt\" IS NULL) AND (\"taskId\" IS NOT NULL))"},
+  {"Users_name_key", "Users",
+   "CREATE UNIQUE INDEX \"Users_name_key\" ON public.\"Users\" USING btree (name)"},
+  {"Users_pkey", "Users",
+   "CREATE UNIQUE INDEX \"Users_pkey\" ON public.\"Users\" USING btree (id)"},
   {"WebhookSinks_namespace_idx", "WebhookSinks",
    "CREATE INDEX \"WebhookSinks_namespace_idx\" ON public.\"WebhookSinks\" USING btree (\"namespaceId\")"},
   {"WebhookSinks_pkey", "WebhookSinks",

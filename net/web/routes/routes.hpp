@@ -44,7 +44,7 @@ void add_task_routes(router& r, const route_context& ctx);
 void add_openapi_route(router& r, const route_context& ctx);
 /// nodeflow's /api/namespaces: create, list and remove namespaces (admin only).
 void add_namespace_routes(router& r, const route_context& ctx);
-/// POST /api/token: an API key exchanged for a token.
+/// POST /api/token and POST /api/login: an API key, or a user's password, exchanged for a token.
 void add_token_route(router& r, const route_context& ctx);
 /// Conductor's /api/metadata: task and workflow definitions.
 void add_metadata_routes(router& r, const route_context& ctx);

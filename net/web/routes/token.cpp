@@ -1,6 +1,7 @@
 // POST /api/token: an API key (keyId, keySecret) exchanged for a short-lived token, as
 // Conductor's and Orkes' SDKs do before anything else; they then send the token as
-// X-Authorization on every request.
+// X-Authorization on every request. POST /api/login: the same token for a user's name and
+// password (`nodeflow users create`), what the UI signs in with.
 
 #include <optional>
 
@@ -56,6 +57,38 @@ void add_token_route(router& r, const route_context& ctx) {
                                ex->respond_json(200, boost::json::object{
                                                        {"token", token}, {"expiresAt", expires}});
                              });
+         }});
+  r.add({verb::post, "/api/login",
+         "Exchange a user's name and password for a token (`nodeflow users create` makes "
+         "users); the token is used as one from /api/token is",
+         {}, body_kind::json, "{\"username\",\"password\"}",
+         "{\"token\",\"expiresAt\" (unix seconds)}; 401 (one message) when the user is "
+         "unknown or disabled or the password is wrong; 429 when too many logins are being "
+         "checked",
+         "auth", access::open, [auth = ctx.auth, lim = ctx.json](const exchange_ptr& ex) {
+           if (!auth) {
+             ex->fail(404, "authentication is off on this node (auth.enabled false): requests "
+                           "need no login");
+             return;
+           }
+           auto body = read_json_object(ex, lim);
+           if (!body)
+             return;
+           auto name = string_field(ex, *body, "username");
+           if (!name)
+             return;
+           auto password = string_field(ex, *body, "password");
+           if (!password)
+             return;
+           auth->login(std::move(*name), std::move(*password),
+                       [ex](auth_outcome o, std::string token, int64_t expires) {
+                         if (o.status != 0) {
+                           ex->fail(o.status, o.message, o.status == 401 ? "username" : "");
+                           return;
+                         }
+                         ex->respond_json(200, boost::json::object{{"token", token},
+                                                                   {"expiresAt", expires}});
+                       });
          }});
 }
 

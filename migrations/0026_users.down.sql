@@ -1,0 +1,2 @@
+-- Undoes 0026_users.
+DROP TABLE "Users";
