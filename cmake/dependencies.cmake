@@ -14,7 +14,7 @@ find_package(OpenSSL REQUIRED)
 
 # CAF 0.17 ships no CMake config, Find module or pkg-config file.
 find_path(CAF_INCLUDE_DIR caf/all.hpp REQUIRED)
-foreach(part core io)
+foreach(part core io openssl)
   find_library(CAF_${part}_LIBRARY caf_${part} REQUIRED)
   add_library(caf::${part} SHARED IMPORTED)
   set_target_properties(caf::${part} PROPERTIES
@@ -23,6 +23,8 @@ foreach(part core io)
 endforeach()
 set_property(TARGET caf::core PROPERTY INTERFACE_LINK_LIBRARIES Threads::Threads)
 set_property(TARGET caf::io PROPERTY INTERFACE_LINK_LIBRARIES caf::core)
+# caf::openssl: only what speaks TLS between nodes links it (net/, never net/client/).
+set_property(TARGET caf::openssl PROPERTY INTERFACE_LINK_LIBRARIES caf::io OpenSSL::SSL)
 
 # libsodium: API keys' secrets and hashes, and the HMAC of HTTP tokens (net/web/auth/).
 find_package(PkgConfig REQUIRED)

@@ -24,6 +24,8 @@ int run_config_command(int argc, char** argv) {
   auto problems = config::load_file(*args->value("check"), values);
   if (problems.empty())
     read_egress(values, problems);
+  if (problems.empty())
+    net::read_cluster_tls(values, problems);
   for (const auto& p : problems)
     std::cerr << p << "\n";
   if (!problems.empty())

@@ -211,6 +211,8 @@ int run_serve_command(int argc, char** argv) {
   pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
 
   net::system_config caf_cfg;
+  if (cfg->cluster_tls)
+    net::use_cluster_tls(caf_cfg, *cfg->cluster_tls);
   // Declared before the actor system so it outlives it: an answer arriving on a CAF thread
   // during shutdown still finds the server's (stopped) io_context.
   std::unique_ptr<http_door> http;
@@ -244,16 +246,31 @@ int run_serve_command(int argc, char** argv) {
     caf::anon_send_exit(api, caf::exit_reason::user_shutdown);
     return 1;
   }
+  // With cluster TLS peers reach the api through a door of their own that takes only a
+  // certificate of the cluster CA; clients keep the plain one.
+  std::optional<uint16_t> cluster_bound;
+  if (cfg->cluster_tls) {
+    auto wanted = settings.get(config::keys::cluster_port);
+    auto tls_port = net::open_cluster_door(api, host, wanted);
+    if (!tls_port) {
+      std::cerr << "nodeflow serve: cluster.port: cannot listen on " << host << ":" << wanted
+                << ": " << caf::to_string(tls_port.error()) << "\n";
+      sys.middleman().unpublish(api, *bound);
+      caf::anon_send_exit(api, caf::exit_reason::user_shutdown);
+      return 1;
+    }
+    cluster_bound = *tls_port;
+  }
   actors::node_options node_opts;
   node_opts.dsn = cfg->dsn;
   node_opts.settings = settings;
-  node_opts.peers = std::make_shared<net::middleman_peers>();
+  node_opts.peers = std::make_shared<net::middleman_peers>(cluster_bound.has_value());
   node_opts.http = std::make_shared<http::beast_client>(cfg->egress);
   if (auth)
     node_opts.peer_credential = auth->node_credential();
   node_opts.advertise = !settings.get(config::keys::node_advertise).empty()
                           ? settings.get(config::keys::node_advertise)
-                          : host + ":" + std::to_string(*bound);
+                          : host + ":" + std::to_string(cluster_bound ? *cluster_bound : *bound);
   auto node = actors::spawn_node(sys, node_opts);
   net::attach_node(api, node);
   caf::scoped_actor self{sys};
@@ -270,6 +287,8 @@ int run_serve_command(int argc, char** argv) {
     if (!http_port) {
       std::cerr << "nodeflow serve: " << nf::message_of(http_port.error()) << "\n";
       sys.middleman().unpublish(api, *bound);
+      if (cluster_bound)
+        net::close_cluster_door(sys, api, *cluster_bound);
       caf::anon_send_exit(api, caf::exit_reason::user_shutdown);
       caf::anon_send_exit(node, caf::exit_reason::user_shutdown);
       return 1;
@@ -278,6 +297,10 @@ int run_serve_command(int argc, char** argv) {
                  *http_port, tls ? "on" : "off");
     std::cout << "http " << settings.get(config::keys::http_host) << ":" << *http_port
               << std::endl;
+  }
+  if (cluster_bound) {
+    spdlog::info("cluster_listening host={} port={} tls=mutual", host, *cluster_bound);
+    std::cout << "cluster " << host << ":" << *cluster_bound << std::endl;
   }
   spdlog::info("node_listening host={} port={} advertise={}", host, *bound, node_opts.advertise);
   std::cout << "listening " << host << ":" << *bound << std::endl;
@@ -295,6 +318,8 @@ int run_serve_command(int argc, char** argv) {
   // membership releases their leases so another node can take them at once.
   http->stop();
   sys.middleman().unpublish(api, *bound);
+  if (cluster_bound)
+    net::close_cluster_door(sys, api, *cluster_bound);
   caf::anon_send_exit(api, caf::exit_reason::user_shutdown);
   caf::anon_send_exit(node, caf::exit_reason::user_shutdown);
   watcher.join();

@@ -21,10 +21,12 @@ bool is_loopback(const std::string& host) {
 } // namespace
 
 const char* serve_usage() {
-  return "usage: nodeflow serve --dsn DSN [--port N] [--http-port N] [--config FILE] [--migrate] "
-         "[--auth on|off] [--<setting> VALUE]...\n"
+  return "usage: nodeflow serve --dsn DSN [--port N] [--http-port N] [--cluster-port N] "
+         "[--config FILE] [--migrate] [--auth on|off] [--<setting> VALUE]...\n"
          "  --auth off (auth.enabled false): every HTTP request is the admin of the default "
          "namespace; allowed only while node.host and http.host are loopback addresses\n"
+         "  --cluster-port N (cluster.port): the node-to-node door, mutual TLS with the "
+         "cluster.tls_* settings; -1 picks a free one\n"
          "  settings: see `nodeflow config --reference` (e.g. --engine.partitions 16)\n";
 }
 
@@ -40,7 +42,8 @@ std::optional<http::egress_policy> read_egress(const config::values& settings,
 
 std::optional<serve_config> load_serve_config(int argc, char** argv,
                                               std::vector<std::string>& errors) {
-  std::vector<std::string> value_flags{"dsn", "port", "http-port", "config", "auth"};
+  std::vector<std::string> value_flags{"dsn",          "port",   "http-port",
+                                       "cluster-port", "config", "auth"};
   for (const auto& s : config::all_settings())
     value_flags.emplace_back(s.name);
   std::string error;
@@ -68,6 +71,9 @@ std::optional<serve_config> load_serve_config(int argc, char** argv,
       errors.push_back(*problem);
   if (auto port = args->value("http-port"))
     if (auto problem = out.settings.set(config::keys::http_port.name, *port, "--http-port"))
+      errors.push_back(*problem);
+  if (auto port = args->value("cluster-port"))
+    if (auto problem = out.settings.set(config::keys::cluster_port.name, *port, "--cluster-port"))
       errors.push_back(*problem);
   if (auto auth = args->value("auth")) {
     if (*auth == "on" || *auth == "off") {
@@ -106,6 +112,7 @@ std::optional<serve_config> load_serve_config(int argc, char** argv,
   out.migrate = args->has("migrate");
   if (auto egress = read_egress(out.settings, errors))
     out.egress = std::move(*egress);
+  out.cluster_tls = net::read_cluster_tls(out.settings, errors);
   if (!errors.empty())
     return std::nullopt;
   return out;

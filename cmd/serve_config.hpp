@@ -6,17 +6,19 @@
 
 #include "config/settings.hpp"
 #include "engine/http/egress.hpp"
+#include "net/cluster/tls.hpp"
 
 namespace nf::cmd {
 
 /// What `nodeflow serve` runs with: settings from defaults, then `--config
-/// FILE`, then flags (`--port N`, `--dsn DSN`, and any declared setting as
+/// FILE`, then flags (`--port N`, `--http-port N`, `--cluster-port N`, `--dsn DSN`, and any declared setting as
 /// `--key value`), each validated.
 struct serve_config {
   config::values settings = config::values::defaults();
   std::string dsn;       ///< --dsn, else NODEFLOW_DSN, else db.dsn
   bool migrate = false;  ///< --migrate: apply pending migrations first
   http::egress_policy egress = http::egress_policy::defaults(); ///< egress.allow, egress.deny
+  std::optional<net::cluster_tls> cluster_tls; ///< cluster.tls_*: set when nodes talk over mutual TLS
 };
 
 /// On a problem returns nullopt and fills `errors`, each naming the flag or

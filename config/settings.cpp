@@ -20,7 +20,18 @@ const std::vector<setting>& all_settings() {
     {keys::node_port, "4510", 0, 65535,
      "port of the client protocol (0 picks a free one)"},
     {keys::node_advertise, "", 0, 0,
-     "HOST:PORT other nodes and clients use to reach this node (default host:port)"},
+     "HOST:PORT other nodes use to reach this node (default node.host:node.port; with cluster "
+     "TLS node.host:cluster.port, and a value given here must name that door)"},
+    {keys::cluster_port, "0", -1, 65535,
+     "port of the node-to-node door (mutual TLS) on node.host: required with the cluster.tls_* "
+     "settings, refused without them; -1 picks a free one, 0 none"},
+    {keys::cluster_tls_ca_file, "", 0, 0,
+     "PEM certificate of the CA that signs every node's certificate; with cluster.tls_cert_file "
+     "and cluster.tls_key_file (all three or none) nodes talk to each other only over mutual TLS"},
+    {keys::cluster_tls_cert_file, "", 0, 0,
+     "PEM certificate of this node, signed by the cluster CA (it is both server and client)"},
+    {keys::cluster_tls_key_file, "", 0, 0,
+     "PEM private key of cluster.tls_cert_file, unencrypted"},
     {keys::engine_partitions, "16", 1, 1024,
      "logical partitions P; must equal the database's ClusterSettings.partitionCount"},
     {keys::engine_nudges, "true", 0, 0,

@@ -38,6 +38,10 @@ inline constexpr key<int64_t> db_connections_per_role{"db.connections_per_role"}
 inline constexpr key<std::string> node_host{"node.host"};
 inline constexpr key<int64_t> node_port{"node.port"};
 inline constexpr key<std::string> node_advertise{"node.advertise"};
+inline constexpr key<int64_t> cluster_port{"cluster.port"};
+inline constexpr key<std::string> cluster_tls_ca_file{"cluster.tls_ca_file"};
+inline constexpr key<std::string> cluster_tls_cert_file{"cluster.tls_cert_file"};
+inline constexpr key<std::string> cluster_tls_key_file{"cluster.tls_key_file"};
 inline constexpr key<int64_t> engine_partitions{"engine.partitions"};
 inline constexpr key<bool> engine_nudges{"engine.nudges"};
 inline constexpr key<int64_t> decider_batch_size{"decider.batch_size"};

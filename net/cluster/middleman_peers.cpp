@@ -5,6 +5,7 @@
 
 #include <caf/event_based_actor.hpp>
 #include <caf/io/middleman.hpp>
+#include <caf/openssl/manager.hpp>
 #include <spdlog/logger.h>
 
 #include "config/folder_logger.hpp"
@@ -40,9 +41,11 @@ void middleman_peers::with(caf::event_based_actor* self, const std::string& addr
     return;
   }
   auto host = address.substr(0, colon);
+  // The non-blocking form of caf::openssl::remote_actor / middleman().remote_actor.
+  auto connector = tls_ ? self->system().openssl_manager().actor_handle()
+                        : self->system().middleman().actor_handle();
   self
-    ->request(self->system().middleman().actor_handle(), connect_timeout, caf::connect_atom_v,
-              host, static_cast<uint16_t>(port))
+    ->request(connector, connect_timeout, caf::connect_atom_v, host, static_cast<uint16_t>(port))
     .then(
       [this, self, address, fail_all](const caf::node_id&, caf::strong_actor_ptr& ptr,
                                       const std::set<std::string>&) {

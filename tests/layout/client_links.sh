@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# The client library and the sample worker link proto/ and the transport only: no store,
-# no engine, no actors, no libpq. Reads CMake's own build graph (`--graphviz`) of a
-# scratch configuration of the tree and prints every forbidden target either reaches.
+# The client library and the sample worker link proto/ and the plain transport only: no store,
+# no engine, no actors, no libpq, no TLS (caf::openssl is the nodes' own). Reads CMake's own
+# build graph (`--graphviz`) of a scratch configuration of the tree and prints every forbidden
+# target either reaches.
 set -euo pipefail
 root=${1:?usage: client_links.sh REPO_ROOT}
 scratch=$(mktemp -d)
@@ -36,7 +37,7 @@ status=0
 for target in nf_client nodeflow-sample-worker; do
   deps=$(reach "$target" | sort -u)
   [ -n "$deps" ] || { echo "$target: not in the build graph or links nothing"; status=1; continue; }
-  bad=$(grep -xE 'nf_(store|engine|actors|net|cmd|flow|config)|PostgreSQL::PostgreSQL|.*libpq.*' <<<"$deps" || true)
+  bad=$(grep -xE 'nf_(store|engine|actors|net|cmd|flow|config)|caf::openssl|OpenSSL::.*|PostgreSQL::PostgreSQL|.*libpq.*' <<<"$deps" || true)
   if [ -n "$bad" ]; then
     echo "$target links what a worker must not: $(tr '\n' ' ' <<<"$bad")"
     status=1
