@@ -501,8 +501,9 @@ api_actor::behavior_type api(api_pointer self, api_options opts) {
                   [api = caf::actor_cast<caf::actor>(self), id](holder h, std::string token,
                                                                 int64_t expires) {
                     msg::session s{std::move(token), expires, h.role, h.namespace_name};
-                    caf::anon_send(api, login_atom_v, id, std::move(s),
-                                   h.ok ? std::string{} : h.refusal);
+                    // As the api itself: it takes this answer only from this process.
+                    caf::send_as(api, api, login_atom_v, id, std::move(s),
+                                 h.ok ? std::string{} : h.refusal);
                   });
       return rp;
     },

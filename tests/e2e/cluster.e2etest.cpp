@@ -32,15 +32,17 @@ std::map<int, std::string> owners(test::e2e_fixture& f) {
 // partitions; the workers reach only the second, yet half the workflows belong to the
 // first and one of the two queues is leased by the first's lessor. Without forwarding
 // those polls and reports are answered `unavailable` for ever and the workflows never
-// finish.
+// finish. Both nodes check credentials, as nodes do by default: a forwarded request is
+// taken only with the cluster's node credential, which each node derives on its own.
 CAF_TEST(a worker connected to one node serves the workflows and queues of another) {
   test::e2e_fixture f{"e2e_cluster"};
-  f.start_node();
+  f.start_node({{"auth.enabled", "true"}});
+  f.use_key(f.create_key("admin"));
+  auto opts1 = f.client_opts();
   auto port2 = test::free_port();
   auto log2 = f.dir + "/node2.log";
   test::child_process node2{{NF_NODEFLOW_BIN, "serve", "--dsn", f.db.dsn(), "--config",
-                             f.config_path, "--port", std::to_string(port2), "--http-port", "-1",
-                             "--auth", "off"},
+                             f.config_path, "--port", std::to_string(port2), "--http-port", "-1"},
                             log2, true};
   CAF_REQUIRE(node2.wait_for_line("listening ", 60s));
   auto addr1 = "127.0.0.1:" + std::to_string(f.port);
@@ -78,7 +80,7 @@ CAF_TEST(a worker connected to one node serves the workflows and queues of anoth
      "outputParameters": {"n": "${second.output.v}"}}])");
 
   // Starts through node 1 make workflows of its partitions, through node 2 of its own.
-  auto opts2 = f.client_opts();
+  auto opts2 = opts1;
   opts2.port = port2;
   client api2{opts2};
   constexpr int n = 10;

@@ -191,6 +191,8 @@ client_options e2e_fixture::client_opts(std::chrono::milliseconds timeout) const
   o.timeout = timeout;
   o.min_backoff = 20ms;
   o.max_backoff = 500ms;
+  o.key_id = key_.first;
+  o.key_secret = key_.second;
   return o;
 }
 
@@ -249,6 +251,43 @@ bool e2e_fixture::stop_node() {
     return true;
   auto st = node->stop(SIGTERM);
   return WIFEXITED(st) && WEXITSTATUS(st) == 0;
+}
+
+cli_run e2e_fixture::run_cli(std::vector<std::string> args) {
+  args.insert(args.begin(), NF_NODEFLOW_BIN);
+  cli_run out;
+  auto log = dir + "/cli" + std::to_string(++cli_runs_) + ".log";
+  child_process p{args, log, true};
+  while (auto line = p.wait_for_line("", std::chrono::seconds(30)))
+    out.lines.push_back(*line);
+  for (int i = 0; i < 300 && p.running(); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  if (auto st = p.status(); st && WIFEXITED(*st))
+    out.exit_code = WEXITSTATUS(*st);
+  out.log = tail_of(log);
+  return out;
+}
+
+std::pair<std::string, std::string> e2e_fixture::create_key(const std::string& role,
+                                                            std::vector<std::string> extra) {
+  std::vector<std::string> args{"keys", "create", "--dsn", db.dsn(), "--role", role};
+  args.insert(args.end(), extra.begin(), extra.end());
+  auto r = run_cli(args);
+  if (r.exit_code != 0 || r.lines.empty())
+    CAF_FAIL("nodeflow keys create exited " << r.exit_code << " printing " << r.lines.size()
+                                             << " lines; its log:\n" << r.log);
+  const auto& last = r.lines.back();
+  auto id_at = last.find("keyId="), secret_at = last.find(" keySecret=");
+  CAF_REQUIRE(id_at == 0 && secret_at != std::string::npos);
+  auto id = last.substr(6, secret_at - 6);
+  auto secret = last.substr(secret_at + 11);
+  CAF_CHECK_EQUAL(secret.size(), 64u);
+  return {id, secret};
+}
+
+void e2e_fixture::use_key(const std::pair<std::string, std::string>& key) {
+  key_ = key;
+  api = std::make_unique<client>(client_opts());
 }
 
 child_process& e2e_fixture::start_worker_process(std::vector<std::string> args) {

@@ -84,6 +84,13 @@ private:
 /// Output = input: the `nodeflow worker --behavior echo` of the in-test workers.
 task_handler echo_handler();
 
+/// A `nodeflow` command run to its end: exit code, stdout lines, stderr's tail.
+struct cli_run {
+  int exit_code = -1;
+  std::vector<std::string> lines;
+  std::string log;
+};
+
 struct e2e_fixture {
   test_database db;
   store::connection conn;
@@ -108,6 +115,17 @@ struct e2e_fixture {
   void kill_node();
   /// SIGTERM; true when it exited 0.
   bool stop_node();
+
+  /// `nodeflow ARGS...` to its end (30 s at most), its stderr in a log of its own.
+  cli_run run_cli(std::vector<std::string> args);
+  /// `nodeflow keys create --role ROLE EXTRA...` against the test database: the key id and
+  /// secret of its last line (aborts the test on an error).
+  std::pair<std::string, std::string> create_key(const std::string& role,
+                                                 std::vector<std::string> extra = {});
+
+  /// Makes `api`, and every client made from client_opts() from then on, log in with `key`
+  /// (from create_key), for a node that checks credentials.
+  void use_key(const std::pair<std::string, std::string>& key);
 
   /// `nodeflow worker ARGS... --node 127.0.0.1:PORT`, its output in a log of its own.
   child_process& start_worker_process(std::vector<std::string> args);
@@ -143,6 +161,8 @@ struct e2e_fixture {
 private:
   settings_list extra_settings_;
   int worker_count_ = 0;
+  int cli_runs_ = 0;
+  std::pair<std::string, std::string> key_; ///< use_key's; empty = no login
 };
 
 } // namespace nf::test

@@ -25,11 +25,7 @@ using namespace std::chrono_literals;
 
 namespace {
 
-struct cli_run {
-  int exit_code = -1;
-  std::vector<std::string> lines;
-  std::string log; ///< stderr
-};
+using cli_run = test::cli_run;
 
 const std::vector<std::string> roles{"reader", "worker", "operator", "admin"};
 
@@ -43,7 +39,6 @@ int rank_of(const std::string& role) {
 struct fixture {
   test::e2e_fixture f{"http_auth"};
   std::unique_ptr<test::http_client> http;
-  int runs = 0;
 
   fixture() {
     f.start_node({{"auth.enabled", "true"}, {"auth.key_refresh_ms", "300"}});
@@ -52,36 +47,12 @@ struct fixture {
   }
 
   cli_run nodeflow(std::vector<std::string> args) {
-    args.insert(args.begin(), NF_NODEFLOW_BIN);
-    cli_run out;
-    auto log = f.dir + "/cli" + std::to_string(++runs) + ".log";
-    test::child_process p{args, log, true};
-    while (auto line = p.wait_for_line("", 30s))
-      out.lines.push_back(*line);
-    for (int i = 0; i < 300 && p.running(); ++i)
-      std::this_thread::sleep_for(10ms);
-    if (auto st = p.status(); st && WIFEXITED(*st))
-      out.exit_code = WEXITSTATUS(*st);
-    out.log = test::tail_of(log);
-    return out;
+    return f.run_cli(std::move(args));
   }
 
-  /// `keys create`: its last line's keyId and keySecret.
   std::pair<std::string, std::string> create_key(const std::string& role,
                                                  std::vector<std::string> extra = {}) {
-    std::vector<std::string> args{"keys", "create", "--dsn", f.db.dsn(), "--role", role};
-    args.insert(args.end(), extra.begin(), extra.end());
-    auto r = nodeflow(args);
-    if (r.exit_code != 0 || r.lines.empty())
-      CAF_FAIL("nodeflow keys create exited " << r.exit_code << " printing " << r.lines.size()
-                                               << " lines; its log:\n" << r.log);
-    const auto& last = r.lines.back();
-    auto id_at = last.find("keyId="), secret_at = last.find(" keySecret=");
-    CAF_REQUIRE(id_at == 0 && secret_at != std::string::npos);
-    auto id = last.substr(6, secret_at - 6);
-    auto secret = last.substr(secret_at + 11);
-    CAF_CHECK_EQUAL(secret.size(), 64u);
-    return {id, secret};
+    return f.create_key(role, std::move(extra));
   }
 
   test::http_reply token_reply(const std::string& id, const std::string& secret) {

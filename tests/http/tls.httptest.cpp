@@ -95,30 +95,12 @@ void write_file(const std::string& path, const std::string& text) {
   CAF_REQUIRE(out.good());
 }
 
-struct process_run {
-  int exit_code = -1;
-  bool said_http = false; ///< printed `http HOST:PORT`
-  std::vector<std::string> lines;
-  std::string log; ///< stderr
-};
-
-// `nodeflow ARGS...` to its end.
-process_run run_nodeflow(test::e2e_fixture& f, std::vector<std::string> args) {
-  static int runs = 0;
-  args.insert(args.begin(), NF_NODEFLOW_BIN);
-  process_run out;
-  auto log = f.dir + "/run" + std::to_string(++runs) + ".log";
-  test::child_process p{args, log, true};
-  while (auto line = p.wait_for_line("", 60s)) {
-    out.said_http = out.said_http || line->rfind("http ", 0) == 0;
-    out.lines.push_back(*line);
-  }
-  for (int i = 0; i < 500 && p.running(); ++i)
-    std::this_thread::sleep_for(10ms);
-  if (auto st = p.status(); st && WIFEXITED(*st))
-    out.exit_code = WEXITSTATUS(*st);
-  out.log = test::tail_of(log);
-  return out;
+// Whether a `nodeflow serve` run printed `http HOST:PORT`.
+bool said_http(const test::cli_run& r) {
+  for (const auto& line : r.lines)
+    if (line.rfind("http ", 0) == 0)
+      return true;
+  return false;
 }
 
 // A database and a certificate; the node is started by the fixture that needs one.
@@ -147,20 +129,15 @@ struct https_node : certificates {
     auto flags = tls_flags();
     flags.emplace_back("auth.enabled", "true");
     f.start_node(flags);
+    f.use_key(f.create_key("admin"));
     CAF_REQUIRE(f.http_port != 0);
     https = std::make_unique<test::http_client>("127.0.0.1", f.http_port, 10s, trust());
   }
 
   /// An admin key's token, through `nodeflow keys create` and POST /api/token over TLS.
   std::string admin_token() {
-    auto made = run_nodeflow(f, {"keys", "create", "--dsn", f.db.dsn(), "--role", "admin"});
-    CAF_REQUIRE_EQUAL(made.exit_code, 0);
-    CAF_REQUIRE(!made.lines.empty());
-    const auto& last = made.lines.back();
-    auto id_at = last.find("keyId="), secret_at = last.find(" keySecret=");
-    CAF_REQUIRE(id_at == 0 && secret_at != std::string::npos);
-    boost::json::object body{{"keyId", last.substr(6, secret_at - 6)},
-                             {"keySecret", last.substr(secret_at + 11)}};
+    auto [id, secret] = f.create_key("admin");
+    boost::json::object body{{"keyId", id}, {"keySecret", secret}};
     auto r = https->post("/api/token", boost::json::serialize(body));
     CAF_REQUIRE_EQUAL(r.status, 200u);
     return std::string{r.json().at("token").as_string()};
@@ -289,12 +266,12 @@ CAF_TEST(a start with a bad TLS setup fails naming the setting and the file) {
     std::vector<std::string> args{"serve",         "--dsn",       f.db.dsn(), "--port",
                                   std::to_string(test::free_port()), "--http-port", "-1"};
     args.insert(args.end(), extra.begin(), extra.end());
-    return run_nodeflow(f, args);
+    return f.run_cli(args);
   };
   auto missing_file = f.dir + "/no-such.crt";
   auto missing = serve({"--http.tls_cert_file", missing_file, "--http.tls_key_file", key_file});
   CAF_CHECK_NOT_EQUAL(missing.exit_code, 0);
-  CAF_CHECK(!missing.said_http);
+  CAF_CHECK(!said_http(missing));
   CAF_CHECK(missing.log.find("http.tls_cert_file: cannot read " + missing_file)
             != std::string::npos);
   // A key of another certificate.
@@ -302,7 +279,7 @@ CAF_TEST(a start with a bad TLS setup fails naming the setting and the file) {
   write_file(other_key, make_certificate().key);
   auto mismatch = serve({"--http.tls_cert_file", cert_file, "--http.tls_key_file", other_key});
   CAF_CHECK_NOT_EQUAL(mismatch.exit_code, 0);
-  CAF_CHECK(!mismatch.said_http);
+  CAF_CHECK(!said_http(mismatch));
   CAF_CHECK(mismatch.log.find("http.tls_key_file: " + other_key
                               + " is not the private key of the certificate")
             != std::string::npos);
@@ -315,7 +292,7 @@ CAF_TEST(a start with a bad TLS setup fails naming the setting and the file) {
   // Half a setup is refused, never served as plain HTTP.
   auto half = serve({"--http.tls_cert_file", cert_file});
   CAF_CHECK_NOT_EQUAL(half.exit_code, 0);
-  CAF_CHECK(!half.said_http);
+  CAF_CHECK(!said_http(half));
   CAF_CHECK(half.log.find("http.tls_key_file is empty but http.tls_cert_file is set")
             != std::string::npos);
   if (half.log.find("http.tls_key_file is empty") == std::string::npos)
