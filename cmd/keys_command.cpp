@@ -9,6 +9,7 @@
 #include <string>
 
 #include "cmd/cli_args.hpp"
+#include "cmd/cli_audit.hpp"
 #include "engine/auth/credentials.hpp"
 #include "proto/errors.hpp"
 #include "store/api_keys.hpp"
@@ -82,7 +83,12 @@ int create(const cli_args& args) {
     return 1;
   auto secret = engine::auth::new_secret_hex();
   k.secret_hash_hex = engine::auth::hash_secret(secret);
-  auto id = store::insert_api_key(*conn, k);
+  auto id = store::audited(
+    *conn, [&](store::connection& c) { return store::insert_api_key(c, k); },
+    [&](const std::string& made) {
+      return cli_audit_event("keys.create", "key:" + made,
+                             {{"role", k.role}, {"namespace", k.namespace_name}, {"name", k.name}});
+    });
   if (!id) {
     std::cerr << "nodeflow keys create: " << message_of(id.error()) << "\n";
     return 1;
@@ -118,7 +124,11 @@ int revoke(const cli_args& args) {
   auto conn = connect(args);
   if (!conn)
     return 1;
-  if (auto ok = store::revoke_api_key(*conn, args.positional[0]); !ok) {
+  const auto& key = args.positional[0];
+  if (auto ok = store::audited(
+        *conn, [&](store::connection& c) { return store::revoke_api_key(c, key); },
+        [&] { return cli_audit_event("keys.revoke", "key:" + key); });
+      !ok) {
     std::cerr << "nodeflow keys revoke: " << message_of(ok.error()) << "\n";
     return 1;
   }

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "cmd/cli_args.hpp"
+#include "cmd/cli_audit.hpp"
 #include "config/settings.hpp"
 #include "engine/secrets/keyring.hpp"
 #include "engine/secrets/sealing.hpp"
@@ -95,7 +96,13 @@ int put(context& c, const std::string& name) {
   auto sealed = engine::secrets::seal(*ring, ns(), name, value);
   if (!sealed)
     return fail(nf::message_of(sealed.error()));
-  auto version = store::put_secret(c.conn, *sealed);
+  auto version = store::audited(
+    c.conn, [&](store::connection& conn) { return store::put_secret(conn, *sealed); },
+    [&](int32_t v) {
+      auto e = cli_audit_event("secrets.put", "secret:" + name, {{"version", v}});
+      e.ns = ns();
+      return e;
+    });
   if (!version)
     return fail(nf::message_of(version.error()));
   std::cout << "secret " << name << " version " << *version << " (key " << sealed->key_id
@@ -115,7 +122,13 @@ int list(context& c) {
 }
 
 int remove(context& c, const std::string& name) {
-  auto removed = store::remove_secret(c.conn, ns(), name);
+  auto removed = store::audited(
+    c.conn, [&](store::connection& conn) { return store::remove_secret(conn, ns(), name); },
+    [&](bool) {
+      auto e = cli_audit_event("secrets.remove", "secret:" + name);
+      e.ns = ns();
+      return e;
+    });
   if (!removed)
     return fail(nf::message_of(removed.error()));
   if (!*removed)
@@ -137,7 +150,17 @@ int rotate(context& c) {
     caf::expected<bool> replaced{false};
     if (value) {
       auto now = engine::secrets::seal(*ring, s.ns, s.name, *value);
-      replaced = now ? store::reseal_secret(c.conn, s, *now)
+      replaced = now ? store::audited(
+                         c.conn,
+                         [&](store::connection& conn) {
+                           return store::reseal_secret(conn, s, *now);
+                         },
+                         [&](bool) {
+                           auto e = cli_audit_event("secrets.rotate", "secret:" + s.name,
+                                                    {{"key", now->key_id}});
+                           e.ns = s.ns;
+                           return e;
+                         })
                      : caf::expected<bool>{std::move(now.error())};
     } else {
       replaced = std::move(value.error());

@@ -10,6 +10,7 @@
 #include <string>
 
 #include "cmd/cli_args.hpp"
+#include "cmd/cli_audit.hpp"
 #include "engine/auth/passwords.hpp"
 #include "proto/errors.hpp"
 #include "store/users.hpp"
@@ -99,7 +100,12 @@ int create(const cli_args& args) {
   auto conn = connect("create", args);
   if (!conn)
     return 1;
-  auto id = store::insert_user(*conn, u);
+  auto id = store::audited(
+    *conn, [&](store::connection& c) { return store::insert_user(c, u); },
+    [&](const std::string&) {
+      return cli_audit_event("users.create", "user:" + u.name,
+                             {{"role", u.role}, {"namespace", u.namespace_name}});
+    });
   if (!id)
     return fail("create", message_of(id.error()));
   std::cout << "created user " << u.name << " id=" << *id << " role=" << u.role
@@ -125,7 +131,11 @@ int disable(const cli_args& args) {
   auto conn = connect("disable", args);
   if (!conn)
     return 1;
-  if (auto ok = store::disable_user(*conn, args.positional[0]); !ok)
+  const auto& name = args.positional[0];
+  if (auto ok = store::audited(
+        *conn, [&](store::connection& c) { return store::disable_user(c, name); },
+        [&] { return cli_audit_event("users.disable", "user:" + name); });
+      !ok)
     return fail("disable", message_of(ok.error()));
   std::cout << "disabled user " << args.positional[0] << "\n";
   return 0;
@@ -138,7 +148,11 @@ int passwd(const cli_args& args) {
   auto conn = connect("passwd", args);
   if (!conn)
     return 1;
-  if (auto ok = store::set_user_password(*conn, args.positional[0], *hash); !ok)
+  const auto& name = args.positional[0];
+  if (auto ok = store::audited(
+        *conn, [&](store::connection& c) { return store::set_user_password(c, name, *hash); },
+        [&] { return cli_audit_event("users.passwd", "user:" + name); });
+      !ok)
     return fail("passwd", message_of(ok.error()));
   std::cout << "new password for user " << args.positional[0] << "\n";
   return 0;

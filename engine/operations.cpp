@@ -531,14 +531,18 @@ caf::expected<std::string> namespaces(store::connection& conn, const msg::namesp
   auto row_json = [](const store::namespace_row& n) {
     return json::object{{"name", n.name}, {"createdTime", n.created_at_ms}};
   };
+  // Namespaces are the cluster's, not any one namespace's: their records name none.
+  auto audit = audit_event(r.actor, r.origin, "namespaces." + r.op, "namespace:" + r.name);
   if (r.op == "create") {
-    auto n = store::create_namespace(conn, r.name);
+    auto n = store::audited(
+      conn, [&](store::connection& c) { return store::create_namespace(c, r.name); },
+      [&](const store::namespace_row&) { return audit; });
     if (!n)
       return std::move(n.error());
     return json::serialize(row_json(*n));
   }
   if (r.op == "remove") {
-    if (auto d = store::remove_namespace(conn, r.name); !d)
+    if (auto d = store::remove_namespace(conn, r.name, &audit); !d)
       return std::move(d.error());
     return json::serialize(json::object{{"removed", r.name}});
   }

@@ -266,6 +266,9 @@ struct namespace_request {
   std::string op = "list";
   std::string name;
   std::string credential;
+  /// Who asked and through which door, for the audit record (as in workflow_command).
+  std::string actor;
+  std::string origin;
 };
 
 /// An API key presented on the client protocol; answered with a session (or
@@ -318,7 +321,8 @@ typename Inspector::result_type inspect(Inspector& f, session& x) {
 }
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, namespace_request& x) {
-  return f(caf::meta::type_name("nf::msg::namespace_request"), x.op, x.name, x.credential);
+  return f(caf::meta::type_name("nf::msg::namespace_request"), x.op, x.name, x.credential,
+           x.actor, x.origin);
 }
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, start_request& x) {

@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include <boost/json/object.hpp>
@@ -20,6 +21,7 @@
 
 #include "store/ids.hpp"
 #include "store/pg/connection.hpp"
+#include "store/pg/transaction.hpp"
 
 namespace nf::store {
 
@@ -46,6 +48,27 @@ caf::expected<void> append_audit(connection& conn, const audit_event& event);
 /// Adds the same statement to a pipeline, to go with the action's own writes in one round
 /// trip; a refused event is reported at once and nothing is added.
 caf::expected<void> add_audits(pipeline& p, const std::vector<audit_event>& events);
+
+/// Runs `action` (store calls on the connection it is given, opening no transaction of their
+/// own) and records `event_of(its result)` (`event_of()` for a result without a value) in one
+/// transaction: both commit, or neither.
+template <class F, class E>
+auto audited(connection& conn, F&& action, E&& event_of) -> decltype(action(conn)) {
+  using result_type = decltype(action(conn));
+  return perform(conn, [&](transaction& tx) -> result_type {
+    auto r = action(tx.conn());
+    if (!r)
+      return r;
+    caf::expected<void> a;
+    if constexpr (std::is_same_v<result_type, caf::expected<void>>)
+      a = append_audit(tx.conn(), event_of());
+    else
+      a = append_audit(tx.conn(), event_of(*r));
+    if (!a)
+      return std::move(a.error());
+    return r;
+  });
+}
 
 struct audit_query {
   std::optional<int64_t> since_ms;   ///< "at" >= this (ms since the epoch)

@@ -75,7 +75,8 @@ caf::expected<namespace_row> create_namespace(connection& conn, const std::strin
   return row_of(*r, 0);
 }
 
-caf::expected<void> remove_namespace(connection& conn, const std::string& name) {
+caf::expected<void> remove_namespace(connection& conn, const std::string& name,
+                                     const audit_event* audit) {
   if (name == "default")
     return make_error(errc::invalid, "name: the namespace \"default\" cannot be removed");
   return perform(conn, [&](transaction& tx) -> caf::expected<void> {
@@ -103,6 +104,9 @@ caf::expected<void> remove_namespace(connection& conn, const std::string& name) 
                         "namespace \"" + name + "\" still holds " + why + ": remove them first");
     if (auto d = tx.conn().run(remove, params::of(id)); !d)
       return std::move(d.error());
+    if (audit)
+      if (auto a = append_audit(tx.conn(), *audit); !a)
+        return a;
     return caf::expected<void>{};
   });
 }

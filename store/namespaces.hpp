@@ -10,6 +10,7 @@
 
 #include <caf/expected.hpp>
 
+#include "store/audit.hpp"
 #include "store/ids.hpp"
 #include "store/pg/connection.hpp"
 
@@ -34,6 +35,8 @@ caf::expected<namespace_row> create_namespace(connection& conn, const std::strin
 /// that it holds no definitions and no running or paused execution (`conflict` naming
 /// which); "default" is never removed (`invalid`). Its finished executions stay, unreachable:
 /// no request can name the removed id again (a namespace made anew gets a new id).
-caf::expected<void> remove_namespace(connection& conn, const std::string& name);
+/// With `audit`, the removal's audit record is written in its transaction.
+caf::expected<void> remove_namespace(connection& conn, const std::string& name,
+                                     const audit_event* audit = nullptr);
 
 } // namespace nf::store

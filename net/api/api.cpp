@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <unordered_map>
 #include <vector>
 
 #include <boost/json.hpp>
@@ -66,6 +67,13 @@ struct api_state {
     caf::actor_clock::time_point read;
   };
   std::map<std::string, known_namespace> namespaces;
+  /// Tokens checked lately, by token: a worker's stream of polls and reports presents one
+  /// token, checked once per `holder_ttl` instead of once per request.
+  struct checked_token {
+    holder who;
+    caf::actor_clock::time_point at;
+  };
+  std::unordered_map<std::string, checked_token> checked;
   /// Logins waiting for the checker (credentials.hpp), which answers on a thread of its own.
   std::map<uint64_t, caf::typed_response_promise<msg::session>> logins;
   uint64_t next_login = 1;
@@ -134,6 +142,24 @@ bool from_network(api_pointer self) {
   return !sender || dynamic_cast<caf::actor_proxy*>(sender->get()) != nullptr;
 }
 
+// How long a token's check stands: a revoked key's tokens are refused within this plus the
+// checker's own refresh (auth.key_refresh_ms).
+constexpr auto holder_ttl = std::chrono::seconds{1};
+
+// Who holds `token`, as the checker said within holder_ttl.
+const holder& holder_of(api_pointer self, const std::string& token) {
+  auto& checked = self->state.checked;
+  auto now = self->clock().now();
+  auto it = checked.find(token);
+  if (it != checked.end() && now - it->second.at < holder_ttl)
+    return it->second.who;
+  if (checked.size() >= 4096) // many clients at once: start again rather than grow
+    checked.clear();
+  auto& slot = checked[token];
+  slot = {self->state.opts.auth->holder_of(token), now};
+  return slot.who;
+}
+
 // The door's check of a request before anything reads it. From this process (the HTTP
 // door, which authenticated it; an embedding test) a request is taken as it says. From
 // another one its credential decides who sends it, whether that holder's role may do it
@@ -161,7 +187,7 @@ caf::error admit(api_pointer self, Msg& m, access needs, const char* what) {
     }
     return {};
   }
-  auto h = auth->holder_of(m.credential);
+  const auto& h = holder_of(self, m.credential);
   if (!h.ok)
     return nf::make_error(nf::errc::unauthenticated, std::string{what} + ": " + h.refusal);
   if (!role_allows(h.role, needs))

@@ -13,21 +13,20 @@
 
 namespace nf::net::web {
 
-template <class Message, class = void>
-struct names_its_sender : std::false_type {};
-template <class Message>
-struct names_its_sender<Message, std::void_t<decltype(std::declval<Message&>().actor)>>
-  : std::true_type {};
-
-/// Also who sent an administrative request and from where, for its audit record
+/// Who sent an administrative request and from where, for its audit record
 /// (store/audit.hpp): the api trusts these fields only from this process.
+template <class Message>
+Message signed_by(const exchange_ptr& ex, Message m) {
+  m.actor = ex->who().subject;
+  m.origin = "http " + ex->remote();
+  return m;
+}
+
 template <class Message>
 Message scoped(const exchange_ptr& ex, Message m) {
   m.namespace_id = ex->who().namespace_name;
-  if constexpr (names_its_sender<Message>::value) {
-    m.actor = ex->who().subject;
-    m.origin = "http " + ex->remote();
-  }
+  if constexpr (msg::names_its_sender<Message>::value)
+    m = signed_by(ex, std::move(m));
   return m;
 }
 

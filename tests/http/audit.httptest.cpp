@@ -7,6 +7,12 @@
 
 #include <caf/test/dsl.hpp>
 
+#include <cstdlib>
+#include <fstream>
+#include <iterator>
+
+#include <sys/wait.h>
+
 #include <boost/json.hpp>
 
 #include "tests/e2e/e2e_fixture.hpp"
@@ -220,6 +226,77 @@ CAF_TEST(GET api audit pages oldest first and filters by action and time) {
   CAF_CHECK_EQUAL(http->get("/api/audit?limit=0").status, 400u);
   CAF_CHECK_EQUAL(http->get("/api/audit?cursor=nope").status, 400u);
   CAF_CHECK_EQUAL(http->get("/api/audit?since=-1").status, 400u);
+}
+
+// `nodeflow ARGS` through the shell, `input` on its stdin; its exit code, its output in `out`.
+int shell(test::e2e_fixture& f, const std::string& args, const std::string& input,
+          std::string& out) {
+  static int runs = 0;
+  auto n = std::to_string(++runs);
+  auto in_file = f.dir + "/audit-in" + n, out_file = f.dir + "/audit-out" + n;
+  std::ofstream(in_file) << input;
+  auto cmd = std::string{NF_NODEFLOW_BIN} + " " + args + " < " + in_file + " > " + out_file
+             + " 2>&1";
+  int status = std::system(cmd.c_str());
+  std::ifstream in{out_file};
+  out.assign(std::istreambuf_iterator<char>{in}, std::istreambuf_iterator<char>{});
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+CAF_TEST(namespaces keys users and secrets leave one record each and none of their secrets) {
+  const auto dsn = " --dsn '" + f.db.dsn() + "'";
+  CAF_REQUIRE_EQUAL(http->post("/api/namespaces", R"({"name":"gamma"})").status, 201u);
+  CAF_REQUIRE_EQUAL(http->request("DELETE", "/api/namespaces/gamma").status, 200u);
+  auto [key_id, key_secret] = f.create_key("reader");
+  std::string out;
+  CAF_REQUIRE_EQUAL(shell(f, "keys revoke " + key_id + dsn, "", out), 0);
+  const std::string password = "correct horse battery staple";
+  CAF_REQUIRE_EQUAL(shell(f, "users create ann --role reader" + dsn, password + "\n", out), 0);
+  CAF_REQUIRE_EQUAL(shell(f, "users passwd ann" + dsn, password + "!\n", out), 0);
+  CAF_REQUIRE_EQUAL(shell(f, "users disable ann" + dsn, "", out), 0);
+  auto key_file = f.dir + "/master.key";
+  CAF_REQUIRE_EQUAL(std::system((std::string{NF_NODEFLOW_BIN} + " secrets keygen > " + key_file)
+                                  .c_str()),
+                    0);
+  const std::string sealed_value = "s3cr3t-value-for-the-audit";
+  auto with_key = " --secrets.master_key_file " + key_file + dsn;
+  CAF_REQUIRE_EQUAL(shell(f, "secrets put API_TOKEN" + with_key, sealed_value + "\n", out), 0);
+  CAF_REQUIRE_EQUAL(shell(f, "secrets remove API_TOKEN" + with_key, "", out), 0);
+  struct expected_row {
+    const char* action;
+    std::string target;
+    const char* door; ///< the origin's first word
+    bool in_default;  ///< recorded in "default" (else outside any namespace)
+  };
+  for (const auto& e : std::vector<expected_row>{
+         {"namespaces.create", "namespace:gamma", "http", false},
+         {"namespaces.remove", "namespace:gamma", "http", false},
+         {"keys.create", "key:" + key_id, "cli", false},
+         {"keys.revoke", "key:" + key_id, "cli", false},
+         {"users.create", "user:ann", "cli", false},
+         {"users.passwd", "user:ann", "cli", false},
+         {"users.disable", "user:ann", "cli", false},
+         {"secrets.put", "secret:API_TOKEN", "cli", true},
+         {"secrets.remove", "secret:API_TOKEN", "cli", true}}) {
+    auto r = f.sql(R"(SELECT "actor", "origin", coalesce("namespace", '') AS ns
+                        FROM "AuditEvents" WHERE "action" = $1 AND "target" = $2)",
+                   store::params::of(std::string{e.action}, e.target));
+    CAF_CHECK_EQUAL(r.rows(), 1);
+    if (r.rows() != 1) {
+      CAF_MESSAGE(e.action << " on " << e.target << ": " << r.rows() << " rows");
+      continue;
+    }
+    auto origin = r.str(0, r.column_named("origin"));
+    CAF_CHECK(origin.rfind(std::string{e.door} + " ", 0) == 0);
+    if (std::string{e.door} == "cli")
+      CAF_CHECK(r.str(0, r.column_named("actor")).rfind("cli:", 0) == 0);
+    CAF_CHECK_EQUAL(r.str(0, r.column_named("ns")), e.in_default ? "default" : "");
+  }
+  // Columns by name: no secret, password or hash reaches the record.
+  auto all = f.scalar(R"(SELECT string_agg("AuditEvents"::text, '|') FROM "AuditEvents")");
+  for (const auto& secret : {key_secret, password, sealed_value})
+    CAF_CHECK(all.find(secret) == std::string::npos);
+  CAF_CHECK(all.find("$argon2id$") == std::string::npos);
 }
 
 CAF_TEST_FIXTURE_SCOPE_END()

@@ -6,6 +6,7 @@
 #include <boost/json.hpp>
 
 #include "net/web/routes/routes.hpp"
+#include "net/web/scope.hpp"
 
 namespace nf::net::web {
 
@@ -27,7 +28,7 @@ bool admin(const exchange_ptr& ex) {
 void ask_namespaces(gateway* api, const exchange_ptr& ex, msg::namespace_request r,
                     unsigned status) {
   api->ask<std::string>([ex, status](std::string& t) { answer_json(ex, status, t); },
-                        [ex](caf::error& e) { ex->fail(e); }, namespaces_atom_v, std::move(r));
+                        [ex](caf::error& e) { ex->fail(e); }, namespaces_atom_v, signed_by(ex, std::move(r)));
 }
 
 } // namespace
