@@ -467,27 +467,8 @@ caf::expected<outcome> drop_executions(connection& conn, const managed_table& t,
   return kept ? outcome::kept : outcome::done;
 }
 
-caf::expected<outcome> drop_events(connection& conn, const managed_table& t,
-                                   const range_partition& p) {
-  // A workflow still running keeps every event month since its start.
-  auto active = exists_flag(conn, active_started_before, params::of(to_seconds(p.hi)));
-  if (!active)
-    return std::move(active.error());
-  if (*active)
-    return outcome::kept;
-  auto r = perform(conn, [&](transaction& tx) -> caf::expected<void> {
-    if (auto l = lock_for_drop(tx.conn(), t); !l)
-      return l;
-    return drop_table(tx.conn(), p);
-  });
-  if (!r)
-    return is_lost_drop_race(r.error()) ? caf::expected<outcome>{outcome::lost_race}
-                                        : caf::expected<outcome>{std::move(r.error())};
-  return outcome::done;
-}
-
-// An audit month past retention: nothing still running needs it, and DROP TABLE is the one
-// way its rows leave (no row trigger fires on it).
+// A month dropped whole (an audit month past retention, or an events month nothing running
+// needs): DROP TABLE is the one way its rows leave (no row trigger fires on it).
 caf::expected<outcome> drop_whole(connection& conn, const managed_table& t,
                                   const range_partition& p) {
   auto r = perform(conn, [&](transaction& tx) -> caf::expected<void> {
@@ -499,6 +480,17 @@ caf::expected<outcome> drop_whole(connection& conn, const managed_table& t,
     return is_lost_drop_race(r.error()) ? caf::expected<outcome>{outcome::lost_race}
                                         : caf::expected<outcome>{std::move(r.error())};
   return outcome::done;
+}
+
+caf::expected<outcome> drop_events(connection& conn, const managed_table& t,
+                                   const range_partition& p) {
+  // A workflow still running keeps every event month since its start.
+  auto active = exists_flag(conn, active_started_before, params::of(to_seconds(p.hi)));
+  if (!active)
+    return std::move(active.error());
+  if (*active)
+    return outcome::kept;
+  return drop_whole(conn, t, p);
 }
 
 } // namespace

@@ -27,14 +27,8 @@ using namespace std::chrono_literals;
 
 namespace {
 
-const std::vector<std::string> roles{"reader", "worker", "operator", "admin"};
-
-int rank_of(const std::string& role) {
-  for (size_t i = 0; i < roles.size(); ++i)
-    if (roles[i] == role)
-      return static_cast<int>(i);
-  return -1;
-}
+using test::rank_of;
+using test::roles;
 
 bool refused_as(const caf::error& err, errc code) {
   return err && nf::is_nodeflow_error(err) && nf::code_of(err) == code;

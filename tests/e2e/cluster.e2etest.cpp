@@ -15,17 +15,6 @@ namespace {
 
 constexpr int partitions = 16; // the suites' default engine.partitions
 
-/// The address ("Nodes"."address") that holds each partition's live lease.
-std::map<int, std::string> owners(test::e2e_fixture& f) {
-  auto r = f.sql(R"(SELECT l."partition", n."address" FROM "PartitionLeases" l
-                      JOIN "Nodes" n ON n."id" = l."nodeId"
-                     WHERE l."expiresAt" > now() AND n."stoppedAt" IS NULL)");
-  std::map<int, std::string> out;
-  for (int i = 0; i < r.rows(); ++i)
-    out[static_cast<int>(r.i64(i, 0))] = r.str(i, 1);
-  return out;
-}
-
 } // namespace
 
 // docs/engine.md §2: a worker may talk to any node. Two nodes share the sixteen
@@ -49,7 +38,7 @@ CAF_TEST(a worker connected to one node serves the workflows and queues of anoth
   auto addr2 = "127.0.0.1:" + std::to_string(port2);
   // Both nodes hold their share, and each has heard who owns what (a heartbeat later).
   CAF_REQUIRE(f.await([&] {
-    auto o = owners(f);
+    auto o = f.partition_owners();
     int one = 0, two = 0;
     for (const auto& [p, a] : o) {
       one += a == addr1;
@@ -60,7 +49,7 @@ CAF_TEST(a worker connected to one node serves the workflows and queues of anoth
   std::this_thread::sleep_for(1s);
 
   // One queue leased on each node.
-  auto o = owners(f);
+  auto o = f.partition_owners();
   std::string on1, on2;
   for (int i = 0; i < 64 && (on1.empty() || on2.empty()); ++i) {
     auto q = "cluster_q" + std::to_string(i);

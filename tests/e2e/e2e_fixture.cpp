@@ -253,6 +253,16 @@ bool e2e_fixture::stop_node() {
   return WIFEXITED(st) && WEXITSTATUS(st) == 0;
 }
 
+std::map<int, std::string> e2e_fixture::partition_owners() {
+  auto r = sql(R"(SELECT l."partition", n."address" FROM "PartitionLeases" l
+                    JOIN "Nodes" n ON n."id" = l."nodeId"
+                   WHERE l."expiresAt" > now() AND n."stoppedAt" IS NULL)");
+  std::map<int, std::string> out;
+  for (int i = 0; i < r.rows(); ++i)
+    out[static_cast<int>(r.i64(i, 0))] = r.str(i, 1);
+  return out;
+}
+
 cli_run e2e_fixture::run_cli(std::vector<std::string> args) {
   args.insert(args.begin(), NF_NODEFLOW_BIN);
   cli_run out;
@@ -266,6 +276,18 @@ cli_run e2e_fixture::run_cli(std::vector<std::string> args) {
     out.exit_code = WEXITSTATUS(*st);
   out.log = tail_of(log);
   return out;
+}
+
+int e2e_fixture::run_shell(const std::string& args, const std::string& input, std::string& out) {
+  auto n = std::to_string(++cli_runs_);
+  auto in_file = dir + "/shell-in" + n, out_file = dir + "/shell-out" + n;
+  std::ofstream(in_file) << input;
+  auto cmd = std::string{NF_NODEFLOW_BIN} + " " + args + " < " + in_file + " > " + out_file
+             + " 2>&1";
+  int status = std::system(cmd.c_str());
+  std::remove(in_file.c_str());
+  out = read_file(out_file);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
 std::pair<std::string, std::string> e2e_fixture::create_key(const std::string& role,

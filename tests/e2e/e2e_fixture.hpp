@@ -8,6 +8,7 @@
 #include <atomic>
 #include <chrono>
 #include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -84,6 +85,17 @@ private:
 /// Output = input: the `nodeflow worker --behavior echo` of the in-test workers.
 task_handler echo_handler();
 
+/// A key's roles, least first: each may do what the ones before it may.
+inline const std::vector<std::string> roles{"reader", "worker", "operator", "admin"};
+
+/// A role's place in `roles` (-1 for none).
+inline int rank_of(const std::string& role) {
+  for (size_t i = 0; i < roles.size(); ++i)
+    if (roles[i] == role)
+      return static_cast<int>(i);
+  return -1;
+}
+
 /// A `nodeflow` command run to its end: exit code, stdout lines, stderr's tail.
 struct cli_run {
   int exit_code = -1;
@@ -118,6 +130,9 @@ struct e2e_fixture {
 
   /// `nodeflow ARGS...` to its end (30 s at most), its stderr in a log of its own.
   cli_run run_cli(std::vector<std::string> args);
+  /// `nodeflow ARGS` through the shell (ARGS quoted as the shell needs), `input` on its stdin;
+  /// its exit code, its stdout and stderr in `out`.
+  int run_shell(const std::string& args, const std::string& input, std::string& out);
   /// `nodeflow keys create --role ROLE EXTRA...` against the test database: the key id and
   /// secret of its last line (aborts the test on an error).
   std::pair<std::string, std::string> create_key(const std::string& role,
@@ -150,6 +165,9 @@ struct e2e_fixture {
   store::result sql(const std::string& text, const store::params& p = {});
   std::string scalar(const std::string& text, const store::params& p = {});
   int64_t count(const std::string& text, const store::params& p = {});
+
+  /// The address ("Nodes"."address") that holds each partition's live lease.
+  std::map<int, std::string> partition_owners();
 
   /// Workflows whose history has a gap, a repeat or does not start at 1.
   int64_t workflows_with_history_gaps();

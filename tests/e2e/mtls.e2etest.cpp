@@ -18,16 +18,6 @@ namespace {
 
 constexpr int partitions = 16; // the suites' default engine.partitions
 
-std::map<int, std::string> owners(test::e2e_fixture& f) {
-  auto r = f.sql(R"(SELECT l."partition", n."address" FROM "PartitionLeases" l
-                      JOIN "Nodes" n ON n."id" = l."nodeId"
-                     WHERE l."expiresAt" > now() AND n."stoppedAt" IS NULL)");
-  std::map<int, std::string> out;
-  for (int i = 0; i < r.rows(); ++i)
-    out[static_cast<int>(r.i64(i, 0))] = r.str(i, 1);
-  return out;
-}
-
 std::string slurp(const std::string& path) {
   std::ifstream in{path};
   std::stringstream s;
@@ -93,7 +83,7 @@ CAF_TEST(nodes talk over mutual TLS and refuse peers without a cluster certifica
   auto addr1 = "127.0.0.1:" + std::to_string(cluster1);
   auto addr2 = "127.0.0.1:" + std::to_string(cluster2);
   CAF_REQUIRE(f.await([&] {
-    auto o = owners(f);
+    auto o = f.partition_owners();
     int one = 0, two = 0;
     for (const auto& [p, a] : o) {
       one += a == addr1;
@@ -117,7 +107,7 @@ CAF_TEST(nodes talk over mutual TLS and refuse peers without a cluster certifica
     CAF_CHECK_EQUAL(member, "obtained");
   }
 
-  auto o = owners(f);
+  auto o = f.partition_owners();
   std::string on1, on2;
   for (int i = 0; i < 64 && (on1.empty() || on2.empty()); ++i) {
     auto q = "mtls_q" + std::to_string(i);

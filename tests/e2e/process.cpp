@@ -139,11 +139,15 @@ bool child_process::running() {
   return true;
 }
 
-std::string tail_of(const std::string& path, size_t max_bytes) {
+std::string read_file(const std::string& path) {
   std::ifstream in{path, std::ios::binary};
   std::stringstream buf;
   buf << in.rdbuf();
-  auto s = buf.str();
+  return buf.str();
+}
+
+std::string tail_of(const std::string& path, size_t max_bytes) {
+  auto s = read_file(path);
   return s.size() <= max_bytes ? s : "…" + s.substr(s.size() - max_bytes);
 }
 

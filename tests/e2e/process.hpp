@@ -51,5 +51,7 @@ private:
 
 /// The last `max_bytes` of a file, for a failure message.
 std::string tail_of(const std::string& path, size_t max_bytes = 4000);
+/// The whole file ("" when it cannot be read).
+std::string read_file(const std::string& path);
 
 } // namespace nf::test

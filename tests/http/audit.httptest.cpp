@@ -8,10 +8,6 @@
 #include <caf/test/dsl.hpp>
 
 #include <cstdlib>
-#include <fstream>
-#include <iterator>
-
-#include <sys/wait.h>
 
 #include <boost/json.hpp>
 
@@ -228,40 +224,25 @@ CAF_TEST(GET api audit pages oldest first and filters by action and time) {
   CAF_CHECK_EQUAL(http->get("/api/audit?since=-1").status, 400u);
 }
 
-// `nodeflow ARGS` through the shell, `input` on its stdin; its exit code, its output in `out`.
-int shell(test::e2e_fixture& f, const std::string& args, const std::string& input,
-          std::string& out) {
-  static int runs = 0;
-  auto n = std::to_string(++runs);
-  auto in_file = f.dir + "/audit-in" + n, out_file = f.dir + "/audit-out" + n;
-  std::ofstream(in_file) << input;
-  auto cmd = std::string{NF_NODEFLOW_BIN} + " " + args + " < " + in_file + " > " + out_file
-             + " 2>&1";
-  int status = std::system(cmd.c_str());
-  std::ifstream in{out_file};
-  out.assign(std::istreambuf_iterator<char>{in}, std::istreambuf_iterator<char>{});
-  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-}
-
 CAF_TEST(namespaces keys users and secrets leave one record each and none of their secrets) {
   const auto dsn = " --dsn '" + f.db.dsn() + "'";
   CAF_REQUIRE_EQUAL(http->post("/api/namespaces", R"({"name":"gamma"})").status, 201u);
   CAF_REQUIRE_EQUAL(http->request("DELETE", "/api/namespaces/gamma").status, 200u);
   auto [key_id, key_secret] = f.create_key("reader");
   std::string out;
-  CAF_REQUIRE_EQUAL(shell(f, "keys revoke " + key_id + dsn, "", out), 0);
+  CAF_REQUIRE_EQUAL(f.run_shell("keys revoke " + key_id + dsn, "", out), 0);
   const std::string password = "correct horse battery staple";
-  CAF_REQUIRE_EQUAL(shell(f, "users create ann --role reader" + dsn, password + "\n", out), 0);
-  CAF_REQUIRE_EQUAL(shell(f, "users passwd ann" + dsn, password + "!\n", out), 0);
-  CAF_REQUIRE_EQUAL(shell(f, "users disable ann" + dsn, "", out), 0);
+  CAF_REQUIRE_EQUAL(f.run_shell("users create ann --role reader" + dsn, password + "\n", out), 0);
+  CAF_REQUIRE_EQUAL(f.run_shell("users passwd ann" + dsn, password + "!\n", out), 0);
+  CAF_REQUIRE_EQUAL(f.run_shell("users disable ann" + dsn, "", out), 0);
   auto key_file = f.dir + "/master.key";
   CAF_REQUIRE_EQUAL(std::system((std::string{NF_NODEFLOW_BIN} + " secrets keygen > " + key_file)
                                   .c_str()),
                     0);
   const std::string sealed_value = "s3cr3t-value-for-the-audit";
   auto with_key = " --secrets.master_key_file " + key_file + dsn;
-  CAF_REQUIRE_EQUAL(shell(f, "secrets put API_TOKEN" + with_key, sealed_value + "\n", out), 0);
-  CAF_REQUIRE_EQUAL(shell(f, "secrets remove API_TOKEN" + with_key, "", out), 0);
+  CAF_REQUIRE_EQUAL(f.run_shell("secrets put API_TOKEN" + with_key, sealed_value + "\n", out), 0);
+  CAF_REQUIRE_EQUAL(f.run_shell("secrets remove API_TOKEN" + with_key, "", out), 0);
   struct expected_row {
     const char* action;
     std::string target;

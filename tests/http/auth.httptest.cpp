@@ -27,14 +27,8 @@ namespace {
 
 using cli_run = test::cli_run;
 
-const std::vector<std::string> roles{"reader", "worker", "operator", "admin"};
-
-int rank_of(const std::string& role) {
-  for (size_t i = 0; i < roles.size(); ++i)
-    if (roles[i] == role)
-      return static_cast<int>(i);
-  return -1;
-}
+using test::rank_of;
+using test::roles;
 
 struct fixture {
   test::e2e_fixture f{"http_auth"};

@@ -34,12 +34,7 @@ const std::string api_token = "tok-5ecret-Az81-value";   // sent by the HTTP tas
 const std::string card_token = "card-9f3c-PAN-4111-xyz"; // returned by the worker
 const std::string sink_key = "sink-signing-key";
 
-std::string read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+using test::read_file;
 
 size_t occurrences(const std::string& text, const std::string& needle) {
   size_t n = 0;

@@ -29,17 +29,11 @@ namespace {
 
 const std::string password = "correct-horse-Battery-9";
 
-std::string read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+using test::read_file;
 
 struct fixture {
   test::e2e_fixture f{"http_users"};
   std::unique_ptr<test::http_client> http;
-  int runs = 0;
 
   fixture() {
     f.start_node({{"auth.enabled", "true"}, {"auth.key_refresh_ms", "300"}});
@@ -50,15 +44,7 @@ struct fixture {
   /// `nodeflow users ARGS --dsn DSN` with `input` on stdin; exit code, stdout and stderr
   /// in `out`.
   int cli(const std::string& args, std::string& out, const std::string& input = {}) {
-    auto n = std::to_string(++runs);
-    auto in_file = f.dir + "/users-in" + n, out_file = f.dir + "/users-out" + n;
-    std::ofstream(in_file) << input;
-    std::string cmd = std::string{NF_NODEFLOW_BIN} + " users " + args + " --dsn '" + f.db.dsn()
-                      + "' < " + in_file + " > " + out_file + " 2>&1";
-    int status = std::system(cmd.c_str());
-    std::remove(in_file.c_str());
-    out = read_file(out_file);
-    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    return f.run_shell("users " + args + " --dsn '" + f.db.dsn() + "'", input, out);
   }
 
   void create_user(const std::string& name, const std::string& role,
