@@ -11,6 +11,7 @@
 
 #include "cmd/cli_args.hpp"
 #include "engine/audit_trail.hpp"
+#include "net/web/conductor_shapes.hpp"
 #include "proto/errors.hpp"
 
 namespace nf::cmd {
@@ -40,17 +41,6 @@ std::optional<int64_t> parse_since(const std::string& s) {
       return static_cast<int64_t>(timegm(&tm)) * 1000;
   }
   return std::nullopt;
-}
-
-std::string utc(int64_t ms) {
-  std::time_t t = static_cast<std::time_t>(ms / 1000);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%S", &tm);
-  char out[48];
-  std::snprintf(out, sizeof out, "%s.%03dZ", buf, static_cast<int>(ms % 1000));
-  return out;
 }
 
 std::string text_of(const json::value& v) {
@@ -108,7 +98,8 @@ int run_audit_command(int argc, char** argv) {
   auto v = json::parse(*page);
   for (const auto& e : v.as_object().at("events").as_array()) {
     const auto& o = e.as_object();
-    std::cout << utc(o.at("at").to_number<int64_t>()) << "  " << text_of(o.at("actor")) << "  "
+    std::cout << net::web::iso_utc(o.at("at").to_number<int64_t>()) << "  "
+              << text_of(o.at("actor")) << "  "
               << text_of(o.at("origin")) << "  " << text_of(o.at("action")) << "  "
               << text_of(o.at("target")) << "  ns=" << text_of(o.at("namespace")) << "  "
               << json::serialize(o.at("details")) << "\n";
