@@ -264,13 +264,15 @@ int run_serve_command(int argc, char** argv) {
   actors::node_options node_opts;
   node_opts.dsn = cfg->dsn;
   node_opts.settings = settings;
-  node_opts.peers = std::make_shared<net::middleman_peers>(cluster_bound.has_value());
   node_opts.http = std::make_shared<http::beast_client>(cfg->egress);
   if (auth)
     node_opts.peer_credential = auth->node_credential();
   node_opts.advertise = !settings.get(config::keys::node_advertise).empty()
                           ? settings.get(config::keys::node_advertise)
                           : host + ":" + std::to_string(cluster_bound ? *cluster_bound : *bound);
+  node_opts.peers = std::make_shared<net::middleman_peers>(
+    cluster_bound.has_value(), node_opts.advertise, caf::actor_cast<caf::actor>(api),
+    node_opts.peer_credential);
   auto node = actors::spawn_node(sys, node_opts);
   net::attach_node(api, node);
   caf::scoped_actor self{sys};

@@ -394,7 +394,12 @@ caf::behavior node_behavior(node_actor* self, node_options opt) {
     [=](poll_atom, const msg::poll_request& m) { return to_lessor(self, false, m); },
     [=](owners_atom, std::vector<std::string> owners) {
       self->state.owners = std::move(owners);
+      self->state.opt.peers->owners_known(self, self->state.owners);
       start_runner(self);
+    },
+    // Another node opened the link to this one and introduced its api (peer_links.hpp).
+    [=](peer_atom, const std::string& address, const caf::actor& peer) {
+      self->state.opt.peers->adopt(self, address, peer);
     },
     // Forwarded by another node: served here or answered `unavailable`, never passed on.
     [=](forward_atom, const msg::task_result& m) {

@@ -8,6 +8,7 @@
 
 #include <functional>
 #include <string>
+#include <vector>
 
 #include <caf/actor.hpp>
 #include <caf/fwd.hpp>
@@ -31,6 +32,20 @@ public:
 
   /// A monitored peer went down: true if it was one of ours.
   virtual bool forget(const caf::actor_addr& who) = 0;
+
+  /// The owners of the partitions as membership last said (addresses, "" = none): the links
+  /// this node is the one to open are opened now.
+  virtual void owners_known(caf::event_based_actor* self, const std::vector<std::string>& owners) {
+    (void)self;
+    (void)owners;
+  }
+
+  /// The node at `address` opened the link between the two and introduced its api, `peer`.
+  virtual void adopt(caf::event_based_actor* self, const std::string& address, caf::actor peer) {
+    (void)self;
+    (void)address;
+    (void)peer;
+  }
 };
 
 /// A node that links to no other (one process alone, tests): every link fails at once, so

@@ -38,7 +38,8 @@ using api_actor = client_api::extend<
   caf::replies_to<forward_atom, msg::poll_request>::with<std::vector<msg::leased_task>>,
   caf::reacts_to<forward_atom, work_atom, std::string, std::string>,
   caf::reacts_to<forward_atom, decide_atom, int16_t, std::string>,
-  caf::reacts_to<login_atom, uint64_t, msg::session, std::string>>;
+  caf::reacts_to<login_atom, uint64_t, msg::session, std::string>,
+  caf::reacts_to<forward_atom, peer_atom, std::string, caf::actor, std::string>>;
 
 // An events request waiting for its first new event.
 struct pending_events {
@@ -735,6 +736,12 @@ api_actor::behavior_type api(api_pointer self, api_options opts) {
     [self](forward_atom, work_atom, std::string& queue, std::string& credential) {
       if (!admit_peer(self, credential, "forwarded work hint") && self->state.opts.node)
         caf::anon_send(self->state.opts.node, forward_atom_v, work_atom_v, std::move(queue));
+    },
+    // A node that opened the link to this one introduces its api (net/cluster/middleman_peers).
+    [self](forward_atom, peer_atom, std::string& address, caf::actor& peer,
+           std::string& credential) {
+      if (!admit_peer(self, credential, "peer introduction") && self->state.opts.node)
+        caf::anon_send(self->state.opts.node, peer_atom_v, std::move(address), std::move(peer));
     },
     [self](forward_atom, decide_atom, int16_t shard, std::string& credential) {
       if (!admit_peer(self, credential, "forwarded decide hint") && self->state.opts.node)

@@ -9,6 +9,7 @@
 #include <spdlog/logger.h>
 
 #include "config/folder_logger.hpp"
+#include "proto/type_ids.hpp"
 
 namespace nf::net {
 
@@ -18,6 +19,14 @@ constexpr auto connect_timeout = std::chrono::seconds{5};
 
 } // namespace
 
+void middleman_peers::settle(const std::string& address, const caf::actor* peer) {
+  auto fs = std::move(opening_[address]);
+  opening_.erase(address);
+  awaited_since_.erase(address);
+  for (auto& g : fs)
+    g(peer);
+}
+
 void middleman_peers::with(caf::event_based_actor* self, const std::string& address, ready_fn f) {
   if (auto it = open_.find(address); it != open_.end()) {
     f(&it->second);
@@ -25,15 +34,28 @@ void middleman_peers::with(caf::event_based_actor* self, const std::string& addr
   }
   auto& waiting = opening_[address];
   waiting.push_back(std::move(f));
+  if (!dials(address)) {
+    // The peer opens this link; requests wait for it up to connect_timeout.
+    auto now = std::chrono::steady_clock::now();
+    auto [since, fresh] = awaited_since_.emplace(address, now);
+    if (!fresh && now - since->second > connect_timeout) {
+      folder_logger("node")->warn("peer_unreachable address={} error=\"it has not linked to "
+                                  "this node\"",
+                                  address);
+      settle(address, nullptr);
+    }
+    return;
+  }
   if (waiting.size() > 1)
     return; // already opening
+  dial(self, address);
+}
+
+void middleman_peers::dial(caf::event_based_actor* self, const std::string& address) {
   auto colon = address.rfind(':');
   auto fail_all = [this, address](const std::string& why) {
     folder_logger("node")->warn("peer_unreachable address={} error=\"{}\"", address, why);
-    auto fs = std::move(opening_[address]);
-    opening_.erase(address);
-    for (auto& g : fs)
-      g(nullptr);
+    settle(address, nullptr);
   };
   int port = colon == std::string::npos ? 0 : std::atoi(address.c_str() + colon + 1);
   if (port <= 0 || port > 65535) {
@@ -54,22 +76,41 @@ void middleman_peers::with(caf::event_based_actor* self, const std::string& addr
           return;
         }
         auto peer = caf::actor_cast<caf::actor>(ptr);
+        // Introduces this node's api over the link, so the peer never dials back.
+        if (api_)
+          self->send(peer, forward_atom_v, peer_atom_v, self_address_, api_, credential_);
         self->monitor(peer);
         auto& slot = open_[address] = peer;
         folder_logger("node")->info("peer_linked address={}", address);
-        auto fs = std::move(opening_[address]);
-        opening_.erase(address);
-        for (auto& g : fs)
-          g(&slot);
+        settle(address, &slot);
       },
       [fail_all](caf::error& err) { fail_all(caf::to_string(err)); });
 }
 
+void middleman_peers::owners_known(caf::event_based_actor* self,
+                                   const std::vector<std::string>& owners) {
+  for (const auto& a : owners)
+    if (!a.empty() && a != self_address_ && dials(a))
+      open_or_start(self, a);
+}
+
+void middleman_peers::adopt(caf::event_based_actor* self, const std::string& address,
+                            caf::actor peer) {
+  if (!peer || address == self_address_ || dials(address))
+    return; // this node opens that link itself
+  if (auto it = open_.find(address); it != open_.end() && it->second == peer)
+    return;
+  self->monitor(peer);
+  auto& slot = open_[address] = std::move(peer);
+  folder_logger("node")->info("peer_linked address={} (it opened the link)", address);
+  settle(address, &slot);
+}
+
 const caf::actor* middleman_peers::open_or_start(caf::event_based_actor* self,
-                                            const std::string& address) {
+                                                 const std::string& address) {
   if (auto it = open_.find(address); it != open_.end())
     return &it->second;
-  if (opening_.count(address) == 0)
+  if (opening_.count(address) == 0 && dials(address))
     with(self, address, [](const caf::actor*) {});
   return nullptr;
 }
