@@ -524,14 +524,15 @@ api_actor::behavior_type api(api_pointer self, api_options opts) {
       auto id = self->state.next_login++;
       auto rp = self->make_response_promise<msg::session>();
       self->state.logins.emplace(id, rp);
-      auth->login(std::move(r.key_id), std::move(r.key_secret),
-                  [api = caf::actor_cast<caf::actor>(self), id](holder h, std::string token,
-                                                                int64_t expires) {
-                    msg::session s{std::move(token), expires, h.role, h.namespace_name};
-                    // As the api itself: it takes this answer only from this process.
-                    caf::send_as(api, api, login_atom_v, id, std::move(s),
-                                 h.ok ? std::string{} : h.refusal);
-                  });
+      auth->session_for_key(
+        std::move(r.key_id), std::move(r.key_secret),
+        [api = caf::actor_cast<caf::actor>(self), id](holder h, std::string token,
+                                                      int64_t expires) {
+          msg::session s{std::move(token), expires, h.role, h.namespace_name};
+          // As the api itself: it takes this answer only from this process.
+          caf::send_as(api, api, login_atom_v, id, std::move(s),
+                       h.ok ? std::string{} : h.refusal);
+        });
       return rp;
     },
     [self](login_atom, uint64_t id, msg::session& s, std::string& refusal) {

@@ -34,7 +34,7 @@ public:
   /// A token for an API key whose secret matches, or the refusal; `done` may run on
   /// another thread.
   using login_done = std::function<void(holder, std::string token, int64_t expires_at_s)>;
-  virtual void login(std::string key_id, std::string key_secret, login_done done) = 0;
+  virtual void session_for_key(std::string key_id, std::string key_secret, login_done done) = 0;
 };
 
 } // namespace nf::net

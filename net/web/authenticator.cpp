@@ -343,7 +343,8 @@ std::string authenticator::node_credential() const {
   return impl_->node_credential;
 }
 
-void authenticator::login(std::string key_id, std::string key_secret, login_done done) {
+void authenticator::session_for_key(std::string key_id, std::string key_secret,
+                                    login_done done) {
   issue_token(std::move(key_id), std::move(key_secret),
               [done = std::move(done)](auth_outcome o, std::string token, int64_t expires) {
                 done({o.status == 0, o.message, o.who.subject, o.who.role, o.who.namespace_name},

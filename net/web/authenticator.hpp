@@ -60,7 +60,7 @@ public:
   holder holder_of(const std::string& token) const override;
   bool is_node_credential(const std::string& credential) const override;
   std::string node_credential() const override;
-  void login(std::string key_id, std::string key_secret, login_done done) override;
+  void session_for_key(std::string key_id, std::string key_secret, login_done done) override;
 
   /// POST /api/token: a token for a key whose secret matches. A key this node has not
   /// loaded yet (made a moment ago) is looked up again on the refresher's thread before

@@ -263,6 +263,18 @@ std::map<int, std::string> e2e_fixture::partition_owners() {
   return out;
 }
 
+std::string e2e_fixture::every_row() {
+  std::string rows;
+  auto tables = sql(R"(SELECT format('%I', table_name) AS t FROM information_schema.tables
+                        WHERE table_schema = 'public' AND table_type = 'BASE TABLE')");
+  for (int i = 0; i < tables.rows(); ++i) {
+    auto dump = sql("SELECT coalesce(string_agg(x::text, E'\\n'), '') AS rows FROM "
+                    + tables.str(i, tables.column_named("t")) + " x");
+    rows += dump.str(0, dump.column_named("rows")) + "\n";
+  }
+  return rows;
+}
+
 cli_run e2e_fixture::run_cli(std::vector<std::string> args) {
   args.insert(args.begin(), NF_NODEFLOW_BIN);
   cli_run out;

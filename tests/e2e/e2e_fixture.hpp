@@ -169,6 +169,10 @@ struct e2e_fixture {
   /// The address ("Nodes"."address") that holds each partition's live lease.
   std::map<int, std::string> partition_owners();
 
+  /// Every row of every table of the database, as text, one row a line (for "this value is
+  /// stored nowhere" checks).
+  std::string every_row();
+
   /// Workflows whose history has a gap, a repeat or does not start at 1.
   int64_t workflows_with_history_gaps();
   /// The node's log (tail), for failure messages.
