@@ -469,8 +469,9 @@ const char* client_usage() {
          "  namespaces list|create NAME|remove NAME   manage namespaces\n"
          "  client commands take --node HOST:PORT (default $NODEFLOW_NODE, else "
          "127.0.0.1:4510),\n"
-         "  --namespace NAME (default $NODEFLOW_NAMESPACE, else default; the node takes it\n"
-         "  unauthenticated) and --timeout MS (default 30000)\n";
+         "  --namespace NAME (default $NODEFLOW_NAMESPACE, else default; a key acts in its own)\n"
+         "  and --timeout MS (default 30000); they log in with the API key in\n"
+         "  $NODEFLOW_KEY_ID and $NODEFLOW_KEY_SECRET (nodeflow keys create)\n";
 }
 
 int run_client_command(const std::string& name, int argc, char** argv, std::ostream& out,

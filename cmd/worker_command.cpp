@@ -49,7 +49,8 @@ const char* usage_text =
   "usage: nodeflow worker --queue NAME [--queue NAME]... [--behavior echo|fail-first-attempt|"
   "sleep=MS]\n"
   "                       [--concurrency N] [--max-tasks N] [--worker-id ID] [--node HOST:PORT]\n"
-  "                       [--namespace NAME]\n";
+  "                       [--namespace NAME]\n"
+  "  logs in with the API key in $NODEFLOW_KEY_ID and $NODEFLOW_KEY_SECRET when both are set\n";
 
 std::optional<int64_t> number(const std::string& s, int64_t lo, int64_t hi) {
   if (s.empty() || s.size() > 12 || s.find_first_not_of("0123456789") != std::string::npos)
