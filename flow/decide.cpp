@@ -5,6 +5,7 @@
 #include <map>
 #include <set>
 
+#include "flow/ascii.hpp"
 #include "flow/def_index.hpp"
 #include "flow/expression.hpp"
 #include "flow/problem.hpp"
@@ -47,13 +48,6 @@ struct key_less {
     return c != 0 ? c < 0 : a.iteration < b.iteration;
   }
 };
-
-std::string lower(std::string_view label) {
-  std::string s(label);
-  for (auto& c : s)
-    c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return s;
-}
 
 bool retriable_type(task_type t) {
   return t == task_type::simple || t == task_type::http || t == task_type::sub_workflow;
@@ -206,7 +200,7 @@ class evaluation {
 
   void task_event(const task_identity& id, task_type type, task_status status,
                   const std::string& reason) {
-    std::string name = "task." + lower(to_string(status));
+    std::string name = "task." + ascii_lower(to_string(status));
     boost::json::object payload{
       {"ref", id.ref},         {"iteration", id.iteration}, {"attempt", id.attempt},
       {"type", to_string(type)}, {"status", to_string(status)},
@@ -300,7 +294,7 @@ class evaluation {
                "workflow ended " + std::string(to_string(status)));
     if (def_.timeout_seconds > 0)
       out_.cancel.push_back({timer_kind::workflow_timeout, {}});
-    std::string name = "workflow." + lower(to_string(status));
+    std::string name = "workflow." + ascii_lower(to_string(status));
     boost::json::object payload{{"status", to_string(status)}};
     if (!reason.empty())
       payload["reason"] = reason;

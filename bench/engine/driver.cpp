@@ -46,6 +46,7 @@
 #include "bench/engine/ceiling.hpp"
 #include "bench/engine/pg.hpp"
 #include "bench/engine/procstat.hpp"
+#include "flow/ascii.hpp"
 #include "net/client/client.hpp"
 
 extern char** environ;
@@ -463,9 +464,7 @@ void runner::write_latencies(const std::string& name, const std::vector<started>
 workload_result runner::run(const workload_spec& w) {
   workload_result res;
   res.spec = w;
-  auto tag = "bench_" + w.name + "_" + run_tag_ + "_" + std::to_string(++seq_);
-  for (auto& ch : tag)
-    ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  auto tag = flow::ascii_lower("bench_" + w.name + "_" + run_tag_ + "_" + std::to_string(++seq_));
   auto wf_name = tag;
   auto td_name = tag + "_task";
   res.tasks = static_cast<long long>(w.workflows) * w.tasks_per_workflow;

@@ -7,15 +7,11 @@
 #include <charconv>
 #include <cstring>
 
+#include "flow/ascii.hpp"
+
 namespace nf::http {
 
 namespace {
-
-std::string lower(std::string s) {
-  std::transform(s.begin(), s.end(), s.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return s;
-}
 
 std::string trim(const std::string& s) {
   auto b = s.find_first_not_of(" \t");
@@ -26,7 +22,7 @@ std::string trim(const std::string& s) {
 
 // A name as compared: lower case, without the root's trailing dot.
 std::string canonical_name(std::string host) {
-  host = lower(std::move(host));
+  host = flow::ascii_lower(host);
   if (!host.empty() && host.back() == '.')
     host.pop_back();
   return host;

@@ -3,25 +3,17 @@
 #include <algorithm>
 #include <cctype>
 
+#include "flow/ascii.hpp"
+
 namespace nf::http {
-
-namespace {
-
-std::string lower(std::string s) {
-  std::transform(s.begin(), s.end(), s.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return s;
-}
-
-} // namespace
 
 std::optional<url_parts> parse_url(const std::string& url, std::string& error) {
   const std::string scheme = "http://";
-  if (lower(url.substr(0, 8)) == "https://") {
+  if (flow::ascii_lower(url.substr(0, 8)) == "https://") {
     error = "https is not supported (plain http:// only), got \"" + url + "\"";
     return std::nullopt;
   }
-  if (lower(url.substr(0, scheme.size())) != scheme) {
+  if (flow::ascii_lower(url.substr(0, scheme.size())) != scheme) {
     error = "expected an absolute http:// URL, got \"" + url + "\"";
     return std::nullopt;
   }

@@ -5,6 +5,7 @@
 #include <chrono>
 
 #include "engine/relay/signature.hpp"
+#include "flow/ascii.hpp"
 
 #include <boost/json/serialize.hpp>
 #include <boost/json/string_view.hpp>
@@ -17,12 +18,6 @@ std::string quoted(const std::string& s) {
   return boost::json::serialize(boost::json::string_view{s.data(), s.size()});
 }
 
-std::string lowered(std::string s) {
-  std::transform(s.begin(), s.end(), s.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return s;
-}
-
 bool loopback_host(const std::string& host) {
   return host == "localhost" || host == "::1" || host.rfind("127.", 0) == 0;
 }
@@ -30,7 +25,7 @@ bool loopback_host(const std::string& host) {
 } // namespace
 
 std::string sink_url_refusal(const std::string& url, bool allow_plain_http) {
-  auto scheme = lowered(url.substr(0, 8));
+  auto scheme = flow::ascii_lower(url.substr(0, 8));
   if (scheme == "https://" || allow_plain_http)
     return {};
   if (scheme.rfind("http://", 0) != 0)
@@ -39,7 +34,7 @@ std::string sink_url_refusal(const std::string& url, bool allow_plain_http) {
   auto parts = http::parse_url(url, error);
   if (!parts)
     return error;
-  if (loopback_host(lowered(parts->host)))
+  if (loopback_host(flow::ascii_lower(parts->host)))
     return {};
   return "plain http:// to a host other than loopback is refused (use https://, or set "
          "relay.allow_plain_http)";

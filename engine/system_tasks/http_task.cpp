@@ -7,6 +7,8 @@
 
 #include <boost/json.hpp>
 
+#include "flow/ascii.hpp"
+
 namespace nf::engine {
 
 namespace {
@@ -189,10 +191,7 @@ msg::task_result http_task_result(const msg::leased_task& task, const http::outc
   json::object headers;
   std::string content_type;
   for (const auto& [name, value] : resp.headers) {
-    std::string lowered = name;
-    std::transform(lowered.begin(), lowered.end(), lowered.begin(),
-                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-    if (lowered == "content-type")
+    if (flow::ascii_lower(name) == "content-type")
       content_type = value;
     auto it = headers.find(name);
     if (it == headers.end())

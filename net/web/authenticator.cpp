@@ -14,6 +14,7 @@
 #include "config/folder_logger.hpp"
 #include "engine/auth/credentials.hpp"
 #include "engine/auth/passwords.hpp"
+#include "flow/ascii.hpp"
 #include "proto/errors.hpp"
 #include "store/api_keys.hpp"
 #include "store/users.hpp"
@@ -154,9 +155,7 @@ struct authenticator::impl {
   }
 
   void answer_login(pending_login& p) {
-    std::string name = p.name;
-    for (auto& c : name)
-      c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    auto name = flow::ascii_lower(p.name);
     std::optional<store::user_credentials> found;
     if (!engine::auth::user_name_problem(name)) {
       auto row = credentials_of_user(name);

@@ -16,6 +16,7 @@
 #include <boost/json.hpp>
 
 #include "config/folder_logger.hpp"
+#include "flow/ascii.hpp"
 #include "net/web/errors.hpp"
 #include "proto/errors.hpp"
 
@@ -51,8 +52,7 @@ bool is_json_type(const std::string& content_type) {
   auto base = content_type.substr(0, semi);
   while (!base.empty() && base.back() == ' ')
     base.pop_back();
-  for (auto& c : base)
-    c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  base = flow::ascii_lower(base);
   return base == "application/json" || (base.size() > 5 && base.compare(base.size() - 5, 5, "+json") == 0);
 }
 
@@ -270,10 +270,7 @@ private:
   void dispatch(http::request<http::string_body> req) {
     std::map<std::string, std::string> headers;
     for (const auto& f : req) {
-      std::string name{f.name_string()};
-      for (auto& c : name)
-        c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-      headers.emplace(std::move(name), std::string{f.value()});
+      headers.emplace(flow::ascii_lower(f.name_string()), std::string{f.value()});
     }
     auto ex = std::make_shared<exchange>(req.method(), std::string{req.target()},
                                          std::move(headers), std::move(req.body()),

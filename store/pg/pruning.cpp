@@ -7,6 +7,7 @@
 #include <utility>
 #include <vector>
 
+#include "flow/ascii.hpp"
 #include "flow/uuid.hpp"
 #include "store/ids.hpp"
 #include "store/pg/owned_statement.hpp"
@@ -69,8 +70,7 @@ std::optional<std::pair<std::string, std::string>> start_bounds(const std::strin
       v7 = false;
       return false;
     }
-    std::transform(id.begin(), id.end(), id.begin(),
-                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    id = flow::ascii_lower(id);
     if (lo.empty() || id < lo)
       lo = id;
     if (hi.empty() || id > hi)

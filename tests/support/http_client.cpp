@@ -14,6 +14,8 @@
 #include <boost/json.hpp>
 #include <openssl/ssl.h>
 
+#include "flow/ascii.hpp"
+
 namespace nf::test {
 
 namespace asio = boost::asio;
@@ -23,17 +25,11 @@ using tcp = asio::ip::tcp;
 
 namespace {
 
-std::string lower(std::string s) {
-  for (auto& c : s)
-    c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return s;
-}
-
 template <class Message>
 void copy_headers(const Message& m, http_reply& out) {
   out.status = m.result_int();
   for (const auto& f : m)
-    out.headers[lower(std::string{f.name_string()})] = std::string{f.value()};
+    out.headers[flow::ascii_lower(f.name_string())] = std::string{f.value()};
 }
 
 // One connection, plain or TLS: `with` hands whichever stream is open to a generic reader

@@ -3,17 +3,12 @@
 
 #include <boost/json.hpp>
 
+#include "flow/ascii.hpp"
 #include "net/web/routes/routes.hpp"
 
 namespace nf::net::web {
 
 namespace {
-
-std::string lower(std::string s) {
-  for (auto& c : s)
-    c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return s;
-}
 
 std::vector<std::string> path_params(const std::string& pattern) {
   std::vector<std::string> out;
@@ -53,7 +48,7 @@ boost::json::object openapi_document(const router& table) {
     boost::json::object op;
     op["summary"] = r.summary;
     op["tags"] = boost::json::array{boost::json::value(r.tag)};
-    op["operationId"] = lower(std::string{boost::beast::http::to_string(r.method)}) + r.pattern;
+    op["operationId"] = flow::ascii_lower(boost::beast::http::to_string(r.method)) + r.pattern;
     op["x-nodeflow-role"] = access_name(r.needs);
     if (r.needs != access::open)
       op["security"] = boost::json::array{boost::json::object{{"token", boost::json::array{}}}};
@@ -82,7 +77,7 @@ boost::json::object openapi_document(const router& table) {
     auto& item = paths[r.pattern];
     if (!item.is_object())
       item = boost::json::object{};
-    item.as_object()[lower(std::string{boost::beast::http::to_string(r.method)})] = std::move(op);
+    item.as_object()[flow::ascii_lower(boost::beast::http::to_string(r.method))] = std::move(op);
   }
   return {{"openapi", "3.0.3"},
           {"info", {{"title", "nodeflow"},
