@@ -18,6 +18,7 @@
 #include <boost/json.hpp>
 
 #include "tests/e2e/e2e_fixture.hpp"
+#include "tests/support/check_saying.hpp"
 #include "tests/support/http_client.hpp"
 
 using namespace nf;
@@ -68,14 +69,6 @@ struct fixture {
     return http->request(method, target, body, content_type, {{"X-Authorization", token}});
   }
 };
-
-// CAF 0.17 has no CAF_CHECK_MESSAGE: say what failed, then check.
-#define CHECK_SAYING(cond, what)                                                                  \
-  do {                                                                                            \
-    if (!(cond))                                                                                  \
-      CAF_MESSAGE(what);                                                                          \
-    CAF_CHECK(cond);                                                                              \
-  } while (false)
 
 std::string error_message(const test::http_reply& r) {
   auto v = r.json();

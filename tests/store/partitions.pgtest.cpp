@@ -11,6 +11,7 @@
 
 #include "store/schema/partitions.hpp"
 #include "proto/errors.hpp"
+#include "tests/support/check_saying.hpp"
 #include "tests/support/notifications.hpp"
 #include "tests/support/test_database.hpp"
 
@@ -20,14 +21,6 @@ using std::chrono::system_clock;
 namespace {
 
 using time_point = system_clock::time_point;
-
-// CAF 0.17 has no CAF_CHECK_MESSAGE: say what failed, then check.
-#define CHECK_SAYING(cond, what)                                                                  \
-  do {                                                                                            \
-    if (!(cond))                                                                                  \
-      CAF_MESSAGE(what);                                                                          \
-    CAF_CHECK(cond);                                                                              \
-  } while (false)
 
 int64_t secs(time_point t) {
   return std::chrono::floor<std::chrono::seconds>(t.time_since_epoch()).count();
