@@ -383,6 +383,16 @@ caf::result<Reply> in_namespace(api_pointer self, access needs, const char* what
   return look_up_namespace<Reply>(self, name, atom, std::move(m));
 }
 
+// Definitions into the request's namespace, by an admin.
+caf::result<std::string> register_definitions(api_pointer self,
+                                              msg::definitions_registration& r) {
+  return in_namespace<std::string>(
+    self, access::admin, "register definitions", register_atom_v, r, [self](auto& m) {
+      return to_store<std::string>(self, check_definitions_text(m.text), register_atom_v,
+                                   std::move(m));
+    });
+}
+
 void read_events_or_wait(api_pointer self, uint64_t wait_id) {
   auto it = self->state.waits.find(wait_id);
   if (it == self->state.waits.end())
@@ -550,16 +560,10 @@ api_actor::behavior_type api(api_pointer self, api_options opts) {
     [self](register_atom, std::string& text) -> caf::result<std::string> {
       msg::definitions_registration r;
       r.text = std::move(text);
-      return in_namespace<std::string>(self, access::admin, "register definitions", register_atom_v, r, [self](auto& m) {
-        return to_store<std::string>(self, check_definitions_text(m.text), register_atom_v,
-                                     std::move(m));
-      });
+      return register_definitions(self, r);
     },
     [self](register_atom, msg::definitions_registration& r) -> caf::result<std::string> {
-      return in_namespace<std::string>(self, access::admin, "register definitions", register_atom_v, r, [self](auto& m) {
-        return to_store<std::string>(self, check_definitions_text(m.text), register_atom_v,
-                                     std::move(m));
-      });
+      return register_definitions(self, r);
     },
     [self](namespaces_atom, msg::namespace_request& r) -> caf::result<std::string> {
       if (auto refused = admit(self, r, access::admin, "namespaces"))
@@ -581,7 +585,8 @@ api_actor::behavior_type api(api_pointer self, api_options opts) {
       return to_store<std::string>(self, check(q), audit_atom_v, std::move(q));
     },
     [self, timeout](start_atom, msg::start_request& r) -> caf::result<msg::start_reply> {
-      return in_namespace<msg::start_reply>(self, access::operator_, "start", start_atom_v, r, [self, timeout](auto& m) {
+      return in_namespace<msg::start_reply>(self, access::operator_, "start", start_atom_v, r,
+                                            [self, timeout](auto& m) {
         return to_node<msg::start_reply>(self, check(m), timeout, start_atom_v, std::move(m));
       });
     },
@@ -591,24 +596,28 @@ api_actor::behavior_type api(api_pointer self, api_options opts) {
       });
     },
     [self](search_atom, msg::search_request& r) -> caf::result<msg::search_page> {
-      return in_namespace<msg::search_page>(self, access::reader, "search", search_atom_v, r, [self](auto& m) {
+      return in_namespace<msg::search_page>(self, access::reader, "search", search_atom_v, r,
+                                            [self](auto& m) {
         return to_store<msg::search_page>(self, check(m), search_atom_v, std::move(m));
       });
     },
     [self, timeout](command_atom, msg::workflow_command& c) -> caf::result<std::string> {
-      return in_namespace<std::string>(self, access::operator_, "workflow command", command_atom_v, c, [self, timeout](auto& m) {
+      return in_namespace<std::string>(self, access::operator_, "workflow command",
+                                       command_atom_v, c, [self, timeout](auto& m) {
         return to_node<std::string>(self, check(m), timeout, command_atom_v, std::move(m));
       });
     },
     [self](signal_atom, msg::signal_request& r) -> caf::result<std::string> {
-      return in_namespace<std::string>(self, access::operator_, "signal", signal_atom_v, r, [self](auto& m) {
+      return in_namespace<std::string>(self, access::operator_, "signal", signal_atom_v, r,
+                                       [self](auto& m) {
         return to_store<std::string>(self, check(m), signal_atom_v, std::move(m));
       });
     },
     [self, timeout, limits](poll_atom,
                             msg::poll_request& r) -> caf::result<std::vector<msg::leased_task>> {
       using reply = std::vector<msg::leased_task>;
-      return in_namespace<reply>(self, access::worker, "poll", poll_atom_v, r, [self, timeout, limits](auto& m) {
+      return in_namespace<reply>(self, access::worker, "poll", poll_atom_v, r,
+                                 [self, timeout, limits](auto& m) {
         auto rejected = check(m, limits);
         // The queue as stored: a namespace polls only its own (proto/namespaces.hpp).
         m.queue = namespace_queue(m.namespace_id, m.queue);
@@ -618,7 +627,8 @@ api_actor::behavior_type api(api_pointer self, api_options opts) {
       });
     },
     [self, timeout](complete_atom, msg::task_result& r) -> caf::result<std::string> {
-      return in_namespace<std::string>(self, access::worker, "task result", complete_atom_v, r, [self, timeout](auto& m) {
+      return in_namespace<std::string>(self, access::worker, "task result", complete_atom_v, r,
+                                       [self, timeout](auto& m) {
         return to_node<std::string>(self, check(m), timeout, complete_atom_v, std::move(m));
       });
     },
@@ -637,24 +647,28 @@ api_actor::behavior_type api(api_pointer self, api_options opts) {
       return report_all(self, timeout, std::move(rs));
     },
     [self](heartbeat_atom, msg::heartbeat_request& r) -> caf::result<int64_t> {
-      return in_namespace<int64_t>(self, access::worker, "heartbeat", heartbeat_atom_v, r, [self](auto& m) {
+      return in_namespace<int64_t>(self, access::worker, "heartbeat", heartbeat_atom_v, r,
+                                   [self](auto& m) {
         return to_store<int64_t>(self, check(m), heartbeat_atom_v, std::move(m));
       });
     },
     [self](progress_atom, msg::task_progress& r) -> caf::result<std::string> {
-      return in_namespace<std::string>(self, access::worker, "task progress", progress_atom_v, r, [self](auto& m) {
+      return in_namespace<std::string>(self, access::worker, "task progress", progress_atom_v, r,
+                                       [self](auto& m) {
         return to_store<std::string>(self, check(m), progress_atom_v, std::move(m));
       });
     },
     [self](task_ref_atom, msg::task_ref_update& r) -> caf::result<std::string> {
-      return in_namespace<std::string>(self, access::worker, "task update by reference", task_ref_atom_v, r, [self](auto& m) {
+      return in_namespace<std::string>(self, access::worker, "task update by reference",
+                                       task_ref_atom_v, r, [self](auto& m) {
         return to_store<std::string>(self, check(m), task_ref_atom_v, std::move(m));
       });
     },
     [self, limits](events_atom, msg::events_request& r)
       -> caf::result<std::vector<msg::event_view>> {
       using reply = std::vector<msg::event_view>;
-      return in_namespace<reply>(self, access::reader, "events", events_atom_v, r, [self, limits](auto& m)
+      return in_namespace<reply>(self, access::reader, "events", events_atom_v, r,
+                                 [self, limits](auto& m)
                                    -> caf::result<reply> {
         if (auto err = check(m, limits))
           return err;

@@ -327,9 +327,17 @@ auth_outcome authenticator::authenticate_token(const std::string& token) const {
   return {0, {}, principal{"key:" + it->second.id, it->second.role, it->second.namespace_name}};
 }
 
-holder authenticator::holder_of(const std::string& token) const {
-  auto o = authenticate_token(token);
+namespace {
+
+// An outcome as the client protocol's door sees it (net/api/credentials.hpp).
+holder holder_of_outcome(const auth_outcome& o) {
   return {o.status == 0, o.message, o.who.subject, o.who.role, o.who.namespace_name};
+}
+
+} // namespace
+
+holder authenticator::holder_of(const std::string& token) const {
+  return holder_of_outcome(authenticate_token(token));
 }
 
 bool authenticator::is_node_credential(const std::string& credential) const {
@@ -346,8 +354,7 @@ void authenticator::session_for_key(std::string key_id, std::string key_secret,
                                     login_done done) {
   issue_token(std::move(key_id), std::move(key_secret),
               [done = std::move(done)](auth_outcome o, std::string token, int64_t expires) {
-                done({o.status == 0, o.message, o.who.subject, o.who.role, o.who.namespace_name},
-                     std::move(token), expires);
+                done(holder_of_outcome(o), std::move(token), expires);
               });
 }
 
