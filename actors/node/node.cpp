@@ -102,7 +102,8 @@ void forward(node_actor* self, int16_t shard, caf::response_promise rp, const Ms
   }
   auto sent = m;
   sent.credential = self->state.opt.peer_credential;
-  self->state.opt.peers->with(self, address, [rp, sent, shard, address](const caf::actor* peer) mutable {
+  auto& peers = *self->state.opt.peers;
+  peers.with(self, address, [rp, sent, shard, address](const caf::actor* peer) mutable {
     if (peer)
       rp.delegate(*peer, forward_atom_v, sent);
     else
@@ -141,8 +142,8 @@ bool hint(node_actor* self, int16_t shard, caf::actor partition_handles::*role, 
   return h != nullptr;
 }
 
-/// Sends `(forward_atom, xs..., node credential)` to the node that owns `shard` when a link to it is
-/// open; else the link starts opening and this hint is lost (I9).
+/// Sends `(forward_atom, xs..., node credential)` to the node that owns `shard` when a link
+/// to it is open; else the link starts opening and this hint is lost (I9).
 template <class... Ts>
 void hint_elsewhere(node_actor* self, int16_t shard, Ts&&... xs) {
   if (!self->state.nudges)
@@ -347,7 +348,7 @@ caf::behavior node_behavior(node_actor* self, node_options opt) {
   self->set_exit_handler([self](caf::exit_msg& msg) { stop_everything(self, msg.reason); });
   self->set_down_handler([self](caf::down_msg& dm) {
     auto& st = self->state;
-    if (st.opt.peers->forget(dm.source))
+    if (st.opt.peers->forget(self, dm.source))
       return;
     for (auto it = st.parts.begin(); it != st.parts.end(); ++it) {
       if (it->second.supervisor.address() != dm.source)
@@ -397,6 +398,9 @@ caf::behavior node_behavior(node_actor* self, node_options opt) {
       self->state.opt.peers->owners_known(self, self->state.owners);
       start_runner(self);
     },
+    // A link this node opens failed or went down a moment ago: open it again while its
+    // peer owns partitions (peer_links.hpp).
+    [=](peer_atom) { self->state.opt.peers->owners_known(self, self->state.owners); },
     // Another node opened the link to this one and introduced its api (peer_links.hpp).
     [=](peer_atom, const std::string& address, const caf::actor& peer) {
       self->state.opt.peers->adopt(self, address, peer);

@@ -31,10 +31,11 @@ public:
                                           const std::string& address) = 0;
 
   /// A monitored peer went down: true if it was one of ours.
-  virtual bool forget(const caf::actor_addr& who) = 0;
+  virtual bool forget(caf::event_based_actor* self, const caf::actor_addr& who) = 0;
 
   /// The owners of the partitions as membership last said (addresses, "" = none): the links
-  /// this node is the one to open are opened now.
+  /// this node is the one to open are opened now. A link of those that fails or goes down
+  /// has the node told `(peer_atom)` a moment later, to call this again.
   virtual void owners_known(caf::event_based_actor* self, const std::vector<std::string>& owners) {
     (void)self;
     (void)owners;
@@ -56,7 +57,7 @@ public:
   const caf::actor* open_or_start(caf::event_based_actor*, const std::string&) override {
     return nullptr;
   }
-  bool forget(const caf::actor_addr&) override { return false; }
+  bool forget(caf::event_based_actor*, const caf::actor_addr&) override { return false; }
 };
 
 } // namespace nf::actors

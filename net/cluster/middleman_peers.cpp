@@ -16,6 +16,8 @@ namespace nf::net {
 namespace {
 
 constexpr auto connect_timeout = std::chrono::seconds{5};
+// How soon a link this node opens is tried again after it failed or went down.
+constexpr auto reopen_delay = std::chrono::seconds{1};
 
 } // namespace
 
@@ -51,11 +53,16 @@ void middleman_peers::with(caf::event_based_actor* self, const std::string& addr
   dial(self, address);
 }
 
+void middleman_peers::open_again_soon(caf::event_based_actor* self) {
+  self->delayed_send(self, reopen_delay, peer_atom_v);
+}
+
 void middleman_peers::dial(caf::event_based_actor* self, const std::string& address) {
   auto colon = address.rfind(':');
-  auto fail_all = [this, address](const std::string& why) {
+  auto fail_all = [this, self, address](const std::string& why) {
     folder_logger("node")->warn("peer_unreachable address={} error=\"{}\"", address, why);
     settle(address, nullptr);
+    open_again_soon(self);
   };
   int port = colon == std::string::npos ? 0 : std::atoi(address.c_str() + colon + 1);
   if (port <= 0 || port > 65535) {
@@ -115,11 +122,14 @@ const caf::actor* middleman_peers::open_or_start(caf::event_based_actor* self,
   return nullptr;
 }
 
-bool middleman_peers::forget(const caf::actor_addr& who) {
+bool middleman_peers::forget(caf::event_based_actor* self, const caf::actor_addr& who) {
   for (auto it = open_.begin(); it != open_.end(); ++it) {
     if (it->second.address() != who)
       continue;
     folder_logger("node")->info("peer_down address={}", it->first);
+    // The peer waits for this node to open their link again.
+    if (dials(it->first))
+      open_again_soon(self);
     open_.erase(it);
     return true;
   }

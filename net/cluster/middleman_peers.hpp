@@ -8,7 +8,8 @@
 // dial each other at once, each keeps the connection the other opened and closes its own,
 // and the pair loses both (the link drops and re-forms, over TLS again and again). The node
 // that dials introduces its own api over the new link (`forward_atom, peer_atom`); the other
-// waits for that, and the first node opens its links as soon as membership names the owners.
+// waits for that, and the first node opens its links as soon as membership names the owners,
+// and again a second after one of them failed or went down.
 
 #include <chrono>
 #include <map>
@@ -35,7 +36,7 @@ public:
   void with(caf::event_based_actor* self, const std::string& address, ready_fn f) override;
   const caf::actor* open_or_start(caf::event_based_actor* self,
                                   const std::string& address) override;
-  bool forget(const caf::actor_addr& who) override;
+  bool forget(caf::event_based_actor* self, const caf::actor_addr& who) override;
   void owners_known(caf::event_based_actor* self,
                     const std::vector<std::string>& owners) override;
   void adopt(caf::event_based_actor* self, const std::string& address, caf::actor peer) override;
@@ -45,6 +46,8 @@ private:
   bool dials(const std::string& address) const { return self_address_ < address; }
   void dial(caf::event_based_actor* self, const std::string& address);
   void settle(const std::string& address, const caf::actor* peer);
+  /// Has the node call owners_known again a moment from now (a link it opens failed).
+  static void open_again_soon(caf::event_based_actor* self);
 
   bool tls_;
   std::string self_address_;
