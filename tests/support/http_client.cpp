@@ -1,10 +1,8 @@
 #include "tests/support/http_client.hpp"
 
 #include <algorithm>
-#include <cerrno>
+#include <array>
 #include <stdexcept>
-
-#include <poll.h>
 
 #include <boost/asio.hpp>
 #include <boost/beast/core.hpp>
@@ -12,7 +10,6 @@
 #include <boost/asio/ssl.hpp>
 #include <boost/beast/ssl.hpp>
 #include <boost/json.hpp>
-#include <openssl/ssl.h>
 
 #include "flow/ascii.hpp"
 
@@ -72,9 +69,6 @@ public:
   decltype(auto) with(F&& f) {
     return tls_ ? f(*tls_) : f(*plain_);
   }
-
-  /// True when bytes already decrypted wait in the TLS layer (the socket may look idle).
-  bool has_buffered() { return tls_ && SSL_pending(tls_->native_handle()) > 0; }
 
 private:
   asio::io_context& ioc_;
@@ -192,6 +186,11 @@ struct sse_reader::impl {
   bool chunked = true;
   bool last_chunk = false;
   size_t comments = 0;
+  std::array<char, 4096> chunk; ///< the buffer of the read in flight
+  bool reading = false;
+  bool read_done = false;
+  size_t got = 0;
+  beast::error_code read_error;
 
   // Moves whole chunks from `raw` to `decoded`.
   void decode() {
@@ -304,23 +303,31 @@ std::optional<sse_reader::event> sse_reader::next(std::chrono::milliseconds time
     auto left = deadline - std::chrono::steady_clock::now();
     if (left <= std::chrono::milliseconds(0))
       return std::nullopt;
-    // A synchronous read has no timeout of its own (expires_after bounds asynchronous
-    // operations only): wait for the socket first, unless TLS already holds decrypted bytes.
-    if (!impl_->stream->has_buffered()) {
-      pollfd fd{impl_->stream->tcp().socket().native_handle(), POLLIN, 0};
-      auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(left).count();
-      int ready = ::poll(&fd, 1, static_cast<int>(std::max<int64_t>(ms, 1)));
-      if (ready == 0 || (ready < 0 && errno == EINTR))
-        continue;
+    // One asynchronous read stays in flight across calls, and the io_context runs only until
+    // the deadline: with TLS, bytes the socket already gave may wait undecrypted in the
+    // stream's own buffers, so waiting on the socket could miss them.
+    if (!impl_->reading) {
+      impl_->reading = true;
+      impl_->stream->tcp().expires_never();
+      impl_->stream->with([&](auto& s) {
+        s.async_read_some(asio::buffer(impl_->chunk), [this](beast::error_code ec, size_t n) {
+          impl_->reading = false;
+          impl_->read_error = ec;
+          impl_->got = n;
+          impl_->read_done = true;
+        });
+      });
     }
-    char buf[4096];
-    beast::error_code ec;
-    auto n = impl_->stream->with([&](auto& s) { return s.read_some(asio::buffer(buf), ec); });
-    if (ec) {
+    impl_->ioc.restart();
+    impl_->ioc.run_for(left);
+    if (!impl_->read_done)
+      continue;
+    impl_->read_done = false;
+    if (impl_->read_error) {
       ended_ = true;
       continue;
     }
-    impl_->raw.append(buf, n);
+    impl_->raw.append(impl_->chunk.data(), impl_->got);
     impl_->decode();
   }
 }
