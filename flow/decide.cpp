@@ -161,7 +161,8 @@ class evaluation {
   }
 
   int latest(std::string_view base, const loop_frame& fr) const {
-    return fr.suffix().empty() ? latest(base, fr.iteration()) : latest(fr.ref(base), fr.iteration());
+    return fr.suffix().empty() ? latest(base, fr.iteration())
+                               : latest(fr.ref(base), fr.iteration());
   }
 
   int first_attempt(std::string_view base, const loop_frame& fr) const {

@@ -51,7 +51,8 @@ void check_loop_inputs(const workflow_task& t, const std::string& path, problems
                                       : path_key(path_key(path, "inputParameters"), "items"),
                    "expected a list or an expression giving one like "
                    "${workflow.input.list}, got " + describe(*items)});
-  if (const auto* k = t.input_parameters.if_contains("keepLastN"); k != nullptr && !is_template(*k)) {
+  const auto* k = t.input_parameters.if_contains("keepLastN");
+  if (k != nullptr && !is_template(*k)) {
     std::string error;
     if (keep_last_n(t.input_parameters, error) < 0)
       out.push_back({path_key(path_key(path, "inputParameters"), "keepLastN"),

@@ -359,7 +359,8 @@ struct checker {
     if (info == nullptr || info->task->type != task_type::join)
       return;
     for (const auto& ref : info->task->join_on)
-      if (const auto* e = latest(after, fr.ref(ref), u.id.iteration); e != nullptr && !is_terminal(e->status))
+      if (const auto* e = latest(after, fr.ref(ref), u.id.iteration);
+          e != nullptr && !is_terminal(e->status))
         fail(u.id.ref + " completed while " + ref + " still runs");
   }
 };
