@@ -259,3 +259,46 @@ CAF_TEST(validation of nested loops items and keepLastN) {
     "loopOver":[{"name":"x","taskReferenceName":"x"}]}]})"),
                   "tasks[0].inputParameters.keepLastN: expected an integer >= 1, got 0");
 }
+
+CAF_TEST(retry inside nested loops retries the failed execution and reopens its loops) {
+  sim s(nf::flow::test::workflow(R"({"name":"w","tasks":[
+    {"name":"L","taskReferenceName":"L","type":"DO_WHILE","loopCondition":"$.L['iteration'] < 2",
+     "loopOver":[{"name":"M","taskReferenceName":"M","type":"DO_WHILE",
+       "loopCondition":"$.M['iteration'] < 2","loopOver":[{"name":"b","taskReferenceName":"b"}]}]}]})"));
+  s.complete("b__1", "{}", 1);
+  s.complete("b__1", "{}", 2);
+  s.fail("b__2", "boom", 1);
+  CAF_REQUIRE_EQUAL(to_string(s.snap.status), "FAILED");
+  CAF_CHECK(s.task("M", 2).status == task_status::failed);
+  auto r = retry_last_failed(s.def, s.defs, s.snap, s.now);
+  CAF_REQUIRE(static_cast<bool>(r));
+  std::set<std::string> scheduled, reopened;
+  for (const auto& st : r.value.schedule)
+    scheduled.insert(nf::flow::test::label(st.id));
+  for (const auto& u : r.value.updates)
+    reopened.insert(nf::flow::test::label(u.id));
+  CAF_CHECK(scheduled == (std::set<std::string>{"b__2@1+1"}));
+  CAF_CHECK(reopened == (std::set<std::string>{"L", "M@2"}));
+  apply_edit(s, r);
+  s.complete("b__2", "{}", 1);
+  s.complete("b__2", "{}", 2);
+  CAF_CHECK_EQUAL(to_string(s.snap.status), "COMPLETED");
+  CAF_CHECK(identities_unique(s.snap));
+  CAF_CHECK(s.task("L").output.at("2").at("M").at("iteration") == 2);
+}
+
+CAF_TEST(a WAIT inside nested loops takes an update by its stored or its plain name) {
+  sim s(nf::flow::test::workflow(R"({"name":"w","tasks":[
+    {"name":"L","taskReferenceName":"L","type":"DO_WHILE","loopCondition":"$.L['iteration'] < 2",
+     "loopOver":[{"name":"M","taskReferenceName":"M","type":"DO_WHILE",
+       "loopCondition":"$.M['iteration'] < 1","loopOver":[
+        {"name":"w","taskReferenceName":"w","type":"WAIT"}]}]}]})"));
+  s.advance(10);
+  s.update_by_ref("w__1", "COMPLETED", R"({"by":"stored"})");
+  CAF_CHECK(s.task("w__1", 1).status == task_status::completed);
+  s.advance(10);
+  s.update_by_ref("w", "COMPLETED", R"({"by":"plain"})");
+  CAF_CHECK(s.task("w__2", 1).status == task_status::completed);
+  CAF_CHECK_EQUAL(to_string(s.snap.status), "COMPLETED");
+  CAF_CHECK(s.task("w__2", 1).output.at("by") == "plain");
+}
