@@ -8,6 +8,8 @@
 #include "flow/ascii.hpp"
 #include "flow/def_index.hpp"
 #include "flow/expression.hpp"
+#include "flow/loop_frame.hpp"
+#include "flow/loop_inputs.hpp"
 #include "flow/problem.hpp"
 #include "flow/retry.hpp"
 #include "flow/safe_expr.hpp"
@@ -28,6 +30,8 @@ struct row {
   const task_execution* src = nullptr;  // null when inserted by this decision
   int sched = -1;                       // index into decision::schedule
   int update = -1;                      // last index into decision::updates with an output
+  std::string base;                     // the definition's ref (stored refs carry outer iterations)
+  std::vector<std::int32_t> path;       // its loop frame: the iterations of its loops
 };
 
 struct key {
@@ -78,7 +82,7 @@ class evaluation {
         }
       }
     }
-    auto result = block(def_.tasks, 0);
+    auto result = block(def_.tasks, loop_frame{});
     if (ended_)
       return std::move(out_);
     if (result == outcome::failed)
@@ -97,7 +101,8 @@ class evaluation {
   decision out_;
   std::vector<row> rows_;
   std::map<key, std::vector<int>, key_less> by_key_;  // row indices, by attempt
-  std::map<std::string_view, std::int32_t, std::less<>> max_iteration_;
+  std::map<key, std::int32_t, key_less> max_iteration_;  // by loop execution (ref, iteration)
+  std::map<std::string, std::vector<int>, std::less<>> by_base_;  // rows by the definition's ref
   boost::json::object variables_;
   bool variables_changed_ = false;
   bool ended_ = false;
@@ -115,7 +120,7 @@ class evaluation {
   void load_rows() {
     rows_.reserve(snap_.tasks.size() + 8);
     for (const auto& e : snap_.tasks)
-      add_row({e.id, e.type, e.status, &e, -1, -1});
+      add_row({e.id, e.type, e.status, &e, -1, -1, {}, {}});
     for (auto& [k, list] : by_key_)
       std::sort(list.begin(), list.end(), [&](int a, int b) {
         return rows_[static_cast<std::size_t>(a)].id.attempt
@@ -127,8 +132,16 @@ class evaluation {
     int i = static_cast<int>(rows_.size());
     auto [it, fresh] = by_key_.try_emplace(key{r.id.ref, r.id.iteration});
     it->second.push_back(i);
-    if (const auto* info = index_.find(r.id.ref); info != nullptr && info->loop != nullptr) {
-      auto& m = max_iteration_[info->loop->task_reference_name];
+    auto split = split_stored_ref(r.id.ref, index_);
+    auto frame = frame_of(split, r.id.iteration);
+    r.base = split.info != nullptr ? split.info->task->task_reference_name : r.id.ref;
+    r.path = frame.path();
+    by_base_[r.base].push_back(i);
+    if (split.info != nullptr && split.info->loop != nullptr) {
+      // The loop runs in the frame around its body's.
+      auto around = frame.outer(split.info->depth - 1);
+      auto& m = max_iteration_[key{around.ref(split.info->loop->task_reference_name),
+                                   around.iteration()}];
       m = std::max(m, r.id.iteration);
     }
     rows_.push_back(std::move(r));
@@ -147,16 +160,36 @@ class evaluation {
     return it == by_key_.end() || it->second.empty() ? -1 : it->second.front();
   }
 
-  // The execution of `ref` an expression of a task in `iteration` sees: the
-  // same iteration when there is one (both inside one loop), else the latest.
-  int visible_row(std::string_view ref, std::int32_t iteration) const {
-    if (int r = latest(ref, iteration); r >= 0)
+  int latest(std::string_view base, const loop_frame& fr) const {
+    return fr.suffix().empty() ? latest(base, fr.iteration())
+                               : latest(fr.ref(base), fr.iteration());
+  }
+
+  int first_attempt(std::string_view base, const loop_frame& fr) const {
+    return fr.suffix().empty() ? first_attempt(base, fr.iteration())
+                               : first_attempt(fr.ref(base), fr.iteration());
+  }
+
+  // The execution of `ref` an expression of a task in frame `fr` sees: the one
+  // in the same iteration of the innermost loop holding both, else the latest.
+  int visible_row(std::string_view ref, const loop_frame& fr) const {
+    if (int r = latest(ref, fr); r >= 0)
       return r;
-    auto lo = by_key_.lower_bound(key_view{ref, INT32_MIN});
+    for (std::size_t d = fr.path().size(); d-- > 0;)
+      if (int r = latest(ref, fr.outer(d)); r >= 0)
+        return r;
+    auto it = by_base_.find(ref);
+    if (it == by_base_.end())
+      return -1;
     int best = -1;
-    for (auto it = lo; it != by_key_.end() && it->first.ref == ref; ++it)
-      if (!it->second.empty())
-        best = it->second.back();
+    for (int i : it->second) {
+      const row& x = rows_[static_cast<std::size_t>(i)];
+      if (best < 0)
+        best = i;
+      const row& b = rows_[static_cast<std::size_t>(best)];
+      if (std::tie(x.path, x.id.attempt) > std::tie(b.path, b.id.attempt))
+        best = i;
+    }
     return best;
   }
 
@@ -246,15 +279,15 @@ class evaluation {
 
   // -- expressions ----------------------------------------------------------
 
-  scope scope_for(std::int32_t iteration) const {
+  scope scope_for(const loop_frame& fr) const {
     scope s;
     s.workflow_id = snap_.workflow_id;
     s.workflow_type = def_.name;
     s.workflow_version = def_.version;
     s.input = &snap_.input;
     s.variables = variables_changed_ ? &variables_ : &snap_.variables;
-    s.task = [this, iteration](std::string_view ref, bool output) -> const boost::json::object* {
-      int r = visible_row(ref, iteration);
+    s.task = [this, fr](std::string_view ref, bool output) -> const boost::json::object* {
+      int r = visible_row(ref, fr);
       if (r < 0)
         return nullptr;
       const row& x = rows_[static_cast<std::size_t>(r)];
@@ -263,9 +296,11 @@ class evaluation {
     return s;
   }
 
-  boost::json::object resolve_input(const workflow_task& t, std::int32_t iteration,
+  boost::json::object resolve_input(const workflow_task& t, const loop_frame& fr,
                                     const task_def* d, const boost::json::object* extra) {
-    auto input = resolve(t.input_parameters, scope_for(iteration));
+    auto input = resolve(t.input_parameters, scope_for(fr));
+    if (t.type == task_type::do_while && !t.items.is_null())
+      input["items"] = resolve(t.items, scope_for(fr));
     if (extra != nullptr)
       for (const auto& kv : *extra)
         input[kv.key()] = kv.value();
@@ -278,7 +313,7 @@ class evaluation {
 
   boost::json::object workflow_output() {
     if (!def_.output_parameters.empty())
-      return resolve(def_.output_parameters, scope_for(0));
+      return resolve(def_.output_parameters, scope_for(loop_frame{}));
     int r = def_.tasks.empty() ? -1 : latest(def_.tasks.back().task_reference_name, 0);
     return r < 0 ? boost::json::object{} : output_of(at(r));
   }
@@ -319,10 +354,10 @@ class evaluation {
 
   // -- evaluation -----------------------------------------------------------
 
-  outcome block(const std::vector<workflow_task>& tasks, std::int32_t iteration) {
+  outcome block(const std::vector<workflow_task>& tasks, const loop_frame& fr) {
     const workflow_task* prev = nullptr;
     for (const auto& t : tasks) {
-      auto o = task(t, iteration, prev, nullptr);
+      auto o = task(t, fr, prev, nullptr);
       if (ended_)
         return outcome::pending;
       if (o != outcome::done)
@@ -341,34 +376,34 @@ class evaluation {
     return true;
   }
 
-  outcome task(const workflow_task& t, std::int32_t iteration, const workflow_task* prev,
+  outcome task(const workflow_task& t, const loop_frame& fr, const workflow_task* prev,
                const boost::json::object* extra) {
-    int r = latest(t.task_reference_name, iteration);
+    int r = latest(t.task_reference_name, fr);
     if (r < 0) {
       if (is_inline(t.type) && !spend_step())
         return outcome::pending;
       const task_def* d = def_for(t);
-      r = start(t, {t.task_reference_name, iteration, 0}, resolve_input(t, iteration, d, extra),
+      r = start(t, fr, fr.id(t.task_reference_name), resolve_input(t, fr, d, extra),
                 t.start_delay * 1000, d);
       if (ended_)
         return outcome::pending;
     }
-    return settle(t, r, iteration, prev);
+    return settle(t, r, fr, prev);
   }
 
-  outcome settle(const workflow_task& t, int r, std::int32_t iteration,
+  outcome settle(const workflow_task& t, int r, const loop_frame& fr,
                  const workflow_task* prev) {
     task_status s = at(r).status;
     if (!is_terminal(s))
-      return active(t, r, iteration, prev);
+      return active(t, r, fr, prev);
     if (is_successful(s))
-      return finished(t, r, iteration);
-    return unsuccessful(t, r, iteration);
+      return finished(t, r, fr);
+    return unsuccessful(t, r, fr);
   }
 
   // Inserts a new execution; inline types are executed on the spot.
-  int start(const workflow_task& t, task_identity id, boost::json::object input,
-            std::int64_t delay_ms, const task_def* d) {
+  int start(const workflow_task& t, const loop_frame& fr, task_identity id,
+            boost::json::object input, std::int64_t delay_ms, const task_def* d) {
     scheduled_task st;
     st.id = std::move(id);
     st.type = t.type;
@@ -379,7 +414,7 @@ class evaluation {
       st.queue = queue_of(t, d);
     if (t.type == task_type::simple && d->cache_ttl_seconds > 0 && !d->cache_key.empty()) {
       auto key = resolve(boost::json::value(boost::json::string(d->cache_key)),
-                         scope_for(st.id.iteration));
+                         scope_for(fr));
       st.cache_key = key.is_string() ? std::string(key.get_string()) : case_label(key);
       st.cache_ttl_seconds = d->cache_ttl_seconds;
     }
@@ -412,11 +447,25 @@ class evaluation {
         break;
       }
       case task_type::join: st.status = task_status::in_progress; break;
-      case task_type::do_while:
-        // The body may read ${loop.output.iteration} from its first iteration on.
-        st.status = task_status::in_progress;
-        st.output["iteration"] = 1;
+      case task_type::do_while: {
+        // The body may read ${loop.output.iteration} (and the item) from its first
+        // iteration on. An empty list runs no iteration at all.
+        std::string error;
+        const auto* items = iterates_items(t) ? loop_items(st.input, error) : nullptr;
+        if (error.empty())
+          keep_last_n(st.input, error);
+        if (!error.empty()) {
+          st.status = task_status::failed;
+          st.reason_for_incompletion = std::move(error);
+        } else if (items != nullptr && items->empty()) {
+          st.status = task_status::completed;
+          st.output["iteration"] = 0;
+        } else {
+          st.status = task_status::in_progress;
+          st.output = iteration_output(items, 1);
+        }
         break;
+      }
       case task_type::terminate: {
         term = run_terminate(st.input);
         st.status = term->task.status;
@@ -437,7 +486,7 @@ class evaluation {
     out_.schedule.push_back(std::move(st));
     const auto& added = out_.schedule.back();
     int r = add_row({added.id, added.type, added.status, nullptr,
-                     static_cast<int>(out_.schedule.size()) - 1, -1});
+                     static_cast<int>(out_.schedule.size()) - 1, -1, {}, {}});
     if (term && term->task.status == task_status::completed)
       end_workflow(term->status, term->reason,
                    term->workflow_output ? *term->workflow_output : workflow_output(),
@@ -473,14 +522,14 @@ class evaluation {
     }
   }
 
-  outcome active(const workflow_task& t, int r, std::int32_t iteration,
+  outcome active(const workflow_task& t, int r, const loop_frame& fr,
                  const workflow_task* prev) {
     switch (t.type) {
-      case task_type::wait: return active_wait(t, r, iteration);
-      case task_type::join: return active_join(t, r, iteration, prev);
-      case task_type::do_while: return loop(t, r, iteration);
+      case task_type::wait: return active_wait(t, r, fr);
+      case task_type::join: return active_join(t, r, fr, prev);
+      case task_type::do_while: return loop(t, r, fr);
       case task_type::simple:
-      case task_type::http: return active_worker(t, r, iteration, prev);
+      case task_type::http: return active_worker(t, r, fr, prev);
       case task_type::sub_workflow: return outcome::pending;
       default: break;
     }
@@ -500,16 +549,16 @@ class evaluation {
       auto res = execute_inline(t, input_of(at(r)));
       update(r, res.status, std::move(res.output), res.reason);
     }
-    return settle(t, r, iteration, prev);
+    return settle(t, r, fr, prev);
   }
 
-  outcome active_worker(const workflow_task& t, int r, std::int32_t iteration,
+  outcome active_worker(const workflow_task& t, int r, const loop_frame& fr,
                         const workflow_task* prev) {
     const row& x = at(r);
     if (x.src == nullptr)
       return outcome::pending;  // inserted by this decision: no deadline can have passed
     const task_def* d = def_for(t);
-    int first = first_attempt(t.task_reference_name, iteration);
+    int first = first_attempt(t.task_reference_name, fr);
     auto dl = next_deadline(*d, *x.src, scheduled_time_of(at(first)));
     if (!dl || now_ < dl->at)
       return outcome::pending;
@@ -524,15 +573,15 @@ class evaluation {
       return outcome::pending;
     }
     update(r, task_status::timed_out, std::nullopt, reason);
-    return settle(t, r, iteration, prev);
+    return settle(t, r, fr, prev);
   }
 
-  outcome active_wait(const workflow_task& t, int r, std::int32_t iteration) {
+  outcome active_wait(const workflow_task& t, int r, const loop_frame& fr) {
     auto plan = plan_wait(input_of(at(r)), scheduled_time_of(at(r)));
     if (at(r).status == task_status::scheduled) {  // a retry left it for us to start
       if (!plan.error.empty()) {
         update(r, task_status::failed, std::nullopt, plan.error);
-        return unsuccessful(t, r, iteration);
+        return unsuccessful(t, r, fr);
       }
       update(r, task_status::in_progress, std::nullopt, {});
       if (plan.wake)
@@ -546,16 +595,16 @@ class evaluation {
       output["signalSeq"] = s->seq;
       if (s->status == "COMPLETED") {
         update(r, task_status::completed, std::move(output), {});
-        return finished(t, r, iteration);
+        return finished(t, r, fr);
       }
       auto status = s->status == "FAILED" ? task_status::failed
                                           : task_status::failed_with_terminal_error;
       update(r, status, std::move(output), "set to " + s->status + " by reference name");
-      return unsuccessful(t, r, iteration);
+      return unsuccessful(t, r, fr);
     }
     if (plan.wake && now_ >= *plan.wake) {
       update(r, task_status::completed, boost::json::object{}, {});
-      return finished(t, r, iteration);
+      return finished(t, r, fr);
     }
     if (plan.signal.empty())
       return outcome::pending;
@@ -567,7 +616,7 @@ class evaluation {
       update(r, task_status::completed,
              boost::json::object{{"signal", s.name}, {"signalSeq", s.seq}, {"payload", s.payload}},
              {});
-      return finished(t, r, iteration);
+      return finished(t, r, fr);
     }
     return outcome::pending;
   }
@@ -577,7 +626,8 @@ class evaluation {
   const signal* signal_to_ref(const std::string& ref, int r) {
     load_consumed_signals();
     for (const auto& s : snap_.signals)
-      if (s.task_ref == ref && consumed_signals_.count(s.seq) == 0
+      if ((s.task_ref == ref || s.task_ref == at(r).id.ref)
+          && consumed_signals_.count(s.seq) == 0
           && s.received_time >= scheduled_time_of(at(r)))
         return &s;
     return nullptr;
@@ -598,19 +648,19 @@ class evaluation {
 
   // The refs a JOIN waits for, and whether each may be skipped because the
   // branch holding it is finished without it (a SWITCH took another case).
-  outcome active_join(const workflow_task& t, int r, std::int32_t iteration,
+  outcome active_join(const workflow_task& t, int r, const loop_frame& fr,
                       const workflow_task* prev) {
     boost::json::object output;
     bool joined = true;
     auto check = [&](std::string_view ref, bool branch_done) {
-      int x = latest(ref, iteration);
+      int x = latest(ref, fr);
       if (x >= 0 && is_terminal(at(x).status))
         output[ref] = output_of(at(x));
       else if (x >= 0 || !branch_done)
         joined = false;
     };
     if (prev != nullptr && prev->type == task_type::fork_join_dynamic) {
-      int f = latest(prev->task_reference_name, iteration);
+      int f = latest(prev->task_reference_name, fr);
       const auto* fork = f < 0 ? nullptr : &dynamic_children(*prev, f);
       if (fork != nullptr)
         for (const auto& c : fork->tasks)
@@ -642,7 +692,7 @@ class evaluation {
     return it->second;
   }
 
-  outcome finished(const workflow_task& t, int r, std::int32_t iteration) {
+  outcome finished(const workflow_task& t, int r, const loop_frame& fr) {
     if (at(r).status != task_status::completed)
       return outcome::done;  // COMPLETED_WITH_ERRORS / SKIPPED: its content does not run
     switch (t.type) {
@@ -650,13 +700,13 @@ class evaluation {
         // Like a loop body, a case has ended only when nothing in it runs
         // (a fork with a partial joinOn may leave a branch running).
         const auto& tasks = selected_case(t, output_of(at(r)));
-        auto o = block(tasks, iteration);
-        return o == outcome::done && still_running(tasks, iteration) ? outcome::pending : o;
+        auto o = block(tasks, fr);
+        return o == outcome::done && still_running(tasks, fr) ? outcome::pending : o;
       }
       case task_type::fork_join: {
         std::vector<outcome> outcomes;
         for (const auto& branch : t.fork_tasks) {
-          outcomes.push_back(block(branch, iteration));
+          outcomes.push_back(block(branch, fr));
           if (ended_)
             return outcome::pending;
           if (outcomes.back() == outcome::failed)
@@ -669,7 +719,7 @@ class evaluation {
         const auto& fork = dynamic_children(t, r);
         for (const auto& c : fork.tasks) {
           const auto* in = fork.inputs.if_contains(c.task_reference_name);
-          auto o = task(c, iteration, nullptr, in != nullptr ? in->if_object() : nullptr);
+          auto o = task(c, fr, nullptr, in != nullptr ? in->if_object() : nullptr);
           if (ended_)
             return outcome::pending;
           if (o == outcome::failed)
@@ -681,18 +731,18 @@ class evaluation {
     }
   }
 
-  outcome unsuccessful(const workflow_task& t, int r, std::int32_t iteration) {
+  outcome unsuccessful(const workflow_task& t, int r, const loop_frame& fr) {
     const row& x = at(r);
     const task_def* d = def_for(t);
     bool timed_out = x.status == task_status::timed_out;
     if (retriable_type(t.type)
         && (x.status == task_status::failed
             || (timed_out && d->policy != timeout_policy::time_out_wf))
-        && x.id.attempt < d->retry_count && within_total_timeout(t, *d, iteration)) {
+        && x.id.attempt < d->retry_count && within_total_timeout(t, *d, fr)) {
       task_identity next{x.id.ref, x.id.iteration, x.id.attempt + 1};
       auto delay = retry_delay_ms(*d, snap_.workflow_id, x.id);
       boost::json::object input = input_of(x);
-      start(t, std::move(next), std::move(input), delay, d);
+      start(t, fr, std::move(next), std::move(input), delay, d);
       return outcome::pending;
     }
     std::string reason = "task " + quoted(x.id.ref) + " ended " + std::string(to_string(x.status));
@@ -711,93 +761,126 @@ class evaluation {
     return outcome::failed;
   }
 
-  bool within_total_timeout(const workflow_task& t, const task_def& d, std::int32_t iteration) {
+  bool within_total_timeout(const workflow_task& t, const task_def& d, const loop_frame& fr) {
     if (d.total_timeout_seconds <= 0)
       return true;
-    int first = first_attempt(t.task_reference_name, iteration);
+    int first = first_attempt(t.task_reference_name, fr);
     return now_ < scheduled_time_of(at(first)) + d.total_timeout_seconds * 1000;
   }
 
   // DO_WHILE: run the body as iteration 1, 2, …; after each complete
   // iteration evaluate loopCondition (do-while: the body runs at least once).
-  outcome loop(const workflow_task& t, int r, std::int32_t iteration) {
-    auto found = max_iteration_.find(std::string_view(t.task_reference_name));
+  // With `items` the loop also ends after the last item. The body runs in
+  // the loop's frame plus its iteration, so a loop nested in another keeps
+  // one set of executions per outer iteration (loop_frame.hpp).
+  outcome loop(const workflow_task& t, int r, const loop_frame& fr) {
+    auto found = max_iteration_.find(key_view{at(r).id.ref, at(r).id.iteration});
     std::int32_t cur = found == max_iteration_.end() ? 1 : std::max(found->second, 1);
-    const auto& body = index_.body(&t);
+    const auto& body = index_.frame_body(&t);
+    std::string unused;
+    const boost::json::array* items =
+      iterates_items(t) ? loop_items(input_of(at(r)), unused) : nullptr;
+    std::int64_t keep = keep_last_n(input_of(at(r)), unused);
     for (;;) {
-      auto o = block(t.loop_over, cur);
+      auto inner = fr.inner(cur);
+      auto o = block(t.loop_over, inner);
       if (ended_ || o == outcome::pending)
         return outcome::pending;
       if (o == outcome::failed) {
         // If the loop is optional the workflow goes on: nothing in it may keep running.
-        cancel_body(t, body);
+        cancel_body(t, index_.body(&t));
         update(r, task_status::failed, std::nullopt, failure_reason_);
-        return unsuccessful(t, r, iteration);
+        return unsuccessful(t, r, fr);
       }
-      if (still_running(t.loop_over, cur))
+      if (still_running(t.loop_over, inner))
         return outcome::pending;  // an unjoined branch still runs
-      boost::json::object ctx = input_of(at(r));
-      for (const auto* b : body)
-        if (int x = latest(b->task_reference_name, cur); x >= 0)
-          ctx[b->task_reference_name] = output_of(at(x));
-      ctx[t.task_reference_name] = boost::json::object{{"iteration", cur}};
-      if (!ctx.contains("iteration"))
-        ctx["iteration"] = cur;
-      safe_expr cond;
-      std::string error;
-      boost::json::value v;
-      if (!cond.compile(t.loop_condition, error) || !cond.evaluate(ctx, v, error)) {
-        update(r, task_status::failed, std::nullopt, "loopCondition: " + error);
-        return unsuccessful(t, r, iteration);
+      bool more = items == nullptr || static_cast<std::size_t>(cur) < items->size();
+      if (more && !t.loop_condition.empty()) {
+        boost::json::object ctx = input_of(at(r));
+        for (const auto* b : body)
+          if (int x = latest(b->task_reference_name, inner); x >= 0)
+            ctx[b->task_reference_name] = output_of(at(x));
+        ctx[t.task_reference_name] = iteration_output(items, cur);
+        if (!ctx.contains("iteration"))
+          ctx["iteration"] = cur;
+        safe_expr cond;
+        std::string error;
+        boost::json::value v;
+        if (!cond.compile(t.loop_condition, error) || !cond.evaluate(ctx, v, error)) {
+          update(r, task_status::failed, std::nullopt, "loopCondition: " + error);
+          return unsuccessful(t, r, fr);
+        }
+        more = truthy(v);
       }
-      if (!truthy(v)) {
-        update(r, task_status::completed, loop_output(t, cur), {});
+      if (!more) {
+        update(r, task_status::completed, loop_output(t, fr, cur, keep), {});
         return outcome::done;
       }
       if (!spend_step())
         return outcome::pending;
       ++cur;
       // One event per iteration: the generic "task.in_progress" key would repeat.
-      update(r, task_status::in_progress, boost::json::object{{"iteration", cur}}, {}, false);
+      update(r, task_status::in_progress, iteration_output(items, cur), {}, false);
       add_event("loop.iteration", "loop.iteration/" + to_string(at(r).id) + '/'
                                     + std::to_string(cur),
-                {{"ref", t.task_reference_name}, {"iteration", cur}});
+                {{"ref", at(r).id.ref}, {"iteration", cur}});
     }
   }
 
-  bool still_running(const std::vector<workflow_task>& tasks, std::int32_t iteration) const {
+  // What the body reads as ${loop.output…} during iteration `it`: Conductor's
+  // `iteration`, and with `items` the item (`loopItem`) and its 0-based `loopIndex`.
+  static boost::json::object iteration_output(const boost::json::array* items, std::int32_t it) {
+    boost::json::object out{{"iteration", it}};
+    if (items != nullptr && it >= 1 && static_cast<std::size_t>(it) <= items->size()) {
+      out["loopItem"] = (*items)[static_cast<std::size_t>(it) - 1];
+      out["loopIndex"] = it - 1;
+    }
+    return out;
+  }
+
+  // Whether a task of `tasks` in this frame still runs. A loop nested in them
+  // runs until its own execution (in this frame) has ended.
+  bool still_running(const std::vector<workflow_task>& tasks, const loop_frame& fr) const {
     std::vector<const workflow_task*> inside;
-    def_index::subtree(tasks, inside);
+    def_index::frame_subtree(tasks, inside);
     for (const auto* x : inside)
-      if (int i = latest(x->task_reference_name, iteration); i >= 0
+      if (int i = latest(x->task_reference_name, fr); i >= 0
           && !is_terminal(rows_[static_cast<std::size_t>(i)].status))
         return true;
     return false;
   }
 
   void cancel_body(const workflow_task& t, const std::vector<const workflow_task*>& body) {
-    std::set<std::string_view> refs;
+    std::set<std::string, std::less<>> refs;
     for (const auto* b : body)
       refs.insert(b->task_reference_name);
     for (std::size_t i = 0; i < rows_.size(); ++i)  // dynamically forked tasks of the body
-      if (rows_[i].type == task_type::fork_join_dynamic && refs.count(rows_[i].id.ref) != 0)
+      if (rows_[i].type == task_type::fork_join_dynamic && refs.count(rows_[i].base) != 0)
         if (const auto* f = output_of(rows_[i]).if_contains("forkedTasks"); f && f->is_array())
           for (const auto& c : f->get_array())
-            if (c.is_string())
-              refs.insert(c.get_string());
+            if (c.is_string())  // stored as the fork is: with its outer iterations
+              refs.insert(std::string(c.get_string())
+                          + rows_[i].id.ref.substr(rows_[i].base.size()));
     std::string reason = "DO_WHILE " + quoted(t.task_reference_name) + " failed";
     for (auto& [k, list] : by_key_)
-      if (!list.empty() && refs.count(k.ref) != 0 && !is_terminal(at(list.back()).status))
+      if (!list.empty() && !is_terminal(at(list.back()).status)
+          && (refs.count(at(list.back()).base) != 0 || refs.count(k.ref) != 0))
         update(list.back(), task_status::canceled, std::nullopt, reason);
   }
 
-  boost::json::object loop_output(const workflow_task& t, std::int32_t last) {
+  // Conductor's output of a finished loop: {"iteration": n, "1": {ref: output,
+  // …}, …} over the tasks of the body's frame (a nested loop appears as its own
+  // output), only the last `keep` iterations when keepLastN is given.
+  boost::json::object loop_output(const workflow_task& t, const loop_frame& fr, std::int32_t last,
+                                  std::int64_t keep) {
     boost::json::object out{{"iteration", last}};
-    const auto& body = index_.body(&t);
-    for (std::int32_t i = 1; i <= last; ++i) {
+    const auto& body = index_.frame_body(&t);
+    std::int32_t first = keep > 0 && keep < last ? static_cast<std::int32_t>(last - keep + 1) : 1;
+    for (std::int32_t i = first; i <= last; ++i) {
+      auto inner = fr.inner(i);
       boost::json::object iter;
       for (const auto* b : body)
-        if (int x = latest(b->task_reference_name, i); x >= 0)
+        if (int x = latest(b->task_reference_name, inner); x >= 0)
           iter[b->task_reference_name] = output_of(at(x));
       out[std::to_string(i)] = std::move(iter);
     }

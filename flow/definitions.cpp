@@ -71,7 +71,7 @@ bool operator==(const workflow_task& a, const workflow_task& b) {
                     t.start_delay, t.input_parameters, t.evaluator_type, t.expression,
                     t.decision_cases, t.default_case, t.fork_tasks, t.join_on,
                     t.dynamic_fork_tasks_param, t.dynamic_fork_tasks_input_param_name,
-                    t.loop_condition, t.loop_over, t.sub_workflow_name,
+                    t.loop_condition, t.loop_over, t.items, t.sub_workflow_name,
                     t.sub_workflow_version);
   };
   return tie(a) == tie(b);

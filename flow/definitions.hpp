@@ -11,6 +11,7 @@
 #include <vector>
 
 #include <boost/json/object.hpp>
+#include <boost/json/value.hpp>
 
 #include "flow/task_type.hpp"
 
@@ -102,6 +103,9 @@ struct workflow_task {
   // DO_WHILE
   std::string loop_condition;           ///< loopCondition, a safe expression
   std::vector<workflow_task> loop_over; ///< loopOver
+  /// items: a list, or an expression giving one; the body runs once per item
+  /// (null = absent, the loop runs on its loopCondition alone)
+  boost::json::value items;
 
   // SUB_WORKFLOW: subWorkflowParam { name, version }
   std::string sub_workflow_name;

@@ -5,6 +5,7 @@
 #include <set>
 
 #include "flow/def_index.hpp"
+#include "flow/loop_frame.hpp"
 #include "flow/problem.hpp"
 
 namespace nf::flow {
@@ -54,7 +55,7 @@ class editor {
     if (auto it = defs_.find(e.task_def_name); it != defs_.end())
       d = &it->second;
     if (e.type == task_type::simple) {
-      const auto* info = index_.find(e.id.ref);
+      const auto* info = split_stored_ref(e.id.ref, index_).info;
       st.queue = info != nullptr ? queue_of(*info->task, d)
                  : d != nullptr && !d->queue_name.empty() ? d->queue_name
                                                           : e.task_def_name;
@@ -64,7 +65,7 @@ class editor {
       edit_.arm.push_back(
         {timer_kind::schedule_to_start, st.id, now_ + d->poll_timeout_seconds * 1000});
     if (e.type == task_type::sub_workflow) {
-      const auto* info = index_.find(e.id.ref);
+      const auto* info = split_stored_ref(e.id.ref, index_).info;
       sub_workflow_start sub{st.id, e.task_def_name, std::nullopt, st.input};
       if (info != nullptr) {
         sub.name = info->task->sub_workflow_name;
@@ -136,6 +137,25 @@ edit_result retry_last_failed(const workflow_def& def, const task_def_map& task_
   return {std::move(ed.result()), {}};
 }
 
+namespace {
+
+bool same_prefix(const std::vector<std::int32_t>& p, const std::vector<std::int32_t>& q,
+                 std::size_t n) {
+  return p.size() >= n && q.size() >= n && std::equal(p.begin(), p.begin() + n, q.begin());
+}
+
+// Every task in `t`'s content (cases, branches, loop body), at any depth.
+void content(const workflow_task& t, std::vector<const workflow_task*>& out) {
+  def_index::subtree(t.loop_over, out);
+  for (const auto& c : t.decision_cases)
+    def_index::subtree(c.tasks, out);
+  def_index::subtree(t.default_case, out);
+  for (const auto& b : t.fork_tasks)
+    def_index::subtree(b, out);
+}
+
+}  // namespace
+
 edit_result rerun_from_task(const workflow_def& def, const task_def_map& task_defs,
                             const snapshot& snap, std::string_view ref,
                             std::int32_t iteration, std::optional<boost::json::object> input,
@@ -143,7 +163,9 @@ edit_result rerun_from_task(const workflow_def& def, const task_def_map& task_de
   if (!is_terminal(snap.status))
     return refuse(not_ended(snap, "rerun"));
   editor ed(def, task_defs, snap, now);
-  const task_info* target = ed.index().find(ref);
+  // Inside nested loops `ref` is the stored one, with the outer iterations ("ref__2").
+  auto split = split_stored_ref(ref, ed.index());
+  const task_info* target = split.info;
   if (target == nullptr)
     return refuse("unknown task reference " + quoted(ref));
   const task_execution* first = nullptr;
@@ -154,74 +176,81 @@ edit_result rerun_from_task(const workflow_def& def, const task_def_map& task_de
   if (first == nullptr)
     return refuse("task " + quoted(ref) + " has no execution in iteration "
                   + std::to_string(iteration));
+  const auto q = frame_of(split, iteration).path();
 
-  // What follows the task: later tasks of its list, then of each enclosing
-  // list. Inside the loop body that means this iteration; outside, every row.
-  const workflow_task* loop = target->loop;
-  std::map<std::string_view, bool> rule;  // ref → only this iteration?
+  // What follows the task: its content, later tasks of its list, then of each
+  // enclosing list, each only in the iterations of the loops around it that
+  // the task's own frame shares: rule = ref → how many leading loop
+  // iterations an execution must share with the task to go.
+  std::map<std::string_view, std::size_t> rule;
   std::vector<const workflow_task*> tasks{target->task};
-  def_index::subtree(target->task->loop_over, tasks);
-  for (const auto& c : target->task->decision_cases)
-    def_index::subtree(c.tasks, tasks);
-  def_index::subtree(target->task->default_case, tasks);
-  for (const auto& b : target->task->fork_tasks)
-    def_index::subtree(b, tasks);
+  content(*target->task, tasks);
   for (const auto* t : tasks)
-    rule[t->task_reference_name] = loop != nullptr;
-  bool in_body = loop != nullptr;
+    rule[t->task_reference_name] = target->depth;
   for (const task_info* x = target; x != nullptr;) {
     std::vector<const workflow_task*> later;
-    for (std::size_t j = x->index + 1; j < x->block->size(); ++j)
+    for (std::size_t j = x->index + 1; j < x->block->size(); ++j) {
       later.push_back(&(*x->block)[j]);
-    std::vector<const workflow_task*> all;
-    for (const auto* t : later) {
-      all.push_back(t);
-      def_index::subtree(t->loop_over, all);
-      for (const auto& c : t->decision_cases)
-        def_index::subtree(c.tasks, all);
-      def_index::subtree(t->default_case, all);
-      for (const auto& b : t->fork_tasks)
-        def_index::subtree(b, all);
+      content((*x->block)[j], later);
     }
-    for (const auto* t : all)
-      rule.emplace(t->task_reference_name, in_body);
-    if (x->parent == loop)
-      in_body = false;
+    for (const auto* t : later)
+      rule.emplace(t->task_reference_name, x->depth);
     x = x->parent == nullptr ? nullptr : ed.index().find(x->parent->task_reference_name);
   }
-  std::set<std::string_view> later_iterations;
-  if (loop != nullptr)
+  // Later iterations of every loop around the task (the body of the loop at
+  // depth d runs at depth d + 1).
+  std::vector<std::pair<std::set<std::string_view>, std::size_t>> later_iterations;
+  for (const workflow_task* loop = target->loop; loop != nullptr;) {
+    const task_info* info = ed.index().find(loop->task_reference_name);
+    std::set<std::string_view> refs;
     for (const auto* t : ed.index().body(loop))
-      later_iterations.insert(t->task_reference_name);
+      refs.insert(t->task_reference_name);
+    later_iterations.emplace_back(std::move(refs), info->depth + 1);
+    loop = info->loop;
+  }
 
   std::set<task_identity> removed;
-  auto remove = [&](const task_execution& e) {
-    auto it = rule.find(e.id.ref);
-    if (it != rule.end() && (!it->second || e.id.iteration == iteration))
+  auto remove = [&](std::string_view base, const std::vector<std::int32_t>& p) {
+    if (auto it = rule.find(base); it != rule.end() && same_prefix(p, q, it->second))
       return true;
-    return later_iterations.count(e.id.ref) != 0 && e.id.iteration > iteration;
+    for (const auto& [refs, j] : later_iterations)
+      if (refs.count(base) != 0 && same_prefix(p, q, j - 1) && p.size() >= j
+          && p[j - 1] > q[j - 1])
+        return true;
+    return false;
   };
-  // Children of a removed dynamic fork go with it.
+  // Children of a removed dynamic fork go with it (named in the fork's frame).
   std::set<std::pair<std::string, std::int32_t>> dynamic_children;
   for (const auto& e : snap.tasks) {
-    if (!remove(e))
+    auto s = split_stored_ref(e.id.ref, ed.index());
+    std::string_view base = s.info != nullptr ? std::string_view(s.info->task->task_reference_name)
+                                              : std::string_view(e.id.ref);
+    if (!remove(base, frame_of(s, e.id.iteration).path()))
       continue;
     removed.insert(e.id);
+    std::string suffix = e.id.ref.substr(base.size());
     if (const auto* forked = e.output.if_contains("forkedTasks"); forked && forked->is_array())
       for (const auto& c : forked->get_array())
         if (c.is_string())
-          dynamic_children.emplace(std::string(c.get_string()), e.id.iteration);
+          dynamic_children.emplace(std::string(c.get_string()) + suffix, e.id.iteration);
   }
   for (const auto& e : snap.tasks)
     if (dynamic_children.count({e.id.ref, e.id.iteration}) != 0)
       removed.insert(e.id);
   ed.result().remove.assign(removed.begin(), removed.end());
 
-  if (loop != nullptr)
+  // Reopen each loop around the task, in the frame the task runs in.
+  loop_frame fr = frame_of(split, iteration);
+  for (const workflow_task* loop = target->loop; loop != nullptr;) {
+    const task_info* info = ed.index().find(loop->task_reference_name);
+    auto around = fr.outer(info->depth);
+    auto loop_ref = around.ref(loop->task_reference_name);
     for (const auto& e : snap.tasks)
-      if (e.id.ref == loop->task_reference_name && is_terminal(e.status) && !removed.count(e.id)
-          && !needs_retry(e.status))
+      if (e.id.ref == loop_ref && e.id.iteration == around.iteration() && is_terminal(e.status)
+          && !removed.count(e.id) && !needs_retry(e.status))
         ed.reopen(e);
+    loop = info->loop;
+  }
   ed.retry_failed(removed);
   if (input)
     ed.schedule(*first, 0, std::move(*input));

@@ -109,6 +109,13 @@ void read_task_into(const boost::json::value& v, const std::string& path, proble
   r.text("loopCondition", t.loop_condition);
   if (const auto* v = r.get("loopOver"))
     t.loop_over = read_task_list(v, r.field_path("loopOver"), errs);
+  if (const auto* v = r.get("items")) {
+    if (v->is_string() || v->is_array())
+      t.items = *v;
+    else
+      errs.push_back({r.field_path("items"), "expected a list or an expression giving one, got "
+                                               + describe(*v)});
+  }
   read_sub_workflow_param(r, t, errs);
   r.finish("a workflow task");
 }

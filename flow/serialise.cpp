@@ -92,6 +92,8 @@ boost::json::value to_json(const workflow_task& t) {
     o["loopCondition"] = t.loop_condition;
   if (!t.loop_over.empty())
     o["loopOver"] = tasks(t.loop_over);
+  if (!t.items.is_null())
+    o["items"] = t.items;
   if (!t.sub_workflow_name.empty() || t.sub_workflow_version) {
     boost::json::object sub{{"name", t.sub_workflow_name}};
     if (t.sub_workflow_version)

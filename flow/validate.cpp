@@ -13,6 +13,8 @@
 #include "flow/expression.hpp"
 #include "flow/json_read.hpp"
 #include "flow/json_transform.hpp"
+#include "flow/loop_frame.hpp"
+#include "flow/loop_inputs.hpp"
 #include "flow/parse.hpp"
 #include "flow/safe_expr.hpp"
 #include "flow/wait_time.hpp"
@@ -103,6 +105,7 @@ void misplaced(const workflow_task& t, const std::string& path, problems& out) {
   bool loop = t.type == task_type::do_while;
   only(!loop && !t.loop_condition.empty(), "loopCondition", "DO_WHILE");
   only(!loop && !t.loop_over.empty(), "loopOver", "DO_WHILE");
+  only(!loop && !t.items.is_null(), "items", "DO_WHILE");
   only(t.type != task_type::sub_workflow
          && (!t.sub_workflow_name.empty() || t.sub_workflow_version.has_value()),
        "subWorkflowParam", "SUB_WORKFLOW");
@@ -249,15 +252,19 @@ void check_rules(const workflow_task& t, const std::string& path, problems& out)
     case task_type::do_while: {
       safe_expr e;
       std::string error;
-      if (t.loop_condition.empty())
+      if (t.loop_condition.empty() && !iterates_items(t))
         out.push_back({path_key(path, "loopCondition"),
-                       "missing required field (expected an expression)"});
-      else if (!e.compile(t.loop_condition, error))
+                       "missing required field (expected an expression, or `items` to "
+                       "run once per item)"});
+      else if (!t.loop_condition.empty() && !e.compile(t.loop_condition, error))
         out.push_back({path_key(path, "loopCondition"), "invalid expression: " + error});
-      else if (boost::json::value v; e.is_constant() && e.evaluate(nullptr, v, error) && truthy(v))
+      else if (boost::json::value v; !t.loop_condition.empty() && !iterates_items(t)
+                                     && e.is_constant() && e.evaluate(nullptr, v, error)
+                                     && truthy(v))
         out.push_back({path_key(path, "loopCondition"), "always true: the loop would never end"});
       if (t.loop_over.empty())
         out.push_back({path_key(path, "loopOver"), "expected at least one task"});
+      check_loop_inputs(t, path, out);
       break;
     }
     case task_type::sub_workflow:
@@ -297,6 +304,12 @@ class validator {
       out_.push_back({tasks_path, "expected a non-empty array of tasks"});
     collect(def_.tasks, tasks_path);
     block(def_.tasks, tasks_path);
+    // Tasks of nested loops carry the outer iterations in their stored names
+    // ("ref__2"): a name of that shape could then be two executions at once.
+    if (nested_loops_)
+      for (const auto& [at, ref] : suffixed_)
+        out_.push_back({at, "reference name " + quoted(ref) + " ends in \"__<number>\", "
+                              "which names the iterations of nested DO_WHILE tasks"});
     // Workflow output may read any task: by the end, every task has had its chance.
     path_chain root(root_);
     check_template_syntax(def_.output_parameters, path_chain(root, "outputParameters"), scan_,
@@ -328,6 +341,8 @@ class validator {
   std::map<std::string_view, std::string, std::less<>> first_path_;
   std::vector<std::string_view> visible_;  // in order, so scopes can be unwound
   int loop_depth_ = 0;
+  bool nested_loops_ = false;
+  std::vector<std::pair<std::string, std::string_view>> suffixed_;  // refs ending in __<n>
   template_scan scan_;
 
   bool known(std::string_view ref) const { return visible_count_.count(ref) != 0; }
@@ -426,7 +441,9 @@ class validator {
     if (t.type == task_type::join)
       check_join(t, p, prev);
     if (t.type == task_type::do_while && loop_depth_ > 0)
-      out_.push_back({p, "a DO_WHILE cannot be nested inside another DO_WHILE"});
+      nested_loops_ = true;
+    if (has_iteration_suffix(t.task_reference_name))
+      suffixed_.emplace_back(path_key(p, "taskReferenceName"), t.task_reference_name);
     if (t.type == task_type::sub_workflow && t.sub_workflow_name == def_.name
         && (!t.sub_workflow_version || *t.sub_workflow_version == def_.version))
       out_.push_back({path_key(path_key(p, "subWorkflowParam"), "name"),

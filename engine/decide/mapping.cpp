@@ -8,6 +8,7 @@
 #include "engine/system_tasks/http_task.hpp"
 #include "proto/namespaces.hpp"
 #include "flow/def_index.hpp"
+#include "flow/loop_frame.hpp"
 #include "flow/retry.hpp"
 #include "store/json.hpp"
 
@@ -46,7 +47,8 @@ int64_t start_delay_of(const store::task_row& t, const flow::def_index& index,
                        const flow::task_def_map& task_defs, const std::string& workflow_id) {
   if (t.type != flow::task_type::simple && t.type != flow::task_type::http)
     return 0;
-  const auto* info = index.find(t.identity.ref);
+  // Inside nested loops the stored ref carries the outer iterations ("ref__2").
+  const auto* info = flow::split_stored_ref(t.identity.ref, index).info;
   if (info == nullptr)
     return 0; // a dynamically forked task: no static startDelay
   if (t.identity.attempt == 0)

@@ -18,6 +18,7 @@
 #include "flow/apply.hpp"
 #include "flow/decide.hpp"
 #include "flow/def_index.hpp"
+#include "flow/loop_frame.hpp"
 #include "flow/parse.hpp"
 #include "flow/serialise.hpp"
 #include "flow/validate.hpp"
@@ -202,9 +203,7 @@ class generator {
         out.push_back(std::move(j));
         return;
       }
-      case 12: {
-        if (in_loop)
-          return add(out, 0, depth, in_loop, earlier);
+      case 12: {  // loops nest too (their bodies run once per outer iteration)
         auto r = ref("l");
         auto t = base(r, "DO_WHILE");
         t["loopCondition"] = "$." + r + "['iteration'] < " + std::to_string(1 + pick(3));
@@ -260,19 +259,37 @@ struct checker {
     return e != nullptr && is_successful(e->status);
   }
 
-  // Everything inside `t` has ended (its content cannot still run).
-  bool content_ended(const snapshot& s, const workflow_task& t, std::int32_t iteration) const {
+  // Where an execution stands: the definition's task and its loop frame.
+  std::pair<const task_info*, loop_frame> where(const task_identity& id) const {
+    auto s = split_stored_ref(id.ref, index);
+    return {s.info, frame_of(s, id.iteration)};
+  }
+
+  static bool has_prefix(const loop_frame& f, const loop_frame& p) {
+    return f.path().size() >= p.path().size()
+           && std::equal(p.path().begin(), p.path().end(), f.path().begin());
+  }
+
+  // Everything inside `t` (run in frame `fr`) has ended: its content cannot still run.
+  bool content_ended(const snapshot& s, const workflow_task& t, const loop_frame& fr) const {
     std::vector<const workflow_task*> inside;
     for (const auto& c : t.decision_cases)
       def_index::subtree(c.tasks, inside);
     def_index::subtree(t.default_case, inside);
     def_index::subtree(t.loop_over, inside);
+    std::set<std::string_view> refs;
     for (const auto* x : inside)
-      for (const auto& e : s.tasks)
-        if (e.id.ref == x->task_reference_name
-            && (t.type == task_type::do_while || e.id.iteration == iteration)
-            && !is_terminal(latest(s, e.id.ref, e.id.iteration)->status))
-          return false;
+      refs.insert(x->task_reference_name);
+    for (const auto& e : s.tasks) {
+      auto [info, f] = where(e.id);
+      if (info == nullptr || refs.count(info->task->task_reference_name) == 0)
+        continue;
+      // A loop's content runs in its iterations' frames, any other in its own.
+      bool same = has_prefix(f, fr)
+                  && (t.type == task_type::do_while || f.path().size() == fr.path().size());
+      if (same && !is_terminal(latest(s, e.id.ref, e.id.iteration)->status))
+        return false;
+    }
     return true;
   }
 
@@ -294,24 +311,24 @@ struct checker {
         fail(who + " retried before its previous attempt ended");
       return;
     }
-    const task_info* info = index.find(id.ref);
+    auto [info, fr] = where(id);
     if (info == nullptr) {  // a dynamically forked task: its fork must have completed
       for (const auto& e : after.tasks)
         if (e.type == task_type::fork_join_dynamic && e.id.iteration == id.iteration
             && e.status == task_status::completed)
           if (const auto* f = e.output.if_contains("forkedTasks"))
-            for (const auto& c : f->as_array())
-              if (c.as_string() == id.ref)
+            for (const auto& c : f->as_array())  // named in the fork's frame
+              if (std::string(c.as_string()) + where(e.id).second.suffix() == id.ref)
                 return;
       fail(who + " scheduled without a completed FORK_JOIN_DYNAMIC");
       return;
     }
     if (info->index > 0) {
       const auto& prev = (*info->block)[info->index - 1];
-      if (!ended_ok(after, prev.task_reference_name, id.iteration))
+      if (!ended_ok(after, fr.ref(prev.task_reference_name), id.iteration))
         fail(who + " scheduled before " + prev.task_reference_name + " ended");
       else if (prev.type != task_type::fork_join && prev.type != task_type::fork_join_dynamic
-               && !content_ended(after, prev, id.iteration))
+               && !content_ended(after, prev, fr))
         fail(who + " scheduled while tasks inside " + prev.task_reference_name + " still run");
       return;
     }
@@ -319,15 +336,17 @@ struct checker {
       return;
     const auto& parent = *info->parent;
     if (parent.type == task_type::do_while) {
-      const auto* loop = latest(after, parent.task_reference_name, 0);
+      auto around = fr.outer(info->depth - 1);
+      const auto* loop = latest(after, around.ref(parent.task_reference_name), around.iteration());
       if (loop == nullptr)
         fail(who + " scheduled before its DO_WHILE");
+      auto before = around.inner(id.iteration - 1);
       if (id.iteration > 1)
-        for (const auto* b : index.body(&parent))
-          if (const auto* e = latest(after, b->task_reference_name, id.iteration - 1);
+        for (const auto* b : index.frame_body(&parent))
+          if (const auto* e = latest(after, before.ref(b->task_reference_name), id.iteration - 1);
               e != nullptr && !is_terminal(e->status))
             fail(who + " started an iteration while " + b->task_reference_name + " still runs");
-    } else if (!ended_ok(after, parent.task_reference_name, id.iteration)) {
+    } else if (!ended_ok(after, fr.ref(parent.task_reference_name), id.iteration)) {
       fail(who + " scheduled before " + parent.task_reference_name + " completed");
     }
   }
@@ -336,11 +355,12 @@ struct checker {
   void joins(const snapshot& after, const task_update& u) {
     if (u.status != task_status::completed)
       return;
-    const task_info* info = index.find(u.id.ref);
+    auto [info, fr] = where(u.id);
     if (info == nullptr || info->task->type != task_type::join)
       return;
     for (const auto& ref : info->task->join_on)
-      if (const auto* e = latest(after, ref, u.id.iteration); e != nullptr && !is_terminal(e->status))
+      if (const auto* e = latest(after, fr.ref(ref), u.id.iteration);
+          e != nullptr && !is_terminal(e->status))
         fail(u.id.ref + " completed while " + ref + " still runs");
   }
 };
