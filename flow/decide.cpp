@@ -6,7 +6,9 @@
 #include <set>
 
 #include "flow/ascii.hpp"
+#include "flow/conductor_fields.hpp"
 #include "flow/def_index.hpp"
+#include "flow/effective_def.hpp"
 #include "flow/expression.hpp"
 #include "flow/loop_frame.hpp"
 #include "flow/loop_inputs.hpp"
@@ -87,6 +89,8 @@ class evaluation {
       return std::move(out_);
     if (result == outcome::failed)
       end_workflow(workflow_status::failed, failure_reason_, {}, failed_ref_);
+    else if (result == outcome::done && !any_active() && !permissive_ref_.empty())
+      end_workflow(workflow_status::failed, permissive_reason_, {}, permissive_ref_);
     else if (result == outcome::done && !any_active())
       end_workflow(workflow_status::completed, {}, workflow_output(), {});
     return std::move(out_);
@@ -114,6 +118,10 @@ class evaluation {
   std::set<std::int64_t> consumed_signals_;
   bool signals_loaded_ = false;
   std::deque<task_def> fallback_defs_;
+  std::map<const workflow_task*, task_def> effective_defs_;  // tasks with overrides
+  // Permissive tasks that failed for good: the workflow goes on, and fails at its end.
+  std::string permissive_reason_;
+  std::string permissive_ref_;
 
   // -- rows -----------------------------------------------------------------
 
@@ -271,6 +279,14 @@ class evaluation {
 
   const task_def* def_for(const workflow_task& t) {
     auto it = defs_.find(t.name);
+    if (has_overrides(t)) {
+      auto e = effective_defs_.find(&t);
+      if (e == effective_defs_.end())
+        e = effective_defs_
+              .emplace(&t, effective_def(t, it != defs_.end() ? &it->second : nullptr))
+              .first;
+      return &e->second;
+    }
     if (it != defs_.end())
       return &it->second;
     fallback_defs_.push_back(task_def::unregistered(t.name));
@@ -334,6 +350,9 @@ class evaluation {
     if (!reason.empty())
       payload["reason"] = reason;
     add_event(name, name, std::move(payload));
+    if (def_.status_listener_enabled)
+      add_event("workflow.status_listener", "workflow.status_listener",
+                status_summary(status, reason, output));
     if ((status == workflow_status::failed || status == workflow_status::timed_out)
         && !def_.failure_workflow.empty()) {
       boost::json::object input{
@@ -350,6 +369,21 @@ class evaluation {
     out_.status = status;
     out_.output = std::move(output);
     out_.reason_for_incompletion = std::move(reason);
+  }
+
+  // What Conductor's workflow status listener is handed: a summary of the ended run.
+  boost::json::object status_summary(workflow_status status, const std::string& reason,
+                                     const boost::json::object& output) const {
+    boost::json::object summary{
+      {"workflowType", def_.name},
+      {"version", def_.version},
+      {"status", to_string(status)},
+      {"input", snap_.input},
+      {"output", output},
+    };
+    if (!reason.empty())
+      summary["reasonForIncompletion"] = reason;
+    return summary;
   }
 
   // -- evaluation -----------------------------------------------------------
@@ -412,7 +446,11 @@ class evaluation {
     const bool worker = t.type == task_type::simple || t.type == task_type::http;
     if (t.type == task_type::simple)
       st.queue = queue_of(t, d);
-    if (t.type == task_type::simple && d->cache_ttl_seconds > 0 && !d->cache_key.empty()) {
+    if (t.type == task_type::simple && t.cache_ttl_seconds > 0) {
+      st.cache_key = cache_key_of(t.cache_key, input);
+      st.cache_ttl_seconds = t.cache_ttl_seconds;
+    } else if (t.type == task_type::simple && d->cache_ttl_seconds > 0
+               && !d->cache_key.empty()) {
       auto key = resolve(boost::json::value(boost::json::string(d->cache_key)),
                          scope_for(fr));
       st.cache_key = key.is_string() ? std::string(key.get_string()) : case_label(key);
@@ -674,8 +712,29 @@ class evaluation {
     }
     if (!joined)
       return outcome::pending;
+    if (auto failed = failed_permissive(t, prev, iteration); !failed.empty()) {
+      update(r, task_status::failed, std::move(output),
+             "joined task " + quoted(failed) + " failed");
+      return settle(t, r, iteration, prev);
+    }
     update(r, task_status::completed, std::move(output), {});
     return outcome::done;
+  }
+
+  // The first task a JOIN waits for that ended unsuccessfully and let its branch go on
+  // (a permissive task): the JOIN fails once every branch is done, as in Conductor.
+  std::string failed_permissive(const workflow_task& t, const workflow_task* prev,
+                                std::int32_t iteration) {
+    if (prev == nullptr || prev->type == task_type::fork_join_dynamic)
+      return {};
+    for (const auto& ref : t.join_on) {
+      const task_info* info = index_.find(ref);
+      int x = latest(ref, iteration);
+      if (info != nullptr && info->task->permissive && !info->task->optional && x >= 0
+          && is_terminal(at(x).status) && !is_successful(at(x).status))
+        return ref;
+    }
+    return {};
   }
 
   std::size_t branch_of(std::string_view ref, const workflow_task* fork) const {
@@ -750,6 +809,13 @@ class evaluation {
       reason += ": " + why;
     if (t.optional) {
       update(r, task_status::completed_with_errors, std::nullopt, reason_of(x));
+      return outcome::done;
+    }
+    if (t.permissive && !(timed_out && d->policy == timeout_policy::time_out_wf)) {
+      if (permissive_ref_.empty()) {
+        permissive_reason_ = reason;
+        permissive_ref_ = x.id.ref;
+      }
       return outcome::done;
     }
     if (timed_out && retriable_type(t.type) && d->policy == timeout_policy::time_out_wf) {

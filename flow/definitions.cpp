@@ -56,7 +56,7 @@ bool operator==(const task_def& a, const task_def& b) {
                     d.total_timeout_seconds, d.rate_limit_per_frequency,
                     d.rate_limit_frequency_in_seconds, d.concurrent_exec_limit,
                     d.cache_ttl_seconds, d.cache_key, d.input_keys, d.output_keys,
-                    d.secret_output_fields, d.input_template);
+                    d.secret_output_fields, d.input_template, d.metadata);
   };
   return tie(a) == tie(b);
 }
@@ -72,7 +72,9 @@ bool operator==(const workflow_task& a, const workflow_task& b) {
                     t.decision_cases, t.default_case, t.fork_tasks, t.join_on,
                     t.dynamic_fork_tasks_param, t.dynamic_fork_tasks_input_param_name,
                     t.loop_condition, t.loop_over, t.items, t.sub_workflow_name,
-                    t.sub_workflow_version);
+                    t.sub_workflow_version, t.async_complete, t.permissive, t.retry_count,
+                    t.task_definition, t.cache_key, t.cache_ttl_seconds, t.rate_limited,
+                    t.join_mode);
   };
   return tie(a) == tie(b);
 }
@@ -81,7 +83,8 @@ bool operator==(const workflow_def& a, const workflow_def& b) {
   auto tie = [](const workflow_def& d) {
     return std::tie(d.name, d.version, d.description, d.tasks, d.input_parameters,
                     d.output_parameters, d.variables, d.timeout_seconds, d.policy,
-                    d.failure_workflow, d.restartable, d.owner_email, d.schema_version);
+                    d.failure_workflow, d.restartable, d.owner_email, d.schema_version,
+                    d.input_template, d.status_listener_enabled, d.metadata);
   };
   return tie(a) == tie(b);
 }

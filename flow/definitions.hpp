@@ -56,6 +56,10 @@ struct task_def {
   std::vector<std::string> output_keys;          ///< outputKeys
   std::vector<std::string> secret_output_fields; ///< secretOutputFields
   boost::json::object input_template;            ///< inputTemplate: defaults under the input
+  /// Conductor's bookkeeping fields (ownerApp, createTime, updateTime, createdBy,
+  /// updatedBy, accessPolicy, tags, baseType, inputSchema, outputSchema,
+  /// enforceSchema), kept as registered and returned: they change nothing here.
+  boost::json::object metadata;
 
   /// What a SIMPLE task whose definition is not registered runs with:
   /// no retries, no timeouts.
@@ -85,6 +89,19 @@ struct workflow_task {
   bool optional = false;                ///< optional: a failure does not fail the workflow
   std::int64_t start_delay = 0;         ///< startDelay, seconds before it may start
   boost::json::object input_parameters; ///< inputParameters, with ${…} expressions
+  /// asyncComplete: on a SIMPLE task the worker completes it whenever it reports, which
+  /// is what true asks for; other types refuse true (see conductor_fields.hpp).
+  bool async_complete = false;
+  /// permissive: a failure lets the rest run; the JOIN (or the workflow's end) then fails.
+  bool permissive = false;
+  std::optional<std::int64_t> retry_count;   ///< retryCount: overrides the definition's
+  /// taskDefinition: used in place of the registered definition of `name`.
+  std::optional<task_def> task_definition;
+  /// cacheConfig {key, ttlInSecond}: overrides the definition's cacheKey/cacheTtlSeconds.
+  std::string cache_key;
+  std::int64_t cache_ttl_seconds = 0;
+  std::optional<bool> rate_limited;     ///< rateLimited (the definition's limit applies)
+  std::string join_mode;                ///< joinMode: SYNC | ASYNC (JOIN only; both hold here)
 
   // SWITCH
   std::string evaluator_type;           ///< evaluatorType: value-param | javascript
@@ -131,6 +148,14 @@ struct workflow_def {
   bool restartable = true;                   ///< restartable
   std::string owner_email;                   ///< ownerEmail
   std::int64_t schema_version = 2;           ///< schemaVersion (only 2 is accepted)
+  boost::json::object input_template;        ///< inputTemplate: defaults under the input
+  /// workflowStatusListenerEnabled: the end of each execution is published as a
+  /// "workflow.status_listener" event through the outbox.
+  bool status_listener_enabled = false;
+  /// Conductor's bookkeeping fields (ownerApp, createTime, updateTime, createdBy,
+  /// updatedBy, accessPolicy, tags, metadata, inputSchema, outputSchema, enforceSchema),
+  /// kept as registered and returned: they change nothing here.
+  boost::json::object metadata;
 };
 
 bool operator==(const workflow_def& a, const workflow_def& b);

@@ -74,6 +74,10 @@ const boost::json::value* object_reader::get(std::string_view key) {
   return find(key);
 }
 
+const boost::json::value* object_reader::peek(std::string_view key) const {
+  return obj_.if_contains(key);
+}
+
 const boost::json::value* object_reader::find(std::string_view key) {
   // On the small objects of definitions a plain scan beats the library's lookup.
   auto it = obj_.end();

@@ -40,6 +40,9 @@ class object_reader {
 
   /// The raw value, or nullptr when absent or JSON null.
   const boost::json::value* get(std::string_view key);
+  /// The raw value (JSON null included), or nullptr when absent, without making
+  /// the field known: another reader may still claim it, or finish() report it.
+  const boost::json::value* peek(std::string_view key) const;
   void text(std::string_view key, std::string& out, bool required = false);
   void count(std::string_view key, std::int64_t& out, bool required = false);
   void flag(std::string_view key, bool& out);

@@ -2,6 +2,7 @@
 
 #include <boost/json/parse.hpp>
 
+#include "flow/conductor_fields.hpp"
 #include "flow/json_read.hpp"
 
 namespace nf::flow {
@@ -58,6 +59,7 @@ void read_sub_workflow_param(object_reader& r, workflow_task& t, problems& errs)
     sub.count("version", version);
     t.sub_workflow_version = version;
   }
+  read_conductor_sub_workflow_fields(sub, errs);
   sub.finish("subWorkflowParam");
 }
 
@@ -72,8 +74,11 @@ void read_task_into(const boost::json::value& v, const std::string& path, proble
   r.text("description", t.description);
   if (const auto* type = r.get("type")) {
     auto parsed = type->is_string() ? parse_task_type(type->get_string()) : std::nullopt;
+    auto refused = type->is_string() ? unsupported_task_type(type->get_string()) : std::nullopt;
     if (parsed)
       t.type = *parsed;
+    else if (refused)
+      errs.push_back({r.field_path("type"), *refused});
     else
       errs.push_back({r.field_path("type"), "unknown task type " + describe(*type)
                                               + " (expected one of "
@@ -117,6 +122,7 @@ void read_task_into(const boost::json::value& v, const std::string& path, proble
                                                + describe(*v)});
   }
   read_sub_workflow_param(r, t, errs);
+  read_conductor_task_fields(r, t, errs);
   r.finish("a workflow task");
 }
 
@@ -167,6 +173,7 @@ task_def read_task_def(const boost::json::value& v, const std::string& path, pro
   r.string_list("outputKeys", d.output_keys);
   r.string_list("secretOutputFields", d.secret_output_fields);
   r.object("inputTemplate", d.input_template);
+  read_conductor_task_def_fields(r, d, errs);
   r.finish("a task definition");
   return d;
 }
@@ -215,6 +222,7 @@ workflow_def read_workflow_def(const boost::json::value& v, const std::string& p
                       "expected 2 (the only schema version supported), got "
                         + std::to_string(d.schema_version)});
   }
+  read_conductor_workflow_fields(r, d, errs);
   r.finish("a workflow definition");
   return d;
 }

@@ -1,5 +1,7 @@
 #include "flow/serialise.hpp"
 
+#include "flow/conductor_fields.hpp"
+
 namespace nf::flow {
 
 namespace {
@@ -23,7 +25,7 @@ boost::json::array tasks(const std::vector<workflow_task>& ts) {
 }  // namespace
 
 boost::json::value to_json(const task_def& d) {
-  return boost::json::object{
+  boost::json::object o{
     {"name", d.name},
     {"description", d.description},
     {"ownerEmail", d.owner_email},
@@ -49,6 +51,8 @@ boost::json::value to_json(const task_def& d) {
     {"secretOutputFields", strings(d.secret_output_fields)},
     {"inputTemplate", d.input_template},
   };
+  write_metadata(d.metadata, o);
+  return o;
 }
 
 boost::json::value to_json(const workflow_task& t) {
@@ -94,6 +98,22 @@ boost::json::value to_json(const workflow_task& t) {
     o["loopOver"] = tasks(t.loop_over);
   if (!t.items.is_null())
     o["items"] = t.items;
+  // Conductor's fields beyond the core, only when set (as for the type-specific ones).
+  if (t.async_complete)
+    o["asyncComplete"] = true;
+  if (t.permissive)
+    o["permissive"] = true;
+  if (!t.join_mode.empty())
+    o["joinMode"] = t.join_mode;
+  if (t.retry_count)
+    o["retryCount"] = *t.retry_count;
+  if (t.task_definition)
+    o["taskDefinition"] = to_json(*t.task_definition);
+  if (t.cache_ttl_seconds > 0)
+    o["cacheConfig"] = boost::json::object{{"key", t.cache_key},
+                                           {"ttlInSecond", t.cache_ttl_seconds}};
+  if (t.rate_limited)
+    o["rateLimited"] = *t.rate_limited;
   if (!t.sub_workflow_name.empty() || t.sub_workflow_version) {
     boost::json::object sub{{"name", t.sub_workflow_name}};
     if (t.sub_workflow_version)
@@ -104,7 +124,7 @@ boost::json::value to_json(const workflow_task& t) {
 }
 
 boost::json::value to_json(const workflow_def& d) {
-  return boost::json::object{
+  boost::json::object o{
     {"name", d.name},
     {"version", d.version},
     {"description", d.description},
@@ -118,7 +138,11 @@ boost::json::value to_json(const workflow_def& d) {
     {"restartable", d.restartable},
     {"ownerEmail", d.owner_email},
     {"schemaVersion", d.schema_version},
+    {"inputTemplate", d.input_template},
+    {"workflowStatusListenerEnabled", d.status_listener_enabled},
   };
+  write_metadata(d.metadata, o);
+  return o;
 }
 
 } // namespace nf::flow

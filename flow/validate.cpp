@@ -9,6 +9,7 @@
 #include <set>
 #include <unordered_map>
 
+#include "flow/conductor_fields.hpp"
 #include "flow/def_index.hpp"
 #include "flow/expression.hpp"
 #include "flow/json_read.hpp"
@@ -217,6 +218,7 @@ void check_terminate(const workflow_task& t, const std::string& path, problems& 
 // Rules that depend on a task alone, not on where it stands.
 void check_rules(const workflow_task& t, const std::string& path, problems& out) {
   misplaced(t, path, out);
+  check_conductor_task_fields(t, path, out);
   if (!t.task_reference_name.empty() && !plain_name(t.task_reference_name))
     out.push_back({path_key(path, "taskReferenceName"),
                    "expected letters, digits, '_' or '-', got " + quoted(t.task_reference_name)});

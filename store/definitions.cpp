@@ -27,10 +27,10 @@ INSERT INTO "TaskDefinitions" AS d
    "timeoutPolicy", "responseTimeoutSeconds", "pollTimeoutSeconds", "totalTimeoutSeconds",
    "rateLimitPerFrequency", "rateLimitFrequencyInSeconds", "concurrentExecLimit",
    "cacheTtlSeconds", "cacheKey", "inputKeys", "outputKeys", "inputTemplate", "ownerEmail",
-   "secretOutputFields", "queueName")
+   "secretOutputFields", "queueName", "metadata")
 VALUES ($1, $2, $3, $4, $5::task_definition_retry_logic, $6, $7, $8, $9, $10,
         $11::task_definition_timeout_policy, $12, $13, $14, $15, $16, $17, $18, $19,
-        $20::text[], $21::text[], $22::jsonb, $23, $24::text[], $25)
+        $20::text[], $21::text[], $22::jsonb, $23, $24::text[], $25, $26::jsonb)
 ON CONFLICT ("namespaceId", "name") DO UPDATE SET
   "revision" = d."revision" + 1,
   "description" = EXCLUDED."description",
@@ -56,6 +56,7 @@ ON CONFLICT ("namespaceId", "name") DO UPDATE SET
   "ownerEmail" = EXCLUDED."ownerEmail",
   "secretOutputFields" = EXCLUDED."secretOutputFields",
   "queueName" = EXCLUDED."queueName",
+  "metadata" = EXCLUDED."metadata",
   "updatedAt" = now()
 RETURNING "revision")"};
 
@@ -66,16 +67,16 @@ SELECT "name", "description", "retryCount", "retryLogic", "retryDelaySeconds",
        "rateLimitPerFrequency", "rateLimitFrequencyInSeconds", "concurrentExecLimit",
        "cacheTtlSeconds", "cacheKey", array_to_json("inputKeys") AS "inputKeys",
        array_to_json("outputKeys") AS "outputKeys", "inputTemplate", "ownerEmail",
-       array_to_json("secretOutputFields") AS "secretOutputFields", "queueName"
+       array_to_json("secretOutputFields") AS "secretOutputFields", "queueName", "metadata"
   FROM "TaskDefinitions" WHERE "namespaceId" = $1)"};
 
 constexpr statement upsert_workflow_def{"workflow_defs.upsert", R"(
 INSERT INTO "WorkflowDefinitions" AS d
   ("namespaceId", "name", "version", "description", "tasks", "inputParameters",
    "outputParameters", "variables", "timeoutSeconds", "timeoutPolicy", "failureWorkflow",
-   "restartable", "ownerEmail")
+   "restartable", "ownerEmail", "inputTemplate", "workflowStatusListenerEnabled", "metadata")
 VALUES ($1, $2, $3, $4, $5::jsonb, $6::jsonb, $7::jsonb, $8::jsonb, $9,
-        $10::workflow_definition_timeout_policy, $11, $12, $13)
+        $10::workflow_definition_timeout_policy, $11, $12, $13, $14::jsonb, $15, $16::jsonb)
 ON CONFLICT ("namespaceId", "name", "version") DO UPDATE SET
   "description" = EXCLUDED."description",
   "tasks" = EXCLUDED."tasks",
@@ -87,13 +88,16 @@ ON CONFLICT ("namespaceId", "name", "version") DO UPDATE SET
   "failureWorkflow" = EXCLUDED."failureWorkflow",
   "restartable" = EXCLUDED."restartable",
   "ownerEmail" = EXCLUDED."ownerEmail",
+  "inputTemplate" = EXCLUDED."inputTemplate",
+  "workflowStatusListenerEnabled" = EXCLUDED."workflowStatusListenerEnabled",
+  "metadata" = EXCLUDED."metadata",
   "updatedAt" = now())"};
 
 // Latest version: the PK read backwards (docs/schema.md).
 constexpr statement select_workflow_def{"workflow_defs.get", R"(
 SELECT "name", "version", "description", "tasks", "inputParameters", "outputParameters",
        "variables", "timeoutSeconds", "timeoutPolicy", "failureWorkflow", "restartable",
-       "ownerEmail"
+       "ownerEmail", "inputTemplate", "workflowStatusListenerEnabled", "metadata"
   FROM "WorkflowDefinitions"
  WHERE "namespaceId" = $1 AND "name" = $2 AND ($3::integer IS NULL OR "version" = $3)
  ORDER BY "version" DESC LIMIT 1)"};
@@ -102,7 +106,7 @@ SELECT "name", "version", "description", "tasks", "inputParameters", "outputPara
 constexpr statement select_all_workflow_defs{"workflow_defs.all", R"(
 SELECT "name", "version", "description", "tasks", "inputParameters", "outputParameters",
        "variables", "timeoutSeconds", "timeoutPolicy", "failureWorkflow", "restartable",
-       "ownerEmail"
+       "ownerEmail", "inputTemplate", "workflowStatusListenerEnabled", "metadata"
   FROM "WorkflowDefinitions"
  WHERE "namespaceId" = $1
  ORDER BY "name", "version")"};
@@ -182,7 +186,7 @@ params task_def_params(const namespace_id& ns, const flow::task_def& d) {
     d.rate_limit_frequency_in_seconds, count_or_null(d.concurrent_exec_limit),
     count_or_null(d.cache_ttl_seconds), text_or_null(d.cache_key), text_array(d.input_keys),
     text_array(d.output_keys), json(d.input_template), text_or_null(d.owner_email),
-    text_array(d.secret_output_fields), text_or_null(d.queue_name));
+    text_array(d.secret_output_fields), text_or_null(d.queue_name), json(d.metadata));
 }
 
 boost::json::value parse_stored(std::string_view text) {
@@ -228,11 +232,11 @@ struct task_def_columns {
       cache_ttl(r.column_named("cacheTtlSeconds")), cache_key(r.column_named("cacheKey")),
       input_keys(r.column_named("inputKeys")), output_keys(r.column_named("outputKeys")),
       secret_output_fields(r.column_named("secretOutputFields")),
-      input_template(r.column_named("inputTemplate")) {}
+      input_template(r.column_named("inputTemplate")), metadata(r.column_named("metadata")) {}
   int name, description, owner_email, queue_name, retry_count, retry_logic, retry_delay,
     max_retry_delay, backoff_scale, backoff_jitter, timeout, policy, response_timeout,
     poll_timeout, total_timeout, rate_per_frequency, rate_frequency, concurrent_limit, cache_ttl,
-    cache_key, input_keys, output_keys, secret_output_fields, input_template;
+    cache_key, input_keys, output_keys, secret_output_fields, input_template, metadata;
 };
 
 flow::task_def task_def_of(const result& r, const task_def_columns& c, int row) {
@@ -264,6 +268,7 @@ flow::task_def task_def_of(const result& r, const task_def_columns& c, int row) 
   d.output_keys = strings_of(str(c.output_keys));
   d.secret_output_fields = strings_of(str(c.secret_output_fields));
   d.input_template = object_of(str(c.input_template));
+  d.metadata = object_of(str(c.metadata));
   return d;
 }
 
@@ -287,6 +292,9 @@ caf::expected<flow::workflow_def> workflow_def_of(const result& r, int row = 0) 
   d.failure_workflow = str("failureWorkflow");
   d.restartable = r.boolean(row, r.column_named("restartable"));
   d.owner_email = str("ownerEmail");
+  d.input_template = object_of(str("inputTemplate"));
+  d.status_listener_enabled = r.boolean(row, r.column_named("workflowStatusListenerEnabled"));
+  d.metadata = object_of(str("metadata"));
   if (!errs.empty())
     return make_error(errc::internal, "stored workflow definition \"" + d.name + "\" version "
                                         + std::to_string(d.version)
@@ -364,7 +372,8 @@ params workflow_def_params(const namespace_id& ns, const flow::workflow_def& d) 
                     json(tasks), json(to_json_array(d.input_parameters)),
                     json(d.output_parameters), json(d.variables), d.timeout_seconds,
                     std::string{flow::to_string(d.policy)}, text_or_null(d.failure_workflow),
-                    d.restartable, text_or_null(d.owner_email));
+                    d.restartable, text_or_null(d.owner_email), json(d.input_template),
+                    d.status_listener_enabled, json(d.metadata));
 }
 
 /// Every problem of `defs`, each path under `at(i)`.

@@ -21,6 +21,7 @@ constexpr statement select_partition_count{"cluster.partition_count",
 
 // docs/schema.md §4.2, batched. Each request's definition is resolved first (the version
 // asked for, else the latest: the PK read backwards); a request without one gets no row.
+// Its "inputTemplate" lies under an object input: the input's own keys win (Conductor's rule).
 // Then the key is inserted and only requests whose key went in (or that have none) get an
 // execution. The id is the caller's (start_request::id) or generated once per request, and
 // every "startedAt" derives from it; "lastSeq" = 1 is the WORKFLOW_STARTED event written
@@ -41,13 +42,15 @@ WITH u AS (
       AS u(ns, name, version, input, correlation, key, priority, parent_id, parent_task,
            payload, given_id, ord)),
 r AS (
-  SELECT u.ns, u.name, d."version", d."variables", d."timeoutSeconds", u.input, u.correlation,
+  SELECT u.ns, u.name, d."version", d."variables", d."timeoutSeconds",
+         CASE WHEN jsonb_typeof(u.input) = 'object' THEN d."inputTemplate" || u.input
+              ELSE u.input END AS input, u.correlation,
          u.key, u.priority, u.parent_id, u.parent_task,
          u.payload || jsonb_build_object('workflowVersion', d."version") AS payload,
          COALESCE(u.given_id, uuidv7()) AS id, u.ord
     FROM u
    CROSS JOIN LATERAL (
-     SELECT "version", "variables", "timeoutSeconds" FROM "WorkflowDefinitions"
+     SELECT "version", "variables", "timeoutSeconds", "inputTemplate" FROM "WorkflowDefinitions"
       WHERE "namespaceId" = u.ns AND "name" = u.name AND (u.version IS NULL OR "version" = u.version)
       ORDER BY "version" DESC LIMIT 1) d),
 k AS (

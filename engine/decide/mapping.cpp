@@ -9,6 +9,7 @@
 #include "proto/namespaces.hpp"
 #include "flow/def_index.hpp"
 #include "flow/loop_frame.hpp"
+#include "flow/effective_def.hpp"
 #include "flow/retry.hpp"
 #include "store/json.hpp"
 
@@ -54,8 +55,7 @@ int64_t start_delay_of(const store::task_row& t, const flow::def_index& index,
   if (t.identity.attempt == 0)
     return info->task->start_delay * 1000;
   auto it = task_defs.find(info->task->name);
-  const auto def = it != task_defs.end() ? it->second
-                                         : flow::task_def::unregistered(info->task->name);
+  const auto def = flow::effective_def(*info->task, it != task_defs.end() ? &it->second : nullptr);
   return flow::retry_delay_ms(def, workflow_id,
                               {t.identity.ref, t.identity.iteration, t.identity.attempt - 1});
 }

@@ -136,4 +136,39 @@ CAF_TEST(refused workflow definitions name the field and write nothing) {
   CAF_CHECK_EQUAL(workflow_defs(), 0);
 }
 
+CAF_TEST(conductor bookkeeping fields are returned as registered and inputTemplate applies) {
+  auto task = http->post("/api/metadata/taskdefs", R"([{"name":"charge","ownerApp":"billing",
+      "createTime":1718465549476,"createdBy":"ann@example.com","accessPolicy":{},
+      "isolationGroupId":null,"timeoutSeconds":0}])");
+  CAF_REQUIRE_EQUAL(task.status, 200u);
+  auto td = http->get("/api/metadata/taskdefs/charge").json().as_object();
+  CAF_CHECK_EQUAL(std::string{td.at("ownerApp").as_string()}, "billing");
+  CAF_CHECK_EQUAL(td.at("createTime").to_number<int64_t>(), 1718465549476);
+  CAF_CHECK(td.at("accessPolicy").is_object());
+  auto wf = http->post("/api/metadata/workflow", R"({"ownerApp":null,"createTime":1700000000000,
+      "updateTime":1700000360000,"createdBy":null,"updatedBy":"bob","accessPolicy":{},
+      "name":"pay","version":1,"schemaVersion":2,"restartable":true,
+      "workflowStatusListenerEnabled":true,"timeoutPolicy":"ALERT_ONLY","timeoutSeconds":0,
+      "inputTemplate":{"currency":"EUR","amount":0},"enforceSchema":true,
+      "tasks":[{"name":"charge","taskReferenceName":"c","type":"SIMPLE","startDelay":0,
+        "optional":false,"asyncComplete":false,"permissive":false,"retryCount":1,"sink":null,
+        "defaultExclusiveJoinTask":[],"onStateChange":{}}]})");
+  CAF_REQUIRE_EQUAL(wf.status, 200u);
+  auto got = http->get("/api/metadata/workflow/pay").json().as_object();
+  CAF_CHECK_EQUAL(got.at("createTime").to_number<int64_t>(), 1700000000000);
+  CAF_CHECK_EQUAL(std::string{got.at("updatedBy").as_string()}, "bob");
+  CAF_CHECK(got.at("workflowStatusListenerEnabled").as_bool());
+  CAF_CHECK(got.at("enforceSchema").as_bool());
+  CAF_CHECK(got.at("inputTemplate") == boost::json::parse(R"({"currency":"EUR","amount":0})"));
+  CAF_CHECK_EQUAL(got.at("tasks").as_array()[0].at("retryCount").to_number<int64_t>(), 1);
+  // The template lies under the input; the input's own keys win.
+  auto started = http->post("/api/workflow/pay", R"({"amount":12})");
+  CAF_REQUIRE_EQUAL(started.status, 200u);
+  auto run = http->get("/api/workflow/" + started.body + "?includeTasks=false").json();
+  CAF_CHECK(run.at("input") == boost::json::parse(R"({"currency":"EUR","amount":12})"));
+  check_error(http->post("/api/metadata/workflow", R"({"name":"sink","tasks":[{"name":"charge",
+      "taskReferenceName":"c"}],"workflowStatusListenerSink":"kafka:done"})"),
+              400, "workflowStatusListenerSink");
+}
+
 CAF_TEST_FIXTURE_SCOPE_END()
