@@ -712,10 +712,10 @@ class evaluation {
     }
     if (!joined)
       return outcome::pending;
-    if (auto failed = failed_permissive(t, prev, iteration); !failed.empty()) {
+    if (auto failed = failed_permissive(t, prev, fr); !failed.empty()) {
       update(r, task_status::failed, std::move(output),
              "joined task " + quoted(failed) + " failed");
-      return settle(t, r, iteration, prev);
+      return settle(t, r, fr, prev);
     }
     update(r, task_status::completed, std::move(output), {});
     return outcome::done;
@@ -724,12 +724,12 @@ class evaluation {
   // The first task a JOIN waits for that ended unsuccessfully and let its branch go on
   // (a permissive task): the JOIN fails once every branch is done, as in Conductor.
   std::string failed_permissive(const workflow_task& t, const workflow_task* prev,
-                                std::int32_t iteration) {
+                                const loop_frame& fr) {
     if (prev == nullptr || prev->type == task_type::fork_join_dynamic)
       return {};
     for (const auto& ref : t.join_on) {
       const task_info* info = index_.find(ref);
-      int x = latest(ref, iteration);
+      int x = latest(ref, fr);
       if (info != nullptr && info->task->permissive && !info->task->optional && x >= 0
           && is_terminal(at(x).status) && !is_successful(at(x).status))
         return ref;
