@@ -15,6 +15,7 @@
 #include "flow/json_transform.hpp"
 #include "flow/parse.hpp"
 #include "flow/safe_expr.hpp"
+#include "flow/script_task.hpp"
 #include "flow/wait_time.hpp"
 
 namespace nf::flow {
@@ -280,6 +281,9 @@ void check_rules(const workflow_task& t, const std::string& path, problems& out)
         out.push_back({path_key(path_key(path, "inputParameters"), "mapping"),
                        "missing required field (expected an object describing the output)"});
       break;
+    case task_type::inline_:
+    case task_type::lambda:
+    case task_type::json_jq_transform: check_script_task(t, path, out); break;
     default: break;
   }
 }
