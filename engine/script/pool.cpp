@@ -173,6 +173,7 @@ answer pool::exchange(process& p, const std::string& body, bool& healthy, bool& 
 
 answer pool::run(request r) {
   r.memory_mb = opt_.memory_mb;
+  r.timeout_ms = static_cast<std::uint32_t>(opt_.timeout.count());
   auto body = encode(r);
   if (body.size() > max_frame)
     return {outcome::error, {}, "the program and its input are larger than 64 MiB"};

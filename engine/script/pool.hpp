@@ -32,7 +32,7 @@ class pool {
   pool(const pool&) = delete;
   pool& operator=(const pool&) = delete;
 
-  /// Runs `r` (its memory_mb replaced by the pool's limit) in an idle process, waiting for
+  /// Runs `r` (its limits replaced by the pool's) in an idle process, waiting for
   /// one when all are busy.
   answer run(request r);
 

@@ -49,9 +49,10 @@ bool known(outcome k) {
 
 std::string encode(const request& r) {
   std::string out;
-  out.reserve(9 + r.program.size() + r.input_json.size());
+  out.reserve(13 + r.program.size() + r.input_json.size());
   out.push_back(static_cast<char>(r.lang));
   put_u32(out, r.memory_mb);
+  put_u32(out, r.timeout_ms);
   put_u32(out, static_cast<std::uint32_t>(r.program.size()));
   out += r.program;
   out += r.input_json;
@@ -83,7 +84,8 @@ std::optional<request> decode_request(std::string_view in) {
   r.lang = lang;
   in.remove_prefix(1);
   std::uint32_t len = 0;
-  if (!take_u32(in, r.memory_mb) || !take_u32(in, len) || !take_bytes(in, len, r.program))
+  if (!take_u32(in, r.memory_mb) || !take_u32(in, r.timeout_ms) || !take_u32(in, len)
+      || !take_bytes(in, len, r.program))
     return std::nullopt;
   r.input_json.assign(in);
   return r;

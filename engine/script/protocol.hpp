@@ -6,7 +6,7 @@
 // neither side parses the script's input: only the engine that runs it does.
 //
 //   request: engine (1 byte: 'J' JavaScript, 'Q' jq) · memory limit in MiB (u32)
-//            · program length (u32) · program · input JSON (the rest)
+//            · time limit in ms (u32) · program length (u32) · program · input JSON (the rest)
 //   answer:  kind (1 byte) · then for ok: count (u32) and each value as
 //            length (u32) · JSON text; for every other kind: the message (the rest)
 
@@ -23,6 +23,9 @@ enum class language : char { javascript = 'J', jq = 'Q' };
 struct request {
   language lang = language::javascript;
   std::uint32_t memory_mb = 64;
+  /// The node kills the sandbox at this limit; the sandbox's CPU limit is a backstop
+  /// for when the node is gone.
+  std::uint32_t timeout_ms = 1000;
   std::string program;
   std::string input_json; ///< the object the program sees as `$` (JavaScript) or `.` (jq)
 };

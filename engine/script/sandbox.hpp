@@ -7,8 +7,8 @@
 
 namespace nf::engine::script {
 
-/// Hardens the process (no core files, no file writes, no new privileges, dies with
-/// the node), then serves requests on fd 0/1. Returns the exit status.
+/// Hardens the process (no core files, no file writes, no new privileges, a CPU limit
+/// per request), then serves requests on fd 0/1 until end of file. Returns the exit status.
 int sandbox_main();
 
 } // namespace nf::engine::script

@@ -84,6 +84,8 @@ CAF_TEST(script tasks complete with the Conductor outputs without any worker) {
   auto id = start("scripts", R"({"value": 1})");
   CAF_REQUIRE(await_end(id));
   auto wf = workflow(id);
+  if (wf.at("status") != "COMPLETED")
+    CAF_MESSAGE(boost::json::serialize(wf));
   CAF_REQUIRE_EQUAL(std::string(wf.at("status").as_string()), "COMPLETED");
   const auto& out = wf.at("output");
   CAF_CHECK_EQUAL(out.at("js"), json(R"({"result": {"result": true}})"));

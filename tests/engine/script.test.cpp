@@ -3,6 +3,7 @@
 
 #include <chrono>
 #include <cstdlib>
+#include <thread>
 
 #include "engine/script/evaluate.hpp"
 #include "engine/script/jq_modules.hpp"
@@ -26,11 +27,11 @@ pool_options options() {
 }
 
 request js(std::string program, std::string input = "{}") {
-  return {language::javascript, 32, std::move(program), std::move(input)};
+  return {language::javascript, 32, 1000, std::move(program), std::move(input)};
 }
 
 request jq(std::string program, std::string input = "{}") {
-  return {language::jq, 32, std::move(program), std::move(input)};
+  return {language::jq, 32, 1000, std::move(program), std::move(input)};
 }
 
 std::string one(const answer& a) {
@@ -131,6 +132,16 @@ CAF_TEST(a sandbox that dies fails only its own request) {
   CAF_CHECK(says(missing.run(js("1")), outcome::crash, "cannot start /nonexistent/nodeflow"));
 }
 
+CAF_TEST(a sandbox outlives the thread that started it) {
+  // The node's task workers are threads that end after their task: the process one of
+  // them started serves the next task too.
+  pool p(options());
+  std::thread([&] { CAF_CHECK_EQUAL(one(p.run(js("1"))), "1"); }).join();
+  std::this_thread::sleep_for(200ms);
+  CAF_CHECK_EQUAL(one(p.run(js("2"))), "2");
+  CAF_CHECK_EQUAL(p.started(), 1);
+}
+
 CAF_TEST(module directives are found as jq tokens and not as text) {
   CAF_CHECK(module_directive("import \"x\" as x; .").has_value());
   CAF_CHECK(module_directive("  # c\n include \"x\"; .").has_value());
@@ -176,12 +187,13 @@ CAF_TEST(script tasks read their input and give Conductor output) {
 }
 
 CAF_TEST(the frames survive a round trip and refuse truncation) {
-  request r{language::jq, 7, ".a", R"({"a":1})"};
+  request r{language::jq, 7, 250, ".a", R"({"a":1})"};
   auto back = decode_request(encode(r));
   CAF_REQUIRE(back.has_value());
   CAF_CHECK_EQUAL(back->program, ".a");
   CAF_CHECK_EQUAL(back->input_json, R"({"a":1})");
   CAF_CHECK_EQUAL(back->memory_mb, 7u);
+  CAF_CHECK_EQUAL(back->timeout_ms, 250u);
   auto bytes = encode(r);
   CAF_CHECK(!decode_request(bytes.substr(0, 6)).has_value());
   answer a{outcome::ok, {"1", "[2]"}, ""};
