@@ -103,7 +103,7 @@ const std::vector<setting>& all_settings() {
     {keys::scripts_timeout_ms, "1000", 10, 60000,
      "how long one script may run before its sandbox process is killed and the task fails"},
     {keys::scripts_memory_mb, "64", 16, 4096,
-     "memory one script may allocate before it is stopped and the task fails"},
+     "memory, in MiB, one script may allocate before it is stopped and the task fails"},
     {keys::egress_allow, "*", 0, 0,
      "where HTTP tasks and webhooks may connect: CIDR blocks, addresses, host names "
      "(*.example.com) or * for everywhere, comma-separated; empty: nowhere"},

@@ -101,8 +101,9 @@ caf::behavior runner(runner_actor* self, script_task_options opt) {
   st.log = folder_logger("system_tasks");
   if (!st.opt.scripts)
     st.opt.scripts = make_script_pool(st.opt.settings);
-  // One task per sandbox process: more workers would only wait for one.
-  st.concurrency = st.opt.scripts->options().processes;
+  // More tasks in flight than sandboxes: while one task's result commits, the next task
+  // already runs in the sandbox it left (the others wait in the pool).
+  st.concurrency = 4 * st.opt.scripts->options().processes;
   st.poll_timeout = milliseconds{st.opt.settings.get(config::keys::system_tasks_poll_timeout_ms)};
   self->set_down_handler([self](caf::down_msg&) {
     --self->state.in_flight;

@@ -1,3 +1,4 @@
+#include <map>
 #include <string>
 
 extern "C" {
@@ -41,6 +42,37 @@ jv no_more_inputs(jq_state*, void*) {
   return jv_invalid_with_msg(jv_string("No more inputs"));
 }
 
+// Compiling is most of a small program's cost (jq 1.6 compiles its builtins with every
+// program), and a workflow runs the same few programs over and over: a sandbox keeps the
+// last few compiled programs. A compiled program is reusable: jq_start resets its state.
+class compiled_cache {
+ public:
+  ~compiled_cache() { clear(); }
+  jq_state* find(const std::string& program) {
+    auto it = states_.find(program);
+    return it == states_.end() ? nullptr : it->second;
+  }
+  void keep(const std::string& program, jq_state* jq) {
+    if (states_.size() >= capacity)
+      clear();
+    states_.emplace(program, jq);
+  }
+
+ private:
+  static constexpr std::size_t capacity = 16;
+  void clear() {
+    for (auto& [program, jq] : states_)
+      jq_teardown(&jq);
+    states_.clear();
+  }
+  std::map<std::string, jq_state*> states_;
+};
+
+compiled_cache& cache() {
+  static compiled_cache c;
+  return c;
+}
+
 } // namespace
 
 answer run_jq(const request& r) {
@@ -50,29 +82,35 @@ answer run_jq(const request& r) {
     out.message = *refused;
     return out;
   }
-  jq_state* jq = jq_init();
-  if (jq == nullptr) {
-    out.kind = outcome::memory;
-    out.message = "jq could not start";
-    return out;
-  }
   std::string errors;
-  jq_set_error_cb(jq, collect_error, &errors);
-  jq_set_input_cb(jq, no_more_inputs, nullptr);
-  // No search path: `modulemeta` and any import the check above missed find nothing.
-  jq_set_attr(jq, jv_string("JQ_LIBRARY_PATH"), jv_array());
-  if (r.program.find('\0') != std::string::npos || !jq_compile(jq, r.program.c_str())) {
-    out.kind = outcome::compile;
-    out.message = errors.empty() ? "the jq program does not compile" : errors;
-    jq_teardown(&jq);
-    return out;
+  jq_state* jq = cache().find(r.program);
+  if (jq != nullptr) {
+    jq_set_error_cb(jq, collect_error, &errors);
+  } else {
+    jq = jq_init();
+    if (jq == nullptr) {
+      out.kind = outcome::memory;
+      out.message = "jq could not start";
+      return out;
+    }
+    jq_set_error_cb(jq, collect_error, &errors);
+    jq_set_input_cb(jq, no_more_inputs, nullptr);
+    // No search path: `modulemeta` and any import the check above missed find nothing.
+    jq_set_attr(jq, jv_string("JQ_LIBRARY_PATH"), jv_array());
+    if (r.program.find('\0') != std::string::npos || !jq_compile(jq, r.program.c_str())) {
+      out.kind = outcome::compile;
+      out.message = errors.empty() ? "the jq program does not compile" : errors;
+      jq_teardown(&jq);
+      return out;
+    }
+    cache().keep(r.program, jq);
   }
   jv input = jv_parse_sized(r.input_json.data(), static_cast<int>(r.input_json.size()));
   if (!jv_is_valid(input)) {
     out.kind = outcome::error;
     jv msg = jv_invalid_get_msg(input);
     out.message = "input: " + (jv_is_valid(msg) ? text_of(msg) : std::string("not JSON"));
-    jq_teardown(&jq);
+    jq_set_error_cb(jq, nullptr, nullptr);
     return out;
   }
   jq_start(jq, input, 0);
@@ -100,7 +138,7 @@ answer run_jq(const request& r) {
     }
     break;
   }
-  jq_teardown(&jq);
+  jq_set_error_cb(jq, nullptr, nullptr); // `errors` ends here; the state lives on
   return out;
 }
 

@@ -40,7 +40,7 @@ std::string one(const answer& a) {
   return a.values.front();
 }
 
-bool says(const answer& a, outcome kind, std::string_view text) {
+bool says(const answer& a, outcome kind, const std::string& text) {
   bool ok = a.kind == kind && a.message.find(text) != std::string::npos;
   if (!ok)
     CAF_MESSAGE("answer kind " << static_cast<char>(a.kind) << " message: " << a.message);
@@ -68,6 +68,12 @@ CAF_TEST(jq gives every output and its errors with the jq message) {
   CAF_CHECK(says(p.run(jq(".a |||")), outcome::compile, "syntax error"));
   CAF_CHECK(says(p.run(jq(".a + 1", R"({"a":"x"})")), outcome::error, "cannot be added"));
   CAF_CHECK(says(p.run(jq("error(\"no\")")), outcome::error, "no"));
+  // A sandbox keeps compiled programs: the same program on other input, and its errors.
+  for (int i = 0; i < 4; ++i) {
+    auto n = std::to_string(i);
+    CAF_CHECK_EQUAL(one(p.run(jq(".n + 1", R"({"n":)" + n + "}"))), std::to_string(i + 1));
+    CAF_CHECK(says(p.run(jq("error(.m)", "{\"m\":\"m" + n + "\"}")), outcome::error, "m" + n));
+  }
 }
 
 CAF_TEST(an endless script is killed at the time limit and the pool still answers) {
