@@ -113,10 +113,13 @@ msg::task_result script_task_result(const msg::leased_task& task, const script::
   switch (a.kind) {
     case outcome::ok: break;
     case outcome::compile:
-      return failed(task, "FAILED", (task.task_type == "JSON_JQ_TRANSFORM"
-                                       ? "jq program does not compile: "
-                                       : "script does not compile: ")
-                                      + a.message);
+      if (task.task_type == "JSON_JQ_TRANSFORM")
+        return failed(task, "FAILED", "jq program does not compile: " + a.message);
+      // Conductor's graaljs takes modern JavaScript; duktape does not, and says only
+      // "parse error": name what it lacks.
+      return failed(task, "FAILED", "script does not compile: " + a.message
+                                      + " (scripts run as ECMAScript 5.1: no let, arrow "
+                                        "functions, classes or template literals)");
     case outcome::crash: return failed(task, "FAILED", "sandbox failed: " + a.message);
     default: return failed(task, "FAILED", a.message);
   }

@@ -184,6 +184,12 @@ CAF_TEST(script tasks read their input and give Conductor output) {
   auto none = script_task_result(t, p.run(std::get<request>(read_script_task(t))));
   CAF_CHECK_EQUAL(none.output_json, R"({"result":null,"resultList":[]})");
   t.task_type = "INLINE";
+  t.input_json = R"js({"evaluatorType": "graaljs", "expression": "[1].map(x => x)"})js";
+  auto modern = script_task_result(t, p.run(std::get<request>(read_script_task(t))));
+  CAF_CHECK_EQUAL(modern.status, "FAILED");
+  CAF_CHECK_EQUAL(modern.reason, "INLINE: script does not compile: SyntaxError: parse error "
+                                 "(line 1) (scripts run as ECMAScript 5.1: no let, arrow "
+                                 "functions, classes or template literals)");
   t.input_json = R"({"evaluatorType": "javascript", "expression": "while(true){}"})";
   auto slow = script_task_result(t, p.run(std::get<request>(read_script_task(t))));
   CAF_CHECK_EQUAL(slow.status, "FAILED");
