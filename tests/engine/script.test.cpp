@@ -5,6 +5,12 @@
 #include <cstdlib>
 #include <thread>
 
+#include <csignal>
+#include <spawn.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include "engine/script/evaluate.hpp"
 #include "engine/script/jq_modules.hpp"
 #include "engine/script/pool.hpp"
@@ -146,6 +152,41 @@ CAF_TEST(a sandbox outlives the thread that started it) {
   std::this_thread::sleep_for(200ms);
   CAF_CHECK_EQUAL(one(p.run(js("2"))), "2");
   CAF_CHECK_EQUAL(p.started(), 1);
+}
+
+CAF_TEST(a sandbox left running by a dead node stops at its CPU limit) {
+  // As the node would start it, but with nobody to kill it: a 10 ms time limit gives
+  // a CPU limit of 3 s (the limit rounded up to seconds, plus two).
+  int sv[2];
+  CAF_REQUIRE_EQUAL(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_adddup2(&fa, sv[1], 0);
+  posix_spawn_file_actions_adddup2(&fa, sv[1], 1);
+  std::string bin = NF_NODEFLOW_BIN, cmd = "sandbox";
+  char* argv[] = {bin.data(), cmd.data(), nullptr};
+  char* envp[] = {nullptr};
+  pid_t pid = -1;
+  CAF_REQUIRE_EQUAL(::posix_spawn(&pid, argv[0], &fa, nullptr, argv, envp), 0);
+  posix_spawn_file_actions_destroy(&fa);
+  ::close(sv[1]);
+  request r{language::javascript, 32, 10, "while(true){}", "{}"};
+  CAF_REQUIRE(write_frame(sv[0], encode(r)));
+  int status = 0;
+  pid_t done = 0;
+  auto start = std::chrono::steady_clock::now();
+  // Three CPU seconds; on a busy machine the wall clock takes longer.
+  while (done == 0 && std::chrono::steady_clock::now() - start < 30s) {
+    done = ::waitpid(pid, &status, WNOHANG);
+    std::this_thread::sleep_for(50ms);
+  }
+  if (done == 0) {
+    ::kill(pid, SIGKILL);
+    ::waitpid(pid, &status, 0);
+  }
+  ::close(sv[0]);
+  CAF_CHECK_EQUAL(done, pid);
+  CAF_CHECK(WIFSIGNALED(status) && WTERMSIG(status) == SIGXCPU);
 }
 
 CAF_TEST(module directives are found as jq tokens and not as text) {
