@@ -14,6 +14,7 @@
 #include "cmd/users_command.hpp"
 #include "cmd/validate_command.hpp"
 #include "cmd/worker_command.hpp"
+#include "engine/script/sandbox.hpp"
 
 namespace {
 
@@ -59,6 +60,9 @@ int main(int argc, char** argv) {
   // Subcommands see only their own arguments.
   int sub_argc = argc - 2;
   char** sub_argv = argv + 2;
+  // Not in the usage: the node starts it itself to run scripts (engine/script/sandbox.hpp).
+  if (cmd == "sandbox")
+    return nf::engine::script::sandbox_main();
   if (cmd == "serve")
     return nf::cmd::run_serve_command(sub_argc, sub_argv);
   if (cmd == "worker")

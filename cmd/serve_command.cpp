@@ -17,6 +17,7 @@
 #include <spdlog/spdlog.h>
 
 #include "actors/node/node.hpp"
+#include "actors/system_tasks/script_runner.hpp"
 #include "net/client/system_config.hpp"
 #include "proto/type_ids.hpp"
 #include "cmd/serve_config.hpp"
@@ -265,6 +266,7 @@ int run_serve_command(int argc, char** argv) {
   node_opts.dsn = cfg->dsn;
   node_opts.settings = settings;
   node_opts.http = std::make_shared<http::beast_client>(cfg->egress);
+  node_opts.scripts = actors::make_script_pool(settings);
   if (auth)
     node_opts.peer_credential = auth->node_credential();
   node_opts.advertise = !settings.get(config::keys::node_advertise).empty()

@@ -97,6 +97,13 @@ const std::vector<setting>& all_settings() {
      "long-poll timeout of the system-task runner on its queue"},
     {keys::system_tasks_request_timeout_ms, "10000", 1, 600000,
      "connect and read timeout of an HTTP task whose input names none"},
+    {keys::scripts_processes, "2", 1, 64,
+     "sandbox processes that run INLINE, LAMBDA and JSON_JQ_TRANSFORM scripts, so at most this "
+     "many scripts run at once"},
+    {keys::scripts_timeout_ms, "1000", 10, 60000,
+     "how long one script may run before its sandbox process is killed and the task fails"},
+    {keys::scripts_memory_mb, "64", 16, 4096,
+     "memory, in MiB, one script may allocate before it is stopped and the task fails"},
     {keys::egress_allow, "*", 0, 0,
      "where HTTP tasks and webhooks may connect: CIDR blocks, addresses, host names "
      "(*.example.com) or * for everywhere, comma-separated; empty: nowhere"},

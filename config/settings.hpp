@@ -72,6 +72,9 @@ inline constexpr key<std::string> secrets_previous_key_files{"secrets.previous_k
 inline constexpr key<int64_t> system_tasks_concurrency{"system_tasks.concurrency"};
 inline constexpr key<int64_t> system_tasks_poll_timeout_ms{"system_tasks.poll_timeout_ms"};
 inline constexpr key<int64_t> system_tasks_request_timeout_ms{"system_tasks.request_timeout_ms"};
+inline constexpr key<int64_t> scripts_processes{"scripts.processes"};
+inline constexpr key<int64_t> scripts_timeout_ms{"scripts.timeout_ms"};
+inline constexpr key<int64_t> scripts_memory_mb{"scripts.memory_mb"};
 inline constexpr key<std::string> egress_allow{"egress.allow"};
 inline constexpr key<std::string> egress_deny{"egress.deny"};
 inline constexpr key<int64_t> membership_heartbeat_ms{"membership.heartbeat_ms"};

@@ -56,7 +56,8 @@ struct key_less {
 };
 
 bool retriable_type(task_type t) {
-  return t == task_type::simple || t == task_type::http || t == task_type::sub_workflow;
+  return t == task_type::simple || t == task_type::http || t == task_type::sub_workflow
+         || is_script(t);
 }
 
 class evaluation {
@@ -268,6 +269,9 @@ class evaluation {
     switch (r.type) {
       case task_type::simple:
       case task_type::http:
+      case task_type::inline_:
+      case task_type::lambda:
+      case task_type::json_jq_transform:
         out_.cancel.push_back({timer_kind::schedule_to_start, r.id});
         out_.cancel.push_back({timer_kind::start_to_close, r.id});
         out_.cancel.push_back({timer_kind::delay, r.id});
@@ -443,7 +447,8 @@ class evaluation {
     st.type = t.type;
     st.task_def_name = t.name;
     st.start_delay_ms = delay_ms;
-    const bool worker = t.type == task_type::simple || t.type == task_type::http;
+    const bool worker = t.type == task_type::simple || t.type == task_type::http
+                        || is_script(t.type);
     if (t.type == task_type::simple)
       st.queue = queue_of(t, d);
     if (t.type == task_type::simple && t.cache_ttl_seconds > 0) {
@@ -567,7 +572,10 @@ class evaluation {
       case task_type::join: return active_join(t, r, fr, prev);
       case task_type::do_while: return loop(t, r, fr);
       case task_type::simple:
-      case task_type::http: return active_worker(t, r, fr, prev);
+      case task_type::http:
+      case task_type::inline_:
+      case task_type::lambda:
+      case task_type::json_jq_transform: return active_worker(t, r, fr, prev);
       case task_type::sub_workflow: return outcome::pending;
       default: break;
     }

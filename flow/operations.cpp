@@ -60,7 +60,8 @@ class editor {
                  : d != nullptr && !d->queue_name.empty() ? d->queue_name
                                                           : e.task_def_name;
     }
-    if ((e.type == task_type::simple || e.type == task_type::http) && d != nullptr
+    if ((e.type == task_type::simple || e.type == task_type::http || is_script(e.type))
+        && d != nullptr
         && d->poll_timeout_seconds > 0)
       edit_.arm.push_back(
         {timer_kind::schedule_to_start, st.id, now_ + d->poll_timeout_seconds * 1000});

@@ -6,9 +6,10 @@ namespace nf::flow {
 
 namespace {
 
-constexpr std::array<std::string_view, 12> labels{
+constexpr std::array<std::string_view, 15> labels{
   "SIMPLE", "SWITCH", "FORK_JOIN", "JOIN", "FORK_JOIN_DYNAMIC", "DO_WHILE",
   "SUB_WORKFLOW", "WAIT", "HTTP", "SET_VARIABLE", "TERMINATE", "JSON_TRANSFORM",
+  "INLINE", "LAMBDA", "JSON_JQ_TRANSFORM",
 };
 
 }  // namespace
@@ -26,7 +27,7 @@ std::optional<task_type> parse_task_type(std::string_view label) {
 
 std::string_view task_type_labels() {
   return "SIMPLE, SWITCH, FORK_JOIN, JOIN, FORK_JOIN_DYNAMIC, DO_WHILE, SUB_WORKFLOW, "
-         "WAIT, HTTP, SET_VARIABLE, TERMINATE, JSON_TRANSFORM";
+         "WAIT, HTTP, SET_VARIABLE, TERMINATE, JSON_TRANSFORM, INLINE, LAMBDA, JSON_JQ_TRANSFORM";
 }
 
 bool is_inline(task_type t) {
@@ -41,6 +42,10 @@ bool is_inline(task_type t) {
     default:
       return false;
   }
+}
+
+bool is_script(task_type t) {
+  return t == task_type::inline_ || t == task_type::lambda || t == task_type::json_jq_transform;
 }
 
 bool is_composite(task_type t) {

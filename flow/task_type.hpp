@@ -10,6 +10,7 @@ namespace nf::flow {
 enum class task_type : std::uint8_t {
   simple, switch_, fork_join, join, fork_join_dynamic, do_while, sub_workflow,
   wait, http, set_variable, terminate, json_transform,
+  inline_, lambda, json_jq_transform,
 };
 
 /// "SIMPLE", "SWITCH", …
@@ -21,6 +22,9 @@ std::string_view task_type_labels();
 /// Executed by decide() itself in the evaluation that reaches it: such a task
 /// is inserted already terminal and never enters a queue or a runner.
 bool is_inline(task_type t);
+/// INLINE, LAMBDA, JSON_JQ_TRANSFORM: scripts, which the node's script runner
+/// evaluates in a sandbox process; decide() schedules them like HTTP tasks.
+bool is_script(task_type t);
 /// Holds other tasks (SWITCH cases, FORK branches, DO_WHILE body).
 bool is_composite(task_type t);
 

@@ -18,6 +18,7 @@
 #include "flow/loop_inputs.hpp"
 #include "flow/parse.hpp"
 #include "flow/safe_expr.hpp"
+#include "flow/script_task.hpp"
 #include "flow/wait_time.hpp"
 
 namespace nf::flow {
@@ -289,6 +290,9 @@ void check_rules(const workflow_task& t, const std::string& path, problems& out)
         out.push_back({path_key(path_key(path, "inputParameters"), "mapping"),
                        "missing required field (expected an object describing the output)"});
       break;
+    case task_type::inline_:
+    case task_type::lambda:
+    case task_type::json_jq_transform: check_script_task(t, path, out); break;
     default: break;
   }
 }

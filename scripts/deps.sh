@@ -6,6 +6,7 @@ set -euo pipefail
 packages=(
   build-essential cmake ninja-build ccache git
   libcaf-dev libpq-dev libboost-json1.81-dev libboost1.81-dev libspdlog-dev libsodium-dev libssl-dev
+  duktape-dev libjq-dev pkg-config
   nodejs npm ca-certificates procps iproute2
 )
 

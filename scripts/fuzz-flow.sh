@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Builds flow/'s libFuzzer target with clang (ASan + UBSan) in its own build
 # directory and fuzzes definition parsing, validation, round trips and
-# decide() steps for N seconds (default 60). Exits non-zero on any finding;
-# the crashing input is left in the build directory (crash-*, leak-*, …).
+# decide() steps for N seconds (default 60), then the script sandbox (frames,
+# jq's module scan, INLINE/jq programs run under the sandbox limits) for as long.
+# Exits non-zero on any finding; the crashing input is left in the build
+# directory (crash-*, leak-*, …).
 #   usage: scripts/fuzz-flow.sh [SECONDS]     env: NF_FUZZ_BUILD_DIR
 set -euo pipefail
 
@@ -23,7 +25,7 @@ fi
 
 cmake -S "$root" -B "$build" -G Ninja -DNF_FUZZ=ON -DCMAKE_CXX_COMPILER=clang++ \
   -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
-ninja -C "$build" -j2 flow_fuzz
+ninja -C "$build" -j2 flow_fuzz script_fuzz
 
 # New inputs go to a scratch corpus; the checked-in seeds stay read-only.
 corpus=$(mktemp -d)
@@ -35,3 +37,13 @@ echo "fuzz-flow: fuzzing for ${seconds}s" >&2
   -max_len=16384 -print_final_stats=1 -artifact_prefix="$build/" \
   "$corpus" "$root/tests/flow/fuzz/corpus" "$root/tests/flow/valid" "$root/tests/flow/invalid"
 echo "fuzz-flow: clean after ${seconds}s" >&2
+
+# The script target starts sandbox processes of itself; -timeout covers one run
+# (a program stopped at its 300 ms limit) with room to spare.
+script_corpus=$(mktemp -d)
+trap 'rm -rf "$corpus" "$script_corpus"' EXIT
+echo "fuzz-flow: fuzzing the script sandbox for ${seconds}s" >&2
+"$build/tests/engine/fuzz/script_fuzz" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 \
+  -max_len=4096 -print_final_stats=1 -artifact_prefix="$build/script-" \
+  "$script_corpus" "$root/tests/engine/fuzz/corpus"
+echo "fuzz-flow: script sandbox clean after ${seconds}s" >&2

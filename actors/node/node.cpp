@@ -27,6 +27,7 @@
 #include "actors/relay/outbox_relay.hpp"
 #include "actors/timer/node_timer.hpp"
 #include "actors/system_tasks/runner.hpp"
+#include "actors/system_tasks/script_runner.hpp"
 #include "proto/type_ids.hpp"
 #include "flow/uuid.hpp"
 #include "store/ids.hpp"
@@ -48,6 +49,7 @@ struct node_state {
   caf::actor membership;
   caf::actor maintenance;
   caf::actor runner;  ///< started once membership first reports (start_runner)
+  caf::actor script_runner; ///< likewise, when the node has a sandbox pool
   /// Decide for the partitions of this node: at low load committers[0] for all of them,
   /// under load partition p goes to committers[p mod N] (committer_split).
   std::vector<caf::actor> committers;
@@ -223,6 +225,8 @@ void stop_everything(node_actor* self, const caf::error& reason) {
   // partitions, then membership releases the leases (its exit handler).
   if (st.runner)
     self->send_exit(st.runner, reason);
+  if (st.script_runner)
+    self->send_exit(st.script_runner, reason);
   for (auto& [shard, h] : st.parts)
     self->send_exit(h.supervisor, reason);
   st.parts.clear();
@@ -252,6 +256,14 @@ void start_runner(node_actor* self) {
                     key_file, st.opt.settings.get(config::keys::secrets_previous_key_files)));
   st.runner = spawn_system_task_runner(self->system(), r);
   self->link_to(st.runner);
+  if (st.opt.scripts) {
+    script_task_options s;
+    s.node = r.node;
+    s.settings = st.opt.settings;
+    s.scripts = st.opt.scripts;
+    st.script_runner = spawn_script_task_runner(self->system(), s);
+    self->link_to(st.script_runner);
+  }
 }
 
 std::string status_json(node_actor* self, const std::string& membership_json) {

@@ -32,6 +32,7 @@
 #include "actors/node/peer_links.hpp"
 #include "config/settings.hpp"
 #include "engine/http/request.hpp"
+#include "engine/script/pool.hpp"
 
 namespace nf::actors {
 
@@ -47,6 +48,9 @@ struct node_options {
   std::string peer_credential;
   /// Where HTTP tasks and webhooks go out (net/http/; null: they fail with a clear error).
   std::shared_ptr<http::port> http;
+  /// The sandbox processes INLINE, LAMBDA and JSON_JQ_TRANSFORM tasks run in
+  /// (actors/system_tasks/script_runner.hpp; null: no script runner, those tasks wait).
+  std::shared_ptr<engine::script::pool> scripts;
 };
 
 caf::actor spawn_node(caf::actor_system& sys, node_options opt);

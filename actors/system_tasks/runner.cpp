@@ -11,6 +11,7 @@
 #include <caf/system_messages.hpp>
 #include <spdlog/spdlog.h>
 
+#include "actors/system_tasks/completion.hpp"
 #include "config/folder_logger.hpp"
 #include "engine/secrets/placeholders.hpp"
 #include "engine/system_tasks/http_task.hpp"
@@ -27,34 +28,8 @@ using std::chrono::milliseconds;
 constexpr milliseconds poll_margin{10000};
 // How long the runner waits before polling again after a failed poll.
 constexpr milliseconds poll_retry{1000};
-// Completing a task: the decider answers after one commit; allow for a busy one.
-constexpr milliseconds completion_timeout{30000};
-// Completion attempts before giving up (the lease then expires and the task retries).
-constexpr int completion_attempts = 3;
 // A request ends this long before its task's lease, leaving time to report the result.
 constexpr milliseconds lease_margin{2000};
-
-bool lease_lost(const caf::error& err) {
-  return nf::code_of(err) == nf::errc::lease_lost
-         || nf::message_of(err).find("lease lost") != std::string::npos;
-}
-
-/// Reports `result` to the node; retries transient failures a few times.
-void complete(caf::event_based_actor* self, const caf::actor& node, const msg::task_result& result,
-              int attempt, const std::shared_ptr<spdlog::logger>& log) {
-  self->request(node, completion_timeout, complete_atom_v, result)
-    .then([self](const std::string&) { self->quit(); },
-          [self, attempt, log, result](caf::error& err) {
-            if (lease_lost(err) || attempt >= completion_attempts) {
-              log->warn("system_task_completion_dropped task={} workflow={} attempt={} error=\"{}\"",
-                        result.task_id, result.workflow_id, attempt, nf::message_of(err));
-              self->quit();
-              return;
-            }
-            self->delayed_send(self, milliseconds{200} * attempt, tick_atom_v,
-                               int32_t{attempt + 1});
-          });
-}
 
 /// The request as sent: its `${secrets.NAME}` replaced (engine/secrets/placeholders.hpp),
 /// or the task's result when a secret cannot be had. The task's stored input keeps the
@@ -111,9 +86,9 @@ caf::behavior http_task_worker(caf::event_based_actor* self, msg::leased_task ta
     log->debug("http_task_done task={} method={} url={} status={} result={}", task.task_id,
                r.method, r.url, result.status == "COMPLETED" ? "ok" : result.reason, result.status);
   }
-  complete(self, node, result, 1, log);
+  complete_system_task(self, node, result, 1, log);
   return {
-    [=](tick_atom, int32_t attempt) { complete(self, node, result, attempt, log); },
+    [=](tick_atom, int32_t attempt) { complete_system_task(self, node, result, attempt, log); },
   };
 }
 

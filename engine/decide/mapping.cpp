@@ -6,6 +6,7 @@
 #include <boost/json/serialize.hpp>
 
 #include "engine/system_tasks/http_task.hpp"
+#include "engine/system_tasks/script_task.hpp"
 #include "proto/namespaces.hpp"
 #include "flow/def_index.hpp"
 #include "flow/loop_frame.hpp"
@@ -46,7 +47,8 @@ store::timer_kind to_store(flow::timer_kind k) {
 // after), and its poll deadline counts from scheduled + delay (flow/retry.hpp).
 int64_t start_delay_of(const store::task_row& t, const flow::def_index& index,
                        const flow::task_def_map& task_defs, const std::string& workflow_id) {
-  if (t.type != flow::task_type::simple && t.type != flow::task_type::http)
+  if (t.type != flow::task_type::simple && t.type != flow::task_type::http
+      && !flow::is_script(t.type))
     return 0;
   // Inside nested loops the stored ref carries the outer iterations ("ref__2").
   const auto* info = flow::split_stored_ref(t.identity.ref, index).info;
@@ -175,7 +177,10 @@ store::task_insert to_insert(const flow::scheduled_task& t, const namespace_id& 
   // HTTP tasks wait for the in-process system-task runner (docs/engine.md §4).
   // A queue of another namespace than "default" is stored under its namespace's id
   // (proto/namespaces.hpp), which only that namespace's polls name.
-  out.queue = t.type == flow::task_type::http ? http_task_queue : namespace_queue(ns.str(), t.queue);
+  // INLINE, LAMBDA and JSON_JQ_TRANSFORM wait for the script runner.
+  out.queue = t.type == flow::task_type::http ? http_task_queue
+              : flow::is_script(t.type)       ? script_task_queue
+                                              : namespace_queue(ns.str(), t.queue);
   out.input = store::json(t.input);
   out.status = t.status;
   // "output" NULL means "no output yet": only a task that decide() ran or started

@@ -105,6 +105,9 @@ void cancel_open_tasks(const store::workflow_snapshot& s, const std::string& rea
     switch (t.type) {
       case flow::task_type::simple:
       case flow::task_type::http:
+      case flow::task_type::inline_:
+      case flow::task_type::lambda:
+      case flow::task_type::json_jq_transform:
         w.cancel.push_back({store::timer_kind::schedule_to_start, t.identity});
         w.cancel.push_back({store::timer_kind::start_to_close, t.identity});
         w.cancel.push_back({store::timer_kind::delay, t.identity});

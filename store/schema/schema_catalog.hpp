@@ -429,6 +429,9 @@ inline constexpr std::string_view enum_labels[] = {
   "SET_VARIABLE",
   "TERMINATE",
   "JSON_TRANSFORM",
+  "INLINE",
+  "LAMBDA",
+  "JSON_JQ_TRANSFORM",
   // timer_kind
   "scheduleToStart",
   "startToClose",
@@ -477,11 +480,11 @@ inline constexpr enum_info enums[] = {
   {"task_definition_retry_logic", 4, 3},
   {"task_definition_timeout_policy", 7, 3},
   {"task_execution_status", 10, 9},
-  {"task_execution_type", 19, 12},
-  {"timer_kind", 31, 6},
-  {"workflow_definition_timeout_policy", 37, 2},
-  {"workflow_event_type", 39, 22},
-  {"workflow_execution_status", 61, 6},
+  {"task_execution_type", 19, 15},
+  {"timer_kind", 34, 6},
+  {"workflow_definition_timeout_policy", 40, 2},
+  {"workflow_event_type", 42, 22},
+  {"workflow_execution_status", 64, 6},
 };
 
 /// Functions the migrations define, sorted by name.

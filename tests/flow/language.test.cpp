@@ -67,7 +67,7 @@ CAF_TEST(status and type labels round trip) {
     auto s = static_cast<task_status>(i);
     CAF_CHECK(parse_task_status(to_string(s)) == s);
   }
-  for (int i = 0; i <= static_cast<int>(task_type::json_transform); ++i) {
+  for (int i = 0; i <= static_cast<int>(task_type::json_jq_transform); ++i) {
     auto t = static_cast<task_type>(i);
     CAF_CHECK(parse_task_type(to_string(t)) == t);
   }
