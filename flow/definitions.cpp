@@ -72,7 +72,8 @@ bool operator==(const workflow_task& a, const workflow_task& b) {
                     t.decision_cases, t.default_case, t.fork_tasks, t.join_on,
                     t.dynamic_fork_tasks_param, t.dynamic_fork_tasks_input_param_name,
                     t.loop_condition, t.loop_over, t.sub_workflow_name,
-                    t.sub_workflow_version);
+                    t.sub_workflow_version, t.case_value_param, t.case_expression,
+                    t.default_exclusive_join_task, t.dynamic_task_name_param, t.sink);
   };
   return tie(a) == tie(b);
 }

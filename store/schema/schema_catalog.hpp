@@ -425,6 +425,13 @@ inline constexpr std::string_view enum_labels[] = {
   "SET_VARIABLE",
   "TERMINATE",
   "JSON_TRANSFORM",
+  "NOOP",
+  "HUMAN",
+  "DECISION",
+  "EXCLUSIVE_JOIN",
+  "DYNAMIC",
+  "START_WORKFLOW",
+  "EVENT",
   // timer_kind
   "scheduleToStart",
   "startToClose",
@@ -473,11 +480,11 @@ inline constexpr enum_info enums[] = {
   {"task_definition_retry_logic", 4, 3},
   {"task_definition_timeout_policy", 7, 3},
   {"task_execution_status", 10, 9},
-  {"task_execution_type", 19, 12},
-  {"timer_kind", 31, 6},
-  {"workflow_definition_timeout_policy", 37, 2},
-  {"workflow_event_type", 39, 22},
-  {"workflow_execution_status", 61, 6},
+  {"task_execution_type", 19, 19},
+  {"timer_kind", 38, 6},
+  {"workflow_definition_timeout_policy", 44, 2},
+  {"workflow_event_type", 46, 22},
+  {"workflow_execution_status", 68, 6},
 };
 
 /// Functions the migrations define, sorted by name.
