@@ -4,7 +4,8 @@
 // EVENT and HUMAN on a real node, without a worker: the outputs Conductor documents, the
 // HUMAN task completed and failed through the API, the EVENT's message on a webhook sink
 // and in the workflow's history, and the sinks nodeflow cannot reach refused at
-// registration.
+// registration. And DYNAMIC, whose task a worker (played over HTTP) polls by the name the
+// input gave.
 
 #include <caf/test/dsl.hpp>
 
@@ -23,6 +24,11 @@ using namespace std::chrono_literals;
 namespace {
 
 constexpr const char* definitions = R"([
+  {"name": "tour_dynamic", "version": 1, "tasks": [
+    {"name": "pick", "taskReferenceName": "pick", "type": "DYNAMIC",
+     "dynamicTaskNameParam": "taskToRun",
+     "inputParameters": {"taskToRun": "${workflow.input.how}", "parcel": 7}}],
+   "outputParameters": {"tracking": "${pick.output.tracking}"}},
   {"name": "tour_child", "version": 1, "tasks": [
     {"name": "idle", "taskReferenceName": "idle", "type": "NOOP"}]},
   {"name": "tour", "version": 1, "tasks": [
@@ -211,6 +217,29 @@ CAF_TEST(definitions nodeflow cannot run are refused naming the field) {
      "caseExpression": "function() { return 1; }",
      "decisionCases": {"1": [{"name": "n", "taskReferenceName": "n", "type": "NOOP"}]}}]})");
   check_error(r, 400, "tasks[0].caseExpression");
+}
+
+CAF_TEST(a DYNAMIC task runs as the task its input names on the queue of that name) {
+  auto r = http->post("/api/workflow/tour_dynamic", R"({"how": "ship_by_drone"})");
+  CAF_REQUIRE_EQUAL(r.status, 200u);
+  auto id = r.body;
+  boost::json::object leased;
+  CAF_REQUIRE(f.await([&] {
+    auto p = http->get("/api/tasks/poll/ship_by_drone?timeout=200&workerid=w1");
+    if (p.status == 200u)
+      leased = p.json().as_object();
+    return !leased.empty();
+  }, 20s));
+  CAF_CHECK_EQUAL(leased.at("taskDefName").as_string(), "ship_by_drone");
+  CAF_CHECK_EQUAL(leased.at("referenceTaskName").as_string(), "pick");
+  CAF_CHECK_EQUAL(leased.at("inputData").at("parcel").to_number<int64_t>(), 7);
+  boost::json::object result{{"taskId", leased.at("taskId")},
+                             {"workflowInstanceId", leased.at("workflowInstanceId")},
+                             {"status", "COMPLETED"},
+                             {"outputData", {{"tracking", "D-1"}}}};
+  CAF_REQUIRE_EQUAL(http->post("/api/tasks", boost::json::serialize(result)).status, 200u);
+  CAF_REQUIRE_EQUAL(f.await_end(id), "COMPLETED");
+  CAF_CHECK_EQUAL(workflow(id).at("output").at("tracking").as_string(), "D-1");
 }
 
 CAF_TEST_FIXTURE_SCOPE_END()
