@@ -331,9 +331,10 @@ void check_rules(const workflow_task& t, const std::string& path, problems& out)
         out.push_back({path_key(path, "sink"),
                        "missing required field (expected \"conductor\" or "
                        "\"conductor:<queue>\")"});
-      else if (t.sink.find("${") == std::string::npos)
+      else if (t.sink.find("${") == std::string::npos) {  // a ${…} sink: checked once resolved
         if (auto why = sink_refusal(t.sink); !why.empty())
           out.push_back({path_key(path, "sink"), why});
+      }
       break;
     case task_type::json_transform:
       if (const auto* mapping = param(t, "mapping"))

@@ -334,3 +334,18 @@ CAF_TEST(the new labels parse back) {
   CAF_CHECK(is_inline(task_type::decision) && is_composite(task_type::decision));
   CAF_CHECK(!is_inline(task_type::human) && !is_inline(task_type::start_workflow));
 }
+
+CAF_TEST(an event sink given by an expression is checked once resolved) {
+  auto def = test::workflow(R"({"name":"w","tasks":[
+    {"name":"e","taskReferenceName":"e","type":"EVENT","sink":"${workflow.input.sink}"}]})");
+  sim refused(def, {}, R"({"sink":"sqs:q"})");
+  CAF_CHECK(refused.task("e").status == task_status::failed);
+  CAF_CHECK_EQUAL(refused.task("e").reason_for_incompletion.rfind(
+                    "sink: \"sqs:q\": nodeflow has no sqs client", 0),
+                  0u);
+  CAF_CHECK(refused.snap.status == workflow_status::failed);
+  sim delivered(def, {}, R"({"sink":"conductor:q"})");
+  CAF_CHECK(delivered.snap.status == workflow_status::completed);
+  CAF_CHECK_EQUAL(delivered.task("e").output.at("event_produced").as_string(), "conductor:w:q");
+  CAF_CHECK_EQUAL(delivered.task("e").output.at("sink").as_string(), "conductor:q");
+}
