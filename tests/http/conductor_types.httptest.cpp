@@ -188,6 +188,20 @@ CAF_TEST(a workflow of Conductor system tasks runs to completion without a worke
   CAF_CHECK_EQUAL(out.at("started").as_string(), child);
   CAF_CHECK_EQUAL(out.at("event").as_string(), "conductor:tour:tour_events");
   CAF_CHECK_EQUAL(out.at("by").as_string(), "ann");
+  // The workflow's event stream shows the message with the EVENT task's completion.
+  test::sse_reader stream{"127.0.0.1", f.http_port, "/api/workflow/" + id + "/events/stream"};
+  boost::json::value seen;
+  auto deadline = std::chrono::steady_clock::now() + 20s;
+  while (seen.is_null() && !stream.ended() && std::chrono::steady_clock::now() < deadline)
+    if (auto ev = stream.next(200ms)) {
+      auto data = boost::json::parse(ev->data);
+      const auto& ref = data.at("taskRef");
+      if (ev->type == "TASK_COMPLETED" && ref.is_string() && ref.as_string() == "notify")
+        seen = data.at("payload");
+    }
+  CAF_REQUIRE(seen.is_object());
+  CAF_CHECK_EQUAL(seen.at("event_produced").as_string(), "conductor:tour:tour_events");
+  CAF_CHECK_EQUAL(seen.at("message").at("kind").as_string(), "a");
 }
 
 CAF_TEST(the other cases and a HUMAN task failed through the API) {
