@@ -7,6 +7,7 @@
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
 
+#include "flow/operations.hpp"
 #include "flow/serialise.hpp"
 #include "flow/validate.hpp"
 #include "sim.hpp"
@@ -348,4 +349,26 @@ CAF_TEST(an event sink given by an expression is checked once resolved) {
   CAF_CHECK(delivered.snap.status == workflow_status::completed);
   CAF_CHECK_EQUAL(delivered.task("e").output.at("event_produced").as_string(), "conductor:w:q");
   CAF_CHECK_EQUAL(delivered.task("e").output.at("sink").as_string(), "conductor:q");
+}
+
+CAF_TEST(retrying a workflow whose START_WORKFLOW failed starts the workflow again) {
+  auto def = test::workflow(R"({"name":"w","tasks":[
+    {"name":"kick","taskReferenceName":"kick","type":"START_WORKFLOW",
+     "inputParameters":{"startWorkflow":{"name":"child","input":{"n":1}}}}]})");
+  sim s(def);
+  s.snap.correlation_id = "c-7";
+  // What the engine does when the workflow cannot start (its definition is missing).
+  s.fail("kick", "startWorkflow: workflow \"child\" could not start");
+  CAF_REQUIRE(s.snap.status == workflow_status::failed);
+  auto r = retry_last_failed(def, {}, s.snap, s.now);
+  CAF_REQUIRE(r);
+  CAF_REQUIRE_EQUAL(r.value.schedule.size(), 1u);
+  CAF_CHECK_EQUAL(test::label(r.value.schedule[0].id), "kick+1");
+  CAF_REQUIRE_EQUAL(r.value.sub_workflows.size(), 1u);
+  const auto& start = r.value.sub_workflows[0];
+  CAF_CHECK(start.detached);
+  CAF_CHECK(start.parent == r.value.schedule[0].id);
+  CAF_CHECK_EQUAL(start.name, "child");
+  CAF_CHECK_EQUAL(start.correlation_id, "c-7");
+  CAF_CHECK_EQUAL(json(start.input), R"({"n":1})");
 }
