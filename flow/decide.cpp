@@ -488,6 +488,9 @@ class evaluation {
           st.status = res.status;
           st.output = std::move(res.output);
           st.reason_for_incompletion = std::move(res.reason);
+          // Conductor's DECISION also records the case it picked in its input.
+          if (t.type == task_type::decision && st.status == task_status::completed)
+            st.input["case"] = st.output.at("caseOutput").at(0);
         }
         break;
     }

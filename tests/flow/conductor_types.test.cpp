@@ -66,6 +66,7 @@ CAF_TEST(decision by caseValueParam picks the case and names it in caseOutput) {
   sim card(test::workflow(decision_by_param), {}, R"({"kind":"card"})");
   CAF_CHECK_EQUAL(card.scheduled(), "d card j");
   CAF_CHECK_EQUAL(json(card.task("d").output), R"({"caseOutput":["card"]})");
+  CAF_CHECK_EQUAL(card.task("d").input.at("case").as_string(), "card");
   CAF_CHECK_EQUAL(json(card.snap.output), R"({"case":["card"],"joined":{}})");
   // A number is matched by its text, as Conductor's "" + value.
   sim seven(test::workflow(decision_by_param), {}, R"({"kind":7})");
