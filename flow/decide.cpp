@@ -7,11 +7,13 @@
 
 #include "flow/ascii.hpp"
 #include "flow/conductor_fields.hpp"
+#include "flow/conductor_tasks.hpp"
 #include "flow/def_index.hpp"
 #include "flow/effective_def.hpp"
 #include "flow/expression.hpp"
 #include "flow/loop_frame.hpp"
 #include "flow/loop_inputs.hpp"
+#include "flow/json_read.hpp"
 #include "flow/problem.hpp"
 #include "flow/retry.hpp"
 #include "flow/safe_expr.hpp"
@@ -123,6 +125,7 @@ class evaluation {
   // Permissive tasks that failed for good: the workflow goes on, and fails at its end.
   std::string permissive_reason_;
   std::string permissive_ref_;
+  std::deque<workflow_task> dynamic_tasks_;  // DYNAMIC tasks as the SIMPLE tasks they run as
 
   // -- rows -----------------------------------------------------------------
 
@@ -414,8 +417,11 @@ class evaluation {
     return true;
   }
 
-  outcome task(const workflow_task& t, const loop_frame& fr, const workflow_task* prev,
+  outcome task(const workflow_task& written, const loop_frame& fr, const workflow_task* prev,
                const boost::json::object* extra) {
+    const workflow_task& t = written.type == task_type::dynamic
+                               ? as_dynamic(written, fr, extra)
+                               : written;
     int r = latest(t.task_reference_name, fr);
     if (r < 0) {
       if (is_inline(t.type) && !spend_step())
@@ -427,6 +433,44 @@ class evaluation {
         return outcome::pending;
     }
     return settle(t, r, fr, prev);
+  }
+
+  // DYNAMIC runs as the SIMPLE task its input names (queue, definition, retries): the
+  // name is read once, when it is scheduled, and kept in the row's task definition name.
+  // An unusable name fails the DYNAMIC task itself.
+  const workflow_task& as_dynamic(const workflow_task& t, const loop_frame& fr,
+                                  const boost::json::object* extra) {
+    std::string name;
+    if (int r = latest(t.task_reference_name, fr); r >= 0) {
+      const row& x = at(r);
+      if (x.type == task_type::dynamic)
+        return t;
+      name = x.src != nullptr ? x.src->task_def_name
+                              : out_.schedule[static_cast<std::size_t>(x.sched)].task_def_name;
+    } else {
+      std::string error;
+      auto input = resolve_input(t, fr, nullptr, extra);
+      name = dynamic_task_name(t, input, error);
+      if (name.empty()) {
+        scheduled_task st;
+        st.id = fr.id(t.task_reference_name);
+        st.type = task_type::dynamic;
+        st.task_def_name = t.name;
+        st.input = std::move(input);
+        st.status = task_status::failed;
+        st.reason_for_incompletion = std::move(error);
+        task_event(st.id, st.type, st.status, st.reason_for_incompletion);
+        out_.schedule.push_back(std::move(st));
+        add_row({out_.schedule.back().id, task_type::dynamic, task_status::failed, nullptr,
+                 static_cast<int>(out_.schedule.size()) - 1, -1});
+        return t;
+      }
+    }
+    auto& simple = dynamic_tasks_.emplace_back(t);
+    simple.type = task_type::simple;
+    simple.name = std::move(name);
+    simple.dynamic_task_name_param.clear();
+    return simple;
   }
 
   outcome settle(const workflow_task& t, int r, const loop_frame& fr,
@@ -489,7 +533,21 @@ class evaluation {
         }
         break;
       }
-      case task_type::join: st.status = task_status::in_progress; break;
+      case task_type::join:
+      case task_type::human:
+      case task_type::exclusive_join: st.status = task_status::in_progress; break;
+      case task_type::start_workflow: {
+        auto plan = plan_start_workflow(st.input);
+        if (!plan.error.empty()) {
+          st.status = task_status::failed;
+          st.reason_for_incompletion = std::move(plan.error);
+        } else {
+          st.status = task_status::in_progress;
+          out_.sub_workflows.push_back(detached_start(st.id, std::move(plan),
+                                                      snap_.correlation_id));
+        }
+        break;
+      }
       case task_type::do_while: {
         // The body may read ${loop.output.iteration} (and the item) from its first
         // iteration on. An empty list runs no iteration at all.
@@ -518,14 +576,19 @@ class evaluation {
       }
       default:
         if (is_inline(t.type)) {
-          auto res = execute_inline(t, st.input);
+          auto res = execute_inline(t, fr, st.input);
           st.status = res.status;
           st.output = std::move(res.output);
           st.reason_for_incompletion = std::move(res.reason);
+          // Conductor's DECISION also records the case it picked in its input.
+          if (t.type == task_type::decision && st.status == task_status::completed)
+            st.input["case"] = st.output.at("caseOutput").at(0);
         }
         break;
     }
     task_event(st.id, st.type, st.status, st.reason_for_incompletion);
+    if (st.type == task_type::event && st.status == task_status::completed)
+      publish(st.id, st.output);
     out_.schedule.push_back(std::move(st));
     const auto& added = out_.schedule.back();
     int r = add_row({added.id, added.type, added.status, nullptr,
@@ -537,9 +600,23 @@ class evaluation {
     return r;
   }
 
-  task_result execute_inline(const workflow_task& t, const boost::json::object& input) {
+  task_result execute_inline(const workflow_task& t, const loop_frame& fr,
+                             const boost::json::object& input) {
     switch (t.type) {
       case task_type::switch_: return run_switch(t, input);
+      case task_type::decision: return run_decision(t, input);
+      case task_type::noop: return {};
+      case task_type::event: {
+        auto sink = resolve(boost::json::value(boost::json::string(t.sink)),
+                            scope_for(fr));
+        if (!sink.is_string())
+          return {task_status::failed, {}, "sink: expected a string, got " + describe(sink)};
+        auto with_sink = input;  // Conductor hands the sink to the task in its input
+        with_sink["sink"] = sink;
+        return run_event(sink.get_string(), with_sink,
+                         {snap_.workflow_id, def_.name, def_.version, snap_.correlation_id,
+                          t.task_reference_name});
+      }
       case task_type::json_transform: return run_json_transform(input);
       case task_type::set_variable:
         if (!variables_changed_) {
@@ -577,6 +654,19 @@ class evaluation {
       case task_type::lambda:
       case task_type::json_jq_transform: return active_worker(t, r, fr, prev);
       case task_type::sub_workflow: return outcome::pending;
+      case task_type::human: return active_human(t, r, fr);
+      case task_type::exclusive_join: return active_exclusive_join(t, r, fr);
+      case task_type::start_workflow:
+        // Left SCHEDULED by a retry or rerun, whose edit asked for the start: only an
+        // unusable request is left to fail here.
+        if (at(r).status == task_status::scheduled) {
+          auto plan = plan_start_workflow(input_of(at(r)));
+          if (!plan.error.empty()) {
+            update(r, task_status::failed, std::nullopt, plan.error);
+            return unsuccessful(t, r, fr);
+          }
+        }
+        return outcome::pending;
       default: break;
     }
     // An inline task left SCHEDULED (by retry or rerun): execute it now.
@@ -592,8 +682,12 @@ class evaluation {
         return outcome::pending;
       }
     } else {
-      auto res = execute_inline(t, input_of(at(r)));
+      auto res = execute_inline(t, fr, input_of(at(r)));
+      bool published = t.type == task_type::event && res.status == task_status::completed;
+      auto output = published ? res.output : boost::json::object{};
       update(r, res.status, std::move(res.output), res.reason);
+      if (published)
+        publish(at(r).id, output);
     }
     return settle(t, r, fr, prev);
   }
@@ -633,21 +727,8 @@ class evaluation {
       if (plan.wake)
         out_.arm.push_back({timer_kind::wait, at(r).id, *plan.wake});
     }
-    if (const signal* s = signal_to_ref(t.task_reference_name, r)) {
-      consumed_signals_.insert(s->seq);
-      boost::json::object output;
-      if (const auto* o = s->payload.if_object())
-        output = *o;
-      output["signalSeq"] = s->seq;
-      if (s->status == "COMPLETED") {
-        update(r, task_status::completed, std::move(output), {});
-        return finished(t, r, fr);
-      }
-      auto status = s->status == "FAILED" ? task_status::failed
-                                          : task_status::failed_with_terminal_error;
-      update(r, status, std::move(output), "set to " + s->status + " by reference name");
-      return unsuccessful(t, r, fr);
-    }
+    if (auto o = by_reference(t, r, fr))
+      return *o;
     if (plan.wake && now_ >= *plan.wake) {
       update(r, task_status::completed, boost::json::object{}, {});
       return finished(t, r, fr);
@@ -667,6 +748,92 @@ class evaluation {
     return outcome::pending;
   }
 
+  // HUMAN: in progress until completed or failed through the API by its reference name.
+  outcome active_human(const workflow_task& t, int r, const loop_frame& fr) {
+    if (at(r).status == task_status::scheduled)  // a retry left it for us to start
+      update(r, task_status::in_progress, std::nullopt, {});
+    if (auto o = by_reference(t, r, fr))
+      return *o;
+    return outcome::pending;
+  }
+
+  // A WAIT or HUMAN completed or failed through the API by its reference name: the
+  // update arrives as a signal addressed to the ref; its output is the update's body.
+  std::optional<outcome> by_reference(const workflow_task& t, int r, const loop_frame& fr) {
+    const signal* s = signal_to_ref(t.task_reference_name, r);
+    if (s == nullptr)
+      return std::nullopt;
+    consumed_signals_.insert(s->seq);
+    boost::json::object output;
+    if (const auto* o = s->payload.if_object())
+      output = *o;
+    output["signalSeq"] = s->seq;
+    if (s->status == "COMPLETED") {
+      update(r, task_status::completed, std::move(output), {});
+      return finished(t, r, fr);
+    }
+    auto status = s->status == "FAILED" ? task_status::failed
+                                        : task_status::failed_with_terminal_error;
+    update(r, status, std::move(output), "set to " + s->status + " by reference name");
+    return unsuccessful(t, r, fr);
+  }
+
+  // EXCLUSIVE_JOIN, as Conductor's: the first task of joinOn that was scheduled (not
+  // skipped) decides; when it has not ended, or none was, the first scheduled task of
+  // defaultExclusiveJoinTask that has ended does. It ends as that task ended, with its
+  // output. Reached only once the tasks before it are done, so when none of them ran it
+  // fails instead of waiting for nothing.
+  outcome active_exclusive_join(const workflow_task& t, int r, const loop_frame& fr) {
+    auto pick = [&](const std::vector<std::string>& refs) {
+      for (const auto& ref : refs)
+        if (int x = latest(ref, fr); x >= 0 && at(x).status != task_status::skipped)
+          return x;
+      return -1;
+    };
+    int x = pick(t.join_on);
+    if (x < 0 || !is_terminal(at(x).status)) {
+      int d = pick(t.default_exclusive_join_task);
+      if (d >= 0 && (x < 0 || is_terminal(at(d).status)))
+        x = d;
+    }
+    if (x < 0) {
+      update(r, task_status::failed, std::nullopt,
+             "none of the tasks in joinOn or defaultExclusiveJoinTask ran");
+      return unsuccessful(t, r, fr);
+    }
+    if (!is_terminal(at(x).status))
+      return outcome::pending;
+    if (!is_successful(at(x).status)) {
+      update(r, task_status::failed, std::nullopt, reason_of(at(x)));
+      return unsuccessful(t, r, fr);
+    }
+    update(r, task_status::completed, output_of(at(x)), {});
+    return outcome::done;
+  }
+
+  // EVENT: the message goes to the outbox as "event.published" (webhook sinks receive
+  // it); the task's TASK_COMPLETED history entry names the queue and carries the message,
+  // so a workflow's event stream shows it too.
+  void publish(const task_identity& id, const boost::json::object& output) {
+    boost::json::object message = output;
+    auto queue = message.contains("event_produced") ? message["event_produced"]
+                                                    : boost::json::value{};
+    message.erase("event_produced");
+    auto completed_key = "task.completed/" + to_string(id);
+    for (auto it = out_.events.rbegin(); it != out_.events.rend(); ++it)
+      if (it->key == completed_key) {
+        it->payload["event_produced"] = queue;
+        it->payload["message"] = message;
+        break;
+      }
+    add_event("event.published", "event.published/" + to_string(id),
+              {{"ref", id.ref},
+               {"iteration", id.iteration},
+               {"attempt", id.attempt},
+               {"queue", queue},
+               {"message", std::move(message)}});
+  }
+
   // The first unconsumed signal addressed to this WAIT by its ref, received after the
   // attempt was scheduled (one sent to an earlier attempt or loop iteration is not its).
   const signal* signal_to_ref(const std::string& ref, int r) {
@@ -684,7 +851,7 @@ class evaluation {
       return;
     signals_loaded_ = true;
     for (const auto& x : rows_) {
-      if (x.type != task_type::wait)
+      if (x.type != task_type::wait && x.type != task_type::human)
         continue;
       const auto* seq = output_of(x).if_contains("signalSeq");
       if (seq != nullptr && seq->is_int64())
@@ -763,7 +930,8 @@ class evaluation {
     if (at(r).status != task_status::completed)
       return outcome::done;  // COMPLETED_WITH_ERRORS / SKIPPED: its content does not run
     switch (t.type) {
-      case task_type::switch_: {
+      case task_type::switch_:
+      case task_type::decision: {
         // Like a loop body, a case has ended only when nothing in it runs
         // (a fork with a partial joinOn may leave a branch running).
         const auto& tasks = selected_case(t, output_of(at(r)));

@@ -46,7 +46,9 @@ bool operator==(const event& a, const event& b) {
 
 bool operator==(const sub_workflow_start& a, const sub_workflow_start& b) {
   return a.parent == b.parent && a.name == b.name && a.version == b.version
-         && a.input == b.input;
+         && a.input == b.input && a.detached == b.detached
+         && a.correlation_id == b.correlation_id && a.priority == b.priority
+         && a.idempotency_key == b.idempotency_key;
 }
 
 bool operator==(const failure_workflow_start& a, const failure_workflow_start& b) {

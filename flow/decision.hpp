@@ -75,12 +75,18 @@ struct event {
 };
 
 /// Start a child workflow for a SUB_WORKFLOW task; the child's end completes
-/// (or fails) the parent task with the child's output.
+/// (or fails) the parent task with the child's output. A START_WORKFLOW's start is
+/// `detached`: the workflow it starts has no parent, and the task completes as soon as
+/// it has started, with {"workflowId": its id} (or fails when it cannot start).
 struct sub_workflow_start {
   task_identity parent;
   std::string name;
   std::optional<std::int64_t> version;  ///< absent = latest
   boost::json::object input;
+  bool detached = false;
+  std::string correlation_id;           ///< detached only; empty = none
+  std::optional<std::int64_t> priority; ///< detached only; absent = the starter's
+  std::string idempotency_key;          ///< detached only; empty = none
 };
 
 /// Start the definition's `failureWorkflow` with details of this failure.

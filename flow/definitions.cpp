@@ -74,7 +74,8 @@ bool operator==(const workflow_task& a, const workflow_task& b) {
                     t.loop_condition, t.loop_over, t.items, t.sub_workflow_name,
                     t.sub_workflow_version, t.async_complete, t.permissive, t.retry_count,
                     t.task_definition, t.cache_key, t.cache_ttl_seconds, t.rate_limited,
-                    t.join_mode);
+                    t.join_mode, t.case_value_param, t.case_expression,
+                    t.default_exclusive_join_task, t.dynamic_task_name_param, t.sink);
   };
   return tie(a) == tie(b);
 }

@@ -127,6 +127,19 @@ struct workflow_task {
   // SUB_WORKFLOW: subWorkflowParam { name, version }
   std::string sub_workflow_name;
   std::optional<std::int64_t> sub_workflow_version;  ///< absent = latest
+
+  // DECISION (SWITCH's deprecated form): one of the two picks the case
+  std::string case_value_param;         ///< caseValueParam: the input parameter holding it
+  std::string case_expression;          ///< caseExpression: a safe expression over $ (the input)
+
+  // EXCLUSIVE_JOIN (with joinOn)
+  std::vector<std::string> default_exclusive_join_task;  ///< defaultExclusiveJoinTask
+
+  // DYNAMIC
+  std::string dynamic_task_name_param;  ///< dynamicTaskNameParam: the input naming the task
+
+  // EVENT
+  std::string sink;                     ///< sink: "conductor" or "conductor:<queue>"
 };
 
 bool operator==(const workflow_task& a, const workflow_task& b);

@@ -4,6 +4,7 @@
 #include <map>
 #include <set>
 
+#include "flow/conductor_tasks.hpp"
 #include "flow/def_index.hpp"
 #include "flow/loop_frame.hpp"
 #include "flow/problem.hpp"
@@ -56,7 +57,9 @@ class editor {
       d = &it->second;
     if (e.type == task_type::simple) {
       const auto* info = split_stored_ref(e.id.ref, index_).info;
-      st.queue = info != nullptr ? queue_of(*info->task, d)
+      // A DYNAMIC task's row holds the name it resolved to, not the written one.
+      bool written = info != nullptr && info->task->type != task_type::dynamic;
+      st.queue = written ? queue_of(*info->task, d)
                  : d != nullptr && !d->queue_name.empty() ? d->queue_name
                                                           : e.task_def_name;
     }
@@ -74,6 +77,10 @@ class editor {
       }
       edit_.sub_workflows.push_back(std::move(sub));
     }
+    if (e.type == task_type::start_workflow)
+      if (auto plan = plan_start_workflow(st.input); plan.error.empty())
+        edit_.sub_workflows.push_back(
+          detached_start(st.id, std::move(plan), snap_.correlation_id));
     edit_.events.push_back({"task.scheduled", "task.scheduled/" + to_string(st.id),
                             {{"ref", st.id.ref},
                              {"iteration", st.id.iteration},

@@ -123,6 +123,11 @@ void read_task_into(const boost::json::value& v, const std::string& path, proble
   }
   read_sub_workflow_param(r, t, errs);
   read_conductor_task_fields(r, t, errs);
+  r.text("caseValueParam", t.case_value_param);
+  r.text("caseExpression", t.case_expression);
+  r.string_list("defaultExclusiveJoinTask", t.default_exclusive_join_task);
+  r.text("dynamicTaskNameParam", t.dynamic_task_name_param);
+  r.text("sink", t.sink);
   r.finish("a workflow task");
 }
 

@@ -72,7 +72,8 @@ boost::json::value to_json(const workflow_task& t) {
     o["evaluatorType"] = t.evaluator_type;
   if (!t.expression.empty())
     o["expression"] = t.expression;
-  if (!t.decision_cases.empty() || t.type == task_type::switch_) {
+  if (!t.decision_cases.empty() || t.type == task_type::switch_
+      || t.type == task_type::decision) {
     boost::json::object cases;
     for (const auto& c : t.decision_cases)
       cases[c.value] = tasks(c.tasks);
@@ -120,6 +121,16 @@ boost::json::value to_json(const workflow_task& t) {
       sub["version"] = *t.sub_workflow_version;
     o["subWorkflowParam"] = std::move(sub);
   }
+  if (!t.case_value_param.empty())
+    o["caseValueParam"] = t.case_value_param;
+  if (!t.case_expression.empty())
+    o["caseExpression"] = t.case_expression;
+  if (!t.default_exclusive_join_task.empty())
+    o["defaultExclusiveJoinTask"] = strings(t.default_exclusive_join_task);
+  if (!t.dynamic_task_name_param.empty())
+    o["dynamicTaskNameParam"] = t.dynamic_task_name_param;
+  if (!t.sink.empty())
+    o["sink"] = t.sink;
   return o;
 }
 

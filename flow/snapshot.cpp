@@ -18,7 +18,8 @@ bool operator==(const task_execution& a, const task_execution& b) {
 bool operator==(const snapshot& a, const snapshot& b) {
   auto tie = [](const snapshot& s) {
     return std::tie(s.workflow_id, s.status, s.input, s.variables, s.output,
-                    s.reason_for_incompletion, s.start_time, s.tasks, s.signals);
+                    s.reason_for_incompletion, s.correlation_id, s.start_time, s.tasks,
+                    s.signals);
   };
   return tie(a) == tie(b);
 }

@@ -63,6 +63,7 @@ struct snapshot {
   boost::json::object variables;   ///< starts as the definition's variables
   boost::json::object output;      ///< set when it ends
   std::string reason_for_incompletion;
+  std::string correlation_id;      ///< correlationId given at start; empty = none
   time_ms start_time = 0;
   std::vector<task_execution> tasks;  ///< any order; every attempt of every task
   std::vector<signal> signals;

@@ -40,7 +40,9 @@ task_result run_switch(const workflow_task& t, const boost::json::object& input)
 const std::vector<workflow_task>& selected_case(const workflow_task& t,
                                                 const boost::json::object& output) {
   static const std::vector<workflow_task> none;
-  const auto* result = output.if_contains("evaluationResult");
+  // DECISION, SWITCH's deprecated form, names its result as Conductor does.
+  const auto* result =
+    output.if_contains(t.type == task_type::decision ? "caseOutput" : "evaluationResult");
   const auto* arr = result == nullptr ? nullptr : result->if_array();
   if (arr == nullptr || arr->empty() || !(*arr)[0].is_string())
     return none;

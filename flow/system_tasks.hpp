@@ -27,7 +27,7 @@ struct task_result {
 
 /// SWITCH: output {"evaluationResult": [label]}.
 task_result run_switch(const workflow_task& t, const boost::json::object& input);
-/// The tasks a completed SWITCH selected (a case, the default case, or none).
+/// The tasks a completed SWITCH or DECISION selected (a case, the default case, or none).
 const std::vector<workflow_task>& selected_case(const workflow_task& t,
                                                 const boost::json::object& output);
 

@@ -6,10 +6,11 @@ namespace nf::flow {
 
 namespace {
 
-constexpr std::array<std::string_view, 15> labels{
+constexpr std::array<std::string_view, 22> labels{
   "SIMPLE", "SWITCH", "FORK_JOIN", "JOIN", "FORK_JOIN_DYNAMIC", "DO_WHILE",
   "SUB_WORKFLOW", "WAIT", "HTTP", "SET_VARIABLE", "TERMINATE", "JSON_TRANSFORM",
   "INLINE", "LAMBDA", "JSON_JQ_TRANSFORM",
+  "NOOP", "HUMAN", "DECISION", "EXCLUSIVE_JOIN", "DYNAMIC", "START_WORKFLOW", "EVENT",
 };
 
 }  // namespace
@@ -27,7 +28,8 @@ std::optional<task_type> parse_task_type(std::string_view label) {
 
 std::string_view task_type_labels() {
   return "SIMPLE, SWITCH, FORK_JOIN, JOIN, FORK_JOIN_DYNAMIC, DO_WHILE, SUB_WORKFLOW, "
-         "WAIT, HTTP, SET_VARIABLE, TERMINATE, JSON_TRANSFORM, INLINE, LAMBDA, JSON_JQ_TRANSFORM";
+         "WAIT, HTTP, SET_VARIABLE, TERMINATE, JSON_TRANSFORM, INLINE, LAMBDA, JSON_JQ_TRANSFORM, "
+         "NOOP, HUMAN, DECISION, EXCLUSIVE_JOIN, DYNAMIC, START_WORKFLOW, EVENT";
 }
 
 bool is_inline(task_type t) {
@@ -38,6 +40,9 @@ bool is_inline(task_type t) {
     case task_type::set_variable:
     case task_type::terminate:
     case task_type::json_transform:
+    case task_type::noop:
+    case task_type::decision:
+    case task_type::event:
       return true;
     default:
       return false;
@@ -49,7 +54,8 @@ bool is_script(task_type t) {
 }
 
 bool is_composite(task_type t) {
-  return t == task_type::switch_ || t == task_type::fork_join || t == task_type::do_while;
+  return t == task_type::switch_ || t == task_type::fork_join || t == task_type::do_while
+         || t == task_type::decision;
 }
 
 } // namespace nf::flow

@@ -11,6 +11,7 @@ enum class task_type : std::uint8_t {
   simple, switch_, fork_join, join, fork_join_dynamic, do_while, sub_workflow,
   wait, http, set_variable, terminate, json_transform,
   inline_, lambda, json_jq_transform,
+  noop, human, decision, exclusive_join, dynamic, start_workflow, event,
 };
 
 /// "SIMPLE", "SWITCH", …

@@ -10,6 +10,7 @@
 #include <unordered_map>
 
 #include "flow/conductor_fields.hpp"
+#include "flow/conductor_tasks.hpp"
 #include "flow/def_index.hpp"
 #include "flow/expression.hpp"
 #include "flow/json_read.hpp"
@@ -93,12 +94,22 @@ void misplaced(const workflow_task& t, const std::string& path, problems& out) {
       out.push_back({path_key(path, field), "only allowed on " + std::string(owner) + " tasks"});
   };
   bool sw = t.type == task_type::switch_;
+  bool decision = t.type == task_type::decision;
   only(!sw && !t.evaluator_type.empty(), "evaluatorType", "SWITCH");
   only(!sw && !t.expression.empty(), "expression", "SWITCH");
-  only(!sw && !t.decision_cases.empty(), "decisionCases", "SWITCH");
-  only(!sw && !t.default_case.empty(), "defaultCase", "SWITCH");
+  only(!sw && !decision && !t.decision_cases.empty(), "decisionCases", "SWITCH and DECISION");
+  only(!sw && !decision && !t.default_case.empty(), "defaultCase", "SWITCH and DECISION");
+  only(!decision && !t.case_value_param.empty(), "caseValueParam", "DECISION");
+  only(!decision && !t.case_expression.empty(), "caseExpression", "DECISION");
+  bool exclusive = t.type == task_type::exclusive_join;
+  only(!exclusive && !t.default_exclusive_join_task.empty(), "defaultExclusiveJoinTask",
+       "EXCLUSIVE_JOIN");
+  only(t.type != task_type::dynamic && !t.dynamic_task_name_param.empty(),
+       "dynamicTaskNameParam", "DYNAMIC");
+  only(t.type != task_type::event && !t.sink.empty(), "sink", "EVENT");
   only(t.type != task_type::fork_join && !t.fork_tasks.empty(), "forkTasks", "FORK_JOIN");
-  only(t.type != task_type::join && !t.join_on.empty(), "joinOn", "JOIN");
+  only(t.type != task_type::join && !exclusive && !t.join_on.empty(), "joinOn",
+       "JOIN and EXCLUSIVE_JOIN");
   bool dyn = t.type == task_type::fork_join_dynamic;
   only(!dyn && !t.dynamic_fork_tasks_param.empty(), "dynamicForkTasksParam",
        "FORK_JOIN_DYNAMIC");
@@ -216,6 +227,24 @@ void check_terminate(const workflow_task& t, const std::string& path, problems& 
     out.push_back({path_key(in, "workflowOutput"), "expected an object, got " + describe(*output)});
 }
 
+// DECISION, SWITCH's deprecated form: the case comes from caseValueParam or caseExpression.
+void check_decision(const workflow_task& t, const std::string& path, problems& out) {
+  bool by_param = !t.case_value_param.empty();
+  bool by_expr = !t.case_expression.empty();
+  if (by_param == by_expr)
+    out.push_back({path, by_param ? "a DECISION takes caseValueParam or caseExpression, not both"
+                                  : "a DECISION needs caseValueParam or caseExpression"});
+  if (by_param && !t.input_parameters.contains(t.case_value_param))
+    out.push_back({path_key(path, "caseValueParam"),
+                   quoted(t.case_value_param) + " is not one of this task's inputParameters"});
+  safe_expr e;
+  std::string error;
+  if (by_expr && !e.compile(t.case_expression, error))
+    out.push_back({path_key(path, "caseExpression"), "unsupported expression: " + error});
+  if (t.decision_cases.empty() && t.default_case.empty())
+    out.push_back({path, "a DECISION needs decisionCases or a defaultCase"});
+}
+
 // Rules that depend on a task alone, not on where it stands.
 void check_rules(const workflow_task& t, const std::string& path, problems& out) {
   misplaced(t, path, out);
@@ -282,6 +311,41 @@ void check_rules(const workflow_task& t, const std::string& path, problems& out)
         out.push_back({path_key(path, "inputParameters"), "expected at least one variable to set"});
       break;
     case task_type::terminate: check_terminate(t, path, out); break;
+    case task_type::decision: check_decision(t, path, out); break;
+    case task_type::exclusive_join:
+      if (t.join_on.empty())
+        out.push_back({path_key(path, "joinOn"),
+                       "expected the reference names of the tasks it joins (one of them runs)"});
+      break;
+    case task_type::dynamic:
+      if (t.dynamic_task_name_param.empty())
+        out.push_back({path_key(path, "dynamicTaskNameParam"),
+                       "missing required field (expected the name of the input parameter "
+                       "holding the task name)"});
+      else if (!t.input_parameters.contains(t.dynamic_task_name_param))
+        out.push_back({path_key(path, "dynamicTaskNameParam"),
+                       quoted(t.dynamic_task_name_param)
+                         + " is not one of this task's inputParameters"});
+      break;
+    case task_type::start_workflow:
+      if (const auto* request = param(t, "startWorkflow"))
+        check_start_workflow(*request,
+                             path_key(path_key(path, "inputParameters"), "startWorkflow"), out);
+      else
+        out.push_back({path_key(path_key(path, "inputParameters"), "startWorkflow"),
+                       "missing required field (expected {name, version, input, "
+                       "correlationId})"});
+      break;
+    case task_type::event:
+      if (t.sink.empty())
+        out.push_back({path_key(path, "sink"),
+                       "missing required field (expected \"conductor\" or "
+                       "\"conductor:<queue>\")"});
+      else if (t.sink.find("${") == std::string::npos) {  // a ${…} sink: checked once resolved
+        if (auto why = sink_refusal(t.sink); !why.empty())
+          out.push_back({path_key(path, "sink"), why});
+      }
+      break;
     case task_type::json_transform:
       if (const auto* mapping = param(t, "mapping"))
         check_mapping(*mapping, path_key(path_key(path, "inputParameters"), "mapping"),
@@ -446,6 +510,10 @@ class validator {
       out_.push_back({p, "a " + std::string(to_string(t.type)) + " must be followed by a JOIN"});
     if (t.type == task_type::join)
       check_join(t, p, prev);
+    if (t.type == task_type::exclusive_join) {
+      check_joined(t.join_on, path_key(p, "joinOn"));
+      check_joined(t.default_exclusive_join_task, path_key(p, "defaultExclusiveJoinTask"));
+    }
     if (t.type == task_type::do_while && loop_depth_ > 0)
       nested_loops_ = true;
     if (has_iteration_suffix(t.task_reference_name))
@@ -473,6 +541,18 @@ class validator {
     });
     for (auto ref : added)
       show(ref);
+  }
+
+  // EXCLUSIVE_JOIN: each name is a task that may have run before it.
+  void check_joined(const std::vector<std::string>& refs, const std::string& at) {
+    for (std::size_t i = 0; i < refs.size(); ++i) {
+      auto it = visible_count_.find(refs[i]);
+      if (it == visible_count_.end())
+        out_.push_back({path_index(at, i), "unknown task reference " + quoted(refs[i])});
+      else if (it->second <= 0)
+        out_.push_back({path_index(at, i), "task reference " + quoted(refs[i])
+                                              + " does not run before this task"});
+    }
   }
 
   static void branch_refs(const std::vector<workflow_task>& ts,
@@ -576,7 +656,8 @@ problems validate(const task_def& def, const std::string& path) {
 
 problems validate_dynamic_task(const workflow_task& t, const std::string& path) {
   problems out;
-  if (is_composite(t.type) || t.type == task_type::join || t.type == task_type::fork_join_dynamic
+  if (is_composite(t.type) || t.type == task_type::join || t.type == task_type::exclusive_join
+      || t.type == task_type::fork_join_dynamic
       || t.type == task_type::terminate) {
     out.push_back({path_key(path, "type"), "a dynamically forked task cannot be "
                                              + std::string(to_string(t.type))});

@@ -62,10 +62,11 @@ caf::expected<task_id> deliver_task_update(connection& conn, const workflow_id& 
     auto t = latest_task_at_ref(conn, id, ref);
     if (!t)
       return std::move(t.error());
-    if (t->type != "WAIT" || (t->status != "IN_PROGRESS" && t->status != "SCHEDULED"))
+    if ((t->type != "WAIT" && t->type != "HUMAN")
+        || (t->status != "IN_PROGRESS" && t->status != "SCHEDULED"))
       return make_error(errc::invalid, "taskRefName: task " + ref + " is a " + t->type + " task, "
                                          + t->status
-                                         + ": only a WAIT task still waiting is completed "
+                                         + ": only a WAIT or HUMAN task still waiting is completed "
                                            "by its reference name (workers report theirs "
                                            "with the taskId a poll gave them)");
     transition_plan plan;

@@ -25,11 +25,11 @@ caf::expected<void> deliver_signal(connection& conn, const workflow_id& id,
                                    const std::string& name, const boost::json::value& payload,
                                    const audit_event* audit = nullptr);
 
-/// Completes the WAIT task `ref` from outside (Conductor's updateTaskByRefName): a
+/// Completes the WAIT or HUMAN task `ref` from outside (Conductor's updateTaskByRefName): a
 /// `SIGNAL_RECEIVED` event addressed to the task, `{"taskRef": ref, "status": status,
 /// "payload": output}`, and the decider's wake, in one transaction; the decider completes
 /// (or fails) the task with it. Refused (`invalid`, nothing written) when the workflow has
-/// ended or the ref's latest attempt is not a WAIT still waiting; `not_found` when the
+/// ended or the ref's latest attempt is not a WAIT or HUMAN still waiting; `not_found` when the
 /// workflow or the ref is unknown. Why a signal: the decider alone moves a system task, and a
 /// signal is how a fact from outside reaches it through the history (I8).
 /// Returns the task's id. `audit` as for deliver_signal.

@@ -23,7 +23,8 @@ namespace {
 bool may_wait(const std::vector<flow::workflow_task>& tasks) {
   for (const auto& t : tasks) {
     // A dynamic fork may fork WAIT tasks the definition does not name.
-    if (t.type == flow::task_type::wait || t.type == flow::task_type::fork_join_dynamic
+    if (t.type == flow::task_type::wait || t.type == flow::task_type::human
+        || t.type == flow::task_type::fork_join_dynamic
         || may_wait(t.loop_over) || may_wait(t.default_case))
       return true;
     for (const auto& c : t.decision_cases)
@@ -36,7 +37,7 @@ bool may_wait(const std::vector<flow::workflow_task>& tasks) {
   return false;
 }
 
-/// Signals matter only to WAIT tasks, and a reset timeout clock only to workflows
+/// Signals matter only to WAIT and HUMAN tasks, and a reset timeout clock only to workflows
 /// with a timeout: the others skip the history read.
 bool needs_history(const flow::workflow_def& def) {
   return def.timeout_seconds > 0 || may_wait(def.tasks);

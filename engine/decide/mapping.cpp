@@ -56,7 +56,8 @@ int64_t start_delay_of(const store::task_row& t, const flow::def_index& index,
     return 0; // a dynamically forked task: no static startDelay
   if (t.identity.attempt == 0)
     return info->task->start_delay * 1000;
-  auto it = task_defs.find(info->task->name);
+  // The row's name: a DYNAMIC task runs as the task its input named.
+  auto it = task_defs.find(t.task_def_name);
   const auto def = flow::effective_def(*info->task, it != task_defs.end() ? &it->second : nullptr);
   return flow::retry_delay_ms(def, workflow_id,
                               {t.identity.ref, t.identity.iteration, t.identity.attempt - 1});
@@ -82,6 +83,7 @@ flow::snapshot to_flow(const store::workflow_snapshot& s, const store::history_f
   if (s.output)
     out.output = parse_object(*s.output);
   out.reason_for_incompletion = s.reason_for_incompletion.value_or("");
+  out.correlation_id = s.correlation_id.value_or("");
   out.start_time = s.started_at_ms;
   if (facts != nullptr && facts->timeout_reset_ms)
     out.start_time = std::max(out.start_time, *facts->timeout_reset_ms);

@@ -367,10 +367,12 @@ caf::expected<void> apply_plans(store::transaction& tx, const std::vector<workfl
   // insert absorbed (I1) already has its child.
   std::map<std::pair<std::string, std::string>, task_id> inserted;
   for (const auto& t : applied->inserted)
-    if (t.type == flow::task_type::sub_workflow)
+    if (t.type == flow::task_type::sub_workflow || t.type == flow::task_type::start_workflow)
       inserted.emplace(std::make_pair(t.workflow.str(), flow::to_string(t.identity)), t.id);
   std::vector<store::start_request> starts;
   std::vector<std::optional<store::parent_ref>> parents;  // per start: nullopt = failure wf
+  // Per start: the START_WORKFLOW task that completes once it has started (no parent).
+  std::vector<std::optional<store::parent_ref>> starters;
   std::vector<store::sub_workflow_end> ends;
   for (const auto& p : plans) {
     for (const auto& c : p.children) {
@@ -382,11 +384,21 @@ caf::expected<void> apply_plans(store::transaction& tx, const std::vector<workfl
       r.name = c.name;
       r.version = c.version;
       r.input = c.input;
-      r.priority = p.priority;
-      r.parent = store::parent_ref{p.id, it->second};
+      r.priority = c.priority.value_or(p.priority);
       r.id = workflow_id{new_uuidv7()};
+      if (c.detached) {
+        if (!c.correlation_id.empty())
+          r.correlation_id = c.correlation_id;
+        if (!c.idempotency_key.empty())
+          r.idempotency_key = c.idempotency_key;
+        parents.push_back(std::nullopt);
+        starters.push_back(store::parent_ref{p.id, it->second});
+      } else {
+        r.parent = store::parent_ref{p.id, it->second};
+        parents.push_back(store::parent_ref{p.id, it->second});
+        starters.push_back(std::nullopt);
+      }
       starts.push_back(std::move(r));
-      parents.push_back(store::parent_ref{p.id, it->second});
     }
     if (p.failure) {
       store::start_request r;
@@ -397,6 +409,7 @@ caf::expected<void> apply_plans(store::transaction& tx, const std::vector<workfl
       r.id = workflow_id{new_uuidv7()};
       starts.push_back(std::move(r));
       parents.push_back(std::nullopt);
+      starters.push_back(std::nullopt);
     }
     if (p.parent_end)
       ends.push_back(*p.parent_end);
@@ -419,6 +432,24 @@ caf::expected<void> apply_plans(store::transaction& tx, const std::vector<workfl
         fx.hints.outbox_shards.insert(shard);
         if (parents[i])
           links.push_back({parents[i]->workflow, parents[i]->task, r->id});
+        if (starters[i]) {
+          // START_WORKFLOW does not wait for the workflow it started (Conductor's output).
+          store::sub_workflow_end e;
+          e.parent = starters[i]->workflow;
+          e.task = starters[i]->task;
+          e.child = r->id;
+          e.status = flow::task_status::completed;
+          e.output = store::json(boost::json::object{{"workflowId", r->id.str()}});
+          ends.push_back(std::move(e));
+        }
+      } else if (starters[i]) {
+        store::sub_workflow_end e;
+        e.parent = starters[i]->workflow;
+        e.task = starters[i]->task;
+        e.status = flow::task_status::failed;
+        e.reason = "startWorkflow: workflow " + flow::quoted(starts[i].name)
+                   + " could not start: " + nf::message_of(r.error());
+        ends.push_back(std::move(e));
       } else if (parents[i]) {
         // The child cannot start (its definition is missing): the parent task fails
         // and the parent's decide() applies the task's retry rules.

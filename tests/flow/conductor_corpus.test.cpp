@@ -3,9 +3,8 @@
 
 // `nodeflow validate` over tests/conductor_corpus: Conductor workflow definitions in the
 // forms Conductor exports them and its SDKs build them. expectations.txt lists the files
-// that must be refused (task types nodeflow cannot run) and those that wait for task
-// types nodeflow does not run yet, each with what its problems must say; every other
-// file must validate.
+// that must be refused (task types nodeflow cannot run), each with what its problems
+// must say; every other file must validate.
 
 #include <algorithm>
 #include <filesystem>
@@ -26,7 +25,7 @@ namespace fs = std::filesystem;
 const std::string corpus = NF_CONDUCTOR_CORPUS_DIR;
 
 struct expectation {
-  std::string kind;                  // "refused" or "awaiting"
+  std::string kind;                  // "refused"
   std::vector<std::string> reasons;  // every problem line holds one of them
 };
 
@@ -51,7 +50,7 @@ std::map<std::string, expectation> read_expectations() {
       continue;
     auto cols = split(line, '\t');
     CAF_REQUIRE_EQUAL(cols.size(), 3u);
-    CAF_REQUIRE(cols[1] == "refused" || cols[1] == "awaiting");
+    CAF_REQUIRE(cols[1] == "refused");
     out[cols[0]] = {cols[1], split(cols[2], '|')};
   }
   return out;
@@ -73,7 +72,7 @@ CAF_TEST(every conductor definition validates or is refused for a stated reason)
   for (const auto& [file, _] : expected)
     CHECK_SAYING(std::find(files.begin(), files.end(), file) != files.end(),
                       "expectations.txt names a missing file " << file);
-  int valid = 0, awaiting = 0, refused = 0;
+  int valid = 0, refused = 0;
   for (const auto& file : files) {
     std::ostringstream out, err;
     int rc = validate_files({corpus + "/" + file}, out, err);
@@ -84,13 +83,8 @@ CAF_TEST(every conductor definition validates or is refused for a stated reason)
       continue;
     }
     const auto& want = it->second;
-    if (want.kind == "awaiting" && rc == 0) {
-      CAF_MESSAGE(file << " now validates: remove it from expectations.txt");
-      ++valid;
-      continue;
-    }
     CHECK_SAYING(rc == 1, file << " should be refused");
-    (want.kind == "refused" ? refused : awaiting) += 1;
+    refused += 1;
     for (const auto& line : lines_of(out.str())) {
       // "FILE: path: message": a refusal names the field (or the task's type) it is about.
       auto rest = line.substr(std::min(line.size(), corpus.size() + file.size() + 3));
@@ -106,13 +100,10 @@ CAF_TEST(every conductor definition validates or is refused for a stated reason)
   }
   int total = static_cast<int>(files.size());
   CAF_MESSAGE("conductor corpus: " << total << " definitions, " << valid << " validate, "
-                                   << awaiting << " await task types of other parts of the "
-                                                  "language, "
                                    << refused << " refused");
   std::cout << "conductor corpus: " << total << " definitions, " << valid << " validate, "
-            << awaiting << " awaiting task types, " << refused << " refused\n";
+            << refused << " refused\n";
   CAF_CHECK_GREATER_OR_EQUAL(total, 60);
   CAF_CHECK_GREATER_OR_EQUAL(refused, 3);
-  // Once every awaited type runs, at least 95% of the corpus validates.
-  CAF_CHECK_GREATER_OR_EQUAL((valid + awaiting) * 100, total * 95);
+  CAF_CHECK_GREATER_OR_EQUAL(valid * 100, total * 95);
 }
