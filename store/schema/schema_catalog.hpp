@@ -257,6 +257,7 @@ inline constexpr column_info columns[] = {
   {"endedAt", "timestamp with time zone", false},
   {"updatedAt", "timestamp with time zone", true},
   {"version", "bigint", true},
+  {"taskToDomain", "jsonb", false},
 };
 
 /// Tables of schema public (partitioned parents, never their partitions), sorted.
@@ -284,7 +285,7 @@ inline constexpr table_info tables[] = {
   {"WebhookSinks", 161, 10},
   {"WorkflowDefinitions", 171, 15},
   {"WorkflowEvents", 186, 8},
-  {"WorkflowExecutions", 194, 22},
+  {"WorkflowExecutions", 194, 23},
 };
 
 /// Indexes on those tables, sorted by name.
