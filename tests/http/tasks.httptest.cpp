@@ -125,6 +125,7 @@ CAF_TEST(task to domain serves a task only to workers polling its domain) {
     std::this_thread::sleep_for(50ms);
   CAF_CHECK_EQUAL(wf_status(f, wf), "COMPLETED");
   auto got = http->get("/api/workflow/" + wf + "?includeTasks=false");
+  CAF_CHECK_EQUAL(json::serialize(got.json().at("taskToDomain")), R"({"echo":"blue","ht_a":"red"})");
   // A double, stored by Postgres as the number 7.
   CAF_CHECK_EQUAL(got.json().at("output").at("top").to_number<double>(), 7.0);
   // One domain per task: Conductor's fallback lists are refused, not half-honoured.
