@@ -42,8 +42,8 @@ const std::map<std::string, spec>& specs() {
     {"defs", {"defs put FILE...", {}, {}, 2, any}},
     {"start",
      {"start NAME [--version V] [--input JSON] [--key K] [--correlation-id C] [--priority P] "
-      "[--count N]",
-      {"version", "input", "key", "correlation-id", "priority", "count"},
+      "[--task-to-domain JSON] [--count N]",
+      {"version", "input", "key", "correlation-id", "priority", "task-to-domain", "count"},
       {},
       1,
       1}},
@@ -262,6 +262,7 @@ action prepare(const std::string& name, const cli_args& a) {
     r.idempotency_key = a.value("key").value_or("");
     r.correlation_id = a.value("correlation-id").value_or("");
     r.priority = static_cast<int32_t>(integer_flag(a, "priority", 0, 99, 0));
+    r.task_to_domain_json = a.value("task-to-domain").value_or("");
     auto count = integer_flag(a, "count", 1, 1000000, 1);
     if (count > 1 && !r.idempotency_key.empty())
       throw usage_error{"--key names one workflow: it cannot be used with --count"};
@@ -456,7 +457,8 @@ bool is_client_command(const std::string& name) {
 const char* client_usage() {
   return "  defs put FILE...                 register task and workflow definitions (all or none)\n"
          "  start NAME [--version V] [--input JSON] [--key K] [--correlation-id C]\n"
-         "             [--priority P] [--count N]   start executions (prints their ids)\n"
+         "             [--priority P] [--task-to-domain JSON] [--count N]\n"
+         "                                   start executions (prints their ids)\n"
          "  get ID [--json]                  show an execution and its tasks\n"
          "  events ID [--follow] [--after SEQ] [--json]   an execution's history\n"
          "  pause|resume|terminate|retry ID [--reason R]\n"

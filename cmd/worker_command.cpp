@@ -12,6 +12,7 @@
 
 #include "cmd/cli_args.hpp"
 #include "net/client/client.hpp"
+#include "proto/domains.hpp"
 
 namespace nf::cmd {
 
@@ -32,6 +33,7 @@ struct worker_config {
   int concurrency = 1;
   int64_t max_tasks = 0; // 0 = no limit
   std::string worker_id;
+  std::string domain;  ///< the task domain polled (taskToDomain); empty = none
   client_options node;
 };
 
@@ -49,7 +51,7 @@ const char* usage_text =
   "usage: nodeflow worker --queue NAME [--queue NAME]... [--behavior echo|fail-first-attempt|"
   "sleep=MS]\n"
   "                       [--concurrency N] [--max-tasks N] [--worker-id ID] [--node HOST:PORT]\n"
-  "                       [--namespace NAME]\n"
+  "                       [--namespace NAME] [--domain NAME]\n"
   "  logs in with the API key in $NODEFLOW_KEY_ID and $NODEFLOW_KEY_SECRET when both are set\n";
 
 std::optional<int64_t> number(const std::string& s, int64_t lo, int64_t hi) {
@@ -64,7 +66,7 @@ std::optional<int64_t> number(const std::string& s, int64_t lo, int64_t hi) {
 std::optional<worker_config> read_config(int argc, char** argv, std::string& error) {
   auto args = parse_args(argc, argv, 0,
                          {"queue", "behavior", "concurrency", "max-tasks", "worker-id", "node",
-                          "namespace"},
+                          "namespace", "domain"},
                          {},
                          error);
   if (!args)
@@ -104,6 +106,11 @@ std::optional<worker_config> read_config(int argc, char** argv, std::string& err
     return std::nullopt;
   }
   c.max_tasks = *max;
+  c.domain = args->value("domain").value_or("");
+  if (!c.domain.empty() && !valid_domain(c.domain)) {
+    error = "--domain: expected 1-128 of A-Z a-z 0-9 _ -, got \"" + c.domain + "\"";
+    return std::nullopt;
+  }
   char host[256] = {0};
   gethostname(host, sizeof(host) - 1);
   c.worker_id = args->value("worker-id")
@@ -171,6 +178,7 @@ void run_loop(client& c, const worker_config& cfg, counters& n, size_t first_que
     msg::poll_request req;
     req.queue = cfg.queues[q++ % cfg.queues.size()];
     req.worker_id = cfg.worker_id;
+    req.domain = cfg.domain;
     req.max_tasks = 1;
     req.timeout_ms = poll_ms;
     auto tasks = c.poll(req);

@@ -173,6 +173,8 @@ json::object execution_json(const store::workflow_snapshot& s, bool include_task
     {"correlationId", opt(s.correlation_id)},
     {"idempotencyKey", opt(s.idempotency_key)},
     {"priority", s.priority},
+    // Conductor's Workflow carries the map it started with; {} when none.
+    {"taskToDomain", s.task_to_domain ? stored(*s.task_to_domain) : json::value(json::object{})},
     {"parentWorkflowId", opt_id(s.parent_workflow_id)},
     {"parentTaskId", opt_id(s.parent_task_id)},
     {"shard", s.shard.value()},

@@ -94,8 +94,14 @@ class evaluation {
       end_workflow(workflow_status::failed, failure_reason_, {}, failed_ref_);
     else if (result == outcome::done && !any_active() && !permissive_ref_.empty())
       end_workflow(workflow_status::failed, permissive_reason_, {}, permissive_ref_);
-    else if (result == outcome::done && !any_active())
-      end_workflow(workflow_status::completed, {}, workflow_output(), {});
+    else if (result == outcome::done && !any_active()) {
+      std::string error;
+      auto output = workflow_output(&error);
+      if (error.empty())
+        end_workflow(workflow_status::completed, {}, std::move(output), {});
+      else
+        end_workflow(workflow_status::failed, "outputParameters: " + error, {}, {});
+    }
     return std::move(out_);
   }
 
@@ -319,11 +325,13 @@ class evaluation {
     return s;
   }
 
+  // `error`: the first ${…} whose function failed (the task then fails with it).
   boost::json::object resolve_input(const workflow_task& t, const loop_frame& fr,
-                                    const task_def* d, const boost::json::object* extra) {
-    auto input = resolve(t.input_parameters, scope_for(fr));
+                                    const task_def* d, const boost::json::object* extra,
+                                    std::string& error) {
+    auto input = resolve(t.input_parameters, scope_for(fr), &error);
     if (t.type == task_type::do_while && !t.items.is_null())
-      input["items"] = resolve(t.items, scope_for(fr));
+      input["items"] = resolve(t.items, scope_for(fr), &error);
     if (extra != nullptr)
       for (const auto& kv : *extra)
         input[kv.key()] = kv.value();
@@ -334,9 +342,10 @@ class evaluation {
     return input;
   }
 
-  boost::json::object workflow_output() {
+  // `error`, when given: the first ${…} whose function failed.
+  boost::json::object workflow_output(std::string* error = nullptr) {
     if (!def_.output_parameters.empty())
-      return resolve(def_.output_parameters, scope_for(loop_frame{}));
+      return resolve(def_.output_parameters, scope_for(loop_frame{}), error);
     int r = def_.tasks.empty() ? -1 : latest(def_.tasks.back().task_reference_name, 0);
     return r < 0 ? boost::json::object{} : output_of(at(r));
   }
@@ -427,8 +436,10 @@ class evaluation {
       if (is_inline(t.type) && !spend_step())
         return outcome::pending;
       const task_def* d = def_for(t);
-      r = start(t, fr, fr.id(t.task_reference_name), resolve_input(t, fr, d, extra),
-                t.start_delay * 1000, d);
+      std::string error;
+      auto input = resolve_input(t, fr, d, extra, error);
+      r = start(t, fr, fr.id(t.task_reference_name), std::move(input), t.start_delay * 1000, d,
+                error);
       if (ended_)
         return outcome::pending;
     }
@@ -449,8 +460,11 @@ class evaluation {
                               : out_.schedule[static_cast<std::size_t>(x.sched)].task_def_name;
     } else {
       std::string error;
-      auto input = resolve_input(t, fr, nullptr, extra);
-      name = dynamic_task_name(t, input, error);
+      auto input = resolve_input(t, fr, nullptr, extra, error);
+      if (error.empty())
+        name = dynamic_task_name(t, input, error);
+      else
+        error = "inputParameters: " + error;
       if (name.empty()) {
         scheduled_task st;
         st.id = fr.id(t.task_reference_name);
@@ -483,9 +497,12 @@ class evaluation {
     return unsuccessful(t, r, fr);
   }
 
-  // Inserts a new execution; inline types are executed on the spot.
+  // Inserts a new execution; inline types are executed on the spot. A task whose input
+  // failed to resolve (`input_error`) is inserted FAILED_WITH_TERMINAL_ERROR: a retry
+  // would resolve the same input again.
   int start(const workflow_task& t, const loop_frame& fr, task_identity id,
-            boost::json::object input, std::int64_t delay_ms, const task_def* d) {
+            boost::json::object input, std::int64_t delay_ms, const task_def* d,
+            const std::string& input_error = {}) {
     scheduled_task st;
     st.id = std::move(id);
     st.type = t.type;
@@ -507,84 +524,90 @@ class evaluation {
     }
     st.input = std::move(input);
     std::optional<termination> term;
-    if (worker) {
-      if (d->poll_timeout_seconds > 0)
-        out_.arm.push_back({timer_kind::schedule_to_start, st.id,
-                            now_ + delay_ms + d->poll_timeout_seconds * 1000});
-      if (d->total_timeout_seconds > 0 && st.id.attempt == 0)
-        out_.arm.push_back(
-          {timer_kind::task_timeout, st.id, now_ + d->total_timeout_seconds * 1000});
-    }
-    if (delay_ms > 0 && worker)
-      out_.arm.push_back({timer_kind::delay, st.id, now_ + delay_ms});
-    switch (t.type) {
-      case task_type::sub_workflow:
-        out_.sub_workflows.push_back({st.id, t.sub_workflow_name, t.sub_workflow_version,
-                                      st.input});
-        break;
-      case task_type::wait: {
-        st.status = task_status::in_progress;
-        auto plan = plan_wait(st.input, now_);
-        if (!plan.error.empty()) {
-          st.status = task_status::failed;
-          st.reason_for_incompletion = plan.error;
-        } else if (plan.wake) {
-          out_.arm.push_back({timer_kind::wait, st.id, *plan.wake});
-        }
-        break;
+    if (!input_error.empty()) {
+      st.status = task_status::failed_with_terminal_error;
+      st.reason_for_incompletion = "inputParameters: " + input_error;
+      st.cache_key.clear();
+    } else {
+      if (worker) {
+        if (d->poll_timeout_seconds > 0)
+          out_.arm.push_back({timer_kind::schedule_to_start, st.id,
+                              now_ + delay_ms + d->poll_timeout_seconds * 1000});
+        if (d->total_timeout_seconds > 0 && st.id.attempt == 0)
+          out_.arm.push_back(
+            {timer_kind::task_timeout, st.id, now_ + d->total_timeout_seconds * 1000});
       }
-      case task_type::join:
-      case task_type::human:
-      case task_type::exclusive_join: st.status = task_status::in_progress; break;
-      case task_type::start_workflow: {
-        auto plan = plan_start_workflow(st.input);
-        if (!plan.error.empty()) {
-          st.status = task_status::failed;
-          st.reason_for_incompletion = std::move(plan.error);
-        } else {
+      if (delay_ms > 0 && worker)
+        out_.arm.push_back({timer_kind::delay, st.id, now_ + delay_ms});
+      switch (t.type) {
+        case task_type::sub_workflow:
+          out_.sub_workflows.push_back({st.id, t.sub_workflow_name, t.sub_workflow_version,
+                                        st.input});
+          break;
+        case task_type::wait: {
           st.status = task_status::in_progress;
-          out_.sub_workflows.push_back(detached_start(st.id, std::move(plan),
-                                                      snap_.correlation_id));
+          auto plan = plan_wait(st.input, now_);
+          if (!plan.error.empty()) {
+            st.status = task_status::failed;
+            st.reason_for_incompletion = plan.error;
+          } else if (plan.wake) {
+            out_.arm.push_back({timer_kind::wait, st.id, *plan.wake});
+          }
+          break;
         }
-        break;
-      }
-      case task_type::do_while: {
-        // The body may read ${loop.output.iteration} (and the item) from its first
-        // iteration on. An empty list runs no iteration at all.
-        std::string error;
-        const auto* items = iterates_items(t) ? loop_items(st.input, error) : nullptr;
-        if (error.empty())
-          keep_last_n(st.input, error);
-        if (!error.empty()) {
-          st.status = task_status::failed;
-          st.reason_for_incompletion = std::move(error);
-        } else if (items != nullptr && items->empty()) {
-          st.status = task_status::completed;
-          st.output["iteration"] = 0;
-        } else {
-          st.status = task_status::in_progress;
-          st.output = iteration_output(items, 1);
+        case task_type::join:
+        case task_type::human:
+        case task_type::exclusive_join: st.status = task_status::in_progress; break;
+        case task_type::start_workflow: {
+          auto plan = plan_start_workflow(st.input);
+          if (!plan.error.empty()) {
+            st.status = task_status::failed;
+            st.reason_for_incompletion = std::move(plan.error);
+          } else {
+            st.status = task_status::in_progress;
+            out_.sub_workflows.push_back(detached_start(st.id, std::move(plan),
+                                                        snap_.correlation_id));
+          }
+          break;
         }
-        break;
-      }
-      case task_type::terminate: {
-        term = run_terminate(st.input);
-        st.status = term->task.status;
-        st.output = std::move(term->task.output);
-        st.reason_for_incompletion = std::move(term->task.reason);
-        break;
-      }
-      default:
-        if (is_inline(t.type)) {
-          auto res = execute_inline(t, fr, st.input);
-          st.status = res.status;
-          st.output = std::move(res.output);
-          st.reason_for_incompletion = std::move(res.reason);
-          // Conductor's DECISION also records the case it picked in its input.
-          if (t.type == task_type::decision && st.status == task_status::completed)
-            st.input["case"] = st.output.at("caseOutput").at(0);
+        case task_type::do_while: {
+          // The body may read ${loop.output.iteration} (and the item) from its first
+          // iteration on. An empty list runs no iteration at all.
+          std::string error;
+          const auto* items = iterates_items(t) ? loop_items(st.input, error) : nullptr;
+          if (error.empty())
+            keep_last_n(st.input, error);
+          if (!error.empty()) {
+            st.status = task_status::failed;
+            st.reason_for_incompletion = std::move(error);
+          } else if (items != nullptr && items->empty()) {
+            st.status = task_status::completed;
+            st.output["iteration"] = 0;
+          } else {
+            st.status = task_status::in_progress;
+            st.output = iteration_output(items, 1);
+          }
+          break;
         }
-        break;
+        case task_type::terminate: {
+          term = run_terminate(st.input);
+          st.status = term->task.status;
+          st.output = std::move(term->task.output);
+          st.reason_for_incompletion = std::move(term->task.reason);
+          break;
+        }
+        default:
+          if (is_inline(t.type)) {
+            auto res = execute_inline(t, fr, st.input);
+            st.status = res.status;
+            st.output = std::move(res.output);
+            st.reason_for_incompletion = std::move(res.reason);
+            // Conductor's DECISION also records the case it picked in its input.
+            if (t.type == task_type::decision && st.status == task_status::completed)
+              st.input["case"] = st.output.at("caseOutput").at(0);
+          }
+          break;
+      }
     }
     task_event(st.id, st.type, st.status, st.reason_for_incompletion);
     if (st.type == task_type::event && st.status == task_status::completed)

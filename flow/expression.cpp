@@ -54,11 +54,57 @@ std::size_t classify(const json_path_view& path, reference::root_t& root, std::s
   return 2;
 }
 
+// Splits a trailing `.name()` off `body`: `path` is what precedes it. A body that
+// does not end in ')' has no function.
+bool split_function(std::string_view body, std::string_view& path, path_function& fn,
+                    std::string& error) {
+  path = body;
+  fn = path_function::none;
+  if (body.empty() || body.back() != ')')
+    return true;
+  auto open = body.rfind('(');
+  if (open == std::string_view::npos) {
+    error = "unbalanced ')'";
+    return false;
+  }
+  if (open + 2 != body.size()) {
+    error = "function arguments are not supported (expected name())";
+    return false;
+  }
+  auto dot = body.rfind('.', open);
+  if (dot == std::string_view::npos) {
+    error = "expected <path>.<function>()";
+    return false;
+  }
+  auto name = body.substr(dot + 1, open - dot - 1);
+  fn = parse_path_function(name);
+  if (fn == path_function::none) {
+    error = "unknown function " + quoted(std::string(name) + "()")
+            + " (expected length(), min(), max(), avg(), sum(), keys(), first() or last())";
+    return false;
+  }
+  path = body.substr(0, dot);
+  return true;
+}
+
+// Checks one ${…} body: its path, root and function. `path` is reused.
+bool check_reference(std::string_view body, json_path_view& path, reference::root_t& root,
+                     path_function& fn, std::string& error) {
+  std::string_view text;
+  if (!split_function(body, text, fn, error) || !parse_path(text, false, path, error)
+      || classify(path, root, error) == 0)
+    return false;
+  if (fn != path_function::none && root == reference::secret) {
+    // flow never knows a secret's value, so nothing can be computed from it.
+    error = "a secret takes no function";
+    return false;
+  }
+  return true;
+}
+
 bool parse_reference(std::string_view body, reference& out, std::string& error) {
   json_path_view path;
-  if (!parse_path(body, false, path, error))
-    return false;
-  if (classify(path, out.root, error) == 0)
+  if (!check_reference(body, path, out.root, out.fn, error))
     return false;
   if (out.root == reference::task_input || out.root == reference::task_output)
     out.task_ref = path[0].name;
@@ -70,6 +116,35 @@ bool parse_reference(std::string_view body, reference& out, std::string& error) 
   return true;
 }
 
+// Jayway's aggregations: the numbers of an array, as doubles.
+bool aggregate(path_function f, const boost::json::value& v, boost::json::value& out,
+               std::string& error) {
+  double acc = 0;
+  std::size_t count = 0;
+  if (const auto* arr = v.if_array())
+    for (const auto& el : *arr) {
+      if (!el.is_number())
+        continue;
+      double x = el.to_number<double>();
+      if (count == 0)
+        acc = f == path_function::avg || f == path_function::sum ? 0 : x;
+      if (f == path_function::min)
+        acc = x < acc ? x : acc;
+      else if (f == path_function::max)
+        acc = x > acc ? x : acc;
+      else
+        acc += x;
+      ++count;
+    }
+  if (count == 0) {
+    error = std::string(to_string(f)) + "() needs an array with at least one number, got "
+            + (v.is_array() ? std::string("none") : boost::json::serialize(v));
+    return false;
+  }
+  out = f == path_function::avg ? acc / static_cast<double>(count) : acc;
+  return true;
+}
+
 void append_text(std::string& out, const boost::json::value& v) {
   if (const auto* s = v.if_string())
     out.append(s->data(), s->size());
@@ -78,6 +153,73 @@ void append_text(std::string& out, const boost::json::value& v) {
 }
 
 }  // namespace
+
+path_function parse_path_function(std::string_view name) {
+  for (auto f : {path_function::length, path_function::min, path_function::max,
+                 path_function::avg, path_function::sum, path_function::keys,
+                 path_function::first, path_function::last})
+    if (name == to_string(f))
+      return f;
+  return path_function::none;
+}
+
+const char* to_string(path_function f) {
+  switch (f) {
+    case path_function::none: return "";
+    case path_function::length: return "length";
+    case path_function::min: return "min";
+    case path_function::max: return "max";
+    case path_function::avg: return "avg";
+    case path_function::sum: return "sum";
+    case path_function::keys: return "keys";
+    case path_function::first: return "first";
+    case path_function::last: return "last";
+  }
+  return "";
+}
+
+bool apply_path_function(path_function f, const boost::json::value& v,
+                         boost::json::value& out, std::string& error) {
+  switch (f) {
+    case path_function::none: out = v; return true;
+    case path_function::length:
+      if (const auto* arr = v.if_array())
+        out = static_cast<std::int64_t>(arr->size());
+      else if (const auto* obj = v.if_object())
+        out = static_cast<std::int64_t>(obj->size());
+      else
+        out = nullptr;
+      return true;
+    case path_function::keys:
+      if (const auto* obj = v.if_object()) {
+        boost::json::array names;
+        names.reserve(obj->size());
+        for (const auto& kv : *obj)
+          names.emplace_back(kv.key());
+        out = std::move(names);
+      } else {
+        out = nullptr;
+      }
+      return true;
+    case path_function::first:
+    case path_function::last: {
+      const auto* arr = v.if_array();
+      if (arr == nullptr || arr->empty()) {
+        error = std::string(to_string(f)) + "() needs a non-empty array, got "
+                + boost::json::serialize(v);
+        return false;
+      }
+      out = f == path_function::first ? arr->front() : arr->back();
+      return true;
+    }
+    case path_function::min:
+    case path_function::max:
+    case path_function::avg:
+    case path_function::sum: return aggregate(f, v, out, error);
+  }
+  out = v;
+  return true;
+}
 
 bool valid_secret_name(std::string_view name) {
   if (name.empty() || name.size() > 128 || name[0] == '-')
@@ -148,8 +290,8 @@ bool scan_template(std::string_view text, json_path_view& scratch,
     }
     std::string inner_error;
     reference::root_t root = reference::workflow_input;
-    if (!parse_path(text.substr(i + 2, close - i - 2), false, scratch, inner_error)
-        || classify(scratch, root, inner_error) == 0) {
+    path_function fn = path_function::none;
+    if (!check_reference(text.substr(i + 2, close - i - 2), scratch, root, fn, inner_error)) {
       error = "invalid expression " + quoted(text.substr(i, close - i + 1)) + ": " + inner_error;
       return false;
     }
@@ -160,7 +302,10 @@ bool scan_template(std::string_view text, json_path_view& scratch,
   return true;
 }
 
-boost::json::value evaluate(const reference& ref, const scope& s) {
+namespace {
+
+// The value the reference's path denotes, before its function.
+boost::json::value value_at(const reference& ref, const scope& s) {
   const boost::json::object* root = nullptr;
   switch (ref.root) {
     case reference::workflow_id: return boost::json::string(s.workflow_id);
@@ -183,20 +328,49 @@ boost::json::value evaluate(const reference& ref, const scope& s) {
   return v == nullptr ? boost::json::value(nullptr) : *v;
 }
 
-boost::json::value resolve(const boost::json::value& tmpl, const scope& s) {
+}  // namespace
+
+bool evaluate(const reference& ref, const scope& s, boost::json::value& out,
+              std::string& error) {
+  if (ref.fn == path_function::none) {
+    out = value_at(ref, s);
+    return true;
+  }
+  return apply_path_function(ref.fn, value_at(ref, s), out, error);
+}
+
+boost::json::value evaluate(const reference& ref, const scope& s) {
+  boost::json::value out;
+  std::string error;
+  if (!evaluate(ref, s, out, error))
+    return nullptr;
+  return out;
+}
+
+boost::json::value resolve(const boost::json::value& tmpl, const scope& s, std::string* error) {
   if (const auto* str = tmpl.if_string()) {
     if (str->find("${") == boost::json::string::npos)
       return tmpl;
     parsed_template t;
-    std::string error;
-    if (!parse_template(*str, t, error))
+    std::string parse_error;
+    if (!parse_template(*str, t, parse_error))
       return tmpl;
+    // A failed function yields null; the first failure is reported.
+    auto value_of = [&](const reference& ref) {
+      boost::json::value v;
+      std::string why;
+      if (evaluate(ref, s, v, why))
+        return v;
+      if (error != nullptr && error->empty())
+        *error = quoted(*str) + ": " + why;
+      return boost::json::value(nullptr);
+    };
     if (t.whole_value())
-      return evaluate(t.parts[0].ref, s);
+      return value_of(t.parts[0].ref);
     std::string out;
     for (const auto& part : t.parts) {
       if (part.is_reference)
-        append_text(out, evaluate(part.ref, s));
+        append_text(out, value_of(part.ref));
       else
         out += part.literal;
     }
@@ -206,19 +380,19 @@ boost::json::value resolve(const boost::json::value& tmpl, const scope& s) {
     boost::json::array out;
     out.reserve(arr->size());
     for (const auto& el : *arr)
-      out.push_back(resolve(el, s));
+      out.push_back(resolve(el, s, error));
     return out;
   }
   if (const auto* obj = tmpl.if_object())
-    return resolve(*obj, s);
+    return resolve(*obj, s, error);
   return tmpl;
 }
 
-boost::json::object resolve(const boost::json::object& tmpl, const scope& s) {
+boost::json::object resolve(const boost::json::object& tmpl, const scope& s, std::string* error) {
   boost::json::object out;
   out.reserve(tmpl.size());
   for (const auto& kv : tmpl)
-    out.emplace(kv.key(), resolve(kv.value(), s));
+    out.emplace(kv.key(), resolve(kv.value(), s, error));
   return out;
 }
 

@@ -4,7 +4,12 @@
 // A string that is exactly one ${…} is replaced by the value with its type
 // (a number stays a number, an object stays an object); ${…} embedded in longer
 // text is substituted as text. A missing path yields null, never {}.
-// `$${` writes a literal `${`.
+// `$${` writes a literal `${`: `$${x}` yields the text `${x}`, not evaluated.
+//
+// A path may end in one of Jayway JsonPath's functions, as Conductor allows:
+// `${ref.output.items.length()}`, `${workflow.input.numbers.max()}`. Their
+// meaning is Jayway's (path_function below); one that cannot be computed is an
+// evaluation error, which fails the task whose input it is.
 
 #include <cstdint>
 #include <functional>
@@ -17,6 +22,25 @@
 #include "flow/json_path.hpp"
 
 namespace nf::flow {
+
+/// The function a path may end with, and what it yields (Jayway JsonPath's semantics):
+/// - length(): the size of an array or object; null for anything else (a string too).
+/// - min(), max(), avg(), sum(): over the numbers of an array, as a double; elements that
+///   are not numbers are skipped. An error when there is no number (not an array, or
+///   no number in it).
+/// - keys(): the names of an object, in order; null for anything else.
+/// - first(), last(): an array's first or last element; an error on an empty array or
+///   on anything else.
+enum class path_function : unsigned char { none, length, min, max, avg, sum, keys, first, last };
+
+/// The function named `name` (without "()"), or none when there is no such function.
+path_function parse_path_function(std::string_view name);
+const char* to_string(path_function f);
+
+/// Applies `f` to `v` (the value the path denotes; null when missing). False with
+/// `error` when Jayway would throw.
+bool apply_path_function(path_function f, const boost::json::value& v,
+                         boost::json::value& out, std::string& error);
 
 /// One ${…}: `workflow.input.a[0]`, `workflow.variables.x`, `workflow.workflowId`,
 /// `workflow.workflowType`, `workflow.version`, `ref.output.path`, `ref.input.path`,
@@ -33,6 +57,7 @@ struct reference {
   } root = workflow_input;
   std::string task_ref;  ///< for task_input / task_output; the secret's name for secret
   json_path path;        ///< below the root
+  path_function fn = path_function::none;  ///< applied to the value `path` denotes
 };
 
 /// Literal text and references, in order.
@@ -81,12 +106,19 @@ struct scope {
 bool valid_secret_name(std::string_view name);
 
 /// The value a reference denotes in `s`; null when missing. A secret reference denotes
-/// its own text, `${secrets.NAME}`.
+/// its own text, `${secrets.NAME}`. False with `error` when its function fails.
+bool evaluate(const reference& ref, const scope& s, boost::json::value& out,
+              std::string& error);
+/// The same, with null in place of a failed function.
 boost::json::value evaluate(const reference& ref, const scope& s);
 
 /// Replaces every ${…} in a template. Strings that fail to parse are kept as
-/// written (validation reports them before a definition is accepted).
-boost::json::value resolve(const boost::json::value& tmpl, const scope& s);
-boost::json::object resolve(const boost::json::object& tmpl, const scope& s);
+/// written (validation reports them before a definition is accepted). A reference
+/// whose function fails yields null, and the first such failure is written to
+/// `error` (when given) as "<expression>: <why>".
+boost::json::value resolve(const boost::json::value& tmpl, const scope& s,
+                           std::string* error = nullptr);
+boost::json::object resolve(const boost::json::object& tmpl, const scope& s,
+                            std::string* error = nullptr);
 
 } // namespace nf::flow

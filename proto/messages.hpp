@@ -37,6 +37,9 @@ struct start_request {
   std::string correlation_id;
   int32_t priority = 0;
   std::string credential;
+  /// Conductor's taskToDomain as a JSON object (task name or "*" to one domain,
+  /// proto/domains.hpp); empty = none.
+  std::string task_to_domain_json;
 };
 
 struct start_reply {
@@ -109,6 +112,8 @@ struct poll_request {
   int32_t max_tasks = 1;
   int64_t timeout_ms = 0; ///< 0 = answer at once
   std::string credential;
+  /// The task domain polled (proto/domains.hpp); empty = tasks routed to no domain.
+  std::string domain;
 };
 
 /// A task handed to a worker, fenced by its lease token (I5).
@@ -327,7 +332,8 @@ typename Inspector::result_type inspect(Inspector& f, namespace_request& x) {
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, start_request& x) {
   return f(caf::meta::type_name("nf::msg::start_request"), x.namespace_id, x.workflow_name,
-           x.version, x.input_json, x.idempotency_key, x.correlation_id, x.priority, x.credential);
+           x.version, x.input_json, x.idempotency_key, x.correlation_id, x.priority, x.credential,
+           x.task_to_domain_json);
 }
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, start_reply& x) {
@@ -360,7 +366,7 @@ typename Inspector::result_type inspect(Inspector& f, signal_request& x) {
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, poll_request& x) {
   return f(caf::meta::type_name("nf::msg::poll_request"), x.namespace_id, x.queue, x.worker_id,
-           x.max_tasks, x.timeout_ms, x.credential);
+           x.max_tasks, x.timeout_ms, x.credential, x.domain);
 }
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, leased_task& x) {

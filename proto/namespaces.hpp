@@ -38,9 +38,10 @@ inline std::string namespace_queue(std::string_view ns_id, std::string_view queu
   return out;
 }
 
-/// The queue's name as its namespace knows it (what namespace_queue qualified).
+/// The queue's name as its definitions know it: without the namespace namespace_queue
+/// added, and without a task domain (proto/domains.hpp) either.
 inline std::string_view plain_queue(std::string_view stored) {
-  auto colon = stored.find(':');
+  auto colon = stored.rfind(':');
   return colon == std::string_view::npos ? stored : stored.substr(colon + 1);
 }
 

@@ -180,7 +180,8 @@ execution_columns::execution_columns(const result& r, int first)
     parent_workflow_id(r.column_named("parentWorkflowId", first)),
     parent_task_id(r.column_named("parentTaskId", first)), shard(r.column_named("shard", first)),
     last_seq(r.column_named("lastSeq", first)), ended_at_ms(r.column_named("ended_at_ms", first)),
-    version(r.column_named("version", first)) {
+    version(r.column_named("version", first)),
+    task_to_domain(r.column_named("taskToDomain", first)) {
 }
 
 workflow_snapshot execution_of(const result& r, const execution_columns& c, int row) {
@@ -207,6 +208,7 @@ workflow_snapshot execution_of(const result& r, const execution_columns& c, int 
   s.last_seq = r.i64(row, c.last_seq);
   s.ended_at_ms = r.opt_i64(row, c.ended_at_ms);
   s.version = r.i64(row, c.version);
+  s.task_to_domain = r.opt_str(row, c.task_to_domain);
   return s;
 }
 

@@ -90,6 +90,8 @@ struct workflow_snapshot {
   int64_t last_seq = 0;
   std::optional<int64_t> ended_at_ms;
   int64_t version = 0;  ///< the compare-and-set a decision_write carries (I4)
+  /// taskToDomain (JSON object text: task name or "*" to domain); absent = none.
+  std::optional<std::string> task_to_domain;
   std::vector<task_row> tasks;
 
   /// The ids of `tasks` read as unprocessed.

@@ -38,14 +38,14 @@ constexpr statement start_batch{"workflows.start_batch", R"(
 WITH u AS (
   SELECT * FROM unnest($1::uuid[], $2::text[], $3::integer[], $4::jsonb[], $5::text[],
                        $6::text[], $7::smallint[], $8::uuid[], $9::uuid[], $10::jsonb[],
-                       $12::uuid[]) WITH ORDINALITY
+                       $12::uuid[], $14::jsonb[]) WITH ORDINALITY
       AS u(ns, name, version, input, correlation, key, priority, parent_id, parent_task,
-           payload, given_id, ord)),
+           payload, given_id, domains, ord)),
 r AS (
   SELECT u.ns, u.name, d."version", d."variables", d."timeoutSeconds",
          CASE WHEN jsonb_typeof(u.input) = 'object' THEN d."inputTemplate" || u.input
               ELSE u.input END AS input, u.correlation,
-         u.key, u.priority, u.parent_id, u.parent_task,
+         u.key, u.priority, u.parent_id, u.parent_task, u.domains,
          u.payload || jsonb_build_object('workflowVersion', d."version") AS payload,
          COALESCE(u.given_id, uuidv7()) AS id, u.ord
     FROM u
@@ -67,9 +67,9 @@ w AS (
   INSERT INTO "WorkflowExecutions"
     ("id", "startedAt", "namespaceId", "workflowName", "workflowVersion", "status", "input",
      "variables", "correlationId", "idempotencyKey", "priority", "parentWorkflowId",
-     "parentWorkflowStartedAt", "parentTaskId", "shard", "lastSeq", "version")
+     "parentWorkflowStartedAt", "parentTaskId", "shard", "lastSeq", "version", "taskToDomain")
   SELECT id, started, ns, name, version, 'RUNNING', input, variables, correlation, key, priority,
-         parent_id, uuid_extract_timestamp(parent_id), parent_task, shard, 1, 0
+         parent_id, uuid_extract_timestamp(parent_id), parent_task, shard, 1, 0, domains
     FROM s
   RETURNING )" NF_EXECUTION_COLUMNS R"(),
 e AS (
@@ -201,6 +201,7 @@ start_plan plan_starts(const std::vector<start_request>& requests, int partition
   std::vector<json_text> b_inputs, b_payloads;
   std::vector<std::optional<std::string>> b_correlations, b_keys, b_parents, b_parent_tasks,
     b_ids;
+  std::vector<std::optional<json_text>> b_domains;
   for (auto i : plan.ok) {
     const auto& r = requests[i];
     b_ns.push_back(r.ns.str());
@@ -217,12 +218,14 @@ start_plan plan_starts(const std::vector<start_request>& requests, int partition
                                       : std::nullopt);
     b_payloads.push_back(json(started_payload(r)));
     b_ids.push_back(r.id ? std::optional<std::string>{r.id->str()} : std::nullopt);
+    b_domains.push_back(r.task_to_domain.empty() ? std::nullopt
+                                                 : std::optional<json_text>{json(r.task_to_domain)});
   }
   plan.p = params::of(text_array(b_ns), text_array(b_names), text_array(b_versions),
                       json_array(b_inputs), text_array(b_correlations), text_array(b_keys),
                       int_array(b_priorities), text_array(b_parents), text_array(b_parent_tasks),
                       json_array(b_payloads), int64_t{partition_count}, text_array(b_ids),
-                      shard_array(decided_here));
+                      shard_array(decided_here), json_array(b_domains));
   return plan;
 }
 

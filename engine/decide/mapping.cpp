@@ -5,6 +5,7 @@
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
 
+#include "engine/decide/task_domains.hpp"
 #include "engine/system_tasks/http_task.hpp"
 #include "engine/system_tasks/script_task.hpp"
 #include "proto/namespaces.hpp"
@@ -171,7 +172,12 @@ void add_event(store::decision_write& w, const flow::event& e, const std::string
   w.outbox.push_back({e.type, store::json(published)});
 }
 
-store::task_insert to_insert(const flow::scheduled_task& t, const namespace_id& ns) {
+boost::json::object task_to_domain_of(const store::workflow_snapshot& s) {
+  return s.task_to_domain ? parse_object(*s.task_to_domain) : boost::json::object{};
+}
+
+store::task_insert to_insert(const flow::scheduled_task& t, const namespace_id& ns,
+                             const boost::json::object& task_to_domain) {
   store::task_insert out;
   out.identity = t.id;
   out.type = t.type;
@@ -179,10 +185,17 @@ store::task_insert to_insert(const flow::scheduled_task& t, const namespace_id& 
   // HTTP tasks wait for the in-process system-task runner (docs/engine.md §4).
   // A queue of another namespace than "default" is stored under its namespace's id
   // (proto/namespaces.hpp), which only that namespace's polls name.
-  // INLINE, LAMBDA and JSON_JQ_TRANSFORM wait for the script runner.
-  out.queue = t.type == flow::task_type::http ? http_task_queue
-              : flow::is_script(t.type)       ? script_task_queue
-                                              : namespace_queue(ns.str(), t.queue);
+  // INLINE, LAMBDA and JSON_JQ_TRANSFORM wait for the script runner. A worker task of a
+  // workflow started with taskToDomain goes to its domain's queue (proto/domains.hpp); the
+  // namespace qualifies that name like any other.
+  if (t.type == flow::task_type::http)
+    out.queue = http_task_queue;
+  else if (flow::is_script(t.type))
+    out.queue = script_task_queue;
+  else
+    out.queue = namespace_queue(
+      ns.str(), t.queue.empty() ? std::string{}
+                                : domain_queue(domain_of(task_to_domain, t.task_def_name), t.queue));
   out.input = store::json(t.input);
   out.status = t.status;
   // "output" NULL means "no output yet": only a task that decide() ran or started
@@ -226,8 +239,9 @@ store::decision_write to_write(const store::workflow_snapshot& s, const flow::de
         ref != nullptr && ref->is_string() && !ref->get_string().empty())
       w.failed_task_ref = std::string{ref->get_string()};
   w.variables = object_or_none(d.variables);
+  const auto domains = task_to_domain_of(s);
   for (const auto& t : d.schedule)
-    w.inserts.push_back(to_insert(t, s.ns));
+    w.inserts.push_back(to_insert(t, s.ns, domains));
   for (const auto& u : d.updates) {
     store::task_change c;
     c.identity = u.id;
@@ -271,8 +285,9 @@ store::edit_write to_edit_write(const store::workflow_snapshot& s, const flow::e
 store::decision_write edit_followup(const store::workflow_snapshot& s, const flow::edit& e,
                                     flow::time_ms now_ms, int64_t workflow_timeout_seconds) {
   auto w = write_for(s, s.version + 1);
+  const auto domains = task_to_domain_of(s);
   for (const auto& t : e.schedule)
-    w.inserts.push_back(to_insert(t, s.ns));
+    w.inserts.push_back(to_insert(t, s.ns, domains));
   for (const auto& t : e.arm)
     if (auto a = to_arm(t))
       w.arm.push_back(*a);

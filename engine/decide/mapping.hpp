@@ -51,8 +51,13 @@ store::decision_write edit_followup(const store::workflow_snapshot& s, const flo
 /// The delete/reopen/status part of an edit.
 store::edit_write to_edit_write(const store::workflow_snapshot& s, const flow::edit& e);
 
-/// A store insert for a scheduled task (queue for SIMPLE and HTTP).
-store::task_insert to_insert(const flow::scheduled_task& t, const namespace_id& ns);
+/// The workflow's taskToDomain (store::workflow_snapshot::task_to_domain); {} = none.
+boost::json::object task_to_domain_of(const store::workflow_snapshot& s);
+
+/// A store insert for a scheduled task (queue for SIMPLE and HTTP). A SIMPLE task's queue
+/// is the domain's that `task_to_domain` routes its task name to, if any.
+store::task_insert to_insert(const flow::scheduled_task& t, const namespace_id& ns,
+                             const boost::json::object& task_to_domain = {});
 
 /// The store arm of a flow timer, at its deadline; nullopt for kinds the
 /// decider does not arm (startToClose: the lessor arms it with the lease token).

@@ -51,6 +51,7 @@ workflow_plan base_plan(const store::workflow_snapshot& s) {
   p.id = s.id;
   p.ns = s.ns;
   p.priority = s.priority;
+  p.task_to_domain = task_to_domain_of(s);
   p.workflow_name = s.workflow_name;
   p.write = write_for(s, s.version);
   return p;
@@ -395,6 +396,7 @@ caf::expected<void> apply_plans(store::transaction& tx, const std::vector<workfl
         starters.push_back(store::parent_ref{p.id, it->second});
       } else {
         r.parent = store::parent_ref{p.id, it->second};
+        r.task_to_domain = p.task_to_domain;  // as Conductor: a child routes like its parent
         parents.push_back(store::parent_ref{p.id, it->second});
         starters.push_back(std::nullopt);
       }
@@ -406,6 +408,7 @@ caf::expected<void> apply_plans(store::transaction& tx, const std::vector<workfl
       r.name = p.failure->name;
       r.input = p.failure->input;
       r.priority = p.priority;
+      r.task_to_domain = p.task_to_domain;
       r.id = workflow_id{new_uuidv7()};
       starts.push_back(std::move(r));
       parents.push_back(std::nullopt);

@@ -37,6 +37,7 @@ struct workflow_plan {
   namespace_id ns;
   std::string workflow_name;
   int16_t priority = 0;
+  boost::json::object task_to_domain;  ///< inherited by the children it starts
   std::optional<store::edit_write> edit;  ///< applied first (version v → v+1)
   store::decision_write write;
   std::vector<flow::sub_workflow_start> children;

@@ -2,6 +2,7 @@
 
 #include <boost/json/parse.hpp>
 
+#include "engine/decide/task_domains.hpp"
 #include "flow/json_read.hpp"
 #include "flow/problem.hpp"
 #include "flow/uuid.hpp"
@@ -58,6 +59,14 @@ caf::expected<store::start_request> to_start(const msg::start_request& m) {
   if (!m.idempotency_key.empty())
     r.idempotency_key = m.idempotency_key;
   r.priority = m.priority;
+  if (!m.task_to_domain_json.empty()) {
+    auto domains = object_of(m.task_to_domain_json, "taskToDomain");
+    if (!domains)
+      return std::move(domains.error());
+    if (auto why = check_task_to_domain(*domains); !why.empty())
+      return invalid(why);
+    r.task_to_domain = std::move(*domains);
+  }
   if (auto ps = store::check_start_request(r); !ps.empty())
     return store::invalid_input(ps);
   return r;

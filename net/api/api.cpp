@@ -17,6 +17,7 @@
 #include "net/client/request_deadlines.hpp"
 #include "config/folder_logger.hpp"
 #include "store/ids.hpp"
+#include "proto/domains.hpp"
 #include "proto/errors.hpp"
 #include "proto/namespaces.hpp"
 #include "proto/roles.hpp"
@@ -619,8 +620,9 @@ api_actor::behavior_type api(api_pointer self, api_options opts) {
       return in_namespace<reply>(self, access::worker, "poll", poll_atom_v, r,
                                  [self, timeout, limits](auto& m) {
         auto rejected = check(m, limits);
-        // The queue as stored: a namespace polls only its own (proto/namespaces.hpp).
-        m.queue = namespace_queue(m.namespace_id, m.queue);
+        // The queue as stored: a namespace polls only its own (proto/namespaces.hpp), and
+        // a domain only its own tasks (proto/domains.hpp).
+        m.queue = namespace_queue(m.namespace_id, domain_queue(m.domain, m.queue));
         // A long poll legitimately takes its whole timeout: wait that long plus the margin.
         auto wait = timeout + std::chrono::milliseconds{m.timeout_ms};
         return to_node<reply>(self, std::move(rejected), wait, poll_atom_v, std::move(m));

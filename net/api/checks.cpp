@@ -9,6 +9,7 @@
 #include "flow/parse.hpp"
 #include "flow/status.hpp"
 #include "flow/uuid.hpp"
+#include "proto/domains.hpp"
 #include "proto/errors.hpp"
 #include "proto/namespaces.hpp"
 #include "store/queues.hpp"
@@ -115,6 +116,8 @@ caf::error check(const msg::start_request& r) {
   p.text("idempotency_key", r.idempotency_key, max_text);
   p.text("correlation_id", r.correlation_id, max_text);
   p.range("priority", r.priority, 0, 99);
+  // What it maps is checked where the start is read (engine/decide/task_domains.hpp).
+  p.object("taskToDomain", r.task_to_domain_json, true);
   return p.done();
 }
 
@@ -188,6 +191,8 @@ caf::error check(const msg::poll_request& r, const check_limits& limits) {
   p.range("max_tasks", r.max_tasks, 1, store::max_lease_tasks);
   p.range("timeout_ms", r.timeout_ms, 0, limits.max_poll_timeout_ms,
           "lessor.max_poll_timeout_ms");
+  if (!r.domain.empty() && !valid_domain(r.domain))
+    p.add("domain", "expected 1-128 of A-Z a-z 0-9 _ -, got " + flow::quoted(r.domain));
   return p.done();
 }
 

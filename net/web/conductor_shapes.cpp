@@ -123,7 +123,8 @@ json::object workflow_shape(const json::object& wf, bool include_tasks) {
   o["idempotencyKey"] = field(wf, "idempotencyKey");
   o["parentWorkflowId"] = field(wf, "parentWorkflowId");
   o["parentWorkflowTaskId"] = field(wf, "parentTaskId");
-  o["taskToDomain"] = json::object{};
+  const auto& domains = field(wf, "taskToDomain");
+  o["taskToDomain"] = domains.is_object() ? domains : json::value(json::object{});
   if (include_tasks)
     o["tasks"] = std::move(tasks);
   return o;

@@ -261,6 +261,7 @@ inline constexpr column_info columns[] = {
   {"endedAt", "timestamp with time zone", false},
   {"updatedAt", "timestamp with time zone", true},
   {"version", "bigint", true},
+  {"taskToDomain", "jsonb", false},
 };
 
 /// Tables of schema public (partitioned parents, never their partitions), sorted.
@@ -288,7 +289,7 @@ inline constexpr table_info tables[] = {
   {"WebhookSinks", 162, 10},
   {"WorkflowDefinitions", 172, 18},
   {"WorkflowEvents", 190, 8},
-  {"WorkflowExecutions", 198, 22},
+  {"WorkflowExecutions", 198, 23},
 };
 
 /// Indexes on those tables, sorted by name.

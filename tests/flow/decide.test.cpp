@@ -83,6 +83,21 @@ const std::vector<script_case> cases = {
        "text":"n=${workflow.input.n}","in":"${a.input.v}","list":"${a.output.l[1]}"}})",
    R"({"n":5})", {"complete a {\"s\":7,\"l\":[1,{\"z\":null}]}"}, "a", "COMPLETED",
    R"({"sum":7,"id":"wf-1","missing":null,"text":"n=5","in":5,"list":{"z":null}})"},
+  {"path functions", nullptr,
+   R"({"name":"w","tasks":[{"name":"a","taskReferenceName":"a","inputParameters":{"n":"${workflow.input.l.length()}",
+       "top":"${workflow.input.l.max()}","raw":"$${workflow.input.l.max()}"}}],
+       "outputParameters":{"n":"${a.input.n}","top":"${a.input.top}","raw":"${a.input.raw}",
+       "keys":"${a.output.o.keys()}","first":"${a.output.o.b.first()}"}})",
+   R"({"l":[4,9,2]})", {R"(complete a {"o":{"b":["x","y"],"c":1}})"}, "a", "COMPLETED",
+   R"({"n":3,"top":9.0,"raw":"${workflow.input.l.max()}","keys":["b","c"],"first":"x"})"},
+  {"a failed path function fails its task", nullptr,
+   R"({"name":"w","tasks":[{"name":"a","taskReferenceName":"a","inputParameters":{"top":"${workflow.input.l.max()}"}},
+       {"name":"b","taskReferenceName":"b"}]})",
+   R"({"l":["x"]})", {}, "a", "FAILED", nullptr},
+  {"a failed path function in outputParameters fails the workflow", nullptr,
+   R"({"name":"w","tasks":[{"name":"a","taskReferenceName":"a"}],
+       "outputParameters":{"last":"${a.output.l.last()}"}})",
+   "{}", {"complete a {\"l\":[]}"}, "a", "FAILED", nullptr},
   {"switch value-param", nullptr,
    R"({"name":"w","tasks":[{"name":"sw","taskReferenceName":"sw","type":"SWITCH","evaluatorType":"value-param",
        "expression":"kind","inputParameters":{"kind":"${workflow.input.kind}"},
@@ -288,6 +303,18 @@ CAF_TEST(scripted executions) {
       CAF_CHECK_EQUAL(boost::json::serialize(s.snap.output),
                       boost::json::serialize(boost::json::parse(c.output)));
   }
+}
+
+CAF_TEST(a failed path function names itself in the reason) {
+  sim s(nf::flow::test::workflow(
+          R"({"name":"w","tasks":[{"name":"a","taskReferenceName":"a","inputParameters":{"x":{"top":"${workflow.input.l.max()}"}}}]})"),
+        {}, R"({"l":[]})");
+  CAF_REQUIRE_EQUAL(s.snap.tasks.size(), 1u);
+  CAF_CHECK_EQUAL(to_string(s.snap.tasks[0].status), "FAILED_WITH_TERMINAL_ERROR");
+  CAF_CHECK_EQUAL(s.snap.tasks[0].reason_for_incompletion,
+                  R"(inputParameters: "${workflow.input.l.max()}": max() needs an array with at least one number, got none)");
+  CAF_CHECK_EQUAL(to_string(s.snap.status), "FAILED");
+  CAF_CHECK(s.snap.reason_for_incompletion.find("max() needs an array") != std::string::npos);
 }
 
 CAF_TEST(worker tasks carry queue input and delay) {

@@ -160,6 +160,87 @@ CAF_TEST(expressions keep types and paths) {
   CAF_CHECK_EQUAL(resolved(R"("${workflow.variables.n}")", R"({"n":false})"), "false");
 }
 
+namespace {
+
+// A template resolved with its functions; "error: …" when one failed.
+std::string with_functions(const char* tmpl, const char* input) {
+  scope s;
+  auto in = boost::json::parse(input).as_object();
+  s.input = &in;
+  std::string error;
+  auto v = resolve(boost::json::parse(tmpl), s, &error);
+  return error.empty() ? boost::json::serialize(v) : "error: " + error;
+}
+
+}  // namespace
+
+// Jayway JsonPath's functions, as Conductor evaluates them at the end of a path.
+CAF_TEST(path functions follow jayway) {
+  const char* in = R"({"l":[3,"x",1.5,7,null],"o":{"b":1,"a":[2]},"s":"text","e":[],"w":["a"]})";
+  CAF_CHECK_EQUAL(with_functions(R"("${workflow.input.l.length()}")", in), "5");
+  CAF_CHECK_EQUAL(with_functions(R"("${workflow.input.o.length()}")", in), "2");
+  CAF_CHECK_EQUAL(with_functions(R"("${workflow.input.length()}")", in), "5");
+  // Jayway's length() counts arrays and objects only: a string has none.
+  CAF_CHECK_EQUAL(with_functions(R"("${workflow.input.s.length()}")", in), "null");
+  CAF_CHECK_EQUAL(with_functions(R"("${workflow.input.missing.length()}")", in), "null");
+  // Aggregations skip what is not a number and answer a double.
+  CAF_CHECK_EQUAL(with_functions(R"("${workflow.input.l.min()}")", in), "1.5E0");
+  CAF_CHECK_EQUAL(with_functions(R"("${workflow.input.l.max()}")", in), "7E0");
+  CAF_CHECK_EQUAL(with_functions(R"("${workflow.input.l.sum()}")", in), "1.15E1");
+  CAF_CHECK_EQUAL(with_functions(R"("${workflow.input.o.a.avg()}")", in), "2E0");
+  CAF_CHECK_EQUAL(with_functions(R"("${workflow.input.w.max()}")", in),
+                  R"(error: "${workflow.input.w.max()}": max() needs an array with at least one number, got none)");
+  CAF_CHECK_EQUAL(with_functions(R"("${workflow.input.s.sum()}")", in),
+                  R"(error: "${workflow.input.s.sum()}": sum() needs an array with at least one number, got "text")");
+  CAF_CHECK_EQUAL(with_functions(R"("${workflow.input.nope.avg()}")", in),
+                  R"(error: "${workflow.input.nope.avg()}": avg() needs an array with at least one number, got null)");
+  CAF_CHECK_EQUAL(with_functions(R"("${workflow.input.o.keys()}")", in), R"(["b","a"])");
+  CAF_CHECK_EQUAL(with_functions(R"("${workflow.input.l.keys()}")", in), "null");
+  CAF_CHECK_EQUAL(with_functions(R"("${workflow.input.l.first()}")", in), "3");
+  CAF_CHECK_EQUAL(with_functions(R"("${workflow.input.l.last()}")", in), "null");
+  CAF_CHECK_EQUAL(with_functions(R"("${workflow.input.w.last()}")", in), R"("a")");
+  CAF_CHECK_EQUAL(with_functions(R"("${workflow.input.e.first()}")", in),
+                  R"(error: "${workflow.input.e.first()}": first() needs a non-empty array, got [])");
+  CAF_CHECK_EQUAL(with_functions(R"("${workflow.input.o.last()}")", in),
+                  R"(error: "${workflow.input.o.last()}": last() needs a non-empty array, got {"b":1,"a":[2]})");
+  // Inside text, and beside the escape, which is never evaluated.
+  CAF_CHECK_EQUAL(with_functions(R"("n=${workflow.input.l.length()} $${workflow.input.l.max()}")", in),
+                  R"("n=5 ${workflow.input.l.max()}")");
+  CAF_CHECK_EQUAL(with_functions(R"("$${workflow.input.e.first()}")", in),
+                  R"("${workflow.input.e.first()}")");
+  CAF_CHECK_EQUAL(with_functions(R"({"a":["${workflow.input.e.first()}"],"b":"${workflow.input.w.min()}"})", in),
+                  R"(error: "${workflow.input.e.first()}": first() needs a non-empty array, got [])");
+  // Without an error sink a failed function is null.
+  CAF_CHECK_EQUAL(resolved(R"("${workflow.input.e.first()}")", R"({"e":[]})"), "null");
+}
+
+CAF_TEST(path functions are checked when parsed) {
+  parsed_template t;
+  std::string error;
+  CAF_CHECK(parse_template("${t.output.body.length()}", t, error));
+  CAF_CHECK(t.whole_value() && t.parts[0].ref.fn == path_function::length);
+  CAF_CHECK_EQUAL(t.parts[0].ref.path.size(), 1u);
+  CAF_CHECK(parse_template("${workflow.input['a b'].keys()}", t, error));
+  CAF_CHECK(t.parts[0].ref.fn == path_function::keys);
+  CAF_CHECK(!parse_template("${workflow.input.x.count()}", t, error));
+  CAF_CHECK_EQUAL(error, R"x(invalid expression "${workflow.input.x.count()}": unknown function "count()" (expected length(), min(), max(), avg(), sum(), keys(), first() or last()))x");
+  CAF_CHECK(!parse_template("${workflow.input.x.max().min()}", t, error));
+  CAF_CHECK(!parse_template("${length()}", t, error));
+  CAF_CHECK_EQUAL(error, R"(invalid expression "${length()}": expected <path>.<function>())");
+  CAF_CHECK(!parse_template("${workflow.input.x)}", t, error));
+  CAF_CHECK(!parse_template("${secrets.K.length()}", t, error));
+  // The escape is literal text, whatever follows it.
+  CAF_CHECK(parse_template("$${workflow.input.x.count()}", t, error));
+  CAF_CHECK(!t.parts[0].is_reference && t.parts[0].literal == "${workflow.input.x.count()}");
+  json_path_view scratch;
+  std::vector<reference_view> refs;
+  CAF_CHECK(scan_template("$${x.y.z()} ${a.output.l.sum()}", scratch, refs, error));
+  CAF_CHECK(refs.size() == 1 && refs[0].task_ref == "a");
+  CAF_CHECK(!scan_template("${a.output.l.median()}", scratch, refs, error));
+  CAF_CHECK(parse_path_function("avg") == path_function::avg);
+  CAF_CHECK(parse_path_function("") == path_function::none);
+}
+
 // flow never knows a secret: its reference stays as written, for the HTTP task's runner.
 CAF_TEST(secret references are kept for dispatch) {
   CAF_CHECK_EQUAL(resolved(R"("${secrets.API_TOKEN}")", "{}"), R"("${secrets.API_TOKEN}")");

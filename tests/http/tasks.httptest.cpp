@@ -32,7 +32,14 @@ constexpr const char* defs = R"([
   {"name": "ht_wait", "tasks": [{"name": "w", "taskReferenceName": "w", "type": "WAIT"},
      {"name": "ht_a", "taskReferenceName": "after",
       "inputParameters": {"got": "${w.output.approved}"}}],
-   "outputParameters": {"got": "${w.output.approved}"}}
+   "outputParameters": {"got": "${w.output.approved}"}},
+  {"name": "echo", "retryCount": 0, "responseTimeoutSeconds": 30},
+  {"name": "ht_dom", "tasks": [{"name": "echo", "taskReferenceName": "e",
+     "inputParameters": {"n": "${workflow.input.list.length()}"}}],
+   "outputParameters": {"top": "${e.output.v.max()}"}},
+  {"name": "ht_dom_parent", "tasks": [{"name": "ht_a", "taskReferenceName": "a"},
+     {"name": "child", "taskReferenceName": "child", "type": "SUB_WORKFLOW",
+      "subWorkflowParam": {"name": "ht_dom", "version": 1}}]}
 ])";
 
 struct fixture {
@@ -46,9 +53,10 @@ struct fixture {
   }
 
   // One task of `type`, polled within a few seconds (aborts the test without).
-  json::object poll_one(const std::string& type) {
+  json::object poll_one(const std::string& type, const std::string& domain = {}) {
     for (int i = 0; i < 50; ++i) {
-      auto r = http->get("/api/tasks/poll/batch/" + type + "?count=1&timeout=200&workerid=w1");
+      auto r = http->get("/api/tasks/poll/batch/" + type + "?count=1&timeout=200&workerid=w1"
+                         + (domain.empty() ? "" : "&domain=" + domain));
       CAF_REQUIRE_EQUAL(r.status, 200u);
       auto v = r.json();
       if (!v.as_array().empty())
@@ -73,9 +81,100 @@ std::string task_status(test::e2e_fixture& f, const std::string& wf, const std::
                   store::params::of(wf, ref));
 }
 
+std::string wf_status(test::e2e_fixture& f, const std::string& wf) {
+  return f.scalar(R"(SELECT "status"::text FROM "WorkflowExecutions" WHERE "id" = $1)",
+                  store::params::of(wf));
+}
+
+// Waits until task `ref` of workflow `wf` exists, and answers its stored queue name.
+std::string queue_of(test::e2e_fixture& f, const std::string& wf, const std::string& ref) {
+  for (int i = 0; i < 100; ++i) {
+    auto n = f.scalar(R"(SELECT count(*)::text FROM "TaskExecutions" WHERE "workflowId" = $1
+                         AND "refName" = $2)", store::params::of(wf, ref));
+    if (n != "0")
+      return f.scalar(R"(SELECT "queueName" FROM "TaskExecutions" WHERE "workflowId" = $1
+                         AND "refName" = $2)", store::params::of(wf, ref));
+    std::this_thread::sleep_for(50ms);
+  }
+  CAF_FAIL("task " << ref << " of " << wf << " was never scheduled");
+  return {};
+}
+
 } // namespace
 
 CAF_TEST_FIXTURE_SCOPE(http_tasks, fixture)
+
+CAF_TEST(task to domain serves a task only to workers polling its domain) {
+  auto started = http->post("/api/workflow", R"({"name":"ht_dom","input":{"list":[1,2,3]},
+    "taskToDomain":{"echo":"blue","ht_a":"red"}})");
+  CAF_REQUIRE_EQUAL(started.status, 200u);
+  auto wf = started.body;
+  CAF_CHECK_EQUAL(queue_of(f, wf, "e"), "blue:echo");
+  // Scheduled, and still not handed to a worker without the domain, or with another one.
+  auto plain = http->get("/api/tasks/poll/batch/echo?count=1&timeout=300");
+  CAF_REQUIRE_EQUAL(plain.status, 200u);
+  CAF_CHECK(plain.json().as_array().empty());
+  auto green = http->get("/api/tasks/poll/echo?domain=green&timeout=0");
+  CAF_CHECK_EQUAL(green.status, 204u);
+  auto blue = poll_one("echo", "blue");
+  CAF_CHECK_EQUAL(json::value_to<std::string>(blue.at("workflowInstanceId")), wf);
+  CAF_CHECK_EQUAL(blue.at("inputData").at("n"), json::value(3));
+  CAF_CHECK_EQUAL(report(blue, "COMPLETED", {{"outputData", {{"v", json::array{2, 7}}}}}).status,
+                  200u);
+  for (int i = 0; i < 100 && wf_status(f, wf) == "RUNNING"; ++i)
+    std::this_thread::sleep_for(50ms);
+  CAF_CHECK_EQUAL(wf_status(f, wf), "COMPLETED");
+  auto got = http->get("/api/workflow/" + wf + "?includeTasks=false");
+  CAF_CHECK_EQUAL(json::serialize(got.json().at("taskToDomain")), R"({"echo":"blue","ht_a":"red"})");
+  // A double, stored by Postgres as the number 7.
+  CAF_CHECK_EQUAL(got.json().at("output").at("top").to_number<double>(), 7.0);
+  // One domain per task: Conductor's fallback lists are refused, not half-honoured.
+  check_error(http->post("/api/workflow", R"({"name":"ht_dom","taskToDomain":{"echo":"blue,NO_DOMAIN"}})"),
+              400, "taskToDomain");
+  check_error(http->post("/api/workflow", R"({"name":"ht_dom","taskToDomain":{"echo":7}})"), 400,
+              "taskToDomain");
+  check_error(http->post("/api/workflow", R"({"name":"ht_dom","taskToDomain":["blue"]})"), 400,
+              "taskToDomain");
+}
+
+CAF_TEST(a star domain routes every task and a sub workflow inherits it) {
+  auto started = http->post("/api/workflow", R"({"name":"ht_dom_parent","taskToDomain":{"*":"green"}})");
+  CAF_REQUIRE_EQUAL(started.status, 200u);
+  auto wf = started.body;
+  CAF_CHECK_EQUAL(queue_of(f, wf, "a"), "green:ht_a");
+  CAF_CHECK_EQUAL(http->get("/api/tasks/poll/ht_a?timeout=0").status, 204u);
+  auto a = poll_one("ht_a", "green");
+  CAF_CHECK_EQUAL(report(a, "COMPLETED").status, 200u);
+  // The child's task, in the parent's domain, leased through the client library.
+  msg::poll_request poll;
+  poll.queue = "echo";
+  poll.worker_id = "cpp";
+  poll.timeout_ms = 300;
+  std::vector<msg::leased_task> got;
+  for (int i = 0; i < 20 && got.empty(); ++i) {
+    auto plain = f.api->poll(poll);
+    CAF_REQUIRE(plain);
+    CAF_CHECK(plain->empty());
+    poll.domain = "green";
+    auto leased = f.api->poll(poll);
+    CAF_REQUIRE(leased);
+    got = *leased;
+    poll.domain.clear();
+  }
+  CAF_REQUIRE_EQUAL(got.size(), 1u);
+  auto child = got.front().workflow_id;
+  CAF_CHECK_NOT_EQUAL(child, wf);
+  CAF_CHECK_EQUAL(queue_of(f, child, "e"), "green:echo");
+  msg::task_result done;
+  done.task_id = got.front().task_id;
+  done.workflow_id = child;
+  done.lease_token = got.front().lease_token;
+  done.output_json = R"({"v":[1]})";
+  CAF_CHECK(f.api->report(done));
+  for (int i = 0; i < 100 && wf_status(f, wf) == "RUNNING"; ++i)
+    std::this_thread::sleep_for(50ms);
+  CAF_CHECK_EQUAL(wf_status(f, wf), "COMPLETED");
+}
 
 CAF_TEST(an empty poll waits its timeout and answers nothing) {
   auto t0 = std::chrono::steady_clock::now();
@@ -88,7 +187,7 @@ CAF_TEST(an empty poll waits its timeout and answers nothing) {
   auto one = http->get("/api/tasks/poll/ht_a?timeout=0");
   CAF_CHECK_EQUAL(one.status, 204u);
   CAF_CHECK(one.body.empty());
-  check_error(http->get("/api/tasks/poll/ht_a?domain=blue"), 400, "domain");
+  check_error(http->get("/api/tasks/poll/ht_a?domain=bl:ue"), 400, "domain");
   check_error(http->get("/api/tasks/poll/batch/ht_a?count=0"), 400, "count");
 }
 

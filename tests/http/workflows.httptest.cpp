@@ -104,7 +104,7 @@ CAF_TEST(refused starts name the field and write nothing) {
   check_error(http->request("POST", "/api/workflow/gate", "x=1", "text/plain"), 415,
               "Content-Type");
   check_error(http->post("/api/workflow", R"({"version":1})"), 400, "name");
-  check_error(http->post("/api/workflow", R"({"name":"gate","taskToDomain":{"*":"blue"}})"), 400,
+  check_error(http->post("/api/workflow", R"({"name":"gate","taskToDomain":{"*":"blue,green"}})"), 400,
               "taskToDomain");
   check_error(http->post("/api/workflow", R"({"name":"gate","workflowDef":{"name":"x"}})"), 400,
               "workflowDef");

@@ -16,6 +16,7 @@
 #include "net/web/errors.hpp"
 #include "net/web/routes/routes.hpp"
 #include "net/web/task_handle.hpp"
+#include "proto/domains.hpp"
 #include "proto/errors.hpp"
 #include "net/web/scope.hpp"
 
@@ -60,22 +61,17 @@ json::object conductor_task(const msg::leased_task& t, const std::string& worker
   };
 }
 
-// nodeflow has no task domains: a worker asking for one would otherwise get tasks it did
-// not ask for.
-bool refuse_domain(const exchange_ptr& ex) {
-  const auto* d = ex->query("domain");
-  if (d == nullptr || d->empty())
-    return false;
-  ex->fail(400, "domain: nodeflow has no task domains; poll without one, got \"" + *d + "\"",
-           "domain");
-  return true;
-}
-
 std::optional<msg::poll_request> read_poll(const exchange_ptr& ex, int64_t count,
                                            int64_t timeout_ms) {
-  if (refuse_domain(ex))
-    return std::nullopt;
   msg::poll_request req;
+  // A domain polls only the tasks a workflow's taskToDomain routed to it (proto/domains.hpp).
+  if (const auto* d = ex->query("domain"); d != nullptr && !d->empty()) {
+    if (!valid_domain(*d)) {
+      ex->fail(400, "domain: expected 1-128 of A-Z a-z 0-9 _ -, got \"" + *d + "\"", "domain");
+      return std::nullopt;
+    }
+    req.domain = *d;
+  }
   req.queue = ex->param("tasktype");
   if (const auto* w = ex->query("workerid"))
     req.worker_id = *w;
@@ -486,7 +482,7 @@ void add_task_routes(router& r, const route_context& ctx) {
   r.add({verb::get, "/api/tasks/poll/{tasktype}",
          "Lease one task of a type (long poll up to `timeout` ms); 204 when none came",
          {{"workerid", "the polling worker's id", false},
-          {"domain", "refused when given: nodeflow has no task domains", false},
+          {"domain", "the task domain to poll (taskToDomain); absent = tasks routed to none", false},
           {"timeout", "wait up to this many ms for a task (default 100)", false, "integer"}},
          body_kind::none, {},
          "Task: {taskId (carries the lease), taskType, taskDefName, referenceTaskName, "
@@ -506,7 +502,7 @@ void add_task_routes(router& r, const route_context& ctx) {
          {{"count", "the most tasks to lease (default 1)", false, "integer"},
           {"timeout", "wait up to this many ms (default 100)", false, "integer"},
           {"workerid", "the polling worker's id", false},
-          {"domain", "refused when given: nodeflow has no task domains", false}},
+          {"domain", "the task domain to poll (taskToDomain); absent = tasks routed to none", false}},
          body_kind::none, {}, "[Task, …] (empty when none came)", "task", access::worker,
          [api, max_wait](const exchange_ptr& ex) {
            auto count = query_int(ex, "count", 1, 1, 1000);

@@ -7,6 +7,7 @@
 
 #include <boost/json.hpp>
 
+#include "engine/decide/task_domains.hpp"
 #include "flow/status.hpp"
 #include "flow/uuid.hpp"
 
@@ -159,8 +160,20 @@ std::optional<start_spec> read_start_request(const exchange_ptr& ex, const json:
         return std::nullopt;
       }
     } else if (key == "taskToDomain") {
-      if (refuse_unless_empty(ex, v, "taskToDomain", "task domains are not supported"))
+      if (v.is_null())
+        continue;
+      const auto* domains = v.if_object();
+      if (domains == nullptr) {
+        ex->fail(400, "taskToDomain: expected an object (task name or \"*\" to a domain)",
+                 "taskToDomain");
         return std::nullopt;
+      }
+      if (auto why = engine::check_task_to_domain(*domains); !why.empty()) {
+        ex->fail(400, why, "taskToDomain");
+        return std::nullopt;
+      }
+      if (!domains->empty())
+        r.task_to_domain_json = json::serialize(*domains);
     } else if (key == "workflowDef") {
       if (refuse_unless_empty(ex, v, "workflowDef",
                               "inline definitions are not supported: register it with "

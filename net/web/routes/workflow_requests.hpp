@@ -26,8 +26,9 @@ struct start_spec {
 };
 
 /// Conductor's StartWorkflowRequest: name, version, input, correlationId, priority,
-/// idempotencyKey, idempotencyStrategy; taskToDomain, workflowDef,
-/// externalInputPayloadStoragePath and createdBy only when null or empty. `name_required`:
+/// idempotencyKey, idempotencyStrategy, taskToDomain (one domain per task name or "*",
+/// proto/domains.hpp); workflowDef, externalInputPayloadStoragePath and createdBy only
+/// when null or empty. `name_required`:
 /// false when the path names the workflow (its body may then leave the name out).
 std::optional<start_spec> read_start_request(const exchange_ptr& ex,
                                              const boost::json::object& body,

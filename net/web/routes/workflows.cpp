@@ -291,7 +291,7 @@ void add_read_routes(router& r, const route_context& ctx) {
          {{"includeTasks", "true (default) or false", false, "boolean"}}, body_kind::none, {},
          "Workflow: workflowId, workflowName, workflowVersion, correlationId, status, input, "
          "output, variables, reasonForIncompletion, createTime, startTime, endTime, updateTime, "
-         "priority, tasks[Task]",
+         "priority, taskToDomain, tasks[Task]",
          "workflow", access::reader, [api](const exchange_ptr& ex) {
            const auto& id = ex->param("workflowId");
            if (!check_id(ex, id))

@@ -86,7 +86,15 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   if (e.compile(text, error))
     e.evaluate(boost::json::object{{"a", 1}, {"s", "x"}}, v, error);
   nf::flow::parsed_template t;
-  nf::flow::parse_template(text, t, error);
+  if (nf::flow::parse_template(text, t, error)) {
+    // ${…} with its functions against a small scope: a failed function is an error, never a crash.
+    boost::json::object input{{"a", boost::json::array{1, 2.5, "x"}}, {"o", {{"k", 1}}}};
+    nf::flow::scope s;
+    s.input = &input;
+    s.variables = &input;
+    std::string why;
+    nf::flow::resolve(boost::json::value(boost::json::string(text)), s, &why);
+  }
   nf::flow::parse_duration_ms(text);
   nf::flow::parse_time(text);
   return 0;
