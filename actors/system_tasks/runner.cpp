@@ -7,11 +7,10 @@
 
 #include <caf/actor_system.hpp>
 #include <caf/event_based_actor.hpp>
-#include <caf/stateful_actor.hpp>
-#include <caf/system_messages.hpp>
 #include <spdlog/spdlog.h>
 
 #include "actors/system_tasks/completion.hpp"
+#include "actors/system_tasks/queue_runner.hpp"
 #include "config/folder_logger.hpp"
 #include "engine/secrets/placeholders.hpp"
 #include "engine/system_tasks/http_task.hpp"
@@ -24,10 +23,6 @@ namespace {
 
 using std::chrono::milliseconds;
 
-// A poll answers within its timeout; this covers the hops through the node on top.
-constexpr milliseconds poll_margin{10000};
-// How long the runner waits before polling again after a failed poll.
-constexpr milliseconds poll_retry{1000};
 // A request ends this long before its task's lease, leaving time to report the result.
 constexpr milliseconds lease_margin{2000};
 
@@ -92,83 +87,28 @@ caf::behavior http_task_worker(caf::event_based_actor* self, msg::leased_task ta
   };
 }
 
-struct runner_state {
-  system_task_options opt;
-  std::shared_ptr<spdlog::logger> log;
-  int concurrency = 8;
-  milliseconds poll_timeout{10000};
-  milliseconds request_timeout{10000};
-  int in_flight = 0;
-  bool polling = false;
-  warn_limiter poll_warn;
-
-  static inline const char* name = "nf.system_tasks";
-};
-
-using runner_actor = caf::stateful_actor<runner_state>;
-
-/// Polls for as many tasks as there are free slots, unless a poll is out already.
-void poll_more(runner_actor* self) {
-  auto& st = self->state;
-  if (st.polling || st.in_flight >= st.concurrency)
-    return;
-  st.polling = true;
-  msg::poll_request req;
-  req.queue = engine::http_task_queue;
-  req.worker_id = st.opt.worker_id;
-  req.max_tasks = st.concurrency - st.in_flight;
-  req.timeout_ms = st.poll_timeout.count();
-  self->request(st.opt.node, st.poll_timeout + poll_margin, poll_atom_v, req)
-    .then(
-      [self](std::vector<msg::leased_task>& tasks) {
-        auto& st = self->state;
-        st.polling = false;
-        for (auto& t : tasks) {
-          ++st.in_flight;
-          self->spawn<caf::detached + caf::monitored>(http_task_worker, std::move(t), st.opt.node,
-                                                     st.opt.http, st.request_timeout,
-                                                     st.opt.secrets, st.log);
-        }
-        poll_more(self);
-      },
-      [self](caf::error& err) {
-        auto& st = self->state;
-        st.polling = false;
-        if (st.poll_warn.allow())
-          st.log->warn("system_task_poll_failed queue={} error=\"{}\" suppressed={}",
-                       engine::http_task_queue, nf::message_of(err).empty() ? to_string(err)
-                                                                       : nf::message_of(err),
-                       st.poll_warn.suppressed());
-        self->delayed_send(self, poll_retry, tick_atom_v);
-      });
-}
-
-caf::behavior runner(runner_actor* self, system_task_options opt) {
-  assert(opt.node); // the runner reaches its queue only through the node
-  assert(opt.http);
-  auto& st = self->state;
-  st.opt = std::move(opt);
-  st.log = folder_logger("system_tasks");
-  const auto& s = st.opt.settings;
-  st.concurrency = st.opt.concurrency > 0
-                     ? st.opt.concurrency
-                     : static_cast<int>(s.get(config::keys::system_tasks_concurrency));
-  st.poll_timeout = milliseconds{s.get(config::keys::system_tasks_poll_timeout_ms)};
-  st.request_timeout = milliseconds{s.get(config::keys::system_tasks_request_timeout_ms)};
-  self->set_down_handler([self](caf::down_msg&) {
-    --self->state.in_flight; // a task worker finished
-    poll_more(self);
-  });
-  self->send(self, tick_atom_v);
-  return {
-    [self](tick_atom) { poll_more(self); },
-  };
-}
-
 } // namespace
 
 caf::actor spawn_system_task_runner(caf::actor_system& sys, const system_task_options& opt) {
-  return sys.spawn(runner, opt);
+  assert(opt.node); // the runner reaches its queue only through the node
+  assert(opt.http);
+  const auto& s = opt.settings;
+  queue_runner_options q;
+  q.node = opt.node;
+  q.queue = engine::http_task_queue;
+  q.worker_id = opt.worker_id;
+  q.log_name = "system_task";
+  q.concurrency = opt.concurrency > 0
+                    ? opt.concurrency
+                    : static_cast<int>(s.get(config::keys::system_tasks_concurrency));
+  q.poll_timeout = milliseconds{s.get(config::keys::system_tasks_poll_timeout_ms)};
+  auto request_timeout = milliseconds{s.get(config::keys::system_tasks_request_timeout_ms)};
+  auto log = folder_logger("system_tasks");
+  q.start = [opt, request_timeout, log](caf::event_based_actor* self, msg::leased_task t) {
+    self->spawn<caf::detached + caf::monitored>(http_task_worker, std::move(t), opt.node,
+                                               opt.http, request_timeout, opt.secrets, log);
+  };
+  return spawn_queue_runner(sys, std::move(q));
 }
 
 } // namespace nf::actors
