@@ -445,23 +445,17 @@ caf::expected<void> apply_plans(store::transaction& tx, const std::vector<workfl
           e.output = store::json(boost::json::object{{"workflowId", r->id.str()}});
           ends.push_back(std::move(e));
         }
-      } else if (starters[i]) {
+      } else if (starters[i] || parents[i]) {
+        // The workflow cannot start (its definition is missing): the task that started it
+        // fails, and its workflow's decide() applies the task's retry rules.
+        const auto& by = starters[i] ? *starters[i] : *parents[i];
         store::sub_workflow_end e;
-        e.parent = starters[i]->workflow;
-        e.task = starters[i]->task;
+        e.parent = by.workflow;
+        e.task = by.task;
         e.status = flow::task_status::failed;
-        e.reason = "startWorkflow: workflow " + flow::quoted(starts[i].name)
-                   + " could not start: " + nf::message_of(r.error());
-        ends.push_back(std::move(e));
-      } else if (parents[i]) {
-        // The child cannot start (its definition is missing): the parent task fails
-        // and the parent's decide() applies the task's retry rules.
-        store::sub_workflow_end e;
-        e.parent = parents[i]->workflow;
-        e.task = parents[i]->task;
-        e.status = flow::task_status::failed;
-        e.reason = "sub workflow " + flow::quoted(starts[i].name)
-                   + " could not start: " + nf::message_of(r.error());
+        e.reason = (starters[i] ? "startWorkflow: workflow " : "sub workflow ")
+                   + flow::quoted(starts[i].name) + " could not start: "
+                   + nf::message_of(r.error());
         ends.push_back(std::move(e));
       }
       else
