@@ -1,7 +1,9 @@
 // nodeflow driven by the official Conductor JavaScript SDK, as a Conductor user would drive
 // Conductor: definitions through its metadata client, workers through its TaskHandler,
 // workflows started and read through its workflow client, a WAIT completed through its task
-// client (updateTaskByRefName). Then a worker process killed with SIGKILL while it holds a task: the task is
+// client (updateTaskByRefName). A worker-less workflow made with the SDK's own builders (INLINE,
+// JSON_JQ_TRANSFORM, a DO_WHILE of INLINE, SWITCH, SET_VARIABLE) runs to Conductor's outputs.
+// Then a worker process killed with SIGKILL while it holds a task: the task is
 // leased again once its responseTimeoutSeconds pass, and the dead worker's late result is
 // refused. run.sh starts Postgres and the node (authentication on), makes a worker key and an
 // admin key (NF_SDK_WORKER_KEY/_SECRET, NF_SDK_ADMIN_KEY/_SECRET) and sets
@@ -14,7 +16,10 @@
 "use strict";
 
 const { spawn } = require("child_process");
-const { OrkesClients, TaskHandler } = require("@io-orkes/conductor-javascript");
+const {
+  OrkesClients, TaskHandler, workflow, setVariableTask, inlineTask, jsonJqTask, newLoopTask,
+  switchTask, terminateTask,
+} = require("@io-orkes/conductor-javascript");
 
 const COUNT = Number(process.env.NF_SDK_WORKFLOWS || 200);
 const quiet = { info() {}, debug() {}, error: (...a) => console.error(...a) };
@@ -210,6 +215,8 @@ async function main() {
   }
   console.log(`all ${ids.length} workflows completed in ${Date.now() - started} ms`);
 
+  await builtBySdk(metadata, workflows);
+
   // A worker killed while it holds a task.
   const vid = await workflows.startWorkflow({ name: "sdk_victim", version: 1, input: {} });
   const child = spawn(process.execPath, [__filename, "victim"],
@@ -265,6 +272,38 @@ async function main() {
   await rescuer.stopWorkers();
   await handler.stopWorkers();
   console.log(`sdk test passed in ${Date.now() - started} ms`);
+}
+
+// The SDK's builders write the shapes Conductor documents; their outputs are the documented ones.
+async function builtBySdk(metadata, workflows) {
+  const wf = workflow("sdk_builders", [
+    setVariableTask("seed", { seed: "${workflow.input.n}" }),
+    inlineTask("double", "(function () { return $.value * 2; })();"),
+    jsonJqTask("jq", "{ key3: (.key1.value1 + .key2.value2) }"),
+    newLoopTask("loop", 3, [inlineTask("inner", "(function () { return $.i + 1; })();")]),
+    switchTask("sw", "${double.output.result}", { "8": [setVariableTask("eight", { eight: true })] },
+               [terminateTask("not_eight", "FAILED", "double is not 8")]),
+  ]);
+  wf.tasks[1].inputParameters.value = "${workflow.input.n}";
+  Object.assign(wf.tasks[2].inputParameters, { key1: { value1: ["a", "b"] }, key2: { value2: ["d", "e"] } });
+  wf.tasks[3].loopOver[0].inputParameters.i = "${loop.output.iteration}";
+  wf.outputParameters = { double: "${double.output.result}", jq: "${jq.output.result}",
+                          loop: "${loop.output}", eight: "${workflow.variables.eight}" };
+  await metadata.registerWorkflowDef(wf, true);
+  const id = await workflows.startWorkflow({ name: "sdk_builders", version: 1, input: { n: 4 } });
+  const done = await eventually(async () => {
+    const wf = await workflows.getWorkflow(id, false);
+    if (wf.status === "RUNNING") throw new Error("still RUNNING");
+    return wf;
+  }, 30000, "the SDK-built workflow ends");
+  check(done.status === "COMPLETED", `the SDK-built workflow ended ${done.status}: ${done.reasonForIncompletion}`);
+  check(done.output.double === 8, `INLINE result: ${JSON.stringify(done.output.double)}`);
+  check(JSON.stringify(done.output.jq) === JSON.stringify({ key3: ["a", "b", "d", "e"] }),
+        `JSON_JQ_TRANSFORM result: ${JSON.stringify(done.output.jq)}`);
+  check(done.output.loop.iteration === 3 && done.output.loop["3"].inner.result === 4,
+        `DO_WHILE output: ${JSON.stringify(done.output.loop)}`);
+  check(done.output.eight === true, "the SWITCH took case 8");
+  console.log("a workflow built with the SDK's builders completed: " + JSON.stringify(done.output));
 }
 
 const run = process.argv[2] === "victim" ? victim : main;
