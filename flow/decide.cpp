@@ -92,7 +92,7 @@ class evaluation {
       return std::move(out_);
     if (result == outcome::failed)
       end_workflow(workflow_status::failed, failure_reason_, {}, failed_ref_);
-    else if (result == outcome::done && !any_active() && !permissive_ref_.empty())
+    else if (result == outcome::done && !any_active() && failed_permissively())
       end_workflow(workflow_status::failed, permissive_reason_, {}, permissive_ref_);
     else if (result == outcome::done && !any_active()) {
       std::string error;
@@ -234,6 +234,30 @@ class evaluation {
 
   time_ms scheduled_time_of(const row& r) const {
     return r.src != nullptr ? r.src->scheduled_time : now_;
+  }
+
+  // Whether a permissive task failed for good: the workflow then fails at its end, also
+  // when the failure is in a loop iteration this evaluation did not walk again.
+  bool failed_permissively() {
+    if (!permissive_ref_.empty())
+      return true;
+    for (const auto& [k, list] : by_key_) {
+      if (list.empty())
+        continue;
+      const row& x = rows_[static_cast<std::size_t>(list.back())];
+      const auto* info = split_stored_ref(x.id.ref, index_).info;
+      bool failed = x.status == task_status::failed
+                    || x.status == task_status::failed_with_terminal_error
+                    || x.status == task_status::timed_out;
+      if (!failed || info == nullptr || !info->task->permissive || info->task->optional)
+        continue;
+      permissive_ref_ = x.id.ref;
+      permissive_reason_ = "task " + quoted(x.id.ref) + " ended " + std::string(to_string(x.status));
+      if (auto why = reason_of(x); !why.empty())
+        permissive_reason_ += ": " + why;
+      return true;
+    }
+    return false;
   }
 
   bool any_active() const {

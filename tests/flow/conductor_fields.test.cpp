@@ -105,6 +105,21 @@ CAF_TEST(a permissive failure lets the workflow go on and fails it at the end) {
   CAF_CHECK_EQUAL(to_string(o.snap.status), "COMPLETED");
 }
 
+CAF_TEST(a permissive failure in an earlier loop iteration fails the workflow at its end) {
+  sim s(test::workflow(R"({"name":"w","tasks":[
+          {"name":"loop","taskReferenceName":"loop","type":"DO_WHILE",
+           "loopCondition":"$.loop['iteration'] < 2",
+           "loopOver":[{"name":"a","taskReferenceName":"a","permissive":true}]},
+          {"name":"b","taskReferenceName":"b"}]})"));
+  s.fail("a", "boom", 1);
+  s.complete("a", "{}", 2);
+  CAF_CHECK_EQUAL(s.scheduled(), "loop a@1 a@2 b");
+  CAF_CHECK_EQUAL(to_string(s.snap.status), "RUNNING");
+  s.complete("b");
+  CAF_CHECK_EQUAL(to_string(s.snap.status), "FAILED");
+  CAF_CHECK(mentions(s.snap.reason_for_incompletion, "\"a\""));
+}
+
 CAF_TEST(a permissive failure in a fork lets the other branches finish then fails the join) {
   sim s(test::workflow(R"({"name":"w","tasks":[
           {"name":"fork","taskReferenceName":"fork","type":"FORK_JOIN","forkTasks":[
