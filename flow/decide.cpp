@@ -252,7 +252,8 @@ class evaluation {
       if (!failed || info == nullptr || !info->task->permissive || info->task->optional)
         continue;
       permissive_ref_ = x.id.ref;
-      permissive_reason_ = "task " + quoted(x.id.ref) + " ended " + std::string(to_string(x.status));
+      permissive_reason_ =
+        "task " + quoted(x.id.ref) + " ended " + std::string(to_string(x.status));
       if (auto why = reason_of(x); !why.empty())
         permissive_reason_ += ": " + why;
       return true;
