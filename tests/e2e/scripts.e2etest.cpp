@@ -10,6 +10,7 @@
 
 #include "tests/e2e/e2e_fixture.hpp"
 #include "tests/support/http_client.hpp"
+#include "tests/support/http_workflow.hpp"
 
 using namespace nf;
 using namespace std::chrono_literals;
@@ -55,13 +56,9 @@ struct fixture {
     f.define(definitions);
   }
   boost::json::value workflow(const std::string& id) {
-    auto r = http->get("/api/workflow/" + id);
-    CAF_REQUIRE_EQUAL(r.status, 200u);
-    return r.json();
+    return test::workflow_over_http(*http, id);
   }
-  std::string status(const std::string& id) {
-    return std::string{workflow(id).at("status").as_string()};
-  }
+  std::string status(const std::string& id) { return test::status_over_http(*http, id); }
   std::string start(const std::string& name, const std::string& input) {
     auto r = http->post("/api/workflow/" + name, input);
     CAF_REQUIRE_EQUAL(r.status, 200u);

@@ -15,6 +15,7 @@
 #include "tests/e2e/e2e_fixture.hpp"
 #include "tests/http/error_body.hpp"
 #include "tests/support/http_client.hpp"
+#include "tests/support/http_workflow.hpp"
 #include "tests/support/http_test_server.hpp"
 
 using namespace nf;
@@ -76,9 +77,7 @@ struct fixture {
     f.define(definitions);
   }
   boost::json::value workflow(const std::string& id) {
-    auto r = http->get("/api/workflow/" + id);
-    CAF_REQUIRE_EQUAL(r.status, 200u);
-    return r.json();
+    return test::workflow_over_http(*http, id);
   }
   // The task of `ref` in the workflow's Conductor shape, or null.
   boost::json::value task(const std::string& id, const std::string& ref) {

@@ -13,6 +13,7 @@
 #include "tests/e2e/e2e_fixture.hpp"
 #include "tests/http/error_body.hpp"
 #include "tests/support/http_client.hpp"
+#include "tests/support/http_workflow.hpp"
 
 using namespace nf;
 using test::check_error;
@@ -37,13 +38,9 @@ struct fixture {
   }
   int64_t executions() { return f.count(R"(SELECT count(*) FROM "WorkflowExecutions")"); }
   boost::json::value workflow(const std::string& id) {
-    auto r = http->get("/api/workflow/" + id);
-    CAF_REQUIRE_EQUAL(r.status, 200u);
-    return r.json();
+    return test::workflow_over_http(*http, id);
   }
-  std::string status(const std::string& id) {
-    return std::string{workflow(id).at("status").as_string()};
-  }
+  std::string status(const std::string& id) { return test::status_over_http(*http, id); }
   bool await_status(const std::string& id, const std::string& want) {
     return f.await([&] { return status(id) == want; }, 20s);
   }
