@@ -1,5 +1,6 @@
 #include "flow/conductor_tasks.hpp"
 
+#include "flow/expression.hpp"
 #include "flow/json_read.hpp"
 #include "flow/problem.hpp"
 #include "flow/safe_expr.hpp"
@@ -10,11 +11,6 @@ namespace {
 
 task_result failed(std::string reason) {
   return {task_status::failed, {}, std::move(reason)};
-}
-
-bool is_template(const boost::json::value& v) {
-  const auto* s = v.if_string();
-  return s != nullptr && s->find("${") != boost::json::string::npos;
 }
 
 constexpr const char* start_fields =
@@ -30,7 +26,7 @@ void read_start(const boost::json::value& v, const std::string& path, bool liter
     report(path, "expected an object {" + std::string(start_fields) + "}, got " + describe(v));
     return;
   }
-  auto skip = [&](const boost::json::value& x) { return literal && is_template(x); };
+  auto skip = [&](const boost::json::value& x) { return literal && is_expression(x); };
   const auto* name = obj->if_contains("name");
   if (name == nullptr || name->is_null())
     report(path_key(path, "name"), "missing required field (expected the name of the "
@@ -159,7 +155,7 @@ workflow_start_plan plan_start_workflow(const boost::json::object& input) {
 
 void check_start_workflow(const boost::json::value& request, const std::string& path,
                           problems& out) {
-  if (is_template(request))
+  if (is_expression(request))
     return;
   workflow_start_plan ignored;
   read_start(request, path, true, ignored, [&](const std::string& p, const std::string& m) {

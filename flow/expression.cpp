@@ -347,6 +347,11 @@ boost::json::value evaluate(const reference& ref, const scope& s) {
   return out;
 }
 
+bool is_expression(const boost::json::value& v) {
+  const auto* s = v.if_string();
+  return s != nullptr && s->find("${") != boost::json::string::npos;
+}
+
 boost::json::value resolve(const boost::json::value& tmpl, const scope& s, std::string* error) {
   if (const auto* str = tmpl.if_string()) {
     if (str->find("${") == boost::json::string::npos)

@@ -73,6 +73,10 @@ struct parsed_template {
   bool whole_value() const { return parts.size() == 1 && parts[0].is_reference; }
 };
 
+/// Whether `v` is a string holding a ${…}: its value is known only once it resolves, so
+/// checks of a literal skip it.
+bool is_expression(const boost::json::value& v);
+
 /// Parses one string. On failure returns false and sets `error`.
 bool parse_template(std::string_view text, parsed_template& out, std::string& error);
 

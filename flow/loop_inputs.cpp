@@ -1,14 +1,11 @@
 #include "flow/loop_inputs.hpp"
 
+#include "flow/expression.hpp"
 #include "flow/json_read.hpp"
 
 namespace nf::flow {
 
 namespace {
-
-bool is_template(const boost::json::value& v) {
-  return v.is_string() && v.get_string().find("${") != boost::json::string::npos;
-}
 
 std::string keep_error(const boost::json::value& v) {
   return "keepLastN: expected an integer >= 1, got " + describe(v);
@@ -46,13 +43,13 @@ void check_loop_inputs(const workflow_task& t, const std::string& path, problems
                    "given twice: at the top level and in inputParameters (keep one)"});
   const boost::json::value* items = !t.items.is_null() ? &t.items
                                                       : t.input_parameters.if_contains("items");
-  if (items != nullptr && !items->is_array() && !is_template(*items))
+  if (items != nullptr && !items->is_array() && !is_expression(*items))
     out.push_back({!t.items.is_null() ? path_key(path, "items")
                                       : path_key(path_key(path, "inputParameters"), "items"),
                    "expected a list or an expression giving one like "
                    "${workflow.input.list}, got " + describe(*items)});
   const auto* k = t.input_parameters.if_contains("keepLastN");
-  if (k != nullptr && !is_template(*k)) {
+  if (k != nullptr && !is_expression(*k)) {
     std::string error;
     if (keep_last_n(t.input_parameters, error) < 0)
       out.push_back({path_key(path_key(path, "inputParameters"), "keepLastN"),

@@ -1,15 +1,11 @@
 #include "flow/script_task.hpp"
 
+#include "flow/expression.hpp"
 #include "flow/json_read.hpp"
 
 namespace nf::flow {
 
 namespace {
-
-bool is_expression(const boost::json::value& v) {
-  const auto* s = v.if_string();
-  return s != nullptr && s->find("${") != boost::json::string::npos;
-}
 
 /// A required non-empty string in inputParameters; returns it when it is a literal.
 const boost::json::string* required_text(const workflow_task& t, std::string_view key,

@@ -26,11 +26,6 @@ namespace nf::flow {
 
 namespace {
 
-bool is_expression(const boost::json::value& v) {
-  const auto* s = v.if_string();
-  return s != nullptr && s->find("${") != boost::json::string::npos;
-}
-
 bool plain_name(std::string_view s) {
   return !s.empty() && std::all_of(s.begin(), s.end(), is_name_char);
 }
