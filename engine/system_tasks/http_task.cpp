@@ -7,6 +7,7 @@
 
 #include <boost/json.hpp>
 
+#include "engine/system_tasks/task_result.hpp"
 #include "flow/ascii.hpp"
 
 namespace nf::engine {
@@ -139,18 +140,6 @@ std::variant<http::request, std::string> read_request(const json::object& o, con
   return r;
 }
 
-msg::task_result result_of(const msg::leased_task& task, const char* status, json::object output,
-                           std::string reason) {
-  msg::task_result r;
-  r.task_id = task.task_id;
-  r.workflow_id = task.workflow_id;
-  r.lease_token = task.lease_token;
-  r.status = status;
-  r.output_json = json::serialize(output);
-  r.reason = std::move(reason);
-  return r;
-}
-
 } // namespace
 
 std::variant<http::request, std::string>
@@ -183,10 +172,10 @@ void fit_into_lease(http::request& req, int64_t lease_expires_at_ms, int64_t now
 msg::task_result http_task_result(const msg::leased_task& task, const http::outcome& out) {
   // A destination the egress policy refuses stays refused: retries would only repeat it.
   if (out.refused)
-    return result_of(task, "FAILED_WITH_TERMINAL_ERROR", json::object{{"error", out.error}},
+    return system_task_result(task, "FAILED_WITH_TERMINAL_ERROR", json::object{{"error", out.error}},
                      out.error);
   if (!out.resp)
-    return result_of(task, "FAILED", json::object{{"error", out.error}}, out.error);
+    return system_task_result(task, "FAILED", json::object{{"error", out.error}}, out.error);
   const auto& resp = *out.resp;
   json::object headers;
   std::string content_type;
@@ -211,16 +200,16 @@ msg::task_result http_task_result(const msg::leased_task& task, const http::outc
                         {"headers", std::move(headers)},
                         {"body", std::move(body)}};
   bool ok = resp.status >= 200 && resp.status <= 299;
-  return result_of(task, ok ? "COMPLETED" : "FAILED", json::object{{"response", std::move(response)}},
+  return system_task_result(task, ok ? "COMPLETED" : "FAILED", json::object{{"response", std::move(response)}},
                    ok ? "" : "HTTP " + std::to_string(resp.status) + " " + resp.reason);
 }
 
 msg::task_result http_task_failed(const msg::leased_task& task, const std::string& reason) {
-  return result_of(task, "FAILED", json::object{{"error", reason}}, reason);
+  return system_task_result(task, "FAILED", json::object{{"error", reason}}, reason);
 }
 
 msg::task_result http_task_rejected(const msg::leased_task& task, const std::string& problem) {
-  return result_of(task, "FAILED_WITH_TERMINAL_ERROR", json::object{{"error", problem}},
+  return system_task_result(task, "FAILED_WITH_TERMINAL_ERROR", json::object{{"error", problem}},
                    "invalid HTTP task input: " + problem);
 }
 

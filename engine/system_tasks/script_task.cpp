@@ -1,8 +1,8 @@
 #include "engine/system_tasks/script_task.hpp"
 
 #include <boost/json/parse.hpp>
-#include <boost/json/serialize.hpp>
 
+#include "engine/system_tasks/task_result.hpp"
 #include "flow/json_read.hpp"
 #include "flow/script_task.hpp"
 
@@ -12,21 +12,9 @@ namespace json = boost::json;
 
 namespace {
 
-msg::task_result result_of(const msg::leased_task& task, std::string status, json::object output,
-                           std::string reason) {
-  msg::task_result r;
-  r.task_id = task.task_id;
-  r.workflow_id = task.workflow_id;
-  r.lease_token = task.lease_token;
-  r.status = std::move(status);
-  r.output_json = json::serialize(output);
-  r.reason = std::move(reason);
-  return r;
-}
-
 msg::task_result failed(const msg::leased_task& task, std::string status,
                         const std::string& message) {
-  return result_of(task, std::move(status), json::object{{"error", message}},
+  return system_task_result(task, std::move(status), json::object{{"error", message}},
                    task.task_type + ": " + message);
 }
 
@@ -83,7 +71,7 @@ std::variant<script::request, msg::task_result> read_script_task(const msg::leas
       return *bad;
     if (evaluator == "value-param") {
       const auto* v = in.if_contains(expression);
-      return result_of(task, "COMPLETED", json::object{{"result", v ? *v : json::value()}}, "");
+      return system_task_result(task, "COMPLETED", json::object{{"result", v ? *v : json::value()}}, "");
     }
     r.lang = script::language::javascript;
     r.program = std::move(expression);
@@ -133,11 +121,11 @@ msg::task_result script_task_result(const msg::leased_task& task, const script::
   }
   if (task.task_type == "JSON_JQ_TRANSFORM") {
     json::value first = values.empty() ? json::value() : values.front();
-    return result_of(task, "COMPLETED",
+    return system_task_result(task, "COMPLETED",
                      json::object{{"result", std::move(first)}, {"resultList", std::move(values)}},
                      "");
   }
-  return result_of(task, "COMPLETED",
+  return system_task_result(task, "COMPLETED",
                    json::object{{"result", values.empty() ? json::value() : values.front()}}, "");
 }
 
