@@ -236,6 +236,14 @@ class evaluation {
     return r.src != nullptr ? r.src->scheduled_time : now_;
   }
 
+  // "task "ref" ended FAILED: why", what a workflow failed by this execution says.
+  std::string ended_reason(const row& x) const {
+    std::string reason = "task " + quoted(x.id.ref) + " ended " + std::string(to_string(x.status));
+    if (auto why = reason_of(x); !why.empty())
+      reason += ": " + why;
+    return reason;
+  }
+
   // Whether a permissive task failed for good: the workflow then fails at its end, also
   // when the failure is in a loop iteration this evaluation did not walk again.
   bool failed_permissively() {
@@ -252,10 +260,7 @@ class evaluation {
       if (!failed || info == nullptr || !info->task->permissive || info->task->optional)
         continue;
       permissive_ref_ = x.id.ref;
-      permissive_reason_ =
-        "task " + quoted(x.id.ref) + " ended " + std::string(to_string(x.status));
-      if (auto why = reason_of(x); !why.empty())
-        permissive_reason_ += ": " + why;
+      permissive_reason_ = ended_reason(x);
       return true;
     }
     return false;
@@ -1028,9 +1033,7 @@ class evaluation {
       start(t, fr, std::move(next), std::move(input), delay, d);
       return outcome::pending;
     }
-    std::string reason = "task " + quoted(x.id.ref) + " ended " + std::string(to_string(x.status));
-    if (auto why = reason_of(x); !why.empty())
-      reason += ": " + why;
+    std::string reason = ended_reason(x);
     if (t.optional) {
       update(r, task_status::completed_with_errors, std::nullopt, reason_of(x));
       return outcome::done;
