@@ -119,6 +119,25 @@ void misplaced(const workflow_task& t, const std::string& path, problems& out) {
        "subWorkflowParam", "SUB_WORKFLOW");
 }
 
+// `name`, given at `at`, must be one of the task's inputParameters: its value is read there.
+void check_names_input(const workflow_task& t, const std::string& at, const std::string& name,
+                       problems& out) {
+  if (!t.input_parameters.contains(name))
+    out.push_back({at, quoted(name) + " is not one of this task's inputParameters"});
+}
+
+// A required field naming the input parameter that holds `what`.
+void check_input_param_field(const workflow_task& t, const std::string& path,
+                             const std::string& name, std::string_view field,
+                             std::string_view what, problems& out) {
+  if (name.empty())
+    out.push_back({path_key(path, field), "missing required field (expected the name of the "
+                                            "input parameter holding "
+                                            + std::string(what) + ")"});
+  else
+    check_names_input(t, path_key(path, field), name, out);
+}
+
 void check_switch(const workflow_task& t, const std::string& path, problems& out) {
   auto expr_path = path_key(path, "expression");
   if (t.evaluator_type.empty()) {
@@ -128,9 +147,8 @@ void check_switch(const workflow_task& t, const std::string& path, problems& out
     if (t.expression.empty())
       out.push_back({expr_path, "missing required field (expected the name of an input "
                                 "parameter holding the case value)"});
-    else if (!t.input_parameters.contains(t.expression))
-      out.push_back({expr_path, quoted(t.expression)
-                                  + " is not one of this task's inputParameters"});
+    else
+      check_names_input(t, expr_path, t.expression, out);
   } else if (t.evaluator_type == "javascript" || t.evaluator_type == "graaljs") {
     safe_expr e;
     std::string error;
@@ -229,9 +247,8 @@ void check_decision(const workflow_task& t, const std::string& path, problems& o
   if (by_param == by_expr)
     out.push_back({path, by_param ? "a DECISION takes caseValueParam or caseExpression, not both"
                                   : "a DECISION needs caseValueParam or caseExpression"});
-  if (by_param && !t.input_parameters.contains(t.case_value_param))
-    out.push_back({path_key(path, "caseValueParam"),
-                   quoted(t.case_value_param) + " is not one of this task's inputParameters"});
+  if (by_param)
+    check_names_input(t, path_key(path, "caseValueParam"), t.case_value_param, out);
   safe_expr e;
   std::string error;
   if (by_expr && !e.compile(t.case_expression, error))
@@ -261,21 +278,12 @@ void check_rules(const workflow_task& t, const std::string& path, problems& out)
           out.push_back({path_index(path_key(path, "forkTasks"), b),
                          "expected at least one task in each branch"});
       break;
-    case task_type::fork_join_dynamic: {
-      auto need = [&](const std::string& name, std::string_view field, std::string_view what) {
-        if (name.empty())
-          out.push_back({path_key(path, field), "missing required field (expected the name of "
-                                                  "the input parameter holding "
-                                                  + std::string(what) + ")"});
-        else if (!t.input_parameters.contains(name))
-          out.push_back({path_key(path, field),
-                         quoted(name) + " is not one of this task's inputParameters"});
-      };
-      need(t.dynamic_fork_tasks_param, "dynamicForkTasksParam", "the tasks to fork");
-      need(t.dynamic_fork_tasks_input_param_name, "dynamicForkTasksInputParamName",
-           "their inputs");
+    case task_type::fork_join_dynamic:
+      check_input_param_field(t, path, t.dynamic_fork_tasks_param, "dynamicForkTasksParam",
+                              "the tasks to fork", out);
+      check_input_param_field(t, path, t.dynamic_fork_tasks_input_param_name,
+                              "dynamicForkTasksInputParamName", "their inputs", out);
       break;
-    }
     case task_type::do_while: {
       safe_expr e;
       std::string error;
@@ -313,14 +321,8 @@ void check_rules(const workflow_task& t, const std::string& path, problems& out)
                        "expected the reference names of the tasks it joins (one of them runs)"});
       break;
     case task_type::dynamic:
-      if (t.dynamic_task_name_param.empty())
-        out.push_back({path_key(path, "dynamicTaskNameParam"),
-                       "missing required field (expected the name of the input parameter "
-                       "holding the task name)"});
-      else if (!t.input_parameters.contains(t.dynamic_task_name_param))
-        out.push_back({path_key(path, "dynamicTaskNameParam"),
-                       quoted(t.dynamic_task_name_param)
-                         + " is not one of this task's inputParameters"});
+      check_input_param_field(t, path, t.dynamic_task_name_param, "dynamicTaskNameParam",
+                              "the task name", out);
       break;
     case task_type::start_workflow:
       if (const auto* request = param(t, "startWorkflow"))
