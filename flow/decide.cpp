@@ -253,7 +253,7 @@ class evaluation {
       if (list.empty())
         continue;
       const row& x = rows_[static_cast<std::size_t>(list.back())];
-      const auto* info = split_stored_ref(x.id.ref, index_).info;
+      const auto* info = index_.find(x.base);
       bool failed = x.status == task_status::failed
                     || x.status == task_status::failed_with_terminal_error
                     || x.status == task_status::timed_out;
