@@ -14,19 +14,13 @@
 #include <string>
 #include <string_view>
 
+#include "flow/ascii.hpp"
+
 namespace nf {
 
 /// The domain that means "no domain" (Conductor's NO_DOMAIN, any case).
 inline bool is_no_domain(std::string_view d) {
-  if (d.size() != 9)
-    return false;
-  constexpr std::string_view word = "no_domain";
-  for (std::size_t i = 0; i < d.size(); ++i) {
-    char c = d[i] >= 'A' && d[i] <= 'Z' ? static_cast<char>(d[i] - 'A' + 'a') : d[i];
-    if (c != word[i])
-      return false;
-  }
-  return true;
+  return d.size() == 9 && flow::ascii_lower(d) == "no_domain";
 }
 
 /// Whether `d` may name a domain: 1 to 128 of A-Z a-z 0-9 '_' '-' (never ':', which
