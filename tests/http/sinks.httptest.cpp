@@ -200,4 +200,22 @@ CAF_TEST(nodeflow sinks adds lists disables and removes the sinks the API sees) 
                   4);
 }
 
+CAF_TEST(a sink of another namespace is not found and left as it was) {
+  CAF_REQUIRE_EQUAL(http->post("/api/namespaces", R"({"name": "other"})").status, 201u);
+  auto added = f.run_cli({"sinks", "add", receiver.url("/other"), "--namespace", "other",
+                          "--dsn", f.db.dsn()});
+  CAF_REQUIRE_EQUAL(added.exit_code, 0);
+  std::string id{boost::json::parse(added.lines.at(0)).at("id").as_string()};
+  auto before = f.scalar(R"(SELECT row_to_json(s)::text FROM "WebhookSinks" s)");
+  // The HTTP door acts in its principal's namespace, "default" here.
+  CAF_CHECK_EQUAL(http->get("/api/webhooks/sinks").json().at("sinks").as_array().size(), 0u);
+  check_error(http->get("/api/webhooks/sinks/" + id), 404);
+  check_error(http->put("/api/webhooks/sinks/" + id, R"({"enabled": false})"), 404);
+  check_error(http->del("/api/webhooks/sinks/" + id), 404);
+  CAF_CHECK_EQUAL(f.run_cli({"sinks", "disable", id, "--dsn", f.db.dsn()}).exit_code, 1);
+  CAF_CHECK_EQUAL(f.scalar(R"(SELECT row_to_json(s)::text FROM "WebhookSinks" s)"), before);
+  auto listed = f.run_cli({"sinks", "list", "--namespace", "other", "--dsn", f.db.dsn()});
+  CAF_CHECK_EQUAL(listed.lines.back(), "1 sink(s)");
+}
+
 CAF_TEST_FIXTURE_SCOPE_END()
