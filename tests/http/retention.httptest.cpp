@@ -137,4 +137,19 @@ CAF_TEST(nodeflow partitions drops by the retention settings and refuses the old
             == past_retention(history, now, 2));
 }
 
+CAF_TEST(the timer claims an overdue timer as far back as timer hours are kept) {
+  // 60 hours overdue: past the default 48, within 72, so its hour stays and only a claim
+  // that looks back 72 hours fires it.
+  store::partition_manager past;
+  CAF_REQUIRE(past.ensure_ahead(f.conn, now - 62h));
+  f.sql(R"(WITH w AS (SELECT uuidv7() AS id)
+           INSERT INTO "Timers" ("fireAt", "shard", "kind", "workflowId", "workflowStartedAt")
+           SELECT now() - interval '60 hours', 0, 'workflowTimeout', w.id,
+                  uuid_extract_timestamp(w.id)
+             FROM w)");
+  f.start_node({{"retention.timers_hours", "72"}});
+  CAF_CHECK(f.await_count(R"(SELECT count(*) FROM "Timers" WHERE "claimedAt" IS NOT NULL)", 1,
+                          30s));
+}
+
 CAF_TEST_FIXTURE_SCOPE_END()
