@@ -71,6 +71,9 @@ const std::map<std::string, spec>& specs() {
       1,
       any}},
     {"status", {"status [--json]", {}, {"json"}, 0, 0}},
+    {"task-executions",
+     {"task-executions NAME [--limit N] [--before C] [--json]", {"limit", "before"}, {"json"}, 1,
+      1}},
     {"namespaces",
      {"namespaces list [--json] | namespaces create NAME | namespaces remove NAME",
       {},
@@ -421,6 +424,16 @@ action prepare(const std::string& name, const cli_args& a) {
                   print_dead_letters, out, err);
     };
   }
+  if (name == "task-executions") {
+    msg::task_history_query q;
+    q.task_def_name = pos[0];
+    q.limit = static_cast<int32_t>(integer_flag(a, "limit", 1, 1000, 100));
+    q.cursor = a.value("before").value_or("");
+    bool as_json = a.has("json");
+    return [q, as_json](client& c, std::ostream& out, std::ostream& err) {
+      return show("task-executions", c.task_history(q), as_json, print_task_history, out, err);
+    };
+  }
   if (name == "namespaces") {
     msg::namespace_request r;
     r.op = pos[0];
@@ -468,6 +481,8 @@ const char* client_usage() {
          "  search [--status S] [--name N] [--started-after MS] [--limit N] [--cursor C] [--json]\n"
          "  deadletters list [--after ID] [--limit N] | deadletters replay [ID...]\n"
          "  status [--json]                  node, partitions, queue depths\n"
+         "  task-executions NAME [--limit N] [--before C] [--json]\n"
+         "                                   a task definition's executions, newest first\n"
          "  namespaces list|create NAME|remove NAME   manage namespaces\n"
          "  client commands take --node HOST:PORT (default $NODEFLOW_NODE, else "
          "127.0.0.1:4510),\n"

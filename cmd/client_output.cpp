@@ -196,6 +196,28 @@ void print_dead_letters(const std::string& text, std::ostream& out) {
   out << "\n";
 }
 
+void print_task_history(const std::string& text, std::ostream& out) {
+  auto v = parse_or_text(text);
+  const auto* o = v.if_object();
+  const auto* items = o ? o->if_contains("executions") : nullptr;
+  if (items == nullptr || !items->is_array()) {
+    out << text << "\n";
+    return;
+  }
+  out << std::left << std::setw(38) << "TASK" << std::setw(38) << "WORKFLOW" << std::setw(20)
+      << "REF" << std::setw(28) << "STATUS"
+      << "SCHEDULED (ms)\n";
+  for (const auto& ev : items->as_array())
+    if (const auto* e = ev.if_object())
+      out << std::left << std::setw(38) << str(*e, "taskId") << std::setw(38)
+          << str(*e, "workflowInstanceId") << std::setw(20) << clip(str(*e, "referenceTaskName"), 19)
+          << std::setw(28) << str(*e, "status") << str(*e, "scheduledTime") << "\n";
+  out << items->as_array().size() << " execution(s)";
+  if (const auto* next = o->if_contains("next"); next && !next->is_null())
+    out << "; next page: --before " << str(next);
+  out << "\n";
+}
+
 void print_namespaces(const std::string& text, std::ostream& out) {
   auto v = parse_or_text(text);
   const auto* o = v.if_object();

@@ -32,6 +32,9 @@ void print_dead_letters(const std::string& json, std::ostream& out);
 /// `namespaces list`: one name a line.
 void print_namespaces(const std::string& json, std::ostream& out);
 
+/// A page of a task definition's executions (GET /api/metadata/taskdefs/{name}/executions).
+void print_task_history(const std::string& json, std::ostream& out);
+
 /// What `defs put` registered, each line led by where the definition came from:
 /// `task_sources[i]` for the i-th task definition of the answer, `workflow_sources[i]`
 /// for its i-th workflow definition.

@@ -10,6 +10,7 @@
 #include "cmd/migrate_command.hpp"
 #include "cmd/partitions_command.hpp"
 #include "cmd/secrets_command.hpp"
+#include "cmd/sinks_command.hpp"
 #include "cmd/serve_command.hpp"
 #include "cmd/users_command.hpp"
 #include "cmd/validate_command.hpp"
@@ -33,13 +34,15 @@ void usage(std::ostream& out) {
          "  users list|disable NAME|passwd NAME --dsn DSN   list (no hashes), disable, or set\n"
          "                                   a new password (on stdin)\n"
          "  readiness [--dsn DSN]            is the database ready for this build?\n"
-         "  partitions [--dsn DSN] [--drop-expired] [--audit-months-retained N]\n"
-         "                                   create partitions ahead, drop old ones\n"
+         "  partitions [--dsn DSN] [--drop-expired] [--config F] [--retention.<key> N]...\n"
+         "                                   create partitions ahead, drop those past retention\n"
          "  audit [--since T] [--action A] [--limit N] [--cursor C] [--json] [--dsn DSN]\n"
          "                                   administrative actions, who did them, oldest first\n"
          "  validate FILE...                 check task and workflow definition files\n"
          "  secrets keygen|put|list|remove|rotate   sealed secrets for HTTP tasks (see\n"
          "                                   `nodeflow secrets`; values only on stdin)\n"
+         "  sinks add URL|list|show ID|enable ID|disable ID|remove ID [--dsn DSN]\n"
+         "                                   webhook sinks of a namespace (see `nodeflow sinks`)\n"
          "  config --reference | --check F   print the reference config, or check a file\n"
          "  version                          print the version\n"
          "\n"
@@ -85,6 +88,8 @@ int main(int argc, char** argv) {
     return nf::cmd::run_config_command(sub_argc, sub_argv);
   if (cmd == "secrets")
     return nf::cmd::run_secrets_command(sub_argc, sub_argv);
+  if (cmd == "sinks")
+    return nf::cmd::run_sinks_command(sub_argc, sub_argv);
   if (cmd == "validate")
     return run_validate_command(sub_argc, sub_argv);
   if (cmd == "version" || cmd == "--version") {

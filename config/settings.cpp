@@ -5,6 +5,7 @@
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
+#include <utility>
 
 namespace nf::config {
 
@@ -117,7 +118,16 @@ const std::vector<setting>& all_settings() {
      "partition lease length; a dead node's partitions move after it expires"},
     {keys::maintenance_interval_s, "3600", 1, 86400,
      "how often partitions are created ahead, expired ones dropped, caches and outbox pruned"},
-    {keys::maintenance_audit_months_retained, "84", 1, 1200,
+    {keys::retention_executions_months, "12", 1, 1200,
+     "months of workflow executions kept after the month they started in; an older month is "
+     "dropped with its tasks, unless it still holds a running or paused workflow"},
+    {keys::retention_history_months, "12", 1, 1200,
+     "months of workflow history (events) kept; an older month is dropped unless a workflow "
+     "started by then still runs"},
+    {keys::retention_timers_hours, "48", 2, 720,
+     "hours of timer partitions kept, and how far back the timer claims an overdue timer; "
+     "a pending timer of a dropped hour fires at once"},
+    {keys::retention_audit_months, "84", 1, 1200,
      "months of audit events kept; an older month's partition is dropped, the only way "
      "audit rows leave"},
     {keys::client_timeout_ms, "30000", 1, 3600000,
@@ -170,6 +180,18 @@ const setting* find(const std::string& name) {
   return nullptr;
 }
 
+// Settings that were renamed: a file or flag with the old name is refused naming the new
+// one, never ignored (the old value would silently stop applying).
+const char* renamed_to(const std::string& name) {
+  static const std::pair<const char*, const char*> renamed[] = {
+    {"maintenance.audit_months_retained", "retention.audit_months"},
+  };
+  for (const auto& [old_name, new_name] : renamed)
+    if (name == old_name)
+      return new_name;
+  return nullptr;
+}
+
 std::string trim(const std::string& s) {
   auto b = s.find_first_not_of(" \t\r");
   if (b == std::string::npos)
@@ -200,8 +222,12 @@ values values::defaults() {
 std::optional<std::string> values::set(const std::string& name, const std::string& raw,
                                        const std::string& origin) {
   const setting* s = find(name);
-  if (s == nullptr)
+  if (s == nullptr) {
+    if (const char* now = renamed_to(name))
+      return origin + ": \"" + name + "\" is now \"" + now + "\": rename it (its value means "
+             "the same)";
     return origin + ": unknown setting \"" + name + "\"";
+  }
   value parsed;
   switch (s->type) {
     case kind::integer: {

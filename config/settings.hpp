@@ -80,8 +80,10 @@ inline constexpr key<std::string> egress_deny{"egress.deny"};
 inline constexpr key<int64_t> membership_heartbeat_ms{"membership.heartbeat_ms"};
 inline constexpr key<int64_t> membership_lease_ms{"membership.lease_ms"};
 inline constexpr key<int64_t> maintenance_interval_s{"maintenance.interval_s"};
-inline constexpr key<int64_t> maintenance_audit_months_retained{
-  "maintenance.audit_months_retained"};
+inline constexpr key<int64_t> retention_executions_months{"retention.executions_months"};
+inline constexpr key<int64_t> retention_history_months{"retention.history_months"};
+inline constexpr key<int64_t> retention_timers_hours{"retention.timers_hours"};
+inline constexpr key<int64_t> retention_audit_months{"retention.audit_months"};
 inline constexpr key<int64_t> client_timeout_ms{"client.timeout_ms"};
 inline constexpr key<std::string> http_host{"http.host"};
 inline constexpr key<int64_t> http_port{"http.port"};

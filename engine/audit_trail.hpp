@@ -10,6 +10,10 @@
 //   workflow.signal       target the workflow id, details {"signal"}
 //   workflow.task_update  (a WAIT completed by its ref) target the id, {"taskRef","status"}
 //   deadletters.replay    target the ids ("1,2,3") or "all", details {"replayed"}
+//   sinks.create          target "sink:<id>", details {"url" (no query),"enabled","signingSecretSet"}
+//   sinks.update          target "sink:<id>", details {"fields":[names written], "url",
+//                         "enabled", "signingSecretSet" when written}
+//   sinks.remove          target "sink:<id>"
 // Payloads, inputs and outputs are never copied into details: they may carry secrets.
 
 #include <string>

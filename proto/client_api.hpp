@@ -62,6 +62,10 @@ using client_api = caf::typed_actor<
   caf::replies_to<metrics_atom>::with<std::string>,
   // The audit record, a page of it: `{"events":[{"id","at","actor","origin","namespace",
   // "action","target","details"}],"nextCursor":id|null}`.
-  caf::replies_to<audit_atom, msg::audit_query>::with<std::string>>;
+  caf::replies_to<audit_atom, msg::audit_query>::with<std::string>,
+  // A namespace's webhook sinks (msg::sink_request): list, get, create, update, remove.
+  caf::replies_to<sinks_atom, msg::sink_request>::with<std::string>,
+  // The executions of a task definition, newest first (msg::task_history_query).
+  caf::replies_to<task_history_atom, msg::task_history_query>::with<std::string>>;
 
 } // namespace nf

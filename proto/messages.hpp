@@ -276,6 +276,35 @@ struct namespace_request {
   std::string origin;
 };
 
+/// A namespace's webhook sinks ("WebhookSinks", where the relay delivers its outbox events):
+/// op "list", "get" (`id`), "create" (`body_json`: the sink as JSON), "update" (`id`,
+/// `body_json`: the fields to change) or "remove" (`id`). Answers JSON: a sink
+/// `{"id","url","eventTypes","maxAttempts","timeoutMs","enabled","signingSecretSet",
+/// "createdTime","updatedTime"}` (its signing secret is never answered),
+/// `{"sinks":[…]}` for a list, `{"removed":id}` for a remove.
+struct sink_request {
+  std::string op = "list";
+  std::string id;
+  std::string body_json;
+  std::string namespace_id; ///< the namespace's name; empty = "default" (see start_request)
+  /// Who asked and through which door, for the audit record (store/audit.hpp). The door
+  /// fills both; the api actor overwrites them for a request from another process.
+  std::string actor;
+  std::string origin;
+  std::string credential;
+};
+
+/// The executions of a task definition, newest scheduled first, keyset-paged: `cursor` is
+/// the previous page's `next` (empty = the newest). Answers
+/// `{"taskDefName","executions":[…],"next":cursor|null}`.
+struct task_history_query {
+  std::string task_def_name;
+  std::string cursor;
+  int32_t limit = 100; ///< 1 … 1000
+  std::string namespace_id; ///< the namespace's name; empty = "default" (see start_request)
+  std::string credential;
+};
+
 /// An API key presented on the client protocol; answered with a session (or
 /// `unauthenticated`). The key's secret crosses the wire once per session, never again.
 struct login_request {
@@ -426,6 +455,17 @@ typename Inspector::result_type inspect(Inspector& f, definitions_registration& 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, audit_query& x) {
   return f(caf::meta::type_name("nf::msg::audit_query"), x.since_ms, x.action, x.cursor,
+           x.limit, x.namespace_id, x.credential);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, sink_request& x) {
+  return f(caf::meta::type_name("nf::msg::sink_request"), x.op, x.id, x.body_json,
+           x.namespace_id, x.actor, x.origin, x.credential);
+}
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, task_history_query& x) {
+  return f(caf::meta::type_name("nf::msg::task_history_query"), x.task_def_name, x.cursor,
            x.limit, x.namespace_id, x.credential);
 }
 

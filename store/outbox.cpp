@@ -45,8 +45,12 @@ constexpr statement claim_one{"outbox.claim_one", NF_OUTBOX_DELIVERABLE(NF_ONE_S
 constexpr statement claim_some{"outbox.claim", NF_OUTBOX_DELIVERABLE(NF_SOME_SHARDS) NF_OUTBOX_CLAIM};
 constexpr statement claim_each{"outbox.claim_each", NF_OUTBOX_DELIVERABLE_EACH NF_OUTBOX_CLAIM};
 
-#define NF_OUTBOX_PUBLISH \
-  R"( UPDATE "OutboxEvents" o SET "publishedAt" = now() FROM c WHERE o."id" = c."id")"
+// Only while no sink is enabled, in the statement's own snapshot: an event is written
+// deliverable only while a sink is enabled, so a sink made since the relay last read its
+// sinks is visible here whenever its events are, and they stay to be delivered to it.
+#define NF_OUTBOX_PUBLISH                                                                  \
+  R"( UPDATE "OutboxEvents" o SET "publishedAt" = now() FROM c WHERE o."id" = c."id")"     \
+  R"( AND NOT EXISTS (SELECT 1 FROM "WebhookSinks" WHERE "enabled"))"
 constexpr statement publish_unrouted_one{"outbox.publish_unrouted_one",
                                          NF_OUTBOX_DELIVERABLE(NF_ONE_SHARD) NF_OUTBOX_PUBLISH};
 constexpr statement publish_unrouted_some{"outbox.publish_unrouted",

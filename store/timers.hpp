@@ -48,7 +48,7 @@ struct fired_timer {
 struct fire_options {
   std::vector<shard_id> shards; ///< the caller's partitions; empty = every shard
   int limit = 100;              ///< 1 … 10000
-  int horizon_hours = 48;       ///< oldest "fireAt" still claimed (the retention horizon)
+  int horizon_hours = 48;       ///< oldest "fireAt" still claimed (retention.timers_hours)
 };
 
 /// Claims due timers (both bounds, SKIP LOCKED) and fires them in one transaction:

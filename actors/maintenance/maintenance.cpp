@@ -1,4 +1,5 @@
 #include "actors/maintenance/maintenance.hpp"
+#include "actors/maintenance/retention.hpp"
 
 #include <chrono>
 #include <optional>
@@ -87,10 +88,7 @@ caf::behavior maintenance_behavior(maintenance_actor* self, std::string dsn,
   st.db.emplace(std::move(dsn));
   st.interval = std::chrono::seconds{settings.get(config::keys::maintenance_interval_s)};
   st.outbox_retention_s = settings.get(config::keys::relay_published_retention_s);
-  store::partition_settings partitions;
-  partitions.audit_months_retained =
-    static_cast<int>(settings.get(config::keys::maintenance_audit_months_retained));
-  st.partitions = store::partition_manager{partitions};
+  st.partitions = store::partition_manager{retention_of(settings)};
   self->send(self, tick_atom_v);
   return {
     [=](tick_atom) {

@@ -23,8 +23,9 @@ namespace {
 using clock_type = std::chrono::steady_clock;
 using std::chrono::milliseconds;
 
-// Sinks change rarely; a new or disabled sink takes effect within this long (plus a poll
-// interval while there was none: see `hints_wanted`).
+// Sinks change rarely; a new or disabled sink takes effect within this long. While the
+// relay knows of none it reads them again every round (a poll interval apart, see
+// `hints_wanted`): a first sink is delivered every event written after its commit.
 constexpr auto sinks_ttl = std::chrono::seconds(5);
 // Deliveries in flight at once per relay.
 constexpr size_t max_in_flight = 32;
@@ -61,7 +62,7 @@ caf::expected<const std::vector<store::webhook_sink>*> sinks(relay_actor* self,
                                                              store::connection& conn) {
   auto& st = self->state;
   auto now = self->clock().now();
-  if (!st.sinks_loaded || now - *st.sinks_loaded >= sinks_ttl) {
+  if (!st.sinks_loaded || st.sinks.empty() || now - *st.sinks_loaded >= sinks_ttl) {
     auto got = store::load_webhook_sinks(conn);
     if (!got)
       return std::move(got.error());

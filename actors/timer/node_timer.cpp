@@ -45,6 +45,9 @@ struct timer_state {
   int batch_size = 256;
   milliseconds poll_interval{1000};
   milliseconds full_sweep_interval{60000};
+  /// How far back a full sweep claims (retention.timers_hours): as far as timer hours are
+  /// kept, since a dropped hour's pending timers are moved to fire now.
+  int horizon_hours = 48;
   clock_type::time_point next_full_sweep{}; ///< the first check sweeps the whole horizon
   bool sweep_again = false; ///< a full sweep filled its batch, or a shard joined
   std::optional<clock_type::time_point> alarm_at; ///< the pending wake-up, if any
@@ -118,8 +121,7 @@ void check(timer_actor* self) {
   opt.limit = st.batch_size;
   auto now = clock_type::now();
   bool full = st.sweep_again || now >= st.next_full_sweep;
-  if (!full)
-    opt.horizon_hours = recent_hours;
+  opt.horizon_hours = full ? st.horizon_hours : recent_hours;
   auto fired = store::fire_due_timers(*conn, opt);
   if (!fired) {
     st.db->failed("timer_failed", fired.error());
@@ -191,6 +193,7 @@ caf::behavior timer(timer_actor* self, node_timer_context ctx) {
   st.poll_interval = milliseconds{st.ctx.settings.get(config::keys::timer_poll_interval_ms)};
   st.full_sweep_interval =
     milliseconds{st.ctx.settings.get(config::keys::timer_full_sweep_interval_ms)};
+  st.horizon_hours = static_cast<int>(st.ctx.settings.get(config::keys::retention_timers_hours));
   // A partition that moved away takes its shard with it; the others go on.
   self->set_down_handler([self](caf::down_msg& dm) { self->state.served.leave(dm.source); });
   self->send(self, tick_atom_v);

@@ -580,6 +580,18 @@ api_actor::behavior_type api(api_pointer self, api_options opts) {
         return to_store<std::string>(self, check(m), definitions_atom_v, std::move(m));
       });
     },
+    [self](sinks_atom, msg::sink_request& r) -> caf::result<std::string> {
+      return in_namespace<std::string>(self, access::admin, "webhook sinks", sinks_atom_v, r,
+                                       [self](auto& m) {
+        return to_store<std::string>(self, check(m), sinks_atom_v, std::move(m));
+      });
+    },
+    [self](task_history_atom, msg::task_history_query& q) -> caf::result<std::string> {
+      return in_namespace<std::string>(self, access::reader, "task executions",
+                                       task_history_atom_v, q, [self](auto& m) {
+        return to_store<std::string>(self, check(m), task_history_atom_v, std::move(m));
+      });
+    },
     [self](audit_atom, msg::audit_query& q) -> caf::result<std::string> {
       if (auto refused = admit(self, q, access::admin, "audit"))
         return refused;

@@ -336,6 +336,30 @@ caf::error check(const msg::namespace_request& r) {
   return p.done();
 }
 
+caf::error check(const msg::sink_request& r) {
+  problems p;
+  p.uuid("namespace_id", r.namespace_id, false);
+  if (r.op == "list") {
+    if (!r.id.empty())
+      p.add("id", "a list names no sink, got " + flow::quoted(r.id.substr(0, 64)));
+  } else if (r.op == "get" || r.op == "update" || r.op == "remove") {
+    p.uuid("id", r.id);
+  } else if (r.op != "create") {
+    p.add("op", "expected list, get, create, update or remove, got " + flow::quoted(r.op.substr(0, 64)));
+  }
+  // The sink's own fields are the engine's to check (engine/webhook_sinks.cpp): the CLI,
+  // which writes without the api, passes the same checks.
+  return p.done();
+}
+
+caf::error check(const msg::task_history_query& q) {
+  problems p;
+  p.uuid("namespace_id", q.namespace_id, false);
+  p.text("name", q.task_def_name, max_name, true);
+  p.range("limit", q.limit, 1, 1000);
+  return p.done();
+}
+
 caf::error check(const msg::audit_query& r) {
   problems p;
   p.range("since_ms", r.since_ms, 0, INT64_MAX / 2);

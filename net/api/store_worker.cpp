@@ -11,6 +11,8 @@
 #include "config/folder_logger.hpp"
 #include "engine/audit_trail.hpp"
 #include "engine/operations.hpp"
+#include "engine/task_history.hpp"
+#include "engine/webhook_sinks.hpp"
 #include "engine/metrics/node_metrics.hpp"
 #include "engine/metrics/store_part.hpp"
 #include "proto/errors.hpp"
@@ -107,6 +109,12 @@ caf::behavior store_worker(caf::stateful_actor<worker_state>* self, store_worker
     },
     [&st](deadletter_atom, const msg::deadletter_request& r) -> caf::result<std::string> {
       return st.run([&](store::connection& c) { return engine::dead_letters(c, r); });
+    },
+    [&st](sinks_atom, const msg::sink_request& r) -> caf::result<std::string> {
+      return st.run([&](store::connection& c) { return engine::webhook_sinks(c, r); });
+    },
+    [&st](task_history_atom, const msg::task_history_query& q) -> caf::result<std::string> {
+      return st.run([&](store::connection& c) { return engine::task_history(c, q); });
     },
     [&st](metrics_atom) -> caf::result<std::string> {
       return st.run([&](store::connection& c) { return engine::store_metrics(c); });

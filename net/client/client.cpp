@@ -439,6 +439,10 @@ caf::expected<std::string> client::definitions(const msg::definitions_query& q) 
   return impl_->call_sync<std::string>(impl_->opts.timeout, definitions_atom_v, scoped(q));
 }
 
+caf::expected<std::string> client::task_history(const msg::task_history_query& q) {
+  return impl_->call_sync<std::string>(impl_->opts.timeout, task_history_atom_v, scoped(q));
+}
+
 caf::expected<std::string> client::deadletters(const msg::deadletter_request& r) {
   return impl_->call_sync<std::string>(impl_->opts.timeout, deadletter_atom_v, scoped(r));
 }

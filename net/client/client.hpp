@@ -133,6 +133,8 @@ public:
   caf::expected<std::string> deadletters(const msg::deadletter_request& r);
   /// Creates, lists or removes namespaces (msg::namespace_request); answers JSON text.
   caf::expected<std::string> namespaces(const msg::namespace_request& r);
+  /// The executions of a task definition, newest first (msg::task_history_query); JSON text.
+  caf::expected<std::string> task_history(const msg::task_history_query& q);
 
   template <class T>
   using callback = std::function<void(caf::expected<T>)>;

@@ -345,8 +345,10 @@ caf::error invalid_settings(const partition_settings& s) {
   if (s.months_ahead < 0 || s.hours_ahead < 0)
     return make_error(errc::invalid, "partition lookahead (months_ahead, hours_ahead) must be "
                                      ">= 0");
-  if (s.months_retained < 1 || s.hours_retained < 1 || s.audit_months_retained < 1)
-    return make_error(errc::invalid, "partition retention (months_retained, hours_retained, "
+  if (s.months_retained < 1 || s.history_months_retained < 1 || s.hours_retained < 1
+      || s.audit_months_retained < 1)
+    return make_error(errc::invalid, "partition retention (months_retained, "
+                                     "history_months_retained, hours_retained, "
                                      "audit_months_retained) must be >= 1");
   return {};
 }
@@ -508,7 +510,9 @@ caf::expected<drop_report> partition_manager::drop_expired(connection& conn, tim
     // Whole periods: the current one plus `retained` before it stay.
     auto retained = t.hourly        ? settings_.hours_retained
                     : t.append_only ? settings_.audit_months_retained
-                                    : settings_.months_retained;
+                    : std::string_view{t.parent} == "WorkflowEvents"
+                      ? settings_.history_months_retained
+                      : settings_.months_retained;
     auto horizon = add_periods(period_start(now_s, t.hourly), -retained, t.hourly);
     for (const auto& p : *existing) {
       if (to_seconds(p.hi) > horizon)

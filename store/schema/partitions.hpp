@@ -20,10 +20,17 @@ namespace nf::store {
 struct partition_settings {
   int months_ahead = 3;     ///< "WorkflowExecutions", "WorkflowEvents": current month + this many
   int hours_ahead = 48;     ///< "Timers": current hour + this many
-  int months_retained = 12; ///< a monthly partition whose end is older than now - this is dropped
-  int hours_retained = 48;  ///< an hourly partition whose end is older than now - this is dropped
+  /// "WorkflowExecutions": a month whose end is older than now - this many is dropped.
+  int months_retained = 12;
+  /// "Timers": an hour whose end is older than now - this many is dropped; the timer's
+  /// claim looks back as far (store::fire_options::horizon_hours), so a timer it could
+  /// still claim is never in a dropped hour without being moved first.
+  int hours_retained = 48;
   /// "AuditEvents" months: "who changed this?" is asked long after the executions were pruned.
   int audit_months_retained = 84;
+  /// "WorkflowEvents": as months_retained, for the history (a running workflow keeps its
+  /// months). Last, so the positional initialisers above keep their meaning.
+  int history_months_retained = 12;
 };
 
 /// One managed range partition (docs/schema.md §3): its name, its parent and

@@ -74,6 +74,17 @@ CAF_TEST(wrong types and out of range values name the key and what was expected)
   CAF_CHECK_EQUAL(v.get(keys::decider_batch_size), 128);
 }
 
+CAF_TEST(a renamed setting is refused naming its new name) {
+  auto v = values::defaults();
+  auto problems = load_text("maintenance.audit_months_retained = 24\n", "old.conf", v);
+  CAF_REQUIRE_EQUAL(problems.size(), 1u);
+  CAF_CHECK_EQUAL(problems[0], "old.conf:1: \"maintenance.audit_months_retained\" is now "
+                               "\"retention.audit_months\": rename it (its value means the same)");
+  CAF_CHECK_EQUAL(v.get(keys::retention_audit_months), 84);
+  CAF_CHECK(!v.set("retention.audit_months", "24", "test"));
+  CAF_CHECK_EQUAL(v.get(keys::retention_audit_months), 24);
+}
+
 CAF_TEST(a valid file overrides the defaults) {
   auto v = values::defaults();
   auto problems = load_text("# comment\n\nnode.port = 4600\ndb.dsn = \"postgresql://x@h/db\"\n",

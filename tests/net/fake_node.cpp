@@ -58,6 +58,14 @@ client_api::behavior_type fake(client_api::stateful_pointer<fake_state> self,
       log->add("namespaces " + r.op + " " + r.name);
       return R"({"namespaces":[]})";
     },
+    [log](sinks_atom, const msg::sink_request& r) -> std::string {
+      log->add("sinks " + r.op + " " + r.id);
+      return R"({"sinks":[]})";
+    },
+    [log](task_history_atom, const msg::task_history_query& q) -> std::string {
+      log->add("task history " + q.task_def_name);
+      return R"({"taskDefName":"t","executions":[],"next":null})";
+    },
     [log](definitions_atom, const msg::definitions_query& q) -> std::string {
       log->add("definitions " + q.op + " " + q.kind + " " + q.name);
       return "[]";

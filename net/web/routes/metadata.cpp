@@ -119,6 +119,33 @@ void add_task_def_routes(router& r, gateway* api, json_limits lim) {
                                  fail_with(ex), definitions_atom_v,
                                  scoped(ex, query_of("get", "task", ex->param("tasktype"))));
          }});
+  r.add({verb::get, "/api/metadata/taskdefs/{tasktype}/executions",
+         "The executions of a task definition, newest scheduled first, a page at a time",
+         {{"limit", "at most this many (1 … 1000, default 100)", false, "integer"},
+          {"before", "the \"next\" of the previous page (absent: the newest)", false, "string"}},
+         body_kind::none, {},
+         "{\"taskDefName\",\"executions\":[{\"taskId\",\"workflowInstanceId\","
+         "\"referenceTaskName\",\"iteration\",\"retryCount\",\"taskType\",\"status\","
+         "\"scheduledTime\",\"startTime\",\"endTime\",\"workerId\","
+         "\"reasonForIncompletion\"}],\"next\":cursor|null}",
+         "metadata", access::reader, [api](const exchange_ptr& ex) {
+           auto limit = query_int(ex, "limit", 100, 1, 1000);
+           if (!limit)
+             return;
+           msg::task_history_query q;
+           q.task_def_name = ex->param("tasktype");
+           q.limit = static_cast<int32_t>(*limit);
+           if (const auto* before = ex->query("before")) {
+             if (before->empty()) {
+               ex->fail(400, "before: expected the \"next\" of a previous page, got nothing",
+                        "before");
+               return;
+             }
+             q.cursor = *before;
+           }
+           api->ask<std::string>([ex](std::string& t) { answer_json_text(ex, t); },
+                                 fail_with(ex), task_history_atom_v, scoped(ex, std::move(q)));
+         }});
   r.add({verb::delete_, "/api/metadata/taskdefs/{tasktype}",
          "Delete a task definition no workflow definition uses (409 naming those that do)",
          {}, body_kind::none, {}, "{\"deleted\":{\"kind\":\"task\",\"name\"}}", "metadata", access::admin,
