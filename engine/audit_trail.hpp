@@ -10,6 +10,9 @@
 //   workflow.signal       target the workflow id, details {"signal"}
 //   workflow.task_update  (a WAIT completed by its ref) target the id, {"taskRef","status"}
 //   deadletters.replay    target the ids ("1,2,3") or "all", details {"replayed"}
+//   schedules.save        target "schedule:<name>", details {"created","cronExpression",
+//                         "zoneId","workflowName","paused"} (engine/schedules/schedules.cpp)
+//   schedules.<op>        op pause|resume|delete, target "schedule:<name>"; pause {"reason"}
 // Payloads, inputs and outputs are never copied into details: they may carry secrets.
 
 #include <string>

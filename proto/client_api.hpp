@@ -62,6 +62,9 @@ using client_api = caf::typed_actor<
   caf::replies_to<metrics_atom>::with<std::string>,
   // The audit record, a page of it: `{"events":[{"id","at","actor","origin","namespace",
   // "action","target","details"}],"nextCursor":id|null}`.
-  caf::replies_to<audit_atom, msg::audit_query>::with<std::string>>;
+  caf::replies_to<audit_atom, msg::audit_query>::with<std::string>,
+  // Workflow schedules (msg::schedule_request): create or replace, list, read, pause,
+  // resume, delete, and the next times of a cron expression; answers JSON text.
+  caf::replies_to<schedules_atom, msg::schedule_request>::with<std::string>>;
 
 } // namespace nf

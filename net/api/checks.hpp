@@ -38,6 +38,7 @@ caf::error check(const msg::events_request& r, const check_limits& limits);
 caf::error check(const msg::deadletter_request& r);
 caf::error check(const msg::definitions_query& r);
 caf::error check(const msg::namespace_request& r);
+caf::error check(const msg::schedule_request& r);
 /// Definitions text: must be non-empty JSON (the store worker checks the rest).
 caf::error check_definitions_text(std::string_view text);
 caf::error check(const msg::audit_query& r);

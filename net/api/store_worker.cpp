@@ -11,6 +11,7 @@
 #include "config/folder_logger.hpp"
 #include "engine/audit_trail.hpp"
 #include "engine/operations.hpp"
+#include "engine/schedules/schedules.hpp"
 #include "engine/metrics/node_metrics.hpp"
 #include "engine/metrics/store_part.hpp"
 #include "proto/errors.hpp"
@@ -72,6 +73,9 @@ caf::behavior store_worker(caf::stateful_actor<worker_state>* self, store_worker
     // A namespace's id by its name (the api's lookup, cached there).
     [&st](namespaces_atom, const std::string& name) -> caf::result<std::string> {
       return st.run([&](store::connection& c) { return engine::resolve_namespace(c, name); });
+    },
+    [&st](schedules_atom, const msg::schedule_request& r) -> caf::result<std::string> {
+      return st.run([&](store::connection& c) { return engine::schedules::handle(c, r); });
     },
     [&st](definitions_atom, const msg::definitions_query& q) -> caf::result<std::string> {
       return st.run([&](store::connection& c) { return engine::definitions(c, q); });

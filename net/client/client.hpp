@@ -133,6 +133,8 @@ public:
   caf::expected<std::string> deadletters(const msg::deadletter_request& r);
   /// Creates, lists or removes namespaces (msg::namespace_request); answers JSON text.
   caf::expected<std::string> namespaces(const msg::namespace_request& r);
+  /// Workflow schedules (msg::schedule_request) in the client's namespace; answers JSON text.
+  caf::expected<std::string> schedules(const msg::schedule_request& r);
 
   template <class T>
   using callback = std::function<void(caf::expected<T>)>;

@@ -58,6 +58,10 @@ client_api::behavior_type fake(client_api::stateful_pointer<fake_state> self,
       log->add("namespaces " + r.op + " " + r.name);
       return R"({"namespaces":[]})";
     },
+    [log](schedules_atom, const msg::schedule_request& r) -> std::string {
+      log->add("schedules " + r.op + " " + r.name);
+      return "[]";
+    },
     [log](definitions_atom, const msg::definitions_query& q) -> std::string {
       log->add("definitions " + q.op + " " + q.kind + " " + q.name);
       return "[]";
