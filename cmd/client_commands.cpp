@@ -74,6 +74,17 @@ const std::map<std::string, spec>& specs() {
     {"task-executions",
      {"task-executions NAME [--limit N] [--before C] [--json]", {"limit", "before"}, {"json"}, 1,
       1}},
+    {"schedules",
+     {"schedules create NAME --cron EXPR --workflow WF [--version V] [--input JSON] "
+      "[--correlation-id C] [--zone Z] [--catch-up] [--paused] [--start MS] [--end MS] "
+      "[--description D] | schedules list [--workflow WF] [--json] | schedules get NAME | "
+      "schedules pause NAME [--reason R] | schedules resume NAME | schedules delete NAME | "
+      "schedules next NAME|--cron EXPR [--zone Z] [--count N]",
+      {"cron", "workflow", "version", "input", "correlation-id", "zone", "start", "end",
+       "description", "reason", "count"},
+      {"catch-up", "paused", "json"},
+      1,
+      2}},
     {"namespaces",
      {"namespaces list [--json] | namespaces create NAME | namespaces remove NAME",
       {},
@@ -225,6 +236,110 @@ private:
 };
 
 using action = std::function<int(client&, std::ostream&, std::ostream&)>;
+
+// `schedules ACTION …`: one schedule_request, or for `next NAME` the schedule's read first.
+action prepare_schedules(const cli_args& a) {
+  const auto& pos = a.positional;
+  msg::schedule_request r;
+  r.op = pos[0];
+  auto only = [&](std::initializer_list<const char*> allowed) {
+    for (const auto& f : {"cron", "workflow", "version", "input", "correlation-id", "zone",
+                          "start", "end", "description", "reason", "count", "catch-up",
+                          "paused"}) {
+      bool ok = false;
+      for (auto* x : allowed)
+        ok = ok || std::string{x} == f;
+      if (!ok && a.has(f))
+        throw usage_error{"schedules " + r.op + " takes no --" + f};
+    }
+  };
+  auto named = [&] {
+    if (pos.size() < 2)
+      throw usage_error{"schedules " + r.op + " takes the schedule's NAME"};
+    r.name = pos[1];
+  };
+  if (r.op == "create") {
+    only({"cron", "workflow", "version", "input", "correlation-id", "zone", "start", "end",
+          "description", "catch-up", "paused"});
+    named();
+    if (!a.value("cron") || !a.value("workflow"))
+      throw usage_error{"schedules create needs --cron EXPR and --workflow WF"};
+    boost::json::object start{{"name", *a.value("workflow")}};
+    if (a.has("version"))
+      start["version"] = integer_flag(a, "version", 1, INT32_MAX, 1);
+    if (auto input = a.value("input")) {
+      boost::system::error_code ec;
+      auto v = boost::json::parse(*input, ec);
+      if (ec || !v.is_object())
+        throw usage_error{"--input: expected a JSON object"};
+      start["input"] = v;
+    }
+    if (auto c = a.value("correlation-id"))
+      start["correlationId"] = *c;
+    boost::json::object body{{"name", r.name},
+                             {"cronExpression", *a.value("cron")},
+                             {"startWorkflowRequest", std::move(start)},
+                             {"paused", a.has("paused")},
+                             {"runCatchupScheduleInstances", a.has("catch-up")}};
+    if (auto z = a.value("zone"))
+      body["zoneId"] = *z;
+    if (auto d = a.value("description"))
+      body["description"] = *d;
+    if (a.has("start"))
+      body["scheduleStartTime"] = integer_flag(a, "start", 0, INT64_MAX / 2, 0);
+    if (a.has("end"))
+      body["scheduleEndTime"] = integer_flag(a, "end", 0, INT64_MAX / 2, 0);
+    r.op = "save";
+    r.body = boost::json::serialize(body);
+  } else if (r.op == "list") {
+    only({"workflow"});
+    if (pos.size() > 1)
+      throw usage_error{"schedules list takes no name (use --workflow WF to filter)"};
+    r.workflow_name = a.value("workflow").value_or("");
+  } else if (r.op == "get" || r.op == "resume" || r.op == "delete") {
+    only({});
+    named();
+  } else if (r.op == "pause") {
+    only({"reason"});
+    named();
+    r.reason = a.value("reason").value_or("");
+  } else if (r.op == "next") {
+    only({"cron", "zone", "count"});
+    r.limit = static_cast<int32_t>(integer_flag(a, "count", 1, 100, 5));
+    if (pos.size() > 1 && a.has("cron"))
+      throw usage_error{"schedules next takes a NAME or --cron EXPR, not both"};
+    if (pos.size() > 1) {
+      r.name = pos[1];
+    } else if (auto c = a.value("cron")) {
+      r.cron_expression = *c;
+      r.zone_id = a.value("zone").value_or("");
+    } else {
+      throw usage_error{"schedules next takes a schedule's NAME or --cron EXPR"};
+    }
+  } else {
+    throw usage_error{"unknown schedules action \"" + r.op
+                      + "\" (expected create, list, get, pause, resume, delete or next)"};
+  }
+  bool as_json = a.has("json");
+  return [r, as_json](client& c, std::ostream& out, std::ostream& err) mutable {
+    if (r.op == "next" && !r.name.empty()) {
+      msg::schedule_request get;
+      get.op = "get";
+      get.name = r.name;
+      auto s = c.schedules(get);
+      if (!s)
+        return fail(err, "schedules next", s.error());
+      auto v = boost::json::parse(*s).as_object();
+      r.cron_expression = std::string{v.at("cronExpression").as_string()};
+      r.zone_id = std::string{v.at("zoneId").as_string()};
+      if (const auto* st = v.if_contains("scheduleStartTime"); st && st->is_int64())
+        r.start_ms = st->as_int64();
+      if (const auto* en = v.if_contains("scheduleEndTime"); en && en->is_int64())
+        r.end_ms = en->as_int64();
+    }
+    return show("schedules", c.schedules(r), as_json, print_schedules, out, err);
+  };
+}
 
 // Reads the arguments into the action that sends the request; throws
 // usage_error for anything a node need not see to reject.
@@ -434,6 +549,8 @@ action prepare(const std::string& name, const cli_args& a) {
       return show("task-executions", c.task_history(q), as_json, print_task_history, out, err);
     };
   }
+  if (name == "schedules")
+    return prepare_schedules(a);
   if (name == "namespaces") {
     msg::namespace_request r;
     r.op = pos[0];
@@ -484,6 +601,9 @@ const char* client_usage() {
          "  task-executions NAME [--limit N] [--before C] [--json]\n"
          "                                   a task definition's executions, newest first\n"
          "  namespaces list|create NAME|remove NAME   manage namespaces\n"
+         "  schedules create NAME --cron EXPR --workflow WF [--zone Z] [--input JSON] …\n"
+         "  schedules list [--workflow WF] | get|pause|resume|delete NAME | next NAME|--cron EXPR\n"
+         "                                   workflow schedules (cron with seconds, time zones)\n"
          "  client commands take --node HOST:PORT (default $NODEFLOW_NODE, else "
          "127.0.0.1:4510),\n"
          "  --namespace NAME (default $NODEFLOW_NAMESPACE, else default; a key acts in its own)\n"

@@ -218,6 +218,33 @@ void print_task_history(const std::string& text, std::ostream& out) {
   out << "\n";
 }
 
+void print_schedules(const std::string& text, std::ostream& out) {
+  auto v = parse_or_text(text);
+  auto line = [&](const json::object& s) {
+    const auto* start = s.if_contains("startWorkflowRequest");
+    std::string workflow = start && start->is_object() ? str(start->as_object(), "name") : "";
+    const auto* paused = s.if_contains("paused");
+    bool is_paused = paused && paused->is_bool() && paused->as_bool();
+    out << str(s, "name") << "  " << (is_paused ? "paused" : "active") << "  \""
+        << str(s, "cronExpression") << "\"  " << str(s, "zoneId") << "  " << workflow
+        << "  next " << time_at(s, "nextRunTime") << "\n";
+  };
+  if (const auto* a = v.if_array()) {
+    for (const auto& x : *a) {
+      if (x.is_int64())
+        out << format_time(x.as_int64()) << "\n";
+      else if (const auto* s = x.if_object())
+        line(*s);
+    }
+    return;
+  }
+  if (const auto* o = v.if_object(); o && o->contains("cronExpression")) {
+    line(*o);
+    return;
+  }
+  out << text << "\n";
+}
+
 void print_namespaces(const std::string& text, std::ostream& out) {
   auto v = parse_or_text(text);
   const auto* o = v.if_object();

@@ -31,6 +31,9 @@ void print_dead_letters(const std::string& json, std::ostream& out);
 
 /// `namespaces list`: one name a line.
 void print_namespaces(const std::string& json, std::ostream& out);
+/// Schedules (one or a list: name, state, cron, zone, workflow, next run), a delete's
+/// answer, or the next times of a cron expression (one per line, UTC).
+void print_schedules(const std::string& json, std::ostream& out);
 
 /// A page of a task definition's executions (GET /api/metadata/taskdefs/{name}/executions).
 void print_task_history(const std::string& json, std::ostream& out);

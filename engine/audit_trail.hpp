@@ -14,6 +14,9 @@
 //   sinks.update          target "sink:<id>", details {"fields":[names written], "url",
 //                         "enabled", "signingSecretSet" when written}
 //   sinks.remove          target "sink:<id>"
+//   schedules.save        target "schedule:<name>", details {"created","cronExpression",
+//                         "zoneId","workflowName","paused"} (engine/schedules/schedules.cpp)
+//   schedules.<op>        op pause|resume|delete, target "schedule:<name>"; pause {"reason"}
 // Payloads, inputs and outputs are never copied into details: they may carry secrets.
 
 #include <string>

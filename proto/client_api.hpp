@@ -66,6 +66,9 @@ using client_api = caf::typed_actor<
   // A namespace's webhook sinks (msg::sink_request): list, get, create, update, remove.
   caf::replies_to<sinks_atom, msg::sink_request>::with<std::string>,
   // The executions of a task definition, newest first (msg::task_history_query).
-  caf::replies_to<task_history_atom, msg::task_history_query>::with<std::string>>;
+  caf::replies_to<task_history_atom, msg::task_history_query>::with<std::string>,
+  // Workflow schedules (msg::schedule_request): create or replace, list, read, pause,
+  // resume, delete, and the next times of a cron expression; answers JSON text.
+  caf::replies_to<schedules_atom, msg::schedule_request>::with<std::string>>;
 
 } // namespace nf

@@ -294,6 +294,30 @@ struct sink_request {
   std::string credential;
 };
 
+/// Workflow schedules (Conductor's scheduler): op "list" (`workflow_name` filters), "get",
+/// "save" (`body`: a SaveScheduleRequest as JSON text), "delete", "pause" (`reason`),
+/// "resume" (each by `name`), or "next" (the next `limit` times of `cron_expression` in
+/// `zone_id` after `start_ms`, not after `end_ms` when set; no schedule needed). Answers JSON:
+/// a WorkflowSchedule, an array of them, or an array of epoch milliseconds for "next".
+struct schedule_request {
+  std::string op = "list";
+  std::string name;
+  std::string body;
+  std::string workflow_name;
+  std::string reason;
+  std::string cron_expression;
+  std::string zone_id;
+  int64_t start_ms = 0; ///< 0 = now
+  int64_t end_ms = 0;   ///< 0 = no end
+  int32_t limit = 3;
+  std::string namespace_id; ///< the namespace's name; empty = "default" (see start_request)
+  /// Who asked and through which door, for the audit record (store/audit.hpp). The door
+  /// fills both; the api actor overwrites them for a request from another process.
+  std::string actor;
+  std::string origin;
+  std::string credential;
+};
+
 /// The executions of a task definition, newest scheduled first, keyset-paged: `cursor` is
 /// the previous page's `next` (empty = the newest). Answers
 /// `{"taskDefName","executions":[…],"next":cursor|null}`.
@@ -467,6 +491,12 @@ template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, task_history_query& x) {
   return f(caf::meta::type_name("nf::msg::task_history_query"), x.task_def_name, x.cursor,
            x.limit, x.namespace_id, x.credential);
+}
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, schedule_request& x) {
+  return f(caf::meta::type_name("nf::msg::schedule_request"), x.op, x.name, x.body,
+           x.workflow_name, x.reason, x.cron_expression, x.zone_id, x.start_ms, x.end_ms,
+           x.limit, x.namespace_id, x.actor, x.origin, x.credential);
 }
 
 } // namespace nf::msg

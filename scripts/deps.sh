@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs the Debian packages nodeflow builds against, only those missing.
-# Safe to run repeatedly; needs root (or sudo) only when something is missing.
+# Safe to run repeatedly; needs root (or sudo) only when something is missing. tzdata is
+# read at run time: schedules take IANA time zones from /usr/share/zoneinfo.
 set -euo pipefail
 
 packages=(
@@ -8,6 +9,7 @@ packages=(
   libcaf-dev libpq-dev libboost-json1.81-dev libboost1.81-dev libspdlog-dev libsodium-dev libssl-dev
   duktape-dev libjq-dev pkg-config
   nodejs npm ca-certificates procps iproute2
+  tzdata
 )
 
 missing=()

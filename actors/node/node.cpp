@@ -21,6 +21,7 @@
 #include "engine/lease/waiting_polls.hpp"
 #include "engine/metrics/node_metrics.hpp"
 #include "actors/maintenance/maintenance.hpp"
+#include "actors/scheduler/scheduler.hpp"
 #include "actors/membership/membership.hpp"
 #include "actors/node/peer_links.hpp"
 #include "actors/partition/partition.hpp"
@@ -48,6 +49,7 @@ struct node_state {
   std::string address;
   caf::actor membership;
   caf::actor maintenance;
+  caf::actor scheduler;
   caf::actor runner;  ///< started once membership first reports (start_runner)
   caf::actor script_runner; ///< likewise, when the node has a sandbox pool
   /// Decide for the partitions of this node: at low load committers[0] for all of them,
@@ -232,7 +234,8 @@ void stop_everything(node_actor* self, const caf::error& reason) {
   st.parts.clear();
   for (const auto& a : st.committers)
     self->send_exit(a, reason);
-  for (const auto& a : {st.outbox_relay, st.node_timer, st.maintenance, st.membership})
+  for (const auto& a : {st.outbox_relay, st.node_timer, st.maintenance, st.scheduler,
+                        st.membership})
     if (a)
       self->send_exit(a, reason);
   self->quit(reason);
@@ -350,10 +353,15 @@ caf::behavior node_behavior(node_actor* self, node_options opt) {
   t.node = me;
   t.settings = st.opt.settings;
   st.node_timer = spawn_node_timer(self->system(), t);
+  scheduler_context sc;
+  sc.dsn = st.opt.dsn;
+  sc.node = me;
+  st.scheduler = spawn_scheduler(self->system(), sc);
   // Linked both ways: our exit stops them (membership then releases its leases), and
   // one of them failing (e.g. membership refusing a partition count that disagrees
   // with the database) stops the node with its reason.
-  for (const auto& a : {st.membership, st.maintenance, st.outbox_relay, st.node_timer})
+  for (const auto& a : {st.membership, st.maintenance, st.outbox_relay, st.node_timer,
+                        st.scheduler})
     self->link_to(a);
   for (const auto& a : st.committers)
     self->link_to(a);
@@ -443,6 +451,11 @@ caf::behavior node_behavior(node_actor* self, node_options opt) {
     },
     [=](armed_atom, int16_t shard, int64_t fire_at_ms) {
       hint(self, shard, &partition_handles::timer, armed_atom_v, fire_at_ms);
+    },
+    // A schedule changed on this node (the api, after its commit): fire now if it is due.
+    [=](schedules_atom) {
+      if (self->state.scheduler)
+        self->send(self->state.scheduler, schedules_atom_v);
     },
     [=](outbox_atom, int16_t shard) {
       hint(self, shard, &partition_handles::relay, outbox_atom_v);

@@ -1,6 +1,7 @@
 #pragma once
 
 // The node supervisor (docs/engine.md §1–§2): spawns membership, maintenance, the
+// scheduler (workflow schedules; (schedules_atom) from the api is passed on to it), the
 // system-task runner, and one partition supervisor (decider, lessor, timer, relay)
 // per partition membership says it owns; it is the router of every request and
 // hint to the actor that owns its partition:

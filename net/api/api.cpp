@@ -592,6 +592,31 @@ api_actor::behavior_type api(api_pointer self, api_options opts) {
         return to_store<std::string>(self, check(m), task_history_atom_v, std::move(m));
       });
     },
+    [self](schedules_atom, msg::schedule_request& r) -> caf::result<std::string> {
+      bool reads = r.op == "list" || r.op == "get" || r.op == "next";
+      return in_namespace<std::string>(self, reads ? access::reader : access::admin,
+                                       "schedules", schedules_atom_v, r, [self](auto& m) {
+        if (auto rejected = check(m))
+          return caf::result<std::string>{rejected};
+        if (m.op != "save" && m.op != "resume")
+          return to_store<std::string>(self, caf::error{}, schedules_atom_v, std::move(m));
+        // A saved or resumed schedule may now be due before the node's scheduler next
+        // looks: tell it once the change committed (a lost hint costs its poll interval).
+        auto rp = self->make_response_promise<std::string>();
+        self->request(self->state.worker(), self->state.opts.request_timeout, schedules_atom_v,
+                      std::move(m))
+          .then(
+            [self, rp](std::string& answer) mutable {
+              if (self->state.opts.node)
+                caf::anon_send(self->state.opts.node, schedules_atom_v);
+              rp.deliver(std::move(answer));
+            },
+            [rp](caf::error& e) mutable {
+              rp.deliver(as_protocol_error(std::move(e), "database"));
+            });
+        return caf::result<std::string>{rp};
+      });
+    },
     [self](audit_atom, msg::audit_query& q) -> caf::result<std::string> {
       if (auto refused = admit(self, q, access::admin, "audit"))
         return refused;

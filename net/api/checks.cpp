@@ -360,6 +360,30 @@ caf::error check(const msg::task_history_query& q) {
   return p.done();
 }
 
+caf::error check(const msg::schedule_request& r) {
+  problems p;
+  p.uuid("namespace_id", r.namespace_id, false);
+  if (r.op == "get" || r.op == "delete" || r.op == "pause" || r.op == "resume") {
+    p.text("name", r.name, max_name, true);
+    p.text("reason", r.reason, 1000);
+  } else if (r.op == "save") {
+    if (r.body.empty())
+      p.add("body", "expected a SaveScheduleRequest (a JSON object)");
+  } else if (r.op == "list") {
+    p.text("workflowName", r.workflow_name, max_name);
+  } else if (r.op == "next") {
+    p.text("cronExpression", r.cron_expression, 200, true);
+    p.text("zoneId", r.zone_id, 64);
+    p.range("scheduleStartTime", r.start_ms, 0, INT64_MAX / 2);
+    p.range("scheduleEndTime", r.end_ms, 0, INT64_MAX / 2);
+    p.range("limit", r.limit, 1, 100);
+  } else {
+    p.add("op", "expected list, get, save, delete, pause, resume or next, got "
+                  + flow::quoted(r.op));
+  }
+  return p.done();
+}
+
 caf::error check(const msg::audit_query& r) {
   problems p;
   p.range("since_ms", r.since_ms, 0, INT64_MAX / 2);

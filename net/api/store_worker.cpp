@@ -13,6 +13,7 @@
 #include "engine/operations.hpp"
 #include "engine/task_history.hpp"
 #include "engine/webhook_sinks.hpp"
+#include "engine/schedules/schedules.hpp"
 #include "engine/metrics/node_metrics.hpp"
 #include "engine/metrics/store_part.hpp"
 #include "proto/errors.hpp"
@@ -74,6 +75,9 @@ caf::behavior store_worker(caf::stateful_actor<worker_state>* self, store_worker
     // A namespace's id by its name (the api's lookup, cached there).
     [&st](namespaces_atom, const std::string& name) -> caf::result<std::string> {
       return st.run([&](store::connection& c) { return engine::resolve_namespace(c, name); });
+    },
+    [&st](schedules_atom, const msg::schedule_request& r) -> caf::result<std::string> {
+      return st.run([&](store::connection& c) { return engine::schedules::handle(c, r); });
     },
     [&st](definitions_atom, const msg::definitions_query& q) -> caf::result<std::string> {
       return st.run([&](store::connection& c) { return engine::definitions(c, q); });

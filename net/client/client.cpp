@@ -502,6 +502,10 @@ caf::expected<std::string> client::namespaces(const msg::namespace_request& r) {
   return impl_->call_sync<std::string>(impl_->opts.timeout, namespaces_atom_v, r);
 }
 
+caf::expected<std::string> client::schedules(const msg::schedule_request& r) {
+  return impl_->call_sync<std::string>(impl_->opts.timeout, schedules_atom_v, scoped(r));
+}
+
 size_t client::in_flight() const {
   std::lock_guard<std::mutex> guard{impl_->mx};
   return impl_->calls.size();

@@ -135,6 +135,8 @@ public:
   caf::expected<std::string> namespaces(const msg::namespace_request& r);
   /// The executions of a task definition, newest first (msg::task_history_query); JSON text.
   caf::expected<std::string> task_history(const msg::task_history_query& q);
+  /// Workflow schedules (msg::schedule_request) in the client's namespace; answers JSON text.
+  caf::expected<std::string> schedules(const msg::schedule_request& r);
 
   template <class T>
   using callback = std::function<void(caf::expected<T>)>;

@@ -205,6 +205,43 @@ CAF_TEST(operator commands signals and searches reach the node) {
   CAF_CHECK_EQUAL(node.log().take(), want);
 }
 
+CAF_TEST(schedules commands build the request and refuse bad usage) {
+  CAF_CHECK_EQUAL(run("schedules", {"create", "nightly", "--cron", "0 30 2 * * *", "--workflow",
+                                    "report", "--zone", "Europe/Berlin", "--input", R"({"a":1})",
+                                    "--catch-up", "--node", at}).code,
+                  0);
+  CAF_CHECK_EQUAL(run("schedules", {"list", "--workflow", "report", "--node", at}).code, 0);
+  CAF_CHECK_EQUAL(run("schedules", {"pause", "nightly", "--reason", "holiday", "--node", at}).code,
+                  0);
+  CAF_CHECK_EQUAL(run("schedules", {"next", "--cron", "@daily", "--count", "2", "--node", at}).code,
+                  0);
+  std::vector<std::string> want{
+    R"(schedules save nightly {"name":"nightly","cronExpression":"0 30 2 * * *",)"
+    R"("startWorkflowRequest":{"name":"report","input":{"a":1}},"paused":false,)"
+    R"("runCatchupScheduleInstances":true,"zoneId":"Europe/Berlin"}  3)",
+    "schedules list  report  3",
+    "schedules pause nightly holiday  3",
+    "schedules next  @daily  2",
+  };
+  CAF_CHECK_EQUAL(node.log().take(), want);
+  for (std::vector<std::string> bad : {
+         std::vector<std::string>{"create", "nightly", "--workflow", "report"},
+         std::vector<std::string>{"create", "nightly", "--cron", "@daily", "--workflow", "r",
+                                  "--input", "[1]"},
+         std::vector<std::string>{"get"},
+         std::vector<std::string>{"list", "extra"},
+         std::vector<std::string>{"resume", "nightly", "--reason", "x"},
+         std::vector<std::string>{"next"},
+         std::vector<std::string>{"explode", "nightly"}}) {
+    bad.push_back("--node");
+    bad.push_back(at);
+    auto o = run("schedules", bad);
+    CAF_CHECK_EQUAL(o.code, 2);
+    CAF_CHECK(contains(o.err, "usage: nodeflow schedules"));
+  }
+  CAF_CHECK_EQUAL(node.log().take(), std::vector<std::string>{});
+}
+
 CAF_TEST(events follow until the workflow ends) {
   const std::string id = "01890000-0000-7000-8000-000000000001";
   auto o = run("events", {id, "--follow", "--node", at});

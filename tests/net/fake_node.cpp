@@ -66,6 +66,11 @@ client_api::behavior_type fake(client_api::stateful_pointer<fake_state> self,
       log->add("task history " + q.task_def_name);
       return R"({"taskDefName":"t","executions":[],"next":null})";
     },
+    [log](schedules_atom, const msg::schedule_request& r) -> std::string {
+      log->add("schedules " + r.op + " " + r.name + " " + r.body + r.workflow_name + r.reason
+               + r.cron_expression + " " + r.zone_id + " " + std::to_string(r.limit));
+      return "[]";
+    },
     [log](definitions_atom, const msg::definitions_query& q) -> std::string {
       log->add("definitions " + q.op + " " + q.kind + " " + q.name);
       return "[]";

@@ -2,7 +2,8 @@
 // Conductor: definitions through its metadata client, workers through its TaskHandler,
 // workflows started and read through its workflow client, a WAIT completed through its task
 // client (updateTaskByRefName). A worker-less workflow made with the SDK's own builders (INLINE,
-// JSON_JQ_TRANSFORM, a DO_WHILE of INLINE, SWITCH, SET_VARIABLE) runs to Conductor's outputs.
+// JSON_JQ_TRANSFORM, a DO_WHILE of INLINE, SWITCH, SET_VARIABLE) runs to Conductor's outputs,
+// and a schedule made through its SchedulerClient starts it.
 // Then a worker process killed with SIGKILL while it holds a task: the task is
 // leased again once its responseTimeoutSeconds pass, and the dead worker's late result is
 // refused. run.sh starts Postgres and the node (authentication on), makes a worker key and an
@@ -216,6 +217,7 @@ async function main() {
   console.log(`all ${ids.length} workflows completed in ${Date.now() - started} ms`);
 
   await builtBySdk(metadata, workflows);
+  await scheduledBySdk(admin.getSchedulerClient());
 
   // A worker killed while it holds a task.
   const vid = await workflows.startWorkflow({ name: "sdk_victim", version: 1, input: {} });
@@ -304,6 +306,35 @@ async function builtBySdk(metadata, workflows) {
         `DO_WHILE output: ${JSON.stringify(done.output.loop)}`);
   check(done.output.eight === true, "the SWITCH took case 8");
   console.log("a workflow built with the SDK's builders completed: " + JSON.stringify(done.output));
+}
+
+// The SDK's SchedulerClient: a schedule saved, read, listed, paused and resumed (the SDK tries
+// PUT, then GET), its next times, a workflow it started, and deleted.
+async function scheduledBySdk(scheduler) {
+  await scheduler.saveSchedule({
+    name: "sdk_every_second", cronExpression: "* * * ? * *", zoneId: "Europe/Berlin",
+    startWorkflowRequest: { name: "sdk_builders", version: 1, input: { n: 4 } },
+    runCatchupScheduleInstances: false, paused: false,
+  });
+  const saved = await scheduler.getSchedule("sdk_every_second");
+  check(saved.cronExpression === "* * * ? * *" && saved.zoneId === "Europe/Berlin",
+        `the schedule read back: ${JSON.stringify(saved)}`);
+  const all = await scheduler.getAllSchedules("sdk_builders");
+  check(all.length === 1 && all[0].name === "sdk_every_second", `the list: ${JSON.stringify(all)}`);
+  const started = await eventually(async () => {
+    const s = await scheduler.getSchedule("sdk_every_second");
+    if (!s.lastWorkflowId) throw new Error("no workflow started yet");
+    return s.lastWorkflowId;
+  }, 15000, "the schedule starts a workflow");
+  await scheduler.pauseSchedule("sdk_every_second", "sdk test");
+  const paused = await scheduler.getSchedule("sdk_every_second");
+  check(paused.paused === true && paused.pausedReason === "sdk test", "the schedule is paused");
+  await scheduler.resumeSchedule("sdk_every_second");
+  check((await scheduler.getSchedule("sdk_every_second")).paused === false, "resumed");
+  const next = await scheduler.getNextFewSchedules("0 0 12 * * ?", 1743206400000, undefined, 2);
+  check(JSON.stringify(next) === "[1743249600000,1743336000000]", `next times: ${JSON.stringify(next)}`);
+  await scheduler.deleteSchedule("sdk_every_second");
+  console.log("a schedule made with the SDK's SchedulerClient started " + started);
 }
 
 const run = process.argv[2] === "victim" ? victim : main;

@@ -44,6 +44,8 @@ void add_task_routes(router& r, const route_context& ctx);
 void add_openapi_route(router& r, const route_context& ctx);
 /// nodeflow's /api/namespaces: create, list and remove namespaces (admin only).
 void add_namespace_routes(router& r, const route_context& ctx);
+/// Conductor's scheduler: /api/scheduler/schedules…, /api/scheduler/nextFewSchedules.
+void add_scheduler_routes(router& r, const route_context& ctx);
 /// POST /api/token and POST /api/login: an API key, or a user's password, exchanged for a token.
 void add_token_route(router& r, const route_context& ctx);
 /// Conductor's /api/metadata: task and workflow definitions.

@@ -1,0 +1,2 @@
+-- Undoes 0033_schedules.
+DROP TABLE "Schedules";
