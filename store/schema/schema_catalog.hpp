@@ -199,6 +199,25 @@ inline constexpr column_info columns[] = {
   {"namespaceId", "uuid", true},
   {"createdAt", "timestamp with time zone", true},
   {"disabledAt", "timestamp with time zone", false},
+  // VectorDocuments
+  {"namespaceId", "uuid", true},
+  {"indexName", "text", true},
+  {"documentId", "text", true},
+  {"embedding", "real[]", true},
+  {"metadata", "jsonb", true},
+  {"text", "text", false},
+  {"createdAt", "timestamp with time zone", true},
+  {"updatedAt", "timestamp with time zone", true},
+  // VectorIndexes
+  {"namespaceId", "uuid", true},
+  {"name", "text", true},
+  {"dimensions", "integer", true},
+  {"createdAt", "timestamp with time zone", true},
+  // VectorSignatures
+  {"namespaceId", "uuid", true},
+  {"indexName", "text", true},
+  {"documentId", "text", true},
+  {"signature", "bit varying", true},
   // WebhookSinks
   {"id", "uuid", true},
   {"namespaceId", "uuid", true},
@@ -286,10 +305,13 @@ inline constexpr table_info tables[] = {
   {"TaskQueues", 134, 11},
   {"Timers", 145, 10},
   {"Users", 155, 7},
-  {"WebhookSinks", 162, 10},
-  {"WorkflowDefinitions", 172, 18},
-  {"WorkflowEvents", 190, 8},
-  {"WorkflowExecutions", 198, 23},
+  {"VectorDocuments", 162, 8},
+  {"VectorIndexes", 170, 4},
+  {"VectorSignatures", 174, 4},
+  {"WebhookSinks", 178, 10},
+  {"WorkflowDefinitions", 188, 18},
+  {"WorkflowEvents", 206, 8},
+  {"WorkflowExecutions", 214, 23},
 };
 
 /// Indexes on those tables, sorted by name.
@@ -368,6 +390,12 @@ inline constexpr index_info indexes[] = {
    "CREATE UNIQUE INDEX \"Users_name_key\" ON public.\"Users\" USING btree (name)"},
   {"Users_pkey", "Users",
    "CREATE UNIQUE INDEX \"Users_pkey\" ON public.\"Users\" USING btree (id)"},
+  {"VectorDocuments_pkey", "VectorDocuments",
+   "CREATE UNIQUE INDEX \"VectorDocuments_pkey\" ON public.\"VectorDocuments\" USING btree (\"namespaceId\", \"indexName\", \"documentId\")"},
+  {"VectorIndexes_pkey", "VectorIndexes",
+   "CREATE UNIQUE INDEX \"VectorIndexes_pkey\" ON public.\"VectorIndexes\" USING btree (\"namespaceId\", name)"},
+  {"VectorSignatures_pkey", "VectorSignatures",
+   "CREATE UNIQUE INDEX \"VectorSignatures_pkey\" ON public.\"VectorSignatures\" USING btree (\"namespaceId\", \"indexName\", \"documentId\")"},
   {"WebhookSinks_namespace_idx", "WebhookSinks",
    "CREATE INDEX \"WebhookSinks_namespace_idx\" ON public.\"WebhookSinks\" USING btree (\"namespaceId\")"},
   {"WebhookSinks_pkey", "WebhookSinks",
@@ -440,6 +468,8 @@ inline constexpr std::string_view enum_labels[] = {
   "INLINE",
   "LAMBDA",
   "JSON_JQ_TRANSFORM",
+  "LLM_STORE_EMBEDDINGS",
+  "LLM_SEARCH_EMBEDDINGS",
   // timer_kind
   "scheduleToStart",
   "startToClose",
@@ -488,11 +518,11 @@ inline constexpr enum_info enums[] = {
   {"task_definition_retry_logic", 4, 3},
   {"task_definition_timeout_policy", 7, 3},
   {"task_execution_status", 10, 9},
-  {"task_execution_type", 19, 22},
-  {"timer_kind", 41, 6},
-  {"workflow_definition_timeout_policy", 47, 2},
-  {"workflow_event_type", 49, 22},
-  {"workflow_execution_status", 71, 6},
+  {"task_execution_type", 19, 24},
+  {"timer_kind", 43, 6},
+  {"workflow_definition_timeout_policy", 49, 2},
+  {"workflow_event_type", 51, 22},
+  {"workflow_execution_status", 73, 6},
 };
 
 /// Functions the migrations define, sorted by name.
@@ -504,6 +534,7 @@ inline constexpr function_info functions[] = {
   {"fail_if", "problem text, code text", "boolean"},
   {"outbox_published_at", "", "timestamp with time zone"},
   {"rename_partition_indexes", "parent regclass", "void"},
+  {"vector_cosine", "a real[], b real[]", "double precision"},
 };
 
 } // namespace nf::store::schema
