@@ -62,6 +62,8 @@ using client_api = caf::typed_actor<
   caf::replies_to<metrics_atom>::with<std::string>,
   // The audit record, a page of it: `{"events":[{"id","at","actor","origin","namespace",
   // "action","target","details"}],"nextCursor":id|null}`.
-  caf::replies_to<audit_atom, msg::audit_query>::with<std::string>>;
+  caf::replies_to<audit_atom, msg::audit_query>::with<std::string>,
+  // Vector documents: index, search, delete, drop (msg::vector_request); answers JSON text.
+  caf::replies_to<vectors_atom, msg::vector_request>::with<std::string>>;
 
 } // namespace nf

@@ -86,5 +86,7 @@ CAF_BEGIN_TYPE_ID_BLOCK(nodeflow, caf::first_custom_type_id)
   CAF_ADD_TYPE_ID(nodeflow, (nf::msg::session))
   CAF_ADD_ATOM(nodeflow, nf, login_atom, "nf_login")
   CAF_ADD_ATOM(nodeflow, nf, peer_atom, "nf_peer")
+  CAF_ADD_TYPE_ID(nodeflow, (nf::msg::vector_request))
+  CAF_ADD_ATOM(nodeflow, nf, vectors_atom, "nf_vectors")
 
 CAF_END_TYPE_ID_BLOCK(nodeflow)

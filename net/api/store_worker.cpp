@@ -11,6 +11,7 @@
 #include "config/folder_logger.hpp"
 #include "engine/audit_trail.hpp"
 #include "engine/operations.hpp"
+#include "engine/vectors/vectors.hpp"
 #include "engine/metrics/node_metrics.hpp"
 #include "engine/metrics/store_part.hpp"
 #include "proto/errors.hpp"
@@ -107,6 +108,9 @@ caf::behavior store_worker(caf::stateful_actor<worker_state>* self, store_worker
     },
     [&st](deadletter_atom, const msg::deadletter_request& r) -> caf::result<std::string> {
       return st.run([&](store::connection& c) { return engine::dead_letters(c, r); });
+    },
+    [&st](vectors_atom, const msg::vector_request& r) -> caf::result<std::string> {
+      return st.run([&](store::connection& c) { return engine::vectors(c, r); });
     },
     [&st](metrics_atom) -> caf::result<std::string> {
       return st.run([&](store::connection& c) { return engine::store_metrics(c); });

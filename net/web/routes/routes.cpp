@@ -16,6 +16,7 @@ std::shared_ptr<router> make_routes(const route_context& base) {
   add_metadata_routes(*r, ctx);
   add_workflow_routes(*r, ctx);
   add_namespace_routes(*r, ctx);
+  add_vector_routes(*r, ctx);
   add_openapi_route(*r, ctx);
   return r;
 }
