@@ -10,6 +10,8 @@
 //   workflow.signal       target the workflow id, details {"signal"}
 //   workflow.task_update  (a WAIT completed by its ref) target the id, {"taskRef","status"}
 //   deadletters.replay    target the ids ("1,2,3") or "all", details {"replayed"}
+//   vectors.delete        target "vectors:<index>/<document id>"
+//   vectors.drop          target "vectors:<index>", details {"removedDocuments"}
 // Payloads, inputs and outputs are never copied into details: they may carry secrets.
 
 #include <string>
