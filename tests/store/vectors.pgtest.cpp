@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "proto/errors.hpp"
+#include "store/namespaces.hpp"
 #include "store/vectors.hpp"
 #include "tests/store/worker_fixture.hpp"
 
@@ -255,6 +256,13 @@ CAF_TEST(an index belongs to its namespace) {
   auto theirs = search_vectors(conn, namespace_id{other}, "shared", vector_query{{0, 0, 1}});
   CAF_REQUIRE(theirs);
   CAF_CHECK_EQUAL(ids_of(*theirs), (std::vector<std::string>{"theirs"}));
+  // A namespace holding an index is not removed under it.
+  auto kept = remove_namespace(conn, "vec_other", nullptr);
+  CAF_REQUIRE(!kept);
+  CAF_CHECK_EQUAL(code_of(kept.error()), errc::conflict);
+  CAF_CHECK(message_of(kept.error()).find("1 vector index(es)") != std::string::npos);
+  CAF_REQUIRE(remove_vector_index(conn, namespace_id{other}, "shared"));
+  CAF_CHECK(remove_namespace(conn, "vec_other", nullptr));
 }
 
 CAF_TEST_FIXTURE_SCOPE_END()
