@@ -17,6 +17,8 @@
 //   schedules.save        target "schedule:<name>", details {"created","cronExpression",
 //                         "zoneId","workflowName","paused"} (engine/schedules/schedules.cpp)
 //   schedules.<op>        op pause|resume|delete, target "schedule:<name>"; pause {"reason"}
+//   vectors.delete        target "vectors:<index>/<document id>"
+//   vectors.drop          target "vectors:<index>", details {"removedDocuments"}
 // Payloads, inputs and outputs are never copied into details: they may carry secrets.
 
 #include <string>

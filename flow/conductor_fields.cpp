@@ -144,7 +144,7 @@ struct unsupported {
 
 // The types of Conductor OSS and Orkes Conductor that need a system nodeflow does not
 // have. Types nodeflow may run later are not listed here: they read as unknown.
-constexpr std::array<unsupported, 31> unsupported_types{{
+constexpr std::array<unsupported, 29> unsupported_types{{
   {"KAFKA_PUBLISH", "needs a Kafka broker, which nodeflow does not connect to"},
   {"JDBC", "needs a database connection configured in Conductor, which nodeflow does not "
            "have"},
@@ -154,14 +154,15 @@ constexpr std::array<unsupported, 31> unsupported_types{{
                         "have"},
   {"LLM_GENERATE_EMBEDDINGS", "needs an AI model provider integration, which nodeflow does "
                               "not have"},
-  {"LLM_GET_EMBEDDINGS", "needs a vector database integration, which nodeflow does not have"},
-  {"LLM_STORE_EMBEDDINGS", "needs a vector database integration, which nodeflow does not "
-                           "have"},
-  {"LLM_SEARCH_INDEX", "needs a vector database integration, which nodeflow does not have"},
-  {"LLM_SEARCH_EMBEDDINGS", "needs a vector database integration, which nodeflow does not "
-                            "have"},
-  {"LLM_INDEX_DOCUMENT", "needs a vector database integration, which nodeflow does not have"},
-  {"LLM_INDEX_TEXT", "needs a vector database integration, which nodeflow does not have"},
+  {"LLM_GET_EMBEDDINGS", "needs an embedding model integration, which nodeflow does not "
+                         "have (LLM_STORE_EMBEDDINGS and LLM_SEARCH_EMBEDDINGS take "
+                         "embeddings a worker computed)"},
+  {"LLM_SEARCH_INDEX", "needs an embedding model integration, which nodeflow does not have "
+                       "(LLM_SEARCH_EMBEDDINGS searches with embeddings a worker computed)"},
+  {"LLM_INDEX_DOCUMENT", "needs an embedding model integration, which nodeflow does not have "
+                         "(LLM_STORE_EMBEDDINGS stores embeddings a worker computed)"},
+  {"LLM_INDEX_TEXT", "needs an embedding model integration, which nodeflow does not have "
+                     "(LLM_STORE_EMBEDDINGS stores embeddings a worker computed)"},
   {"GET_DOCUMENT", "needs Orkes' document loaders, which nodeflow does not have"},
   {"PARSE_DOCUMENT", "needs Orkes' document loaders, which nodeflow does not have"},
   {"CHUNK_TEXT", "needs Orkes' document loaders, which nodeflow does not have"},

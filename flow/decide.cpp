@@ -58,8 +58,7 @@ struct key_less {
 };
 
 bool retriable_type(task_type t) {
-  return t == task_type::simple || t == task_type::http || t == task_type::sub_workflow
-         || is_script(t);
+  return is_queued(t) || t == task_type::sub_workflow;
 }
 
 class evaluation {
@@ -311,6 +310,8 @@ class evaluation {
       case task_type::inline_:
       case task_type::lambda:
       case task_type::json_jq_transform:
+      case task_type::llm_store_embeddings:
+      case task_type::llm_search_embeddings:
         out_.cancel.push_back({timer_kind::schedule_to_start, r.id});
         out_.cancel.push_back({timer_kind::start_to_close, r.id});
         out_.cancel.push_back({timer_kind::delay, r.id});
@@ -538,8 +539,7 @@ class evaluation {
     st.type = t.type;
     st.task_def_name = t.name;
     st.start_delay_ms = delay_ms;
-    const bool worker = t.type == task_type::simple || t.type == task_type::http
-                        || is_script(t.type);
+    const bool worker = is_queued(t.type);
     if (t.type == task_type::simple)
       st.queue = queue_of(t, d);
     if (t.type == task_type::simple && t.cache_ttl_seconds > 0) {
@@ -705,7 +705,9 @@ class evaluation {
       case task_type::http:
       case task_type::inline_:
       case task_type::lambda:
-      case task_type::json_jq_transform: return active_worker(t, r, fr, prev);
+      case task_type::json_jq_transform:
+      case task_type::llm_store_embeddings:
+      case task_type::llm_search_embeddings: return active_worker(t, r, fr, prev);
       case task_type::sub_workflow: return outcome::pending;
       case task_type::human: return active_human(t, r, fr);
       case task_type::exclusive_join: return active_exclusive_join(t, r, fr);

@@ -63,7 +63,7 @@ class editor {
                  : d != nullptr && !d->queue_name.empty() ? d->queue_name
                                                           : e.task_def_name;
     }
-    if ((e.type == task_type::simple || e.type == task_type::http || is_script(e.type))
+    if (is_queued(e.type)
         && d != nullptr
         && d->poll_timeout_seconds > 0)
       edit_.arm.push_back(

@@ -6,11 +6,12 @@ namespace nf::flow {
 
 namespace {
 
-constexpr std::array<std::string_view, 22> labels{
+constexpr std::array<std::string_view, 24> labels{
   "SIMPLE", "SWITCH", "FORK_JOIN", "JOIN", "FORK_JOIN_DYNAMIC", "DO_WHILE",
   "SUB_WORKFLOW", "WAIT", "HTTP", "SET_VARIABLE", "TERMINATE", "JSON_TRANSFORM",
   "INLINE", "LAMBDA", "JSON_JQ_TRANSFORM",
   "NOOP", "HUMAN", "DECISION", "EXCLUSIVE_JOIN", "DYNAMIC", "START_WORKFLOW", "EVENT",
+  "LLM_STORE_EMBEDDINGS", "LLM_SEARCH_EMBEDDINGS",
 };
 
 }  // namespace
@@ -29,7 +30,8 @@ std::optional<task_type> parse_task_type(std::string_view label) {
 std::string_view task_type_labels() {
   return "SIMPLE, SWITCH, FORK_JOIN, JOIN, FORK_JOIN_DYNAMIC, DO_WHILE, SUB_WORKFLOW, "
          "WAIT, HTTP, SET_VARIABLE, TERMINATE, JSON_TRANSFORM, INLINE, LAMBDA, JSON_JQ_TRANSFORM, "
-         "NOOP, HUMAN, DECISION, EXCLUSIVE_JOIN, DYNAMIC, START_WORKFLOW, EVENT";
+         "NOOP, HUMAN, DECISION, EXCLUSIVE_JOIN, DYNAMIC, START_WORKFLOW, EVENT, "
+         "LLM_STORE_EMBEDDINGS, LLM_SEARCH_EMBEDDINGS";
 }
 
 bool is_inline(task_type t) {
@@ -51,6 +53,14 @@ bool is_inline(task_type t) {
 
 bool is_script(task_type t) {
   return t == task_type::inline_ || t == task_type::lambda || t == task_type::json_jq_transform;
+}
+
+bool is_vector(task_type t) {
+  return t == task_type::llm_store_embeddings || t == task_type::llm_search_embeddings;
+}
+
+bool is_queued(task_type t) {
+  return t == task_type::simple || t == task_type::http || is_script(t) || is_vector(t);
 }
 
 bool is_composite(task_type t) {

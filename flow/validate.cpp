@@ -83,6 +83,26 @@ const boost::json::value* param(const workflow_task& t, std::string_view key) {
   return v == nullptr || v->is_null() ? nullptr : v;
 }
 
+// LLM_STORE_EMBEDDINGS and LLM_SEARCH_EMBEDDINGS: the documents go to nodeflow's own store,
+// so a literal vectorDB naming another is refused when the definition is registered (one
+// given by ${…} is checked when the task runs), and the inputs every run needs are there.
+void check_vector_task(const workflow_task& t, const std::string& path, problems& out) {
+  const auto in = path_key(path, "inputParameters");
+  if (const auto* db = param(t, "vectorDB");
+      db != nullptr && db->is_string() && db->as_string() != "nodeflow"
+      && db->as_string().find("${") == boost::json::string::npos && !db->as_string().empty())
+    out.push_back({path_key(in, "vectorDB"),
+                   "\"" + std::string{db->as_string()}
+                     + "\" is not available; nodeflow keeps embeddings in its own database "
+                       "(give \"nodeflow\" or leave vectorDB out)"});
+  std::vector<std::string_view> needed{"index", "embeddings"};
+  if (t.type == task_type::llm_store_embeddings)
+    needed.push_back("id");
+  for (auto key : needed)
+    if (param(t, key) == nullptr)
+      out.push_back({path_key(in, key), "missing required field"});
+}
+
 void misplaced(const workflow_task& t, const std::string& path, problems& out) {
   auto only = [&](bool present, std::string_view field, std::string_view owner) {
     if (present)
@@ -354,6 +374,8 @@ void check_rules(const workflow_task& t, const std::string& path, problems& out)
     case task_type::inline_:
     case task_type::lambda:
     case task_type::json_jq_transform: check_script_task(t, path, out); break;
+    case task_type::llm_store_embeddings:
+    case task_type::llm_search_embeddings: check_vector_task(t, path, out); break;
     default: break;
   }
 }

@@ -69,6 +69,8 @@ using client_api = caf::typed_actor<
   caf::replies_to<task_history_atom, msg::task_history_query>::with<std::string>,
   // Workflow schedules (msg::schedule_request): create or replace, list, read, pause,
   // resume, delete, and the next times of a cron expression; answers JSON text.
-  caf::replies_to<schedules_atom, msg::schedule_request>::with<std::string>>;
+  caf::replies_to<schedules_atom, msg::schedule_request>::with<std::string>,
+  // Vector documents: index, search, delete, drop (msg::vector_request); answers JSON text.
+  caf::replies_to<vectors_atom, msg::vector_request>::with<std::string>>;
 
 } // namespace nf

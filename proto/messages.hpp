@@ -294,6 +294,25 @@ struct sink_request {
   std::string credential;
 };
 
+/// Vector documents of the request's namespace (store/vectors.hpp), as JSON text both ways:
+/// op "put" (`index`; `body_json` {"documents":[{"id","embedding":[n…],"metadata"?:{…},
+/// "text"?}]}), "search" (`index`; `body_json` {"embedding":[n…],"limit"?:1-1000,
+/// "exact"?:bool}), "delete" (`index`, `document_id`) or "drop" (`index`, with its
+/// documents). Answers {"index","dimensions","stored"} | {"index","mode","distance",
+/// "candidates","results":[{"id","score","metadata","text"}]} | {"index","deleted"} |
+/// {"index","removedDocuments"}.
+struct vector_request {
+  std::string op = "search";
+  std::string index;
+  std::string document_id;
+  std::string body_json = "{}";
+  std::string namespace_id; ///< the namespace's name; empty = "default" (see start_request)
+  /// Who asked and through which door, for the audit record of a delete or drop.
+  std::string actor;
+  std::string origin;
+  std::string credential;
+};
+
 /// Workflow schedules (Conductor's scheduler): op "list" (`workflow_name` filters), "get",
 /// "save" (`body`: a SaveScheduleRequest as JSON text), "delete", "pause" (`reason`),
 /// "resume" (each by `name`), or "next" (the next `limit` times of `cron_expression` in
@@ -368,6 +387,11 @@ struct names_a_namespace<Message,
                          std::void_t<decltype(std::declval<Message&>().namespace_id)>>
   : std::true_type {};
 
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, vector_request& x) {
+  return f(caf::meta::type_name("nf::msg::vector_request"), x.op, x.index, x.document_id,
+           x.body_json, x.namespace_id, x.actor, x.origin, x.credential);
+}
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, login_request& x) {
   return f(caf::meta::type_name("nf::msg::login_request"), x.key_id, x.key_secret);

@@ -30,7 +30,8 @@ SELECT (SELECT count(*) FROM "TaskDefinitions" WHERE "namespaceId" = $1) AS task
        (SELECT count(*) FROM "WorkflowDefinitions" WHERE "namespaceId" = $1) AS workflow_defs,
        (SELECT count(*) FROM "WorkflowExecutions" WHERE "namespaceId" = $1
            AND "status" IN ('RUNNING', 'PAUSED')) AS running,
-       (SELECT count(*) FROM "WebhookSinks" WHERE "namespaceId" = $1) AS sinks)"};
+       (SELECT count(*) FROM "WebhookSinks" WHERE "namespaceId" = $1) AS sinks,
+       (SELECT count(*) FROM "VectorIndexes" WHERE "namespaceId" = $1) AS vector_indexes)"};
 
 constexpr statement remove{"namespace.remove", R"(
 DELETE FROM "Namespaces" WHERE "id" = $1)"};
@@ -99,6 +100,7 @@ caf::expected<void> remove_namespace(connection& conn, const std::string& name,
     note(count("workflow_defs"), "workflow definition(s)");
     note(count("running"), "running or paused execution(s)");
     note(count("sinks"), "webhook sink(s)");
+    note(count("vector_indexes"), "vector index(es)");
     if (!why.empty())
       return make_error(errc::conflict,
                         "namespace \"" + name + "\" still holds " + why + ": remove them first");

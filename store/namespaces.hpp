@@ -32,9 +32,10 @@ caf::expected<std::vector<namespace_row>> list_namespaces(connection& conn);
 caf::expected<namespace_row> create_namespace(connection& conn, const std::string& name);
 
 /// Removes the namespace `name` in one transaction, after checking under a lock on its row
-/// that it holds no definitions and no running or paused execution (`conflict` naming
-/// which); "default" is never removed (`invalid`). Its finished executions stay, unreachable:
-/// no request can name the removed id again (a namespace made anew gets a new id).
+/// that it holds no definitions, no running or paused execution, no webhook sink and no vector
+/// index (`conflict` naming which); "default" is never removed (`invalid`). Its finished
+/// executions stay, unreachable: no request can name the removed id again (a namespace made
+/// anew gets a new id).
 /// With `audit`, the removal's audit record is written in its transaction.
 caf::expected<void> remove_namespace(connection& conn, const std::string& name,
                                      const audit_event* audit = nullptr);

@@ -29,6 +29,7 @@
 #include "actors/timer/node_timer.hpp"
 #include "actors/system_tasks/runner.hpp"
 #include "actors/system_tasks/script_runner.hpp"
+#include "actors/system_tasks/vector_runner.hpp"
 #include "proto/type_ids.hpp"
 #include "flow/uuid.hpp"
 #include "store/ids.hpp"
@@ -52,6 +53,7 @@ struct node_state {
   caf::actor scheduler;
   caf::actor runner;  ///< started once membership first reports (start_runner)
   caf::actor script_runner; ///< likewise, when the node has a sandbox pool
+  caf::actor vector_runner; ///< likewise (LLM_STORE_EMBEDDINGS, LLM_SEARCH_EMBEDDINGS)
   /// Decide for the partitions of this node: at low load committers[0] for all of them,
   /// under load partition p goes to committers[p mod N] (committer_split).
   std::vector<caf::actor> committers;
@@ -229,6 +231,8 @@ void stop_everything(node_actor* self, const caf::error& reason) {
     self->send_exit(st.runner, reason);
   if (st.script_runner)
     self->send_exit(st.script_runner, reason);
+  if (st.vector_runner)
+    self->send_exit(st.vector_runner, reason);
   for (auto& [shard, h] : st.parts)
     self->send_exit(h.supervisor, reason);
   st.parts.clear();
@@ -267,6 +271,12 @@ void start_runner(node_actor* self) {
     st.script_runner = spawn_script_task_runner(self->system(), s);
     self->link_to(st.script_runner);
   }
+  vector_task_options v;
+  v.node = r.node;
+  v.dsn = st.opt.dsn;
+  v.settings = st.opt.settings;
+  st.vector_runner = spawn_vector_task_runner(self->system(), v);
+  self->link_to(st.vector_runner);
 }
 
 std::string status_json(node_actor* self, const std::string& membership_json) {

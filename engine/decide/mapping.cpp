@@ -8,6 +8,7 @@
 #include "engine/decide/task_domains.hpp"
 #include "engine/system_tasks/http_task.hpp"
 #include "engine/system_tasks/script_task.hpp"
+#include "engine/system_tasks/vector_task.hpp"
 #include "proto/namespaces.hpp"
 #include "flow/def_index.hpp"
 #include "flow/loop_frame.hpp"
@@ -48,8 +49,7 @@ store::timer_kind to_store(flow::timer_kind k) {
 // after), and its poll deadline counts from scheduled + delay (flow/retry.hpp).
 int64_t start_delay_of(const store::task_row& t, const flow::def_index& index,
                        const flow::task_def_map& task_defs, const std::string& workflow_id) {
-  if (t.type != flow::task_type::simple && t.type != flow::task_type::http
-      && !flow::is_script(t.type))
+  if (!flow::is_queued(t.type))
     return 0;
   // Inside nested loops the stored ref carries the outer iterations ("ref__2").
   const auto* info = flow::split_stored_ref(t.identity.ref, index).info;
@@ -185,13 +185,16 @@ store::task_insert to_insert(const flow::scheduled_task& t, const namespace_id& 
   // HTTP tasks wait for the in-process system-task runner (docs/engine.md §4).
   // A queue of another namespace than "default" is stored under its namespace's id
   // (proto/namespaces.hpp), which only that namespace's polls name.
-  // INLINE, LAMBDA and JSON_JQ_TRANSFORM wait for the script runner. A worker task of a
+  // INLINE, LAMBDA and JSON_JQ_TRANSFORM wait for the script runner, LLM_STORE_EMBEDDINGS
+  // and LLM_SEARCH_EMBEDDINGS for the vector runner. A worker task of a
   // workflow started with taskToDomain goes to its domain's queue (proto/domains.hpp); the
   // namespace qualifies that name like any other.
   if (t.type == flow::task_type::http)
     out.queue = http_task_queue;
   else if (flow::is_script(t.type))
     out.queue = script_task_queue;
+  else if (flow::is_vector(t.type))
+    out.queue = vector_task_queue;
   else
     out.queue = namespace_queue(
       ns.str(), t.queue.empty() ? std::string{}

@@ -109,6 +109,8 @@ void cancel_open_tasks(const store::workflow_snapshot& s, const std::string& rea
       case flow::task_type::inline_:
       case flow::task_type::lambda:
       case flow::task_type::json_jq_transform:
+      case flow::task_type::llm_store_embeddings:
+      case flow::task_type::llm_search_embeddings:
         w.cancel.push_back({store::timer_kind::schedule_to_start, t.identity});
         w.cancel.push_back({store::timer_kind::start_to_close, t.identity});
         w.cancel.push_back({store::timer_kind::delay, t.identity});

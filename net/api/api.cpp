@@ -617,6 +617,13 @@ api_actor::behavior_type api(api_pointer self, api_options opts) {
         return caf::result<std::string>{rp};
       });
     },
+    // Searching reads (a reader may); putting, deleting and dropping documents change them.
+    [self](vectors_atom, msg::vector_request& r) -> caf::result<std::string> {
+      return in_namespace<std::string>(self, r.op == "search" ? access::reader : access::operator_,
+                                       "vectors", vectors_atom_v, r, [self](auto& m) {
+        return to_store<std::string>(self, caf::error{}, vectors_atom_v, std::move(m));
+      });
+    },
     [self](audit_atom, msg::audit_query& q) -> caf::result<std::string> {
       if (auto refused = admit(self, q, access::admin, "audit"))
         return refused;

@@ -14,6 +14,7 @@
 #include "engine/task_history.hpp"
 #include "engine/webhook_sinks.hpp"
 #include "engine/schedules/schedules.hpp"
+#include "engine/vectors/vectors.hpp"
 #include "engine/metrics/node_metrics.hpp"
 #include "engine/metrics/store_part.hpp"
 #include "proto/errors.hpp"
@@ -119,6 +120,9 @@ caf::behavior store_worker(caf::stateful_actor<worker_state>* self, store_worker
     },
     [&st](task_history_atom, const msg::task_history_query& q) -> caf::result<std::string> {
       return st.run([&](store::connection& c) { return engine::task_history(c, q); });
+    },
+    [&st](vectors_atom, const msg::vector_request& r) -> caf::result<std::string> {
+      return st.run([&](store::connection& c) { return engine::vectors(c, r); });
     },
     [&st](metrics_atom) -> caf::result<std::string> {
       return st.run([&](store::connection& c) { return engine::store_metrics(c); });

@@ -24,7 +24,8 @@ struct store_worker_options {
 /// Messages (replies as in client_api.hpp): register_atom + msg::definitions_registration
 /// (the api turns bare text into one), definitions_atom, audit_atom, get_atom, search_atom,
 /// signal_atom, heartbeat_atom, events_atom (no wait), status_atom (the store part),
-/// deadletter_atom, metrics_atom, schedules_atom. A lost connection is reopened
+/// deadletter_atom, metrics_atom, schedules_atom,
+/// vectors_atom. A lost connection is reopened
 /// on the next request; one whose reconnect fails answers `unavailable`.
 caf::actor spawn_store_worker(caf::actor_system& sys, store_worker_options opts);
 

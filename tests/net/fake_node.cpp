@@ -195,6 +195,10 @@ client_api::behavior_type fake(client_api::stateful_pointer<fake_state> self,
       log->add("audit action=" + q.action + " cursor=" + q.cursor);
       return R"({"events":[],"nextCursor":null})";
     },
+    [log](vectors_atom, const msg::vector_request& r) -> std::string {
+      log->add("vectors op=" + r.op + " index=" + r.index);
+      return R"({"index":")" + r.index + R"(","mode":"exact","distance":"sql","candidates":0,"results":[]})";
+    },
   };
 }
 

@@ -66,8 +66,8 @@ void add_namespace_routes(router& r, const route_context& ctx) {
                           201);
          }});
   r.add({verb::delete_, "/api/namespaces/{name}",
-         "Remove a namespace (admin; 409 while it holds definitions, running executions or "
-         "webhook sinks; \"default\" stays)",
+         "Remove a namespace (admin; 409 while it holds definitions, running executions, "
+         "webhook sinks or vector indexes; \"default\" stays)",
          {}, body_kind::none, {}, "{\"removed\":name}", "namespaces", access::admin,
          [api](const exchange_ptr& ex) {
            if (admin(ex))

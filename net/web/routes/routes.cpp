@@ -18,6 +18,7 @@ std::shared_ptr<router> make_routes(const route_context& base) {
   add_namespace_routes(*r, ctx);
   add_sink_routes(*r, ctx);
   add_scheduler_routes(*r, ctx);
+  add_vector_routes(*r, ctx);
   add_openapi_route(*r, ctx);
   return r;
 }

@@ -54,6 +54,8 @@ void add_metadata_routes(router& r, const route_context& ctx);
 void add_workflow_routes(router& r, const route_context& ctx);
 /// nodeflow's /api/webhooks/sinks: a namespace's webhook sinks (admin only).
 void add_sink_routes(router& r, const route_context& ctx);
+/// nodeflow's /api/vectors: documents with embeddings, put, searched and deleted.
+void add_vector_routes(router& r, const route_context& ctx);
 /// The OpenAPI 3 document of a route table.
 boost::json::object openapi_document(const router& table);
 

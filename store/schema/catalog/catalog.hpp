@@ -90,7 +90,12 @@ inline constexpr const char* functions_sql = R"(
          pg_get_function_result(p.oid) AS result_type
     FROM pg_proc p
     JOIN pg_namespace n ON n.oid = p.pronamespace
-   WHERE n.nspname = 'public')";
+   WHERE n.nspname = 'public'
+     -- An extension's functions are not the schema's: a server with the optional `vector`
+     -- extension (migration 0032) has the same catalog as one without.
+     AND NOT EXISTS (SELECT 1 FROM pg_depend d
+                      WHERE d.classid = 'pg_proc'::regclass AND d.objid = p.oid
+                        AND d.deptype = 'e'))";
 
 inline caf::expected<result> query(connection& conn, const char* sql) {
   auto r = conn.exec(sql);

@@ -1,0 +1,2 @@
+-- Undoes 0036_vector_task_types: nothing to run. Postgres cannot remove a value from an
+-- enum; the values stay, unused, until 0004's down drops the type.
