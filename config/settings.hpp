@@ -82,6 +82,7 @@ inline constexpr key<int64_t> membership_lease_ms{"membership.lease_ms"};
 inline constexpr key<int64_t> maintenance_interval_s{"maintenance.interval_s"};
 inline constexpr key<int64_t> maintenance_audit_months_retained{
   "maintenance.audit_months_retained"};
+inline constexpr key<int64_t> payloads_inline_max_bytes{"payloads.inline_max_bytes"};
 inline constexpr key<int64_t> client_timeout_ms{"client.timeout_ms"};
 inline constexpr key<std::string> http_host{"http.host"};
 inline constexpr key<int64_t> http_port{"http.port"};

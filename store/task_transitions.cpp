@@ -6,6 +6,7 @@
 
 #include "store/decide_queues.hpp"
 #include "store/event_seq.hpp"
+#include "store/payloads.hpp"
 #include "store/pg/hour_window.hpp"
 #include "store/pg/pipeline.hpp"
 
@@ -52,11 +53,14 @@ RETURNING "taskId")", 1, 1};
 // A reported output is stored with its task definition's "secretOutputFields" (top-level
 // keys) replaced by "***": redacted at rest, so the history, the API, the outbox and the
 // tasks and workflow output that reference it only ever see the redaction. One probe of the
-// definition's key per finished task, only for an output that is an object.
+// definition's key per finished task, only for an output that is an object. An output too
+// large for the row comes as a reference ($8, store/payloads.hpp), its payload redacted the
+// same way by the insert that stores it.
 constexpr statement finish_tasks{"task.finish", R"(
 UPDATE "TaskExecutions" t
    SET "status" = u.to_st::task_execution_status,
-       "output" = CASE WHEN u.out IS NULL THEN t."output"
+       "output" = CASE WHEN u.out IS NULL AND u.out_ref IS NULL THEN t."output"
+                       WHEN u.out IS NULL THEN NULL
                        WHEN jsonb_typeof(u.out) <> 'object' THEN u.out
                        ELSE COALESCE((SELECT u.out || jsonb_object_agg(f, to_jsonb('***'::text))
                                         FROM "TaskDefinitions" d
@@ -64,12 +68,14 @@ UPDATE "TaskExecutions" t
                                        WHERE d."namespaceId" = t."namespaceId"
                                          AND d."name" = t."taskDefName" AND u.out ? f),
                                      u.out) END,
+       "outputPayloadId" = CASE WHEN u.out IS NULL AND u.out_ref IS NULL THEN t."outputPayloadId"
+                                ELSE u.out_ref END,
        "reasonForIncompletion" = COALESCE(u.reason, t."reasonForIncompletion"),
        "endedAt" = now(), "updatedAt" = now(),
        "deciderSeenAt" = CASE WHEN u.seen THEN now() ELSE t."deciderSeenAt" END
   FROM unnest($1::uuid[], $2::uuid[], $3::text[], $4::text[], $5::jsonb[], $6::text[],
-              $7::boolean[])
-       AS u(wf, tid, from_st, to_st, out, reason, seen)
+              $7::boolean[], $8::uuid[])
+       AS u(wf, tid, from_st, to_st, out, reason, seen, out_ref)
  WHERE t."workflowId" = u.wf AND t."id" = u.tid
    AND t."status" = u.from_st::task_execution_status
    AND t."workflowId" = ANY($1::uuid[]) AND t."id" = ANY($2::uuid[])
@@ -221,18 +227,22 @@ void add_inserts(pipeline& p, const std::vector<queue_insert>& inserts) {
 }
 
 /// The status change, then the timer cancel (both per task), as the hour-window variant
-/// when the tasks' deadlines are near enough.
+/// when the tasks' deadlines are near enough. An output too large for its row goes to
+/// "Payloads" in the same round trip.
 void add_finishes(pipeline& p, const std::vector<task_finish>& finishes) {
   std::vector<std::string> from, to, sched;
   std::vector<std::optional<json_text>> outs;
-  std::vector<std::optional<std::string>> reasons;
+  std::vector<std::optional<std::string>> reasons, out_refs;
+  payload_writes payloads;
   std::vector<std::string> seen;
   int64_t within_s = 0;
   for (const auto& f : finishes) {
     seen.emplace_back(f.seen ? "t" : "f");
     from.emplace_back(flow::to_string(f.from));
     to.emplace_back(flow::to_string(f.to));
-    outs.push_back(f.output);
+    auto out = payloads.place_reported(f.workflow, f.task, f.output);
+    outs.push_back(out.inline_json);
+    out_refs.push_back(out.payload_id);
     reasons.push_back(f.reason);
     sched.push_back(f.scheduled_at);
     within_s = std::max(within_s, f.timers_within_s.value_or(unknown_timers_within_s));
@@ -240,7 +250,8 @@ void add_finishes(pipeline& p, const std::vector<task_finish>& finishes) {
   auto tids = ids_array(finishes, [](const auto& f) { return f.task; });
   p.add(finish_tasks, params::of(ids_array(finishes, [](const auto& f) { return f.workflow; }),
                                  tids, text_array(from), text_array(to), json_array(outs),
-                                 text_array(reasons), text_array(seen)));
+                                 text_array(reasons), text_array(seen), text_array(out_refs)));
+  payloads.add_to(p);
   auto window = hours_around_now(-60, within_s, cancel_max_hours);
   if (window)
     p.add(within_hours(cancel_timers_in_hours, *window), params::of(tids));

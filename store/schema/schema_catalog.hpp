@@ -85,6 +85,11 @@ inline constexpr column_info columns[] = {
   {"epoch", "bigint", true},
   {"expiresAt", "timestamp with time zone", true},
   {"acquiredAt", "timestamp with time zone", true},
+  // Payloads
+  {"workflowId", "uuid", true},
+  {"id", "uuid", true},
+  {"body", "jsonb", true},
+  {"createdAt", "timestamp with time zone", true},
   // RateLimitBuckets
   {"namespaceId", "uuid", true},
   {"taskDefName", "text", true},
@@ -161,6 +166,8 @@ inline constexpr column_info columns[] = {
   {"endedAt", "timestamp with time zone", false},
   {"updatedAt", "timestamp with time zone", true},
   {"deciderSeenAt", "timestamp with time zone", false},
+  {"inputPayloadId", "uuid", false},
+  {"outputPayloadId", "uuid", false},
   // TaskOutputCache
   {"namespaceId", "uuid", true},
   {"taskDefName", "text", true},
@@ -262,6 +269,7 @@ inline constexpr column_info columns[] = {
   {"updatedAt", "timestamp with time zone", true},
   {"version", "bigint", true},
   {"taskToDomain", "jsonb", false},
+  {"outputPayloadId", "uuid", false},
 };
 
 /// Tables of schema public (partitioned parents, never their partitions), sorted.
@@ -276,20 +284,21 @@ inline constexpr table_info tables[] = {
   {"Nodes", 35, 5},
   {"OutboxEvents", 40, 13},
   {"PartitionLeases", 53, 5},
-  {"RateLimitBuckets", 58, 5},
-  {"SchemaMigrations", 63, 3},
-  {"Secrets", 66, 8},
-  {"SigningKeys", 74, 3},
-  {"TaskDefinitions", 77, 29},
-  {"TaskExecutions", 106, 22},
-  {"TaskOutputCache", 128, 6},
-  {"TaskQueues", 134, 11},
-  {"Timers", 145, 10},
-  {"Users", 155, 7},
-  {"WebhookSinks", 162, 10},
-  {"WorkflowDefinitions", 172, 18},
-  {"WorkflowEvents", 190, 8},
-  {"WorkflowExecutions", 198, 23},
+  {"Payloads", 58, 4},
+  {"RateLimitBuckets", 62, 5},
+  {"SchemaMigrations", 67, 3},
+  {"Secrets", 70, 8},
+  {"SigningKeys", 78, 3},
+  {"TaskDefinitions", 81, 29},
+  {"TaskExecutions", 110, 24},
+  {"TaskOutputCache", 134, 6},
+  {"TaskQueues", 140, 11},
+  {"Timers", 151, 10},
+  {"Users", 161, 7},
+  {"WebhookSinks", 168, 10},
+  {"WorkflowDefinitions", 178, 18},
+  {"WorkflowEvents", 196, 8},
+  {"WorkflowExecutions", 204, 24},
 };
 
 /// Indexes on those tables, sorted by name.
@@ -326,6 +335,8 @@ inline constexpr index_info indexes[] = {
    "CREATE UNIQUE INDEX \"OutboxEvents_pkey\" ON public.\"OutboxEvents\" USING btree (id)"},
   {"PartitionLeases_pkey", "PartitionLeases",
    "CREATE UNIQUE INDEX \"PartitionLeases_pkey\" ON public.\"PartitionLeases\" USING btree (partition)"},
+  {"Payloads_pkey", "Payloads",
+   "CREATE UNIQUE INDEX \"Payloads_pkey\" ON ONLY public.\"Payloads\" USING btree (\"workflowId\", id)"},
   {"RateLimitBuckets_pkey", "RateLimitBuckets",
    "CREATE UNIQUE INDEX \"RateLimitBuckets_pkey\" ON public.\"RateLimitBuckets\" USING btree (\"namespaceId\", \"taskDefName\")"},
   {"SchemaMigrations_pkey", "SchemaMigrations",
