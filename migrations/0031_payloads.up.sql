@@ -8,12 +8,13 @@
 --     large its values: the decider, the lessor and the frontier read those rows all the time,
 --     and a wide row is detoasted, copied and shipped on each read.
 --   * The reference is a column beside the value, never a marker inside it: nothing a worker
---     or a start request writes can make nodeflow read another payload. Only store/payloads.*
---     sets these columns (store/README.md, the write funnel).
+--     or a start request writes can make nodeflow read another payload. Every write of these
+--     values is placed by store/payloads.* (inline or here), and every read that hands one on
+--     resolves the reference there, so no reader above store/ sees one.
 --   * Keyed like the executions it belongs to: ("workflowId", "id"), hash-partitioned 16 ways
 --     on "workflowId" exactly as "TaskExecutions" (a workflow's payloads hash to the partition
---     number of its tasks). Retention deletes a month's payloads with its task rows, by the
---     ids of the execution partition being dropped (store/schema/partitions.cpp).
+--     number of its tasks). Retention deletes the payloads of an execution month's
+--     workflows with their task rows, before the month is dropped (store/schema/partitions.cpp).
 --   * A value replaced (a task's output written again, a rerun) leaves its old payload
 --     unreferenced until its workflow's month is dropped: rewrites of large values are rare,
 --     and a delete in the hot statements would cost every write a probe of this table.
