@@ -18,6 +18,8 @@
 --   * A value replaced (a task's output written again, a rerun) leaves its old payload
 --     unreferenced until its workflow's month is dropped: rewrites of large values are rare,
 --     and a delete in the hot statements would cost every write a probe of this table.
+--   * "WorkflowEvents"."payloadId" does the same for an event whose payload is such a value
+--     (the history keeps no copy; its webhook delivery, in "OutboxEvents", carries it whole).
 --   * No foreign key (hot tables, partition drops). The body is never filtered on: statistics
 --     target 0 (migration 0016's reasoning).
 CREATE TABLE "Payloads" (
@@ -43,3 +45,6 @@ SELECT "rename_partition_indexes"('"Payloads"');
 ALTER TABLE "TaskExecutions" ADD COLUMN "inputPayloadId" UUID,
                              ADD COLUMN "outputPayloadId" UUID;
 ALTER TABLE "WorkflowExecutions" ADD COLUMN "outputPayloadId" UUID;
+-- An event carrying a value a client sent (a worker's IN_PROGRESS output, a task completed by
+-- its reference name, a signal) over the threshold: the history row holds '{}' and this.
+ALTER TABLE "WorkflowEvents" ADD COLUMN "payloadId" UUID;

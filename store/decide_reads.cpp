@@ -45,8 +45,12 @@ caf::expected<decide_reads> claim_and_read(pipeline& p, std::vector<result>& rs,
       return std::move(resolved.error());
     next += 2;
   }
-  if (!histories.empty())
-    out.facts = history_facts_of(r[next++]);
+  if (!histories.empty()) {
+    auto facts = history_facts_of(p.conn(), r[next++]);
+    if (!facts)
+      return std::move(facts.error());
+    out.facts = std::move(*facts);
+  }
   if (!namespaces.empty())
     out.stamps = definition_stamps_of(r[next]);
   return out;

@@ -143,7 +143,9 @@ constexpr int64_t unknown_timers_within_s = 10LL * 366 * 24 * 3600;
 // grows with "seq", and follows the commits that caused it). The
 // statement returns the ids of the execution rows it found: a workflow missing from them has
 // no row to append to. One statement, rather than an UPDATE whose result numbers the inserts,
-// saves the caller a round trip.
+// saves the caller a round trip. An event whose payload is stored out of line ($11,
+// store/payloads.hpp) keeps '{}' and the reference in the history, and its outbox row the
+// whole payload: a webhook receives what it always did.
 constexpr statement append_events{"workflow_event.append", R"(
 WITH s AS (
   UPDATE "WorkflowExecutions" w SET )" NF_ALLOCATE_SEQS("c.n") R"(, "updatedAt" = now()
@@ -152,15 +154,17 @@ WITH s AS (
      AND w."id" = ANY($1::uuid[]) /*started: w."startedAt" */
   RETURNING w."id", w."lastSeq" - c.n AS base),
 u AS (
-  SELECT u.wf, s.base + u.k AS seq, u.ns, u.et, u.tid, u.ref, u.payload, u.shard,
+  SELECT u.wf, s.base + u.k AS seq, u.ns, u.et, u.tid, u.ref, u.payload, u.shard, u.pid,
          clock_timestamp() AS at
     FROM unnest($3::uuid[], $4::bigint[], $5::uuid[], $6::text[], $7::uuid[], $8::text[],
-                $9::jsonb[], $10::smallint[]) AS u(wf, k, ns, et, tid, ref, payload, shard)
+                $9::jsonb[], $10::smallint[], $11::uuid[])
+      AS u(wf, k, ns, et, tid, ref, payload, shard, pid)
     JOIN s ON s."id" = u.wf),
 e AS (
   INSERT INTO "WorkflowEvents" ("workflowId", "seq", "at", "namespaceId", "eventType", "taskId",
-                                "refName", "payload")
-  SELECT wf, seq, at, ns, et::workflow_event_type, tid, ref, payload FROM u),
+                                "refName", "payload", "payloadId")
+  SELECT wf, seq, at, ns, et::workflow_event_type, tid, ref,
+         CASE WHEN pid IS NULL THEN payload ELSE '{}'::jsonb END, pid FROM u),
 o AS (
   INSERT INTO "OutboxEvents" ("shard", "namespaceId", "workflowId", "eventType", "payload",
                               "publishedAt")
@@ -286,9 +290,10 @@ bool add_events(pipeline& p, const std::vector<event_draft>& events) {
   // the execution rows are locked in.
   std::map<std::string, int64_t> counts;
   std::vector<std::string> wfs, nss, types;
-  std::vector<std::optional<std::string>> tids, refs;
+  std::vector<std::optional<std::string>> tids, refs, payload_ids;
   std::vector<int64_t> ks, shards;
   std::vector<json_text> payloads;
+  payload_writes out_of_line;
   for (const auto& e : events) {
     wfs.push_back(e.workflow.str());
     ks.push_back(++counts[e.workflow.str()]);
@@ -297,6 +302,7 @@ bool add_events(pipeline& p, const std::vector<event_draft>& events) {
     tids.push_back(e.task ? std::optional<std::string>{e.task->str()} : std::nullopt);
     refs.push_back(e.ref);
     payloads.push_back(e.payload);
+    payload_ids.push_back(out_of_line.place(e.workflow, e.payload).payload_id);
     shards.push_back(e.shard);
   }
   std::vector<std::string> ids;
@@ -307,7 +313,9 @@ bool add_events(pipeline& p, const std::vector<event_draft>& events) {
   }
   p.add(append_events, params::of(text_array(ids), int_array(ns), text_array(wfs), int_array(ks),
                                   text_array(nss), text_array(types), text_array(tids),
-                                  text_array(refs), json_array(payloads), int_array(shards)));
+                                  text_array(refs), json_array(payloads), int_array(shards),
+                                  text_array(payload_ids)));
+  out_of_line.add_to(p);
   return true;
 }
 

@@ -245,6 +245,7 @@ inline constexpr column_info columns[] = {
   {"taskId", "uuid", false},
   {"refName", "text", false},
   {"payload", "jsonb", true},
+  {"payloadId", "uuid", false},
   // WorkflowExecutions
   {"id", "uuid", true},
   {"startedAt", "timestamp with time zone", true},
@@ -297,8 +298,8 @@ inline constexpr table_info tables[] = {
   {"Users", 161, 7},
   {"WebhookSinks", 168, 10},
   {"WorkflowDefinitions", 178, 18},
-  {"WorkflowEvents", 196, 8},
-  {"WorkflowExecutions", 204, 24},
+  {"WorkflowEvents", 196, 9},
+  {"WorkflowExecutions", 205, 24},
 };
 
 /// Indexes on those tables, sorted by name.

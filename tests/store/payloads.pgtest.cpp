@@ -3,12 +3,15 @@
 
 #include <boost/json.hpp>
 
+#include "store/decide_support.hpp"
 #include "store/decisions.hpp"
+#include "store/events.hpp"
 #include "store/json.hpp"
 #include "store/payloads.hpp"
 #include "store/pg/transaction.hpp"
 #include "store/queues.hpp"
-#include "store/sharding.hpp"
+#include "store/signals.hpp"
+#include "store/task_progress.hpp"
 #include "store/tasks.hpp"
 #include "tests/store/worker_fixture.hpp"
 
@@ -180,6 +183,47 @@ CAF_TEST(a decision s inputs and outputs over the threshold go out of line and a
   CAF_CHECK_EQUAL(count(R"(SELECT count(*) FROM "Payloads" WHERE "workflowId" = $1)",
                         params::of(wf2)),
                   0);
+}
+
+CAF_TEST(an event carrying a client s value over the threshold keeps a reference in the history) {
+  set_inline_max_bytes(4096);
+  test::enable_webhook_sink(conn); // the outbox row still carries the whole value
+  auto wf = insert_workflow();
+  auto task = insert_task(wf, "a", "qe");
+  CAF_REQUIRE(record_task_progress(
+    conn, wf, task, boost::json::object{{"taskId", task.str()}, {"outputData", sized(8000, "progress")}}));
+  CAF_REQUIRE(deliver_signal(conn, wf, "go", sized(8000, "signal")));
+  CAF_REQUIRE(deliver_signal(conn, wf, "small", sized(10, "inline")));
+
+  CAF_CHECK_EQUAL(count(R"(SELECT count(*) FROM "WorkflowEvents" WHERE "workflowId" = $1
+                             AND "payload" = '{}' AND "payloadId" IS NOT NULL
+                             AND pg_column_size("WorkflowEvents".*) < 1024)",
+                        params::of(wf)),
+                  2);
+  CAF_CHECK_EQUAL(count(R"(SELECT count(*) FROM "WorkflowEvents" WHERE "workflowId" = $1
+                             AND "payloadId" IS NULL AND "payload"->'payload'->>'tag' = 'inline')",
+                        params::of(wf)),
+                  1);
+  CAF_CHECK_EQUAL(count(R"(SELECT count(*) FROM "OutboxEvents" WHERE "workflowId" = $1
+                             AND "payload"->'data'->'payload'->>'tag' = 'signal')",
+                        params::of(wf)),
+                  1);
+
+  // The history read and the decider's facts see the whole values.
+  auto events = read_events(conn, wf, 0, 10);
+  CAF_REQUIRE(events);
+  CAF_REQUIRE_EQUAL(events->size(), 3u);
+  CAF_CHECK_EQUAL(boost::json::parse((*events)[0].payload).at("outputData").at("tag").as_string(),
+                  "progress");
+  CAF_CHECK_EQUAL(boost::json::parse((*events)[1].payload).at("payload").at("tag").as_string(),
+                  "signal");
+  auto facts = perform(conn, [&](transaction& tx) { return load_history_facts(tx, {wf}); });
+  CAF_REQUIRE(facts);
+  const auto& signals = facts->at(wf.str()).signals;
+  CAF_REQUIRE_EQUAL(signals.size(), 2u);
+  CAF_CHECK_EQUAL(signals[0].name, "go");
+  CAF_CHECK_EQUAL(boost::json::parse(signals[0].payload).at("blob").as_string().size(), 8000u);
+  CAF_CHECK_EQUAL(boost::json::parse(signals[1].payload).at("tag").as_string(), "inline");
 }
 
 CAF_TEST_FIXTURE_SCOPE_END()
