@@ -29,6 +29,7 @@
 #include "store/schema/migrator.hpp"
 #include "engine/secrets/keyring.hpp"
 #include "proto/errors.hpp"
+#include "store/payloads.hpp"
 #include "store/workflows.hpp"
 #include "net/http/client.hpp"
 #include "net/cluster/middleman_peers.hpp"
@@ -177,6 +178,8 @@ int run_serve_command(int argc, char** argv) {
     return 2;
   }
   setup_logging(cfg->settings);
+  // Every writer of inputs and outputs in this process places them by it (store/payloads.hpp).
+  store::set_inline_max_bytes(cfg->settings.get(config::keys::payloads_inline_max_bytes));
   if (!cfg->settings.get(config::keys::auth_enabled))
     spdlog::warn("AUTH_OFF: the HTTP API checks no credentials; every request is the admin "
                  "of the default namespace (loopback only; never do this where others reach "

@@ -130,6 +130,10 @@ const std::vector<setting>& all_settings() {
     {keys::retention_audit_months, "84", 1, 1200,
      "months of audit events kept; an older month's partition is dropped, the only way "
      "audit rows leave"},
+    {keys::payloads_inline_max_bytes, "65536", 1024, 67108864,
+     "a task input or output, or a workflow output, whose JSON is longer than this many bytes "
+     "is stored out of line (\"Payloads\") and its row holds a reference; every reader still "
+     "sees the whole value"},
     {keys::client_timeout_ms, "30000", 1, 3600000,
      "default timeout of a client request"},
     {keys::http_host, "127.0.0.1", 0, 0, "address the HTTP API listens on"},

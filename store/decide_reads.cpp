@@ -1,5 +1,7 @@
 #include "store/decide_reads.hpp"
 
+#include "store/payloads.hpp"
+
 namespace nf::store {
 
 caf::expected<decide_reads> claim_and_read(transaction& tx, const std::vector<shard_id>& shards,
@@ -38,10 +40,17 @@ caf::expected<decide_reads> claim_and_read(pipeline& p, std::vector<result>& rs,
   size_t next = base + 2;
   if (!expected.empty()) {
     out.snapshots = snapshots_of(r[next], r[next + 1]);
+    // Only a workflow with a value out of line costs this read (store/payloads.hpp).
+    if (auto resolved = resolve_payloads(p.conn(), out.snapshots); !resolved)
+      return std::move(resolved.error());
     next += 2;
   }
-  if (!histories.empty())
-    out.facts = history_facts_of(r[next++]);
+  if (!histories.empty()) {
+    auto facts = history_facts_of(p.conn(), r[next++]);
+    if (!facts)
+      return std::move(facts.error());
+    out.facts = std::move(*facts);
+  }
   if (!namespaces.empty())
     out.stamps = definition_stamps_of(r[next]);
   return out;

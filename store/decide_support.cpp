@@ -5,6 +5,7 @@
 #include <boost/json/serialize.hpp>
 
 #include "store/json.hpp"
+#include "store/payloads.hpp"
 #include "proto/errors.hpp"
 #include "store/pg/pipeline.hpp"
 #include "store/task_transitions.hpp"
@@ -25,7 +26,7 @@ SELECT u.ns::text, COALESCE(s."stamp", 0)::text AS stamp
 // the predicate of "WorkflowEvents_facts_idx" (migration 0014), repeated so that the
 // read walks that index and not the workflow's whole history.
 constexpr statement history_facts_read{"decide.history_facts", R"(
-SELECT u.wf::text, e."seq", e."eventType"::text, e."payload"::text,
+SELECT u.wf::text, e."seq", e."eventType"::text, e."payload"::text, e."payloadId",
        (extract(epoch FROM e."at") * 1000)::bigint AS at_ms
   FROM unnest($1::uuid[]) AS u(wf)
   JOIN "WorkflowEvents" e ON e."workflowId" = u.wf AND e."at" >= uuid_extract_timestamp(u.wf)
@@ -116,16 +117,28 @@ void add_history_facts(pipeline& p, const std::vector<workflow_id>& ids) {
   p.add(history_facts_read, params::of(id_list(ids)));
 }
 
-std::map<std::string, history_facts> history_facts_of(const result& r) {
+caf::expected<std::map<std::string, history_facts>> history_facts_of(connection& conn,
+                                                                     const result& r) {
   std::map<std::string, history_facts> out;
   const int wf = r.column_named("wf"), seq = r.column_named("seq"),
             event_type = r.column_named("eventType"), payload_text = r.column_named("payload"),
-            at_ms = r.column_named("at_ms");
+            payload_id = r.column_named("payloadId"), at_ms = r.column_named("at_ms");
+  // A signal's payload stored out of line (store/payloads.hpp), read only when there is one.
+  std::vector<std::pair<std::string, std::string>> refs;
+  for (int row = 0; row < r.rows(); ++row)
+    if (auto id = r.opt_str(row, payload_id))
+      refs.emplace_back(r.str(row, wf), *id);
+  auto bodies = read_payloads(conn, refs);
+  if (!bodies)
+    return std::move(bodies.error());
   for (int row = 0; row < r.rows(); ++row) {
     auto& facts = out[r.str(row, wf)];
     auto type = r.text(row, event_type);
     boost::json::error_code ec;
-    auto payload = boost::json::parse(r.text(row, payload_text), ec);
+    auto id = r.opt_str(row, payload_id);
+    auto payload = boost::json::parse(id ? std::string_view{bodies->at(*id)}
+                                         : r.text(row, payload_text),
+                                      ec);
     const auto* obj = ec ? nullptr : payload.if_object();
     if (type == "SIGNAL_RECEIVED") {
       signal_row s;
@@ -161,7 +174,7 @@ load_history_facts(transaction& tx, const std::vector<workflow_id>& ids) {
   auto rs = p.run();
   if (!rs)
     return std::move(rs.error());
-  return history_facts_of((*rs)[0]);
+  return history_facts_of(tx.conn(), (*rs)[0]);
 }
 
 caf::expected<void> link_sub_workflows(transaction& tx,

@@ -67,7 +67,9 @@ int64_t now_ms_of(const result& r);
 void add_definition_stamps(pipeline& p, const std::vector<namespace_id>& namespaces);
 std::map<std::string, std::string> definition_stamps_of(const result& r);
 void add_history_facts(pipeline& p, const std::vector<workflow_id>& ids);
-std::map<std::string, history_facts> history_facts_of(const result& r);
+/// The facts in `r`; a payload stored out of line is read on `conn` (store/payloads.hpp).
+caf::expected<std::map<std::string, history_facts>> history_facts_of(connection& conn,
+                                                                     const result& r);
 
 /// A child started for a SUB_WORKFLOW task.
 struct sub_workflow_link {

@@ -8,6 +8,7 @@
 #include "store/decisions.hpp"
 #include "store/event_seq.hpp"
 #include "store/json.hpp"
+#include "store/payloads.hpp"
 #include "proto/errors.hpp"
 #include "store/pg/pipeline.hpp"
 #include "store/queues.hpp"
@@ -31,7 +32,10 @@ UPDATE "WorkflowExecutions" w SET
   "version" = w."version" + 1,
   )" NF_ALLOCATE_SEQS("u.n") R"(,
   "status" = COALESCE(u.status::workflow_execution_status, w."status"),
-  "output" = COALESCE(u.output, w."output"),
+  "output" = CASE WHEN u.output IS NULL AND u.output_ref IS NULL THEN w."output"
+                  ELSE u.output END,
+  "outputPayloadId" = CASE WHEN u.output IS NULL AND u.output_ref IS NULL THEN w."outputPayloadId"
+                           ELSE u.output_ref END,
   "reasonForIncompletion" = COALESCE(u.reason, w."reasonForIncompletion"),
   "failedTaskRef" = COALESCE(u.failed_ref, w."failedTaskRef"),
   "variables" = CASE WHEN u.vars IS NULL THEN w."variables" ELSE w."variables" || u.vars END,
@@ -40,7 +44,8 @@ UPDATE "WorkflowExecutions" w SET
                    ELSE COALESCE(w."endedAt", now()) END,
   "updatedAt" = now()
   FROM unnest($1::uuid[], $2::bigint[], $3::text[], $4::jsonb[], $5::text[], $6::text[],
-              $7::jsonb[], $8::integer[]) AS u(id, v, status, output, reason, failed_ref, vars, n)
+              $7::jsonb[], $8::integer[], $9::uuid[])
+         AS u(id, v, status, output, reason, failed_ref, vars, n, output_ref)
  WHERE w."id" = u.id AND w."startedAt" = uuid_extract_timestamp(u.id) AND w."version" = u.v
    AND w."id" = ANY($1::uuid[]) /*started: w."startedAt" */
 RETURNING w."id")
@@ -82,14 +87,16 @@ WITH u AS (
   SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::text[], $4::integer[], $5::integer[],
                        $6::text[], $7::text[], $8::text[], $9::text[], $10::jsonb[], $11::jsonb[],
                        $12::text[], $13::boolean[], $14::smallint[], $15::smallint[],
-                       $16::uuid[], $17::text[], $18::uuid[], $19::bigint[])
+                       $16::uuid[], $17::text[], $18::uuid[], $19::bigint[], $20::uuid[],
+                       $21::uuid[])
     AS u(wf, ns, ref, iter, att, type, def, queue, status, input, output, reason, enqueue,
-         priority, shard, id, worker, token, lease_ms)),
+         priority, shard, id, worker, token, lease_ms, input_ref, output_ref)),
 i AS (
   INSERT INTO "TaskExecutions"
     ("id", "workflowId", "namespaceId", "refName", "iteration", "attempt", "taskType",
      "taskDefName", "queueName", "status", "input", "output", "reasonForIncompletion",
-     "retriedTaskId", "startedAt", "endedAt", "deciderSeenAt", "workerId", "pollCount")
+     "retriedTaskId", "startedAt", "endedAt", "deciderSeenAt", "workerId", "pollCount",
+     "inputPayloadId", "outputPayloadId")
   SELECT COALESCE(u.id, uuidv7()), u.wf, u.ns, u.ref, u.iter, u.att, u.type::task_execution_type,
          u.def, u.queue,
          u.status::task_execution_status, u.input, u.output, u.reason,
@@ -100,7 +107,7 @@ i AS (
          CASE WHEN u.status <> 'SCHEDULED' THEN now() END,
          CASE WHEN u.status NOT IN ('SCHEDULED', 'IN_PROGRESS') THEN now() END,
          CASE WHEN u.status NOT IN ('SCHEDULED', 'IN_PROGRESS') THEN now() END,
-         u.worker, CASE WHEN u.worker IS NULL THEN 0 ELSE 1 END
+         u.worker, CASE WHEN u.worker IS NULL THEN 0 ELSE 1 END, u.input_ref, u.output_ref
     FROM u
   ON CONFLICT ("workflowId", "refName", "iteration", "attempt") DO NOTHING
   RETURNING "workflowId", "id", "refName", "iteration", "attempt", "taskType", "queueName",
@@ -127,7 +134,10 @@ SELECT i."workflowId", i."id", i."refName", i."iteration", i."attempt", i."taskT
 constexpr statement change_tasks{"decide.change_tasks", R"(
 UPDATE "TaskExecutions" t SET
   "status" = u.status::task_execution_status,
-  "output" = COALESCE(u.output, t."output"),
+  "output" = CASE WHEN u.output IS NULL AND u.output_ref IS NULL THEN t."output"
+                  ELSE u.output END,
+  "outputPayloadId" = CASE WHEN u.output IS NULL AND u.output_ref IS NULL THEN t."outputPayloadId"
+                           ELSE u.output_ref END,
   "reasonForIncompletion" = COALESCE(u.reason, t."reasonForIncompletion"),
   "startedAt" = CASE WHEN u.status = 'SCHEDULED' THEN t."startedAt"
                      ELSE COALESCE(t."startedAt", now()) END,
@@ -136,7 +146,7 @@ UPDATE "TaskExecutions" t SET
                          ELSE now() END,
   "updatedAt" = now()
   FROM unnest($1::uuid[], $2::text[], $3::integer[], $4::integer[], $5::text[], $6::jsonb[],
-              $7::text[]) AS u(wf, ref, iter, att, status, output, reason)
+              $7::text[], $8::uuid[]) AS u(wf, ref, iter, att, status, output, reason, output_ref)
  WHERE t."workflowId" = u.wf AND t."refName" = u.ref AND t."iteration" = u.iter
    AND t."attempt" = u.att AND t."status" IN ('SCHEDULED', 'IN_PROGRESS')
    AND t."workflowId" = ANY($1::uuid[]))", 1};
@@ -265,12 +275,15 @@ std::vector<std::vector<event_write>> history_of(
   return out;
 }
 
-/// The compare-and-set for every write, as the pipeline's first statement.
+/// The compare-and-set for every write, as the pipeline's first statement; a workflow output
+/// too large for its row is placed in `payloads`.
 void add_compare_and_set(pipeline& p, const std::vector<decision_write>& writes,
-                         const std::vector<std::vector<event_write>>& history) {
+                         const std::vector<std::vector<event_write>>& history,
+                         payload_writes& payloads) {
   std::vector<std::string> ids;
   std::vector<int64_t> versions, event_counts;
-  std::vector<std::optional<std::string>> statuses, outputs, reasons, failed_refs, vars;
+  std::vector<std::optional<std::string>> statuses, outputs, reasons, failed_refs, vars,
+    output_refs;
   for (size_t i = 0; i < writes.size(); ++i) {
     const auto& w = writes[i];
     ids.push_back(w.id.str());
@@ -278,14 +291,16 @@ void add_compare_and_set(pipeline& p, const std::vector<decision_write>& writes,
     event_counts.push_back(static_cast<int64_t>(history[i].size()));
     statuses.push_back(w.status ? std::optional<std::string>{std::string{to_string(*w.status)}}
                                 : std::nullopt);
-    outputs.push_back(opt(w.output));
+    auto output = payloads.place(w.id, w.output);
+    outputs.push_back(output.inline_text());
+    output_refs.push_back(output.payload_id);
     reasons.push_back(w.reason_for_incompletion);
     failed_refs.push_back(w.failed_task_ref);
     vars.push_back(opt(w.variables));
   }
   p.add(cas, params::of(text_array(ids), int_array(versions), text_array(statuses),
                         text_array(outputs), text_array(reasons), text_array(failed_refs),
-                        text_array(vars), int_array(event_counts)));
+                        text_array(vars), int_array(event_counts), text_array(output_refs)));
 }
 
 } // namespace
@@ -320,7 +335,8 @@ caf::expected<apply_result> apply_decisions(transaction& tx,
   const auto leases = leases_of(writes);
   auto history = history_of(writes, leases);
   pipeline p{tx.conn()};
-  add_compare_and_set(p, writes, history);
+  payload_writes payloads;  // every input and output written below goes through it
+  add_compare_and_set(p, writes, history, payloads);
   // Which pipeline results to read back (the index of the statement just added).
   int insert_at = -1, arm_at = -1;
   auto last = [&p] { return static_cast<int>(p.size()) - 1; };
@@ -338,7 +354,7 @@ caf::expected<apply_result> apply_decisions(transaction& tx,
     identity_columns ids;
     std::vector<std::string> ns, types, defs, statuses;
     std::vector<std::optional<std::string>> queues, outputs, reasons, task_ids, workers, tokens,
-      lease_ms;
+      lease_ms, input_refs, output_refs;
     std::vector<json_text> inputs;
     std::vector<std::string> enqueue;
     std::vector<int64_t> priorities, shards;
@@ -361,8 +377,13 @@ caf::expected<apply_result> apply_decisions(transaction& tx,
         workers.push_back(t.lease ? some(t.lease->worker_id) : std::nullopt);
         tokens.push_back(t.lease ? some(t.lease->token.str()) : std::nullopt);
         lease_ms.push_back(t.lease ? some(std::to_string(t.lease->expires_at_ms)) : std::nullopt);
-        inputs.push_back(t.input ? *t.input : empty);
-        outputs.push_back(opt(t.output));
+        // An input out of line leaves the row's NOT NULL column its default, '{}'.
+        auto input = payloads.place(w.id, t.input ? *t.input : empty);
+        inputs.push_back(input.inline_json.value_or(empty));
+        input_refs.push_back(input.payload_id);
+        auto output = payloads.place(w.id, t.output);
+        outputs.push_back(output.inline_text());
+        output_refs.push_back(output.payload_id);
         reasons.push_back(t.reason_for_incompletion);
         enqueue.emplace_back(queued ? "t" : "f");
         priorities.push_back(w.priority);
@@ -376,7 +397,8 @@ caf::expected<apply_result> apply_decisions(transaction& tx,
                        text_array(statuses), json_array(inputs), text_array(outputs),
                        text_array(reasons), text_array(enqueue), int_array(priorities),
                        int_array(shards), text_array(task_ids), text_array(workers),
-                       text_array(tokens), text_array(lease_ms)));
+                       text_array(tokens), text_array(lease_ms), text_array(input_refs),
+                       text_array(output_refs)));
       insert_at = last();
     }
   }
@@ -384,20 +406,25 @@ caf::expected<apply_result> apply_decisions(transaction& tx,
   {
     identity_columns ids;
     std::vector<std::string> statuses;
-    std::vector<std::optional<std::string>> outputs, reasons;
+    std::vector<std::optional<std::string>> outputs, reasons, output_refs;
     for (const auto& w : writes)
       for (const auto& c : w.changes) {
         ids.add(w.id, c.identity);
         statuses.emplace_back(flow::to_string(c.status));
-        outputs.push_back(opt(c.output));
+        auto output = payloads.place(w.id, c.output);
+        outputs.push_back(output.inline_text());
+        output_refs.push_back(output.payload_id);
         reasons.push_back(c.reason_for_incompletion);
       }
     if (!ids.empty()) {
       p.add(change_tasks, params::of(text_array(ids.wf), text_array(ids.ref), int_array(ids.iter),
                                      int_array(ids.att), text_array(statuses),
-                                     text_array(outputs), text_array(reasons)));
+                                     text_array(outputs), text_array(reasons),
+                                     text_array(output_refs)));
     }
   }
+
+  payloads.add_to(p);
 
   {
     identity_columns ids;

@@ -9,6 +9,7 @@
 #include "store/decide_queues.hpp"
 #include "store/execution_columns.hpp"
 #include "proto/errors.hpp"
+#include "store/payloads.hpp"
 #include "store/pg/pipeline.hpp"
 #include "store/task_transitions.hpp"
 
@@ -51,6 +52,7 @@ constexpr statement select_executions{"decide.executions",
 #define NF_TASK_COLUMNS                                                                        \
   "\"workflowId\", \"id\", \"refName\", \"iteration\", \"attempt\", \"taskType\", "                 \
   "\"taskDefName\", \"queueName\", \"status\", \"input\", \"output\", "                             \
+  "\"inputPayloadId\", \"outputPayloadId\", "                                                     \
   "\"reasonForIncompletion\", \"workerId\", \"pollCount\", \"retriedTaskId\", \"subWorkflowId\", " \
   "(extract(epoch FROM \"scheduledAt\") * 1000)::bigint AS scheduled_at_ms, "                    \
   "(extract(epoch FROM \"startedAt\") * 1000)::bigint AS started_at_ms, "                        \
@@ -127,14 +129,17 @@ struct task_columns {
       attempt(r.column_named("attempt")), type(r.column_named("taskType")),
       def(r.column_named("taskDefName")), queue(r.column_named("queueName")),
       status(r.column_named("status")), input(r.column_named("input")),
-      output(r.column_named("output")), reason(r.column_named("reasonForIncompletion")),
+      output(r.column_named("output")), input_payload(r.column_named("inputPayloadId")),
+      output_payload(r.column_named("outputPayloadId")),
+      reason(r.column_named("reasonForIncompletion")),
       worker(r.column_named("workerId")), polls(r.column_named("pollCount")),
       retried(r.column_named("retriedTaskId")), sub_workflow(r.column_named("subWorkflowId")),
       scheduled_at_ms(r.column_named("scheduled_at_ms")),
       started_at_ms(r.column_named("started_at_ms")), ended_at_ms(r.column_named("ended_at_ms")),
       updated_at_ms(r.column_named("updated_at_ms")),
       unprocessed(r.column_named("unprocessed")) {}
-  int workflow, id, ref, iteration, attempt, type, def, queue, status, input, output, reason,
+  int workflow, id, ref, iteration, attempt, type, def, queue, status, input, output,
+    input_payload, output_payload, reason,
     worker, polls, retried, sub_workflow, scheduled_at_ms, started_at_ms, ended_at_ms,
     updated_at_ms, unprocessed;
 };
@@ -149,6 +154,8 @@ task_row task_of(const result& r, const task_columns& c, int row) {
   t.status = label<flow::task_status>(r.text(row, c.status), flow::parse_task_status);
   t.input = r.str(row, c.input);
   t.output = r.opt_str(row, c.output);
+  t.input_payload_id = r.opt_str(row, c.input_payload);
+  t.output_payload_id = r.opt_str(row, c.output_payload);
   t.reason_for_incompletion = r.opt_str(row, c.reason);
   t.worker_id = r.opt_str(row, c.worker);
   t.poll_count = r.i32(row, c.polls);
@@ -181,7 +188,8 @@ execution_columns::execution_columns(const result& r, int first)
     parent_task_id(r.column_named("parentTaskId", first)), shard(r.column_named("shard", first)),
     last_seq(r.column_named("lastSeq", first)), ended_at_ms(r.column_named("ended_at_ms", first)),
     version(r.column_named("version", first)),
-    task_to_domain(r.column_named("taskToDomain", first)) {
+    task_to_domain(r.column_named("taskToDomain", first)),
+    output_payload_id(r.column_named("outputPayloadId", first)) {
 }
 
 workflow_snapshot execution_of(const result& r, const execution_columns& c, int row) {
@@ -209,6 +217,7 @@ workflow_snapshot execution_of(const result& r, const execution_columns& c, int 
   s.ended_at_ms = r.opt_i64(row, c.ended_at_ms);
   s.version = r.i64(row, c.version);
   s.task_to_domain = r.opt_str(row, c.task_to_domain);
+  s.output_payload_id = r.opt_str(row, c.output_payload_id);
   return s;
 }
 
@@ -286,7 +295,10 @@ caf::expected<std::vector<workflow_snapshot>> load_snapshots(transaction& tx,
   auto rs = p.run();
   if (!rs)
     return std::move(rs.error());
-  return snapshots_of((*rs)[0], (*rs)[1]);
+  auto snaps = snapshots_of((*rs)[0], (*rs)[1]);
+  if (auto resolved = resolve_payloads(tx.conn(), snaps); !resolved)
+    return std::move(resolved.error());
+  return snaps;
 }
 
 std::vector<workflow_snapshot> snapshots_of(const result& ex, const result& ts) {
@@ -315,6 +327,8 @@ load_frontier(transaction& tx, const std::vector<workflow_id>& ids) {
   const task_columns c{*r};
   for (int row = 0; row < r->rows(); ++row)
     out.emplace_back(workflow_id{r->str(row, c.workflow)}, task_of(*r, c, row));
+  if (auto resolved = resolve_payloads(tx.conn(), out); !resolved)
+    return std::move(resolved.error());
   return out;
 }
 

@@ -52,6 +52,10 @@ struct task_row {
   flow::task_status status = flow::task_status::scheduled;
   std::string input;                  ///< JSON object text
   std::optional<std::string> output;  ///< JSON text; NULL = no output yet
+  /// Set when the value is stored in "Payloads" (store/payloads.hpp): the reads resolve it,
+  /// so `input`/`output` above still hold the whole value. An output with this set must not
+  /// be cached ("TaskOutputCache").
+  std::optional<std::string> input_payload_id, output_payload_id;
   std::optional<std::string> reason_for_incompletion;
   std::optional<std::string> worker_id;
   int32_t poll_count = 0;
@@ -79,6 +83,8 @@ struct workflow_snapshot {
   std::string input;      ///< JSON object text
   std::string variables;  ///< JSON object text
   std::optional<std::string> output;
+  /// Set when `output` is stored in "Payloads" (resolved by the reads, as task_row's).
+  std::optional<std::string> output_payload_id;
   std::optional<std::string> reason_for_incompletion;
   std::optional<std::string> failed_task_ref;
   std::optional<std::string> correlation_id;

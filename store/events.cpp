@@ -7,6 +7,7 @@
 
 #include "store/event_seq.hpp"
 #include "store/json.hpp"
+#include "store/payloads.hpp"
 #include "proto/errors.hpp"
 
 namespace nf::store {
@@ -101,7 +102,7 @@ SELECT e.shard, i."namespaceId", i."workflowId", i."eventType"::text,
 // (with a margin: the start event's "at" is its transaction's start).
 constexpr statement history{"events.history", R"(
 SELECT "seq", (extract(epoch FROM "at") * 1000)::bigint AS at_ms, "eventType", "taskId",
-       "refName", "payload"
+       "refName", "payload", "payloadId"
   FROM "WorkflowEvents"
  WHERE "workflowId" = $1 AND "seq" > $2
    AND "at" >= uuid_extract_timestamp($1) - interval '1 day'
@@ -250,7 +251,16 @@ caf::expected<std::vector<event_row>> read_events(connection& conn, const workfl
   out.reserve(static_cast<size_t>(r->rows()));
   const int seq = r->column_named("seq"), at_ms = r->column_named("at_ms"),
             type = r->column_named("eventType"), task = r->column_named("taskId"),
-            ref = r->column_named("refName"), payload = r->column_named("payload");
+            ref = r->column_named("refName"), payload = r->column_named("payload"),
+            payload_id = r->column_named("payloadId");
+  // Payloads stored out of line (store/payloads.hpp), read only when the page has any.
+  std::vector<std::pair<std::string, std::string>> refs;
+  for (int row = 0; row < r->rows(); ++row)
+    if (auto pid = r->opt_str(row, payload_id))
+      refs.emplace_back(id.str(), *pid);
+  auto bodies = read_payloads(conn, refs);
+  if (!bodies)
+    return std::move(bodies.error());
   for (int row = 0; row < r->rows(); ++row) {
     event_row e;
     e.seq = r->i64(row, seq);
@@ -259,7 +269,8 @@ caf::expected<std::vector<event_row>> read_events(connection& conn, const workfl
     if (auto t = r->opt_str(row, task))
       e.task = task_id{*t};
     e.ref_name = r->opt_str(row, ref);
-    e.payload = r->str(row, payload);
+    auto pid = r->opt_str(row, payload_id);
+    e.payload = pid ? bodies->at(*pid) : r->str(row, payload);
     out.push_back(std::move(e));
   }
   return out;

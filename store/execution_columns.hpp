@@ -14,7 +14,7 @@
   "\"variables\", \"output\", \"reasonForIncompletion\", \"failedTaskRef\", \"correlationId\", " \
   "\"idempotencyKey\", \"priority\", \"parentWorkflowId\", \"parentTaskId\", \"shard\", "        \
   "\"lastSeq\", (extract(epoch FROM \"endedAt\") * 1000)::bigint AS ended_at_ms, \"version\", " \
-  "\"taskToDomain\""
+  "\"taskToDomain\", \"outputPayloadId\""
 
 namespace nf::store {
 
@@ -25,7 +25,7 @@ struct execution_columns {
   explicit execution_columns(const result& r, int first = 0);
   int id, started_at_ms, ns, workflow_name, workflow_version, status, input, variables, output,
     reason, failed_task_ref, correlation_id, idempotency_key, priority, parent_workflow_id,
-    parent_task_id, shard, last_seq, ended_at_ms, version, task_to_domain;
+    parent_task_id, shard, last_seq, ended_at_ms, version, task_to_domain, output_payload_id;
 };
 
 /// The execution (without its tasks) in `r`'s row `row`.

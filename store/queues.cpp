@@ -7,6 +7,7 @@
 
 #include "store/json.hpp"
 #include "proto/errors.hpp"
+#include "store/payloads.hpp"
 #include "store/pg/pipeline.hpp"
 #include "store/pg/transaction.hpp"
 #include "store/queue_partitions.hpp"
@@ -83,11 +84,11 @@ SELECT q."id", q."taskId", q."workflowId", q."taskType"::text, q."shard", q."lea
 // database kept reading all of them at every lease.
 constexpr statement claimed_tasks{"lease.claimed_tasks", R"(
 SELECT t."status"::text, t."namespaceId", t."refName", t."iteration", t."attempt",
-       t."taskDefName", t."input"::text
+       t."taskDefName", t."input"::text, t."inputPayloadId"
   FROM unnest($1::uuid[], $2::uuid[]) WITH ORDINALITY AS u(wf, tid, ord)
   LEFT JOIN LATERAL (
     SELECT te."status", te."namespaceId", te."refName", te."iteration", te."attempt",
-           te."taskDefName", te."input"
+           te."taskDefName", te."input", te."inputPayloadId"
       FROM "TaskExecutions" te WHERE te."workflowId" = u.wf AND te."id" = u.tid
     OFFSET 0) t
     ON true
@@ -239,7 +240,16 @@ caf::expected<void> claim_queue(connection& conn, const std::vector<lease_reques
   const int status = tasks->column_named("status"), ns = tasks->column_named("namespaceId"),
             ref = tasks->column_named("refName"), iteration = tasks->column_named("iteration"),
             attempt = tasks->column_named("attempt"), def = tasks->column_named("taskDefName"),
-            input = tasks->column_named("input");
+            input = tasks->column_named("input"),
+            input_payload = tasks->column_named("inputPayloadId");
+  // The inputs stored out of line, read in one more statement only when a claim has any.
+  std::vector<std::pair<std::string, std::string>> refs;
+  for (int i = 0; i < tasks->rows(); ++i)
+    if (auto ref = tasks->opt_str(i, input_payload))
+      refs.emplace_back(rows->str(i, workflow), *ref);
+  auto bodies = read_payloads(conn, refs);
+  if (!bodies)
+    return std::move(bodies.error());
   for (int i = 0; i < rows->rows(); ++i) {
     claimed_row c;
     auto rn = rows->i64(i, row_number);
@@ -263,7 +273,8 @@ caf::expected<void> claim_queue(connection& conn, const std::vector<lease_reques
       t.iteration = tasks->i32(i, iteration);
       t.attempt = tasks->i32(i, attempt);
       t.task_def_name = tasks->str(i, def);
-      t.input = tasks->str(i, input);
+      auto ref = tasks->opt_str(i, input_payload);
+      t.input = ref ? bodies->at(*ref) : tasks->str(i, input);
     }
     out.push_back(std::move(c));
   }

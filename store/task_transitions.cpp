@@ -6,6 +6,7 @@
 
 #include "store/decide_queues.hpp"
 #include "store/event_seq.hpp"
+#include "store/payloads.hpp"
 #include "store/pg/hour_window.hpp"
 #include "store/pg/pipeline.hpp"
 
@@ -52,11 +53,14 @@ RETURNING "taskId")", 1, 1};
 // A reported output is stored with its task definition's "secretOutputFields" (top-level
 // keys) replaced by "***": redacted at rest, so the history, the API, the outbox and the
 // tasks and workflow output that reference it only ever see the redaction. One probe of the
-// definition's key per finished task, only for an output that is an object.
+// definition's key per finished task, only for an output that is an object. An output too
+// large for the row comes as a reference ($8, store/payloads.hpp), its payload redacted the
+// same way by the insert that stores it.
 constexpr statement finish_tasks{"task.finish", R"(
 UPDATE "TaskExecutions" t
    SET "status" = u.to_st::task_execution_status,
-       "output" = CASE WHEN u.out IS NULL THEN t."output"
+       "output" = CASE WHEN u.out IS NULL AND u.out_ref IS NULL THEN t."output"
+                       WHEN u.out IS NULL THEN NULL
                        WHEN jsonb_typeof(u.out) <> 'object' THEN u.out
                        ELSE COALESCE((SELECT u.out || jsonb_object_agg(f, to_jsonb('***'::text))
                                         FROM "TaskDefinitions" d
@@ -64,12 +68,14 @@ UPDATE "TaskExecutions" t
                                        WHERE d."namespaceId" = t."namespaceId"
                                          AND d."name" = t."taskDefName" AND u.out ? f),
                                      u.out) END,
+       "outputPayloadId" = CASE WHEN u.out IS NULL AND u.out_ref IS NULL THEN t."outputPayloadId"
+                                ELSE u.out_ref END,
        "reasonForIncompletion" = COALESCE(u.reason, t."reasonForIncompletion"),
        "endedAt" = now(), "updatedAt" = now(),
        "deciderSeenAt" = CASE WHEN u.seen THEN now() ELSE t."deciderSeenAt" END
   FROM unnest($1::uuid[], $2::uuid[], $3::text[], $4::text[], $5::jsonb[], $6::text[],
-              $7::boolean[])
-       AS u(wf, tid, from_st, to_st, out, reason, seen)
+              $7::boolean[], $8::uuid[])
+       AS u(wf, tid, from_st, to_st, out, reason, seen, out_ref)
  WHERE t."workflowId" = u.wf AND t."id" = u.tid
    AND t."status" = u.from_st::task_execution_status
    AND t."workflowId" = ANY($1::uuid[]) AND t."id" = ANY($2::uuid[])
@@ -137,7 +143,9 @@ constexpr int64_t unknown_timers_within_s = 10LL * 366 * 24 * 3600;
 // grows with "seq", and follows the commits that caused it). The
 // statement returns the ids of the execution rows it found: a workflow missing from them has
 // no row to append to. One statement, rather than an UPDATE whose result numbers the inserts,
-// saves the caller a round trip.
+// saves the caller a round trip. An event whose payload is stored out of line ($11,
+// store/payloads.hpp) keeps '{}' and the reference in the history, and its outbox row the
+// whole payload: a webhook receives what it always did.
 constexpr statement append_events{"workflow_event.append", R"(
 WITH s AS (
   UPDATE "WorkflowExecutions" w SET )" NF_ALLOCATE_SEQS("c.n") R"(, "updatedAt" = now()
@@ -146,15 +154,17 @@ WITH s AS (
      AND w."id" = ANY($1::uuid[]) /*started: w."startedAt" */
   RETURNING w."id", w."lastSeq" - c.n AS base),
 u AS (
-  SELECT u.wf, s.base + u.k AS seq, u.ns, u.et, u.tid, u.ref, u.payload, u.shard,
+  SELECT u.wf, s.base + u.k AS seq, u.ns, u.et, u.tid, u.ref, u.payload, u.shard, u.pid,
          clock_timestamp() AS at
     FROM unnest($3::uuid[], $4::bigint[], $5::uuid[], $6::text[], $7::uuid[], $8::text[],
-                $9::jsonb[], $10::smallint[]) AS u(wf, k, ns, et, tid, ref, payload, shard)
+                $9::jsonb[], $10::smallint[], $11::uuid[])
+      AS u(wf, k, ns, et, tid, ref, payload, shard, pid)
     JOIN s ON s."id" = u.wf),
 e AS (
   INSERT INTO "WorkflowEvents" ("workflowId", "seq", "at", "namespaceId", "eventType", "taskId",
-                                "refName", "payload")
-  SELECT wf, seq, at, ns, et::workflow_event_type, tid, ref, payload FROM u),
+                                "refName", "payload", "payloadId")
+  SELECT wf, seq, at, ns, et::workflow_event_type, tid, ref,
+         CASE WHEN pid IS NULL THEN payload ELSE '{}'::jsonb END, pid FROM u),
 o AS (
   INSERT INTO "OutboxEvents" ("shard", "namespaceId", "workflowId", "eventType", "payload",
                               "publishedAt")
@@ -221,18 +231,22 @@ void add_inserts(pipeline& p, const std::vector<queue_insert>& inserts) {
 }
 
 /// The status change, then the timer cancel (both per task), as the hour-window variant
-/// when the tasks' deadlines are near enough.
+/// when the tasks' deadlines are near enough. An output too large for its row goes to
+/// "Payloads" in the same round trip.
 void add_finishes(pipeline& p, const std::vector<task_finish>& finishes) {
   std::vector<std::string> from, to, sched;
   std::vector<std::optional<json_text>> outs;
-  std::vector<std::optional<std::string>> reasons;
+  std::vector<std::optional<std::string>> reasons, out_refs;
+  payload_writes payloads;
   std::vector<std::string> seen;
   int64_t within_s = 0;
   for (const auto& f : finishes) {
     seen.emplace_back(f.seen ? "t" : "f");
     from.emplace_back(flow::to_string(f.from));
     to.emplace_back(flow::to_string(f.to));
-    outs.push_back(f.output);
+    auto out = payloads.place_reported(f.workflow, f.task, f.output);
+    outs.push_back(out.inline_json);
+    out_refs.push_back(out.payload_id);
     reasons.push_back(f.reason);
     sched.push_back(f.scheduled_at);
     within_s = std::max(within_s, f.timers_within_s.value_or(unknown_timers_within_s));
@@ -240,7 +254,8 @@ void add_finishes(pipeline& p, const std::vector<task_finish>& finishes) {
   auto tids = ids_array(finishes, [](const auto& f) { return f.task; });
   p.add(finish_tasks, params::of(ids_array(finishes, [](const auto& f) { return f.workflow; }),
                                  tids, text_array(from), text_array(to), json_array(outs),
-                                 text_array(reasons), text_array(seen)));
+                                 text_array(reasons), text_array(seen), text_array(out_refs)));
+  payloads.add_to(p);
   auto window = hours_around_now(-60, within_s, cancel_max_hours);
   if (window)
     p.add(within_hours(cancel_timers_in_hours, *window), params::of(tids));
@@ -275,9 +290,10 @@ bool add_events(pipeline& p, const std::vector<event_draft>& events) {
   // the execution rows are locked in.
   std::map<std::string, int64_t> counts;
   std::vector<std::string> wfs, nss, types;
-  std::vector<std::optional<std::string>> tids, refs;
+  std::vector<std::optional<std::string>> tids, refs, payload_ids;
   std::vector<int64_t> ks, shards;
   std::vector<json_text> payloads;
+  payload_writes out_of_line;
   for (const auto& e : events) {
     wfs.push_back(e.workflow.str());
     ks.push_back(++counts[e.workflow.str()]);
@@ -286,6 +302,7 @@ bool add_events(pipeline& p, const std::vector<event_draft>& events) {
     tids.push_back(e.task ? std::optional<std::string>{e.task->str()} : std::nullopt);
     refs.push_back(e.ref);
     payloads.push_back(e.payload);
+    payload_ids.push_back(out_of_line.place(e.workflow, e.payload).payload_id);
     shards.push_back(e.shard);
   }
   std::vector<std::string> ids;
@@ -296,7 +313,9 @@ bool add_events(pipeline& p, const std::vector<event_draft>& events) {
   }
   p.add(append_events, params::of(text_array(ids), int_array(ns), text_array(wfs), int_array(ks),
                                   text_array(nss), text_array(types), text_array(tids),
-                                  text_array(refs), json_array(payloads), int_array(shards)));
+                                  text_array(refs), json_array(payloads), int_array(shards),
+                                  text_array(payload_ids)));
+  out_of_line.add_to(p);
   return true;
 }
 

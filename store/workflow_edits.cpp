@@ -13,7 +13,8 @@ constexpr statement edit_cas{"edit.cas", R"(
 UPDATE "WorkflowExecutions" SET
   "version" = "version" + 1,
   "status" = $3::workflow_execution_status,
-  "output" = NULL, "reasonForIncompletion" = NULL, "failedTaskRef" = NULL,
+  "output" = NULL, "outputPayloadId" = NULL, "reasonForIncompletion" = NULL,
+  "failedTaskRef" = NULL,
   "endedAt" = CASE WHEN $3 IN ('RUNNING', 'PAUSED') THEN NULL ELSE COALESCE("endedAt", now()) END,
   "input" = COALESCE($4::jsonb, "input"),
   "variables" = COALESCE($5::jsonb, "variables"),

@@ -22,6 +22,7 @@ public:
   /// As `add`, for a statement whose pruning variant the caller chose already.
   pipeline& add_exact(const statement& st, params p);
   size_t size() const { return items_.size(); }
+  connection& conn() const { return conn_; }
   /// Ends the batch with COMMIT, in the same round trip (transaction::run_and_commit). The
   /// server skips it when a statement before it fails, and the transaction stays open, in
   /// its failed state, for the caller's rollback.

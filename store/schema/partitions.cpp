@@ -178,6 +178,14 @@ constexpr statement delete_month_tasks{
       WHERE w."startedAt" >= to_timestamp($1::bigint) AND w."startedAt" < to_timestamp($2::bigint)
         AND t."workflowId" = w."id")"};
 
+// The values of the month's tasks and workflows stored out of line (migration 0031), keyed
+// like its task rows and deleted with them.
+constexpr statement delete_month_payloads{
+  "partitions.delete_month_payloads",
+  R"(DELETE FROM "Payloads" p USING "WorkflowExecutions" w
+      WHERE w."startedAt" >= to_timestamp($1::bigint) AND w."startedAt" < to_timestamp($2::bigint)
+        AND p."workflowId" = w."id")"};
+
 constexpr statement delete_month_keys{
   "partitions.delete_month_keys",
   R"(DELETE FROM "IdempotencyKeys"
@@ -445,6 +453,8 @@ caf::expected<outcome> drop_executions(connection& conn, const managed_table& t,
   // transaction below stays short; it sweeps whatever is left.
   if (auto d = conn.run(delete_month_tasks, range_params(p)); !d)
     return std::move(d.error());
+  if (auto d = conn.run(delete_month_payloads, range_params(p)); !d)
+    return std::move(d.error());
   bool kept = false;
   auto r = perform(conn, [&](transaction& tx) -> caf::expected<void> {
     kept = false;
@@ -458,6 +468,8 @@ caf::expected<outcome> drop_executions(connection& conn, const managed_table& t,
       return {};
     }
     if (auto d = tx.conn().run(delete_month_tasks, range_params(p)); !d)
+      return std::move(d.error());
+    if (auto d = tx.conn().run(delete_month_payloads, range_params(p)); !d)
       return std::move(d.error());
     if (auto d = tx.conn().run(delete_month_keys, range_params(p)); !d)
       return std::move(d.error());

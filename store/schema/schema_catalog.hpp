@@ -85,6 +85,11 @@ inline constexpr column_info columns[] = {
   {"epoch", "bigint", true},
   {"expiresAt", "timestamp with time zone", true},
   {"acquiredAt", "timestamp with time zone", true},
+  // Payloads
+  {"workflowId", "uuid", true},
+  {"id", "uuid", true},
+  {"body", "jsonb", true},
+  {"createdAt", "timestamp with time zone", true},
   // RateLimitBuckets
   {"namespaceId", "uuid", true},
   {"taskDefName", "text", true},
@@ -161,6 +166,8 @@ inline constexpr column_info columns[] = {
   {"endedAt", "timestamp with time zone", false},
   {"updatedAt", "timestamp with time zone", true},
   {"deciderSeenAt", "timestamp with time zone", false},
+  {"inputPayloadId", "uuid", false},
+  {"outputPayloadId", "uuid", false},
   // TaskOutputCache
   {"namespaceId", "uuid", true},
   {"taskDefName", "text", true},
@@ -199,25 +206,6 @@ inline constexpr column_info columns[] = {
   {"namespaceId", "uuid", true},
   {"createdAt", "timestamp with time zone", true},
   {"disabledAt", "timestamp with time zone", false},
-  // VectorDocuments
-  {"namespaceId", "uuid", true},
-  {"indexName", "text", true},
-  {"documentId", "text", true},
-  {"embedding", "real[]", true},
-  {"metadata", "jsonb", true},
-  {"text", "text", false},
-  {"createdAt", "timestamp with time zone", true},
-  {"updatedAt", "timestamp with time zone", true},
-  // VectorIndexes
-  {"namespaceId", "uuid", true},
-  {"name", "text", true},
-  {"dimensions", "integer", true},
-  {"createdAt", "timestamp with time zone", true},
-  // VectorSignatures
-  {"namespaceId", "uuid", true},
-  {"indexName", "text", true},
-  {"documentId", "text", true},
-  {"signature", "bit varying", true},
   // WebhookSinks
   {"id", "uuid", true},
   {"namespaceId", "uuid", true},
@@ -257,6 +245,7 @@ inline constexpr column_info columns[] = {
   {"taskId", "uuid", false},
   {"refName", "text", false},
   {"payload", "jsonb", true},
+  {"payloadId", "uuid", false},
   // WorkflowExecutions
   {"id", "uuid", true},
   {"startedAt", "timestamp with time zone", true},
@@ -281,6 +270,7 @@ inline constexpr column_info columns[] = {
   {"updatedAt", "timestamp with time zone", true},
   {"version", "bigint", true},
   {"taskToDomain", "jsonb", false},
+  {"outputPayloadId", "uuid", false},
 };
 
 /// Tables of schema public (partitioned parents, never their partitions), sorted.
@@ -295,23 +285,21 @@ inline constexpr table_info tables[] = {
   {"Nodes", 35, 5},
   {"OutboxEvents", 40, 13},
   {"PartitionLeases", 53, 5},
-  {"RateLimitBuckets", 58, 5},
-  {"SchemaMigrations", 63, 3},
-  {"Secrets", 66, 8},
-  {"SigningKeys", 74, 3},
-  {"TaskDefinitions", 77, 29},
-  {"TaskExecutions", 106, 22},
-  {"TaskOutputCache", 128, 6},
-  {"TaskQueues", 134, 11},
-  {"Timers", 145, 10},
-  {"Users", 155, 7},
-  {"VectorDocuments", 162, 8},
-  {"VectorIndexes", 170, 4},
-  {"VectorSignatures", 174, 4},
-  {"WebhookSinks", 178, 10},
-  {"WorkflowDefinitions", 188, 18},
-  {"WorkflowEvents", 206, 8},
-  {"WorkflowExecutions", 214, 23},
+  {"Payloads", 58, 4},
+  {"RateLimitBuckets", 62, 5},
+  {"SchemaMigrations", 67, 3},
+  {"Secrets", 70, 8},
+  {"SigningKeys", 78, 3},
+  {"TaskDefinitions", 81, 29},
+  {"TaskExecutions", 110, 24},
+  {"TaskOutputCache", 134, 6},
+  {"TaskQueues", 140, 11},
+  {"Timers", 151, 10},
+  {"Users", 161, 7},
+  {"WebhookSinks", 168, 10},
+  {"WorkflowDefinitions", 178, 18},
+  {"WorkflowEvents", 196, 9},
+  {"WorkflowExecutions", 205, 24},
 };
 
 /// Indexes on those tables, sorted by name.
@@ -348,6 +336,8 @@ inline constexpr index_info indexes[] = {
    "CREATE UNIQUE INDEX \"OutboxEvents_pkey\" ON public.\"OutboxEvents\" USING btree (id)"},
   {"PartitionLeases_pkey", "PartitionLeases",
    "CREATE UNIQUE INDEX \"PartitionLeases_pkey\" ON public.\"PartitionLeases\" USING btree (partition)"},
+  {"Payloads_pkey", "Payloads",
+   "CREATE UNIQUE INDEX \"Payloads_pkey\" ON ONLY public.\"Payloads\" USING btree (\"workflowId\", id)"},
   {"RateLimitBuckets_pkey", "RateLimitBuckets",
    "CREATE UNIQUE INDEX \"RateLimitBuckets_pkey\" ON public.\"RateLimitBuckets\" USING btree (\"namespaceId\", \"taskDefName\")"},
   {"SchemaMigrations_pkey", "SchemaMigrations",
@@ -390,12 +380,6 @@ inline constexpr index_info indexes[] = {
    "CREATE UNIQUE INDEX \"Users_name_key\" ON public.\"Users\" USING btree (name)"},
   {"Users_pkey", "Users",
    "CREATE UNIQUE INDEX \"Users_pkey\" ON public.\"Users\" USING btree (id)"},
-  {"VectorDocuments_pkey", "VectorDocuments",
-   "CREATE UNIQUE INDEX \"VectorDocuments_pkey\" ON public.\"VectorDocuments\" USING btree (\"namespaceId\", \"indexName\", \"documentId\")"},
-  {"VectorIndexes_pkey", "VectorIndexes",
-   "CREATE UNIQUE INDEX \"VectorIndexes_pkey\" ON public.\"VectorIndexes\" USING btree (\"namespaceId\", name)"},
-  {"VectorSignatures_pkey", "VectorSignatures",
-   "CREATE UNIQUE INDEX \"VectorSignatures_pkey\" ON public.\"VectorSignatures\" USING btree (\"namespaceId\", \"indexName\", \"documentId\")"},
   {"WebhookSinks_namespace_idx", "WebhookSinks",
    "CREATE INDEX \"WebhookSinks_namespace_idx\" ON public.\"WebhookSinks\" USING btree (\"namespaceId\")"},
   {"WebhookSinks_pkey", "WebhookSinks",
@@ -468,8 +452,6 @@ inline constexpr std::string_view enum_labels[] = {
   "INLINE",
   "LAMBDA",
   "JSON_JQ_TRANSFORM",
-  "LLM_STORE_EMBEDDINGS",
-  "LLM_SEARCH_EMBEDDINGS",
   // timer_kind
   "scheduleToStart",
   "startToClose",
@@ -518,11 +500,11 @@ inline constexpr enum_info enums[] = {
   {"task_definition_retry_logic", 4, 3},
   {"task_definition_timeout_policy", 7, 3},
   {"task_execution_status", 10, 9},
-  {"task_execution_type", 19, 24},
-  {"timer_kind", 43, 6},
-  {"workflow_definition_timeout_policy", 49, 2},
-  {"workflow_event_type", 51, 22},
-  {"workflow_execution_status", 73, 6},
+  {"task_execution_type", 19, 22},
+  {"timer_kind", 41, 6},
+  {"workflow_definition_timeout_policy", 47, 2},
+  {"workflow_event_type", 49, 22},
+  {"workflow_execution_status", 71, 6},
 };
 
 /// Functions the migrations define, sorted by name.
@@ -534,7 +516,6 @@ inline constexpr function_info functions[] = {
   {"fail_if", "problem text, code text", "boolean"},
   {"outbox_published_at", "", "timestamp with time zone"},
   {"rename_partition_indexes", "parent regclass", "void"},
-  {"vector_cosine", "a real[], b real[]", "double precision"},
 };
 
 } // namespace nf::store::schema

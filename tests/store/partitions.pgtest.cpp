@@ -381,6 +381,10 @@ CAF_TEST(drop_expired drops only expired partitions and keeps pending timers) {
   run(R"(INSERT INTO "TaskExecutions" ("workflowId", "namespaceId", "refName", "taskType", "taskDefName")
          VALUES ($1, '00000000-0000-0000-0000-000000000001', 't1', 'SIMPLE', 't'))",
       params::of(running_wf));
+  // Values stored out of line (migration 0031) go with their executions' month.
+  for (const auto& wf : {done_wf, running_wf})
+    run(R"(INSERT INTO "Payloads" ("workflowId", "id", "body") VALUES ($1, uuidv7(), '{"big": 1}'))",
+        params::of(wf));
   add_events(mid(month0), 2);
   add_events(mid(month1), 2);
   auto far = month0.lo + hours{24 * 31 * 14};
@@ -400,6 +404,12 @@ CAF_TEST(drop_expired drops only expired partitions and keeps pending timers) {
                         params::of(done_wf)),
                   0);
   CAF_CHECK_EQUAL(count(R"(SELECT count(*) FROM "IdempotencyKeys" WHERE "key" = 'k1')"), 0);
+  CAF_CHECK_EQUAL(count(R"(SELECT count(*) FROM "Payloads" WHERE "workflowId" = $1)",
+                        params::of(done_wf)),
+                  0);
+  CAF_CHECK_EQUAL(count(R"(SELECT count(*) FROM "Payloads" WHERE "workflowId" = $1)",
+                        params::of(running_wf)),
+                  1);
   CAF_CHECK_EQUAL(count(R"(SELECT count(*) FROM "TaskExecutions" WHERE "workflowId" = $1)",
                         params::of(running_wf)),
                   1);
