@@ -161,6 +161,8 @@ inline constexpr column_info columns[] = {
   {"endedAt", "timestamp with time zone", false},
   {"updatedAt", "timestamp with time zone", true},
   {"deciderSeenAt", "timestamp with time zone", false},
+  {"cacheKey", "text", false},
+  {"cacheTtlSeconds", "integer", false},
   // TaskOutputCache
   {"namespaceId", "uuid", true},
   {"taskDefName", "text", true},
@@ -281,15 +283,15 @@ inline constexpr table_info tables[] = {
   {"Secrets", 66, 8},
   {"SigningKeys", 74, 3},
   {"TaskDefinitions", 77, 29},
-  {"TaskExecutions", 106, 22},
-  {"TaskOutputCache", 128, 6},
-  {"TaskQueues", 134, 11},
-  {"Timers", 145, 10},
-  {"Users", 155, 7},
-  {"WebhookSinks", 162, 10},
-  {"WorkflowDefinitions", 172, 18},
-  {"WorkflowEvents", 190, 8},
-  {"WorkflowExecutions", 198, 23},
+  {"TaskExecutions", 106, 24},
+  {"TaskOutputCache", 130, 6},
+  {"TaskQueues", 136, 11},
+  {"Timers", 147, 10},
+  {"Users", 157, 7},
+  {"WebhookSinks", 164, 10},
+  {"WorkflowDefinitions", 174, 18},
+  {"WorkflowEvents", 192, 8},
+  {"WorkflowExecutions", 200, 23},
 };
 
 /// Indexes on those tables, sorted by name.
