@@ -99,7 +99,7 @@ CAF_TEST(a cached output completes the task in the decision that would schedule 
   // Without an entry for its key: scheduled for a worker, with the key and TTL to cache by,
   // and its timers armed.
   auto miss = decide(def, defs, snap, 1000);
-  CAF_CHECK_EQUAL(miss.arm.size(), 2u);
+  CAF_CHECK(!miss.arm.empty());
   CAF_REQUIRE_EQUAL(miss.schedule.size(), 1u);
   CAF_CHECK_EQUAL(to_string(miss.schedule[0].status), "SCHEDULED");
   CAF_CHECK_EQUAL(miss.schedule[0].cache_key, "k-x");
@@ -114,10 +114,10 @@ CAF_TEST(a cached output completes the task in the decision that would schedule 
   CAF_CHECK_EQUAL(to_string(a.status), "COMPLETED");
   CAF_CHECK_EQUAL(boost::json::serialize(a.output), R"({"v":7})");
   CAF_CHECK(a.cache_key.empty());
-  // The workflow goes on with the cached output; a's worker timers are never armed.
+  // The workflow goes on with the cached output; a's worker timers are never armed (b, with
+  // no registered definition, has none).
   CAF_CHECK_EQUAL(boost::json::serialize(hit.schedule[1].input), R"({"v":7})");
-  for (const auto& t : hit.arm)
-    CAF_CHECK_NOT_EQUAL(t.task.ref, "a");
+  CAF_CHECK(hit.arm.empty());
   bool said_cached = false;
   for (const auto& e : hit.events)
     if (e.type == "task.completed" && e.payload.at("ref") == boost::json::value("a"))

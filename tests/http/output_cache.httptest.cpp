@@ -106,9 +106,9 @@ struct fixture {
   json::object completed_event(const std::string& wf, const std::string& ref) {
     auto r = http->get("/api/workflow/" + wf + "/events?limit=1000");
     CAF_REQUIRE_EQUAL(r.status, 200u);
-    for (const auto& e : r.json().at("events").as_array())
-      if (e.at("type") == json::value("TASK_COMPLETED")
-          && e.at("payload").at("ref") == json::value(ref))
+    auto page = r.json();
+    for (const auto& e : page.at("events").as_array())
+      if (e.at("type") == json::value("TASK_COMPLETED") && e.at("taskRef") == json::value(ref))
         return e.as_object();
     CAF_FAIL("no TASK_COMPLETED of " << ref << " in " << r.body);
     return {};
@@ -152,7 +152,7 @@ CAF_TEST(a second run with the same key completes from the cache without a worke
   CAF_CHECK(says_cached(event));
   CAF_CHECK_EQUAL(event.at("payload").at("cacheKey"), json::value("1"));
   CAF_CHECK_EQUAL(f.count(R"(SELECT count(*) FROM "WorkflowEvents" WHERE "workflowId" = $1
-                             AND "type" = 'TASK_SCHEDULED')", store::params::of(second)), 0);
+                             AND "eventType" = 'TASK_SCHEDULED')", store::params::of(second)), 0);
   CAF_CHECK_EQUAL(http->get("/api/tasks/poll/oc_sq?timeout=0").status, 204u);
 
   // A hit lets the workflow go on: the next task is scheduled in the same decision.
@@ -168,7 +168,7 @@ CAF_TEST(a second run with the same key completes from the cache without a worke
   CAF_CHECK_EQUAL(cache_rows("oc_sq", "2"), 1);
 }
 
-CAF_TEST(a workflow task's cacheConfig keys the cache by its input) {
+CAF_TEST(a workflow task cacheConfig keys the cache by its input) {
   auto first = run_through_worker("oc_cfg", "oc_plain", 4, "COMPLETED", R"({"v":16})");
   CAF_REQUIRE_EQUAL(f.await_end(first, 1s), "COMPLETED");
   CAF_REQUIRE_EQUAL(cache_rows("oc_plain", "k-4"), 1);
