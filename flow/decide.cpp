@@ -63,8 +63,9 @@ bool retriable_type(task_type t) {
 
 class evaluation {
  public:
-  evaluation(const workflow_def& def, const task_def_map& defs, const snapshot& snap, time_ms now)
-    : def_(def), defs_(defs), snap_(snap), now_(now), index_(def) {
+  evaluation(const workflow_def& def, const task_def_map& defs, const snapshot& snap, time_ms now,
+             const cached_outputs* cached)
+    : def_(def), defs_(defs), snap_(snap), now_(now), index_(def), cached_(cached) {
   }
 
   decision run() {
@@ -110,6 +111,7 @@ class evaluation {
   const snapshot& snap_;
   const time_ms now_;
   const def_index index_;
+  const cached_outputs* cached_;
   decision out_;
   std::vector<row> rows_;
   std::map<key, std::vector<int>, key_less> by_key_;  // row indices, by attempt
@@ -554,10 +556,16 @@ class evaluation {
     }
     st.input = std::move(input);
     std::optional<termination> term;
+    const boost::json::object* hit = input_error.empty() ? cached_output(st) : nullptr;
     if (!input_error.empty()) {
       st.status = task_status::failed_with_terminal_error;
       st.reason_for_incompletion = "inputParameters: " + input_error;
       st.cache_key.clear();
+    } else if (hit != nullptr) {
+      // No worker runs it: no queue row, no timers. The row keeps no key, as its output
+      // is not to be written back to the cache it came from.
+      st.status = task_status::completed;
+      st.output = *hit;
     } else {
       if (worker) {
         if (d->poll_timeout_seconds > 0)
@@ -640,6 +648,13 @@ class evaluation {
       }
     }
     task_event(st.id, st.type, st.status, st.reason_for_incompletion);
+    if (hit != nullptr) {
+      auto& payload = out_.events.back().payload;
+      payload["cached"] = true;
+      payload["cacheKey"] = st.cache_key;
+      st.cache_key.clear();
+      st.cache_ttl_seconds = 0;
+    }
     if (st.type == task_type::event && st.status == task_status::completed)
       publish(st.id, st.output);
     out_.schedule.push_back(std::move(st));
@@ -651,6 +666,14 @@ class evaluation {
                    term->workflow_output ? *term->workflow_output : workflow_output(),
                    t.task_reference_name);
     return r;
+  }
+
+  // The output the engine found in the cache for `st`'s key, if any (decide()'s `cached`).
+  const boost::json::object* cached_output(const scheduled_task& st) const {
+    if (cached_ == nullptr || st.cache_key.empty())
+      return nullptr;
+    auto it = cached_->find({st.task_def_name, st.cache_key});
+    return it == cached_->end() ? nullptr : &it->second;
   }
 
   task_result execute_inline(const workflow_task& t, const loop_frame& fr,
@@ -1186,8 +1209,8 @@ class evaluation {
 }  // namespace
 
 decision decide(const workflow_def& def, const task_def_map& task_defs, const snapshot& snap,
-                time_ms now) {
-  return evaluation(def, task_defs, snap, now).run();
+                time_ms now, const cached_outputs* cached) {
+  return evaluation(def, task_defs, snap, now, cached).run();
 }
 
 } // namespace nf::flow

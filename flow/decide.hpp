@@ -6,6 +6,12 @@
 // same snapshot gives equal decisions; deciding on the snapshot with a decision
 // applied never schedules an identity that already exists (I1).
 
+#include <map>
+#include <string>
+#include <utility>
+
+#include <boost/json/object.hpp>
+
 #include "flow/decision.hpp"
 #include "flow/definitions.hpp"
 #include "flow/snapshot.hpp"
@@ -35,8 +41,15 @@ namespace nf::flow {
 ///   ALERT_ONLY emits "task.timeout_alert" instead of ending the task;
 /// - the workflow COMPLETES when its task list is done and nothing runs; its
 ///   output is `outputParameters` resolved, or the last task's output.
+///
+/// `cached`: live entries of the task output cache the engine found for keys an earlier
+/// decide() of the same snapshot resolved (scheduled_task::cache_key), by task definition name
+/// and key. A SIMPLE task scheduled with a key found there is inserted COMPLETED with that
+/// output instead (no queue, no timers; its event says `"cached": true`), and the workflow
+/// goes on in the same decision. decide() itself reads nothing: the engine looks the keys up.
+using cached_outputs = std::map<std::pair<std::string, std::string>, boost::json::object>;
 decision decide(const workflow_def& def, const task_def_map& task_defs, const snapshot& snap,
-                time_ms now);
+                time_ms now, const cached_outputs* cached = nullptr);
 
 /// The most inline tasks and loop iterations one decide() executes before it
 /// stops with `decide_again` (bounds the cost of a loop of inline tasks).

@@ -33,8 +33,10 @@ struct scheduled_task {
   task_status status = task_status::scheduled;
   boost::json::object output;
   std::string reason_for_incompletion;
-  /// Output cache (task definition cacheTtlSeconds > 0): the resolved key; the
-  /// store may complete the task from a cached output younger than the TTL.
+  /// Output cache (a SIMPLE task with cacheConfig, or whose definition has cacheTtlSeconds
+  /// and cacheKey): the resolved key, and how long a COMPLETED output stays cached. The
+  /// engine looks the key up and decides again with what it found (decide()'s `cached`);
+  /// a task completed from the cache has neither.
   std::string cache_key;
   std::int64_t cache_ttl_seconds = 0;
 };

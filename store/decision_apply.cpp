@@ -88,15 +88,16 @@ WITH u AS (
                        $6::text[], $7::text[], $8::text[], $9::text[], $10::jsonb[], $11::jsonb[],
                        $12::text[], $13::boolean[], $14::smallint[], $15::smallint[],
                        $16::uuid[], $17::text[], $18::uuid[], $19::bigint[], $20::uuid[],
-                       $21::uuid[])
+                       $21::uuid[], $22::text[], $23::integer[])
     AS u(wf, ns, ref, iter, att, type, def, queue, status, input, output, reason, enqueue,
-         priority, shard, id, worker, token, lease_ms, input_ref, output_ref)),
+         priority, shard, id, worker, token, lease_ms, input_ref, output_ref, cache_key,
+         cache_ttl)),
 i AS (
   INSERT INTO "TaskExecutions"
     ("id", "workflowId", "namespaceId", "refName", "iteration", "attempt", "taskType",
      "taskDefName", "queueName", "status", "input", "output", "reasonForIncompletion",
      "retriedTaskId", "startedAt", "endedAt", "deciderSeenAt", "workerId", "pollCount",
-     "inputPayloadId", "outputPayloadId")
+     "inputPayloadId", "outputPayloadId", "cacheKey", "cacheTtlSeconds")
   SELECT COALESCE(u.id, uuidv7()), u.wf, u.ns, u.ref, u.iter, u.att, u.type::task_execution_type,
          u.def, u.queue,
          u.status::task_execution_status, u.input, u.output, u.reason,
@@ -107,7 +108,8 @@ i AS (
          CASE WHEN u.status <> 'SCHEDULED' THEN now() END,
          CASE WHEN u.status NOT IN ('SCHEDULED', 'IN_PROGRESS') THEN now() END,
          CASE WHEN u.status NOT IN ('SCHEDULED', 'IN_PROGRESS') THEN now() END,
-         u.worker, CASE WHEN u.worker IS NULL THEN 0 ELSE 1 END, u.input_ref, u.output_ref
+         u.worker, CASE WHEN u.worker IS NULL THEN 0 ELSE 1 END, u.input_ref, u.output_ref,
+         u.cache_key, u.cache_ttl
     FROM u
   ON CONFLICT ("workflowId", "refName", "iteration", "attempt") DO NOTHING
   RETURNING "workflowId", "id", "refName", "iteration", "attempt", "taskType", "queueName",
@@ -354,7 +356,7 @@ caf::expected<apply_result> apply_decisions(transaction& tx,
     identity_columns ids;
     std::vector<std::string> ns, types, defs, statuses;
     std::vector<std::optional<std::string>> queues, outputs, reasons, task_ids, workers, tokens,
-      lease_ms, input_refs, output_refs;
+      lease_ms, input_refs, output_refs, cache_keys, cache_ttls;
     std::vector<json_text> inputs;
     std::vector<std::string> enqueue;
     std::vector<int64_t> priorities, shards;
@@ -386,6 +388,9 @@ caf::expected<apply_result> apply_decisions(transaction& tx,
         output_refs.push_back(output.payload_id);
         reasons.push_back(t.reason_for_incompletion);
         enqueue.emplace_back(queued ? "t" : "f");
+        const bool cached = !t.cache_key.empty() && t.cache_ttl_seconds > 0;
+        cache_keys.push_back(cached ? some(t.cache_key) : std::nullopt);
+        cache_ttls.push_back(cached ? some(std::to_string(t.cache_ttl_seconds)) : std::nullopt);
         priorities.push_back(w.priority);
         shards.push_back(w.shard.value());
       }
@@ -398,7 +403,8 @@ caf::expected<apply_result> apply_decisions(transaction& tx,
                        text_array(reasons), text_array(enqueue), int_array(priorities),
                        int_array(shards), text_array(task_ids), text_array(workers),
                        text_array(tokens), text_array(lease_ms), text_array(input_refs),
-                       text_array(output_refs)));
+                       text_array(output_refs), text_array(cache_keys),
+                       text_array(cache_ttls)));
       insert_at = last();
     }
   }

@@ -158,6 +158,10 @@ struct task_insert {
   int64_t start_delay_ms = 0;
   /// Set only on a SCHEDULED task that gets a queue row (`is_queued`).
   std::optional<task_lease> lease;
+  /// The output cache key ("TaskOutputCache") and TTL a SIMPLE task was scheduled with: its
+  /// COMPLETED output is written to the cache when it finishes ("task.finish"). Empty = none.
+  std::string cache_key;
+  int64_t cache_ttl_seconds = 0;
 };
 
 /// A status change of an existing task (or one inserted by the same write),

@@ -7,6 +7,7 @@
 #include "store/decide_queues.hpp"
 #include "store/event_seq.hpp"
 #include "store/payloads.hpp"
+#include "store/output_cache.hpp"
 #include "store/pg/hour_window.hpp"
 #include "store/pg/pipeline.hpp"
 
@@ -56,7 +57,13 @@ RETURNING "taskId")", 1, 1};
 // definition's key per finished task, only for an output that is an object. An output too
 // large for the row comes as a reference ($8, store/payloads.hpp), its payload redacted the
 // same way by the insert that stores it.
+// A SIMPLE task scheduled with an output cache key ("cacheKey", set by decide.insert_tasks)
+// that finishes COMPLETED writes its output, as stored (redacted), to "TaskOutputCache" for
+// its TTL from now, replacing what the key held (docs/schema.md, TaskOutputCache). One row per
+// key: an upsert cannot touch a row twice, so of two tasks of a batch with the same key one
+// output wins; they lock the keys in key order, as any other batch does.
 constexpr statement finish_tasks{"task.finish", R"(
+WITH f AS (
 UPDATE "TaskExecutions" t
    SET "status" = u.to_st::task_execution_status,
        "output" = CASE WHEN u.out IS NULL AND u.out_ref IS NULL THEN t."output"
@@ -79,7 +86,20 @@ UPDATE "TaskExecutions" t
  WHERE t."workflowId" = u.wf AND t."id" = u.tid
    AND t."status" = u.from_st::task_execution_status
    AND t."workflowId" = ANY($1::uuid[]) AND t."id" = ANY($2::uuid[])
-RETURNING t."id")", 1};
+RETURNING t."id", t."namespaceId", t."taskDefName", t."status", t."output", t."cacheKey",
+          t."cacheTtlSeconds"),
+c AS (
+  INSERT INTO "TaskOutputCache" ("namespaceId", "taskDefName", "key", "output", "expiresAt")
+  SELECT DISTINCT ON (f."namespaceId", f."taskDefName", f."cacheKey")
+         f."namespaceId", f."taskDefName", f."cacheKey", f."output",
+         now() + make_interval(secs => f."cacheTtlSeconds")
+    FROM f
+   WHERE f."cacheKey" IS NOT NULL AND f."status" = 'COMPLETED'
+     AND jsonb_typeof(f."output") = 'object' AND )" NF_OUTPUT_CACHEABLE(R"(f."output")") R"(
+   ORDER BY f."namespaceId", f."taskDefName", f."cacheKey"
+  ON CONFLICT ("namespaceId", "taskDefName", "key") DO UPDATE
+    SET "output" = EXCLUDED."output", "expiresAt" = EXCLUDED."expiresAt", "createdAt" = now())
+SELECT f."id" FROM f)", 1};
 
 // An optimisation only (the firing re-check is the correctness, I6). A cancelled timer is
 // deleted (migration 0019): no row version left behind for every finished task. SKIP

@@ -129,6 +129,10 @@ struct workload_spec {
   int starts_in_flight = 64; // otherwise: at most this many start calls in flight
   long long history = 0; // W4: finished workflows in the history tables
   std::string transport = "caf"; // how the workers poll and report (run_options::transports)
+  /// W1cache: the task's definition caches its output by the workflow input's `k`. `miss`:
+  /// every workflow a key of its own, so every task goes to a worker; `hit`: every workflow
+  /// the key the warm-up cached, so no task does.
+  enum class cache_mode { none, miss, hit } cache = cache_mode::none;
 };
 
 std::string definitions_json(const workload_spec& w, const std::string& wf, const std::string& td) {
@@ -156,11 +160,16 @@ std::string definitions_json(const workload_spec& w, const std::string& wf, cons
       tasks.push_back(simple("t" + std::to_string(i)));
   }
   json::array defs;
-  defs.push_back(json::object{{"name", td},
-                              {"description", "nodeflow-bench worker task"},
-                              {"retryCount", 0},
-                              {"timeoutSeconds", 600},
-                              {"responseTimeoutSeconds", 600}});
+  json::object task_def{{"name", td},
+                        {"description", "nodeflow-bench worker task"},
+                        {"retryCount", 0},
+                        {"timeoutSeconds", 600},
+                        {"responseTimeoutSeconds", 600}};
+  if (w.cache != workload_spec::cache_mode::none) {
+    task_def["cacheTtlSeconds"] = 3600;
+    task_def["cacheKey"] = "${workflow.input.k}";
+  }
+  defs.push_back(std::move(task_def));
   defs.push_back(json::object{{"name", wf},
                               {"version", 1},
                               {"description", "nodeflow-bench " + w.name},
@@ -482,22 +491,30 @@ workload_result runner::run(const workload_spec& w) {
 
   msg::start_request req;
   req.workflow_name = wf_name;
-  req.input_json = R"({"bench":true})";
+  req.input_json = w.cache == workload_spec::cache_mode::none ? R"({"bench":true})"
+                                                              : R"({"k":0})";
+  // W1cache's misses each get a key of their own, never the warm-up's.
+  auto input_of = [&](int i) {
+    return w.cache == workload_spec::cache_mode::miss ? R"({"k":)" + std::to_string(i + 1) + "}"
+                                                      : req.input_json;
+  };
 
   // Warm-up: one workflow through the whole path; its history tells how many
-  // events a completed workflow of this shape has.
+  // events a completed workflow of this shape has. W1cache's hits take a second: the first
+  // goes to a worker and fills the cache, the second completes from it, as the run's will.
   long long final_seq = 0;
-  {
+  const int warm_ups = w.cache == workload_spec::cache_mode::hit ? 2 : 1;
+  for (int k = 0; k < warm_ups; ++k) {
     // Keyed, so that a start made again after a lost answer names the same workflow.
     auto warm_up = req;
-    warm_up.idempotency_key = tag + "_warm_up";
+    warm_up.idempotency_key = tag + "_warm_up" + (k == 0 ? "" : std::to_string(k));
     auto s = with_set_up_retries([&] { return client_->start(warm_up); });
     if (!s)
       bench_die("warm-up start of " + wf_name + ": " + describe(s.error()));
     auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
     while (true) {
       auto st = db_.exec(sql::run_status, {wf_name});
-      if (st.i64(0, 0) == 1)
+      if (st.i64(0, 0) == k + 1)
         break;
       if (std::chrono::steady_clock::now() > deadline)
         bench_die("the warm-up workflow " + s->workflow_id + " of " + w.name
@@ -564,7 +581,9 @@ workload_result runner::run(const workload_spec& w) {
     auto& s = starts[static_cast<size_t>(i)];
     s.call_us_real = real_us();
     s.call_ns = mono_ns();
-    client_->start_async(req, [&, i](caf::expected<msg::start_reply> r) {
+    auto one = req;
+    one.input_json = input_of(i);
+    client_->start_async(one, [&, i](caf::expected<msg::start_reply> r) {
       std::lock_guard<std::mutex> g{mx};
       if (r)
         starts[static_cast<size_t>(i)].id = r->workflow_id;
@@ -614,12 +633,12 @@ workload_result runner::run(const workload_spec& w) {
       if (worker_gone)
         break;
       auto st = db_.exec(sql::run_status, {wf_name});
-      db_completed = st.i64(0, 0) - 1; // less the warm-up
+      db_completed = st.i64(0, 0) - warm_ups;
       db_running = st.i64(0, 1);
       last_end_us = st.i64(0, 3);
       // Done when nothing of this run is left running (a failed workflow
       // ends the wait too, and fails the run below).
-      if (db_running == 0 && st.i64(0, 2) >= expected_done + 1)
+      if (db_running == 0 && st.i64(0, 2) >= expected_done + warm_ups)
         break;
       next_check = std::chrono::steady_clock::now() + std::chrono::milliseconds(500);
     }
@@ -777,6 +796,8 @@ json::object to_json(const workload_result& r, const ceiling_result* batched,
     o["starts_in_flight"] = r.spec.starts_in_flight;
   if (r.spec.name == "W4")
     o["history_workflows"] = r.spec.history;
+  if (r.spec.cache != workload_spec::cache_mode::none)
+    o["cache"] = r.spec.cache == workload_spec::cache_mode::hit ? "hit" : "miss";
   o["seconds"] = r2(r.seconds);
   o["workflows_per_s"] = r2(r.workflows_per_s);
   o["tasks_per_s"] = r2(r.tasks_per_s);
@@ -842,6 +863,14 @@ void add_beside(json::object& j, const workload_result& step,
 }
 
 /// A workload run over HTTP against the same workload over CAF just before it in the run.
+/// W1cache's hits against its misses run just before: e2e as a ratio.
+void add_x_miss(json::object& j, const workload_result& hit, const workload_result& miss) {
+  if (miss.e2e.p50 > 0)
+    j["x_miss_e2e_p50"] = std::round(hit.e2e.p50 / miss.e2e.p50 * 1000) / 1000;
+  if (miss.e2e.p99 > 0)
+    j["x_miss_e2e_p99"] = std::round(hit.e2e.p99 / miss.e2e.p99 * 1000) / 1000;
+}
+
 void add_x_caf(json::object& j, const workload_result& r, const workload_result& caf) {
   if (caf.tasks_per_s > 0)
     j["x_caf_tasks_per_s"] = std::round(r.tasks_per_s / caf.tasks_per_s * 1000) / 1000;
@@ -881,6 +910,10 @@ void print_table(FILE* f, const std::vector<json::object>& rows,
       std::fprintf(f, "%-8s %-4s %9s   against the same workload over caf: tasks/s %.3fx, "
                       "dispatch p99 %.3fx\n",
                    "", "", "", x->to_number<double>(), num(o, "x_caf_dispatch_p99"));
+    if (auto* x = o.if_contains("x_miss_e2e_p50"))
+      std::fprintf(f, "%-8s %-4s %9s   against the misses just before: e2e p50 %.3fx, "
+                      "e2e p99 %.3fx\n",
+                   "", "", "", x->to_number<double>(), num(o, "x_miss_e2e_p99"));
     if (auto* b = o.if_contains("beside_empty_tasks_per_s"))
       std::fprintf(f, "%-8s %-4s %9s   beside it on an empty database: %.1f tasks/s (history %.3fx), "
                       "dispatch p99 %.2f ms (history %.3fx)\n",
@@ -1025,6 +1058,9 @@ int run_benchmark(const run_options& o) {
     } else if (name == "W1lat") {
       w.rate = o.w1lat_rate;
       w.workflows = static_cast<int>(o.w1lat_rate * o.w1lat_seconds);
+    } else if (name == "W1cache") {
+      w.rate = o.w1cache_rate;
+      w.workflows = static_cast<int>(o.w1cache_rate * o.w1cache_seconds);
     } else if (name == "W2") {
       w.kind = shape::chain;
       w.workflows = o.w2_workflows;
@@ -1038,7 +1074,28 @@ int run_benchmark(const run_options& o) {
       w.workflows = o.w4_workflows;
       w.tasks_per_workflow = o.w2_tasks;
     } else {
-      bench_die("unknown workload " + name + " (W1, W1lat, W2, W3, W4)");
+      bench_die("unknown workload " + name + " (W1, W1lat, W1cache, W2, W3, W4)");
+    }
+    if (name == "W1cache") {
+      // The misses, then the hits, at the same rate: one line each, the hits' with the ratio.
+      for (const auto& t : o.transports) {
+        w.transport = t;
+        std::optional<workload_result> misses;
+        for (auto mode : {workload_spec::cache_mode::miss, workload_spec::cache_mode::hit}) {
+          w.cache = mode;
+          w.name = mode == workload_spec::cache_mode::hit ? "W1c_hit" : "W1c_miss";
+          auto ceil = ceiling_for(labelled(w.name, t));
+          say(labelled(w.name, t) + ": " + std::to_string(w.workflows) + " workflows");
+          auto r = run.run(w);
+          auto j = to_json(r, ceil ? &*ceil : nullptr, unbatched);
+          if (misses)
+            add_x_miss(j, r, *misses);
+          else
+            misses = r;
+          emit(r, std::move(j));
+        }
+      }
+      continue;
     }
     if (name != "W4") {
       std::optional<workload_result> over_caf;

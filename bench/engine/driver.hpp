@@ -18,7 +18,7 @@ struct run_options {
   /// through the client library.
   std::vector<std::string> transports{"caf"};
   std::string dsn;
-  std::vector<std::string> workloads{"W1", "W1lat", "W2", "W3", "W4"};
+  std::vector<std::string> workloads{"W1", "W1lat", "W1cache", "W2", "W3", "W4"};
   std::string exe; ///< this binary, for the worker processes
   std::string out; ///< JSON lines kept here
   std::string plot_data;   ///< a TSV of the figures the plot shows
@@ -44,6 +44,9 @@ struct run_options {
   int w1_workflows = 20000;
   double w1lat_rate = 200;
   double w1lat_seconds = 20;
+  /// W1cache: its misses, then its hits, each started at this rate for this long.
+  double w1cache_rate = 100;
+  double w1cache_seconds = 10;
   int w2_workflows = 2000;
   int w2_tasks = 10;
   int w3_workflows = 200;

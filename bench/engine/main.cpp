@@ -1,7 +1,7 @@
 // nodeflow-bench: the engine benchmark (bench/README.md). bench/run drives it;
 // it can also run on its own against a node and its Postgres:
 //
-//   nodeflow-bench run --node HOST:PORT --dsn DSN [--workload W1|W1lat|W2|W3|W4]... [sizes]
+//   nodeflow-bench run --node HOST:PORT --dsn DSN [--workload W1|W1lat|W1cache|W2|W3|W4]... [sizes]
 //   nodeflow-bench ceiling --dsn DSN [--batch N] [--connections N] [--seconds S]
 //   nodeflow-bench worker --node HOST:PORT --queue Q --out FILE [--pollers N] [--batch N]
 //                         [--reports batch|each]
@@ -26,7 +26,7 @@ namespace {
 
 const char* usage = R"(usage:
   nodeflow-bench run --node HOST:PORT [--node HOST:PORT]... --dsn DSN [options]
-      --workload W1|W1lat|W2|W3|W4   (repeatable; default: all)
+      --workload W1|W1lat|W1cache|W2|W3|W4   (repeatable; default: all)
       --quick                        tiny sizes (CI)
       --json                         JSON lines on stdout (the table goes to stderr)
       --out FILE                     keep the JSON lines (ceiling lines included)
@@ -35,6 +35,7 @@ const char* usage = R"(usage:
       --latencies DIR                every workflow's start time and latencies, a TSV per workload
       --serve-pid PID (repeatable) --pg-pid PID   processes whose CPU/RSS are reported
       --w1-workflows N --w1lat-rate R --w1lat-seconds S --w2-workflows N --w2-tasks N
+      --w1cache-rate R --w1cache-seconds S
       --w3-workflows N --w3-fanout N --w4-workflows N --w4-history N[,N...]
       --w4-writers N                 connections generating W4's history (default: one per core)
       --w4-control-node HOST:PORT --w4-control-dsn DSN [--w4-control-serve-pid PID]
@@ -210,6 +211,8 @@ int main(int argc, char** argv) {
       o.w1_workflows = 200;
       o.w1lat_rate = 20;
       o.w1lat_seconds = 3;
+      o.w1cache_rate = 20;
+      o.w1cache_seconds = 2;
       o.w2_workflows = 30;
       o.w3_workflows = 4;
       o.w4_workflows = 20;
@@ -250,6 +253,8 @@ int main(int argc, char** argv) {
     else if (a == "--w1-workflows") o.w1_workflows = static_cast<int>(integer(a, value(i), 1, 10000000));
     else if (a == "--w1lat-rate") o.w1lat_rate = number(a, value(i), 1, 100000);
     else if (a == "--w1lat-seconds") o.w1lat_seconds = number(a, value(i), 0.1, 3600);
+    else if (a == "--w1cache-rate") o.w1cache_rate = number(a, value(i), 1, 100000);
+    else if (a == "--w1cache-seconds") o.w1cache_seconds = number(a, value(i), 0.1, 3600);
     else if (a == "--w2-workflows") o.w2_workflows = static_cast<int>(integer(a, value(i), 1, 10000000));
     else if (a == "--w2-tasks") o.w2_tasks = static_cast<int>(integer(a, value(i), 1, 1000));
     else if (a == "--w3-workflows") o.w3_workflows = static_cast<int>(integer(a, value(i), 1, 1000000));
@@ -287,8 +292,8 @@ int main(int argc, char** argv) {
   if (!workloads.empty())
     o.workloads = workloads;
   for (auto& w : o.workloads)
-    if (w != "W1" && w != "W1lat" && w != "W2" && w != "W3" && w != "W4")
-      bad("--workload: expected W1, W1lat, W2, W3 or W4, got \"" + w + "\"");
+    if (w != "W1" && w != "W1lat" && w != "W1cache" && w != "W2" && w != "W3" && w != "W4")
+      bad("--workload: expected W1, W1lat, W1cache, W2, W3 or W4, got \"" + w + "\"");
   if (o.dsn.empty())
     bad("run needs --dsn (the node's Postgres)");
   if (o.w4_control_node.empty() != o.w4_control_dsn.empty())

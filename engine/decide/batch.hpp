@@ -169,8 +169,11 @@ private:
   /// The history facts their definitions may need, read now unless read ahead.
   caf::expected<void> read_history_facts(store::transaction& tx, const claim_ahead& ahead,
                                          claimed_work& work, const attempt_state& st);
-  /// One plan per evaluation (flow::decide()), each with the completions' events it takes.
-  std::vector<workflow_plan> plan_evaluations(const claimed_work& work, attempt_state& st);
+  /// One plan per evaluation (flow::decide()), each with the completions' events it takes;
+  /// a task found in the output cache completes from it (cached_outputs.hpp), which may read
+  /// the cache on `conn`.
+  caf::expected<std::vector<workflow_plan>>
+  plan_evaluations(store::connection& conn, const claimed_work& work, attempt_state& st);
   /// Writes the plans, leasing their new tasks to waiting polls on a first attempt, and
   /// notes what known_ may hold of them once the attempt commits.
   caf::expected<void> write_evaluations(store::transaction& tx, const batch_input& in,

@@ -12,6 +12,7 @@
 #include <boost/json/serialize.hpp>
 
 #include "config/folder_logger.hpp"
+#include "engine/decide/cached_outputs.hpp"
 #include "store/decide_reads.hpp"
 #include "store/index_scans.hpp"
 #include "store/sharding.hpp"
@@ -84,8 +85,10 @@ caf::expected<void> decider_core::decide_claimed(store::transaction& tx, const b
     return r;
   if (auto r = read_history_facts(tx, ahead, work, st); !r)
     return r;
-  auto plans = plan_evaluations(work, st);
-  return write_evaluations(tx, in, work, plans, st);
+  auto plans = plan_evaluations(tx.conn(), work, st);
+  if (!plans)
+    return std::move(plans.error());
+  return write_evaluations(tx, in, work, *plans, st);
 }
 
 caf::expected<void> decider_core::read_claim(store::transaction& tx, const batch_input& in,
@@ -258,16 +261,31 @@ caf::expected<void> decider_core::read_history_facts(store::transaction& tx,
   return {};
 }
 
-std::vector<workflow_plan> decider_core::plan_evaluations(const claimed_work& work,
-                                                          attempt_state& st) {
+caf::expected<std::vector<workflow_plan>>
+decider_core::plan_evaluations(store::connection& conn, const claimed_work& work,
+                               attempt_state& st) {
+  auto plan_one = [&](std::size_t i, const flow::cached_outputs* cached) {
+    const auto& e = work.evaluations[i];
+    auto f = work.facts.find(e.snap->id.str());
+    return plan_evaluation(*e.snap, e.def.get(), e.def_error, *e.tasks,
+                           f == work.facts.end() ? nullptr : &f->second, work.reads.now_ms,
+                           cached);
+  };
   std::vector<workflow_plan> plans;
   plans.reserve(work.evaluations.size());
-  for (const auto& e : work.evaluations) {
-    auto f = work.facts.find(e.snap->id.str());
-    plans.push_back(plan_evaluation(*e.snap, e.def.get(), e.def_error, *e.tasks,
-                                    f == work.facts.end() ? nullptr : &f->second,
-                                    work.reads.now_ms));
-    auto& plan = plans.back();
+  for (std::size_t i = 0; i < work.evaluations.size(); ++i)
+    plans.push_back(plan_one(i, nullptr));
+  // Before anything is written: a task completed from the cache is inserted COMPLETED in the
+  // decision's own write, so no worker can see it.
+  auto from_cache = complete_from_cache(conn, plans,
+                                        [&](std::size_t i, const flow::cached_outputs& found) {
+                                          return plan_one(i, &found);
+                                        });
+  if (!from_cache)
+    return std::move(from_cache.error());
+  for (std::size_t i = 0; i < work.evaluations.size(); ++i) {
+    const auto& e = work.evaluations[i];
+    auto& plan = plans[i];
     st.decide_again = st.decide_again || plan.decide_again;
     if (auto d = st.deferred.find(e.snap->id.str()); d != st.deferred.end()) {
       plan.write.preceding = std::move(d->second);

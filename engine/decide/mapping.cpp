@@ -1,6 +1,7 @@
 #include "engine/decide/mapping.hpp"
 
 #include <algorithm>
+#include <cstdint>
 
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
@@ -207,6 +208,11 @@ store::task_insert to_insert(const flow::scheduled_task& t, const namespace_id& 
     out.output = store::json(t.output);
   out.reason_for_incompletion = text_or_none(t.reason_for_incompletion);
   out.start_delay_ms = t.start_delay_ms;
+  if (t.status == flow::task_status::scheduled && !t.cache_key.empty()) {
+    out.cache_key = t.cache_key;
+    // The column is an integer: a longer TTL is kept for as long as it can say.
+    out.cache_ttl_seconds = std::min<int64_t>(t.cache_ttl_seconds, INT32_MAX);
+  }
   return out;
 }
 

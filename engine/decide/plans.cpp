@@ -143,7 +143,8 @@ std::vector<workflow_id> stale_ids(const caf::error& err, const std::vector<work
 
 workflow_plan plan_evaluation(const store::workflow_snapshot& s, const flow::workflow_def* def,
                               const std::string& def_error, const flow::task_def_map& task_defs,
-                              const store::history_facts* facts, int64_t now_ms) {
+                              const store::history_facts* facts, int64_t now_ms,
+                              const flow::cached_outputs* cached) {
   workflow_plan p = base_plan(s);
   if (def == nullptr) {
     // Definitions are never deleted, so this does not heal by waiting: fail the
@@ -161,7 +162,7 @@ workflow_plan plan_evaluation(const store::workflow_snapshot& s, const flow::wor
     return p;
   }
   auto snap = to_flow(s, facts, *def, task_defs);
-  auto d = flow::decide(*def, task_defs, snap, now_ms);
+  auto d = flow::decide(*def, task_defs, snap, now_ms, cached);
   p.write = to_write(s, d);
   p.children = std::move(d.sub_workflows);
   p.failure = std::move(d.failure_workflow);

@@ -13,6 +13,7 @@
 #include <caf/expected.hpp>
 
 #include "engine/decide/batch.hpp"
+#include "flow/decide.hpp"
 #include "flow/decision.hpp"
 #include "flow/definitions.hpp"
 #include "store/decide_support.hpp"
@@ -71,10 +72,13 @@ struct lending {
 };
 
 /// The plan of one evaluation. `def` null = the execution's definition is missing
-/// (`def_error` says why): the workflow fails rather than being retried forever.
+/// (`def_error` says why): the workflow fails rather than being retried forever. `cached`:
+/// the output cache's entries found for the keys an earlier plan of it asked for
+/// (cached_outputs.hpp).
 workflow_plan plan_evaluation(const store::workflow_snapshot& s, const flow::workflow_def* def,
                               const std::string& def_error, const flow::task_def_map& task_defs,
-                              const store::history_facts* facts, int64_t now_ms);
+                              const store::history_facts* facts, int64_t now_ms,
+                              const flow::cached_outputs* cached = nullptr);
 
 /// pause / resume / terminate (no definitions needed).
 caf::expected<std::optional<workflow_plan>> plan_state_command(const command_request& c,

@@ -85,11 +85,6 @@ inline constexpr column_info columns[] = {
   {"epoch", "bigint", true},
   {"expiresAt", "timestamp with time zone", true},
   {"acquiredAt", "timestamp with time zone", true},
-  // Payloads
-  {"workflowId", "uuid", true},
-  {"id", "uuid", true},
-  {"body", "jsonb", true},
-  {"createdAt", "timestamp with time zone", true},
   // RateLimitBuckets
   {"namespaceId", "uuid", true},
   {"taskDefName", "text", true},
@@ -166,8 +161,8 @@ inline constexpr column_info columns[] = {
   {"endedAt", "timestamp with time zone", false},
   {"updatedAt", "timestamp with time zone", true},
   {"deciderSeenAt", "timestamp with time zone", false},
-  {"inputPayloadId", "uuid", false},
-  {"outputPayloadId", "uuid", false},
+  {"cacheKey", "text", false},
+  {"cacheTtlSeconds", "integer", false},
   // TaskOutputCache
   {"namespaceId", "uuid", true},
   {"taskDefName", "text", true},
@@ -245,7 +240,6 @@ inline constexpr column_info columns[] = {
   {"taskId", "uuid", false},
   {"refName", "text", false},
   {"payload", "jsonb", true},
-  {"payloadId", "uuid", false},
   // WorkflowExecutions
   {"id", "uuid", true},
   {"startedAt", "timestamp with time zone", true},
@@ -270,7 +264,6 @@ inline constexpr column_info columns[] = {
   {"updatedAt", "timestamp with time zone", true},
   {"version", "bigint", true},
   {"taskToDomain", "jsonb", false},
-  {"outputPayloadId", "uuid", false},
 };
 
 /// Tables of schema public (partitioned parents, never their partitions), sorted.
@@ -285,21 +278,20 @@ inline constexpr table_info tables[] = {
   {"Nodes", 35, 5},
   {"OutboxEvents", 40, 13},
   {"PartitionLeases", 53, 5},
-  {"Payloads", 58, 4},
-  {"RateLimitBuckets", 62, 5},
-  {"SchemaMigrations", 67, 3},
-  {"Secrets", 70, 8},
-  {"SigningKeys", 78, 3},
-  {"TaskDefinitions", 81, 29},
-  {"TaskExecutions", 110, 24},
-  {"TaskOutputCache", 134, 6},
-  {"TaskQueues", 140, 11},
-  {"Timers", 151, 10},
-  {"Users", 161, 7},
-  {"WebhookSinks", 168, 10},
-  {"WorkflowDefinitions", 178, 18},
-  {"WorkflowEvents", 196, 9},
-  {"WorkflowExecutions", 205, 24},
+  {"RateLimitBuckets", 58, 5},
+  {"SchemaMigrations", 63, 3},
+  {"Secrets", 66, 8},
+  {"SigningKeys", 74, 3},
+  {"TaskDefinitions", 77, 29},
+  {"TaskExecutions", 106, 24},
+  {"TaskOutputCache", 130, 6},
+  {"TaskQueues", 136, 11},
+  {"Timers", 147, 10},
+  {"Users", 157, 7},
+  {"WebhookSinks", 164, 10},
+  {"WorkflowDefinitions", 174, 18},
+  {"WorkflowEvents", 192, 8},
+  {"WorkflowExecutions", 200, 23},
 };
 
 /// Indexes on those tables, sorted by name.
@@ -336,8 +328,6 @@ inline constexpr index_info indexes[] = {
    "CREATE UNIQUE INDEX \"OutboxEvents_pkey\" ON public.\"OutboxEvents\" USING btree (id)"},
   {"PartitionLeases_pkey", "PartitionLeases",
    "CREATE UNIQUE INDEX \"PartitionLeases_pkey\" ON public.\"PartitionLeases\" USING btree (partition)"},
-  {"Payloads_pkey", "Payloads",
-   "CREATE UNIQUE INDEX \"Payloads_pkey\" ON ONLY public.\"Payloads\" USING btree (\"workflowId\", id)"},
   {"RateLimitBuckets_pkey", "RateLimitBuckets",
    "CREATE UNIQUE INDEX \"RateLimitBuckets_pkey\" ON public.\"RateLimitBuckets\" USING btree (\"namespaceId\", \"taskDefName\")"},
   {"SchemaMigrations_pkey", "SchemaMigrations",

@@ -4,6 +4,7 @@
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
 
+#include "flow/decide.hpp"
 #include "flow/parse.hpp"
 #include "flow/serialise.hpp"
 #include "flow/validate.hpp"
@@ -84,6 +85,45 @@ CAF_TEST(cacheConfig sets the output cache of a task) {
   CAF_CHECK_EQUAL(st.cache_key, "k-x");
   CAF_CHECK(mentions(problems_of(with_task(R"(,"cacheConfig":{"key":"k"})")),
                      "cacheConfig.ttlInSecond: missing required field"));
+}
+
+CAF_TEST(a cached output completes the task in the decision that would schedule it) {
+  auto def = test::workflow(R"({"name":"w","tasks":[
+    {"name":"a","taskReferenceName":"a","inputParameters":{"u":"${workflow.input.u}"},
+     "cacheConfig":{"key":"k-${u}","ttlInSecond":60}},
+    {"name":"b","taskReferenceName":"b","inputParameters":{"v":"${a.output.v}"}}]})");
+  auto snap = start_snapshot(def, "wf", test::object(R"({"u":"x"})"), 1000);
+  task_def_map defs{{"a", test::task_definition(
+                            R"({"name":"a","pollTimeoutSeconds":5,"timeoutSeconds":50,
+                                  "responseTimeoutSeconds":10})")}};
+  // Without an entry for its key: scheduled for a worker, with the key and TTL to cache by,
+  // and its timers armed.
+  auto miss = decide(def, defs, snap, 1000);
+  CAF_CHECK(!miss.arm.empty());
+  CAF_REQUIRE_EQUAL(miss.schedule.size(), 1u);
+  CAF_CHECK_EQUAL(to_string(miss.schedule[0].status), "SCHEDULED");
+  CAF_CHECK_EQUAL(miss.schedule[0].cache_key, "k-x");
+  // Another task definition's entry for the same key does not answer it.
+  cached_outputs other{{{"z", "k-x"}, test::object(R"({"v":7})")}};
+  CAF_CHECK_EQUAL(to_string(decide(def, defs, snap, 1000, &other).schedule.at(0).status),
+                  "SCHEDULED");
+  cached_outputs cached{{{"a", "k-x"}, test::object(R"({"v":7})")}};
+  auto hit = decide(def, defs, snap, 1000, &cached);
+  CAF_REQUIRE_EQUAL(hit.schedule.size(), 2u);
+  const auto& a = hit.schedule[0];
+  CAF_CHECK_EQUAL(to_string(a.status), "COMPLETED");
+  CAF_CHECK_EQUAL(boost::json::serialize(a.output), R"({"v":7})");
+  CAF_CHECK(a.cache_key.empty());
+  // The workflow goes on with the cached output; a's worker timers are never armed (b, with
+  // no registered definition, has none).
+  CAF_CHECK_EQUAL(boost::json::serialize(hit.schedule[1].input), R"({"v":7})");
+  CAF_CHECK(hit.arm.empty());
+  bool said_cached = false;
+  for (const auto& e : hit.events)
+    if (e.type == "task.completed" && e.payload.at("ref") == boost::json::value("a"))
+      said_cached = e.payload.at("cached") == boost::json::value(true)
+                    && e.payload.at("cacheKey") == boost::json::value("k-x");
+  CAF_CHECK(said_cached);
 }
 
 CAF_TEST(a permissive failure lets the workflow go on and fails it at the end) {
