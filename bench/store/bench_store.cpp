@@ -19,37 +19,20 @@
 #include <unistd.h>
 
 #include "flow/parse.hpp"
-#include "store/pg/dsn.hpp"
 #include "store/decisions.hpp"
 #include "store/definitions.hpp"
 #include "store/json.hpp"
-#include "store/schema/migrator.hpp"
 #include "proto/errors.hpp"
 #include "store/queues.hpp"
 #include "store/tasks.hpp"
 #include "store/workflows.hpp"
+#include "bench/support/bench_support.hpp"
 
 using namespace nf;
+using namespace nf::bench;
 using namespace nf::store;
-using clock_type = std::chrono::steady_clock;
 
 namespace {
-
-[[noreturn]] void die(const std::string& what, const caf::error& err) {
-  std::fprintf(stderr, "bench_store: %s: %s\n", what.c_str(), nf::message_of(err).c_str());
-  std::exit(1);
-}
-
-template <class T>
-T must(caf::expected<T> x, const std::string& what) {
-  if (!x)
-    die(what, x.error());
-  return std::move(*x);
-}
-
-double seconds_since(clock_type::time_point t0) {
-  return std::chrono::duration<double>(clock_type::now() - t0).count();
-}
 
 void report(const char* op, int batch, int rows, double secs, double baseline) {
   double rps = rows / secs;
@@ -118,6 +101,7 @@ int decide_round(connection& conn, int16_t shard, int want) {
 } // namespace
 
 int main(int argc, char** argv) {
+  bench::program = "bench_store";
   std::string dsn;
   int rows = 2000;
   for (int i = 1; i < argc; ++i) {
@@ -142,17 +126,8 @@ int main(int argc, char** argv) {
   // Batch-1 runs are ~50x slower; a quarter of the rows keeps them short.
   const int single_rows = rows / 4;
 
-  auto db = "nf_bench_" + std::to_string(getpid());
-  auto admin = must(connection::open(dsn), "connect");
-  must(admin.exec("CREATE DATABASE \"" + db + "\""), "create database");
-  struct dropper {
-    connection& admin;
-    std::string db;
-    ~dropper() { (void) admin.exec("DROP DATABASE IF EXISTS \"" + db + "\" WITH (FORCE)"); }
-  } drop{admin, db};
-
-  auto conn = must(connection::open(with_database(dsn, db)), "connect bench database");
-  must(migrator{}.up(conn), "migrate");
+  scratch_database db{dsn, "nf_bench_" + std::to_string(getpid())};
+  auto conn = db.connect_migrated();
   int partitions = must(load_partition_count(conn), "partition count");
   must(put_workflow_def_json(conn, default_namespace,
                              R"({"name":"bench","version":1,"tasks":[

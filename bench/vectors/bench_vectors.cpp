@@ -24,31 +24,14 @@
 #include <unistd.h>
 
 #include "proto/errors.hpp"
-#include "store/pg/dsn.hpp"
-#include "store/schema/migrator.hpp"
 #include "store/vectors.hpp"
+#include "bench/support/bench_support.hpp"
 
 using namespace nf;
+using namespace nf::bench;
 using namespace nf::store;
-using clock_type = std::chrono::steady_clock;
 
 namespace {
-
-[[noreturn]] void die(const std::string& what, const caf::error& err) {
-  std::fprintf(stderr, "bench_vectors: %s: %s\n", what.c_str(), nf::message_of(err).c_str());
-  std::exit(1);
-}
-
-template <class T>
-T must(caf::expected<T> x, const std::string& what) {
-  if (!x)
-    die(what, x.error());
-  return std::move(*x);
-}
-
-double ms_since(clock_type::time_point t0) {
-  return std::chrono::duration<double, std::milli>(clock_type::now() - t0).count();
-}
 
 double percentile(std::vector<double> xs, double p) {
   std::sort(xs.begin(), xs.end());
@@ -83,6 +66,7 @@ struct data_set {
 } // namespace
 
 int main(int argc, char** argv) {
+  bench::program = "bench_vectors";
   std::string dsn;
   int docs = 100000, dims = 384, queries = 200, exact_queries = 10;
   int candidates = default_vector_candidates;
@@ -123,16 +107,8 @@ int main(int argc, char** argv) {
     return 2;
   }
 
-  const std::string db = "nf_bench_vectors_" + std::to_string(::getpid());
-  auto admin = must(connection::open(dsn), "connect");
-  must(admin.exec("CREATE DATABASE \"" + db + "\""), "create database");
-  struct dropper {
-    connection& admin;
-    std::string db;
-    ~dropper() { (void) admin.exec("DROP DATABASE IF EXISTS \"" + db + "\" WITH (FORCE)"); }
-  } drop{admin, db};
-  auto conn = must(connection::open(with_database(dsn, db)), "connect bench database");
-  must(migrator{}.up(conn), "migrate");
+  scratch_database db{dsn, "nf_bench_vectors_" + std::to_string(::getpid())};
+  auto conn = db.connect_migrated();
   const bool extension = must(vector_extension_enabled(conn), "extension check");
 
   data_set data(1000, dims);

@@ -66,6 +66,17 @@ json::object to_json(const store::schedule_row& s) {
   return o;
 }
 
+// The schedule `name` as the API answers it, or not found.
+caf::expected<std::string> read_one(store::connection& conn, const nf::namespace_id& ns,
+                                    const std::string& name) {
+  auto row = store::get_schedule(conn, ns, name);
+  if (!row)
+    return std::move(row.error());
+  if (!*row)
+    return not_found(name);
+  return json::serialize(to_json(**row));
+}
+
 // SaveScheduleRequest into a row (its next tick not yet set), or `invalid` naming the field.
 caf::expected<store::schedule_row> read_save_request(store::connection& conn,
                                                      const msg::schedule_request& r) {
@@ -204,12 +215,7 @@ caf::expected<std::string> save(store::connection& conn, const msg::schedule_req
     });
   if (!created)
     return std::move(created.error());
-  auto row = store::get_schedule(conn, s->ns, s->name);
-  if (!row)
-    return std::move(row.error());
-  if (!*row)
-    return not_found(s->name);
-  return json::serialize(to_json(**row));
+  return read_one(conn, s->ns, s->name);
 }
 
 caf::expected<std::string> pause_or_resume(store::connection& conn,
@@ -251,12 +257,7 @@ caf::expected<std::string> pause_or_resume(store::connection& conn,
     });
   if (!changed)
     return std::move(changed.error());
-  auto row = store::get_schedule(conn, ns, r.name);
-  if (!row)
-    return std::move(row.error());
-  if (!*row)
-    return not_found(r.name);
-  return json::serialize(to_json(**row));
+  return read_one(conn, ns, r.name);
 }
 
 caf::expected<std::string> remove(store::connection& conn, const msg::schedule_request& r) {
@@ -312,14 +313,8 @@ caf::expected<std::string> handle(store::connection& conn, const msg::schedule_r
   if (r.op == "next")
     return next_times(conn, r);
   auto ns = namespace_of(r.namespace_id);
-  if (r.op == "get") {
-    auto row = store::get_schedule(conn, ns, r.name);
-    if (!row)
-      return std::move(row.error());
-    if (!*row)
-      return not_found(r.name);
-    return json::serialize(to_json(**row));
-  }
+  if (r.op == "get")
+    return read_one(conn, ns, r.name);
   auto rows = store::list_schedules(conn, ns, r.workflow_name);
   if (!rows)
     return std::move(rows.error());

@@ -16,6 +16,7 @@
 #include "store/output_cache.hpp"
 #include "tests/e2e/e2e_fixture.hpp"
 #include "tests/support/http_client.hpp"
+#include "tests/support/http_node.hpp"
 
 using namespace nf;
 using namespace std::chrono_literals;
@@ -45,42 +46,18 @@ constexpr const char* defs = R"([
 
 constexpr const char* default_ns = "00000000-0000-0000-0000-000000000001";
 
-struct fixture {
-  test::e2e_fixture f{"http_output_cache"};
-  std::unique_ptr<test::http_client> http;
-  fixture() {
-    f.start_node();
-    CAF_REQUIRE(f.http_port != 0);
-    http = std::make_unique<test::http_client>("127.0.0.1", f.http_port);
-    f.define(defs);
-  }
+struct fixture : test::http_node {
+  fixture() : http_node{"http_output_cache", defs} {}
 
   std::string start(const std::string& name, int n) {
-    auto r = http->post("/api/workflow", R"({"name":")" + name + R"(","input":{"n":)"
-                                           + std::to_string(n) + "}}");
-    CAF_REQUIRE_EQUAL(r.status, 200u);
-    return r.body;
+    return start_over_http(R"({"name":")" + name + R"(","input":{"n":)" + std::to_string(n)
+                           + "}}");
   }
 
-  // One task of `type`, polled within a few seconds (aborts the test without).
-  json::object poll_one(const std::string& type) {
-    for (int i = 0; i < 50; ++i) {
-      auto r = http->get("/api/tasks/poll/batch/" + type + "?count=1&timeout=200&workerid=w1");
-      CAF_REQUIRE_EQUAL(r.status, 200u);
-      auto v = r.json();
-      if (!v.as_array().empty())
-        return v.as_array()[0].as_object();
-    }
-    CAF_FAIL("no task of type " << type << " came; node log:\n" << f.node_log_tail());
-    return {};
-  }
-
-  void report(const json::object& task, const std::string& status, const std::string& output) {
-    auto body = json::object{{"taskId", task.at("taskId")},
-                             {"workflowInstanceId", task.at("workflowInstanceId")},
-                             {"status", status},
-                             {"outputData", json::parse(output)}};
-    CAF_REQUIRE_EQUAL(http->post("/api/tasks", json::serialize(body)).status, 200u);
+  // A worker's report of `status` with `output`, which must be taken.
+  void report_output(const json::object& task, const std::string& status,
+                     const std::string& output) {
+    CAF_REQUIRE_EQUAL(report(task, status, {{"outputData", json::parse(output)}}).status, 200u);
   }
 
   // Runs `name` with input n through a worker that reports `status` with `output`.
@@ -89,7 +66,7 @@ struct fixture {
     auto wf = start(name, n);
     auto task = poll_one(type);
     CAF_REQUIRE_EQUAL(json::value_to<std::string>(task.at("workflowInstanceId")), wf);
-    report(task, status, output);
+    report_output(task, status, output);
     f.await_end(wf, 20s);
     return wf;
   }
@@ -160,7 +137,7 @@ CAF_TEST(a second run with the same key completes from the cache without a worke
   auto after = poll_one("oc_plain");
   CAF_CHECK_EQUAL(json::value_to<std::string>(after.at("workflowInstanceId")), two);
   CAF_CHECK(says_cached(completed_event(two, "sq")));
-  report(after, "COMPLETED", "{}");
+  report_output(after, "COMPLETED", "{}");
   CAF_CHECK_EQUAL(f.await_end(two, 20s), "COMPLETED");
 
   // Another key is a miss: it goes to a worker.

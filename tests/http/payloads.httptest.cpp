@@ -14,6 +14,7 @@
 
 #include "tests/e2e/e2e_fixture.hpp"
 #include "tests/support/http_client.hpp"
+#include "tests/support/http_node.hpp"
 
 using namespace nf;
 using namespace std::chrono_literals;
@@ -50,34 +51,15 @@ std::string noise(size_t n) {
   return s;
 }
 
-struct fixture {
-  test::e2e_fixture f{"http_payloads"};
-  std::unique_ptr<test::http_client> http;
-  fixture() {
-    f.start_node();
-    CAF_REQUIRE(f.http_port != 0);
-    http = std::make_unique<test::http_client>("127.0.0.1", f.http_port);
-    f.define(defs);
-  }
+struct fixture : test::http_node {
+  fixture() : http_node{"http_payloads", defs} {}
 
-  json::object poll_one(const std::string& type) {
-    for (int i = 0; i < 50; ++i) {
-      auto r = http->get("/api/tasks/poll/batch/" + type + "?count=1&timeout=500&workerid=w1");
-      CAF_REQUIRE_EQUAL(r.status, 200u);
-      auto v = r.json();
-      if (!v.as_array().empty())
-        return v.as_array()[0].as_object();
-    }
-    CAF_FAIL("no task of type " << type << " came; node log:\n" << f.node_log_tail());
-    return {};
-  }
+  // Polls that wait longer: a 5 MB value takes a while to be stored and leased.
+  json::object poll_one(const std::string& type) { return http_node::poll_one(type, {}, 500); }
 
+  // A COMPLETED report with `output`: the answer's status.
   unsigned report(const json::object& task, json::object output) {
-    json::object body{{"taskId", task.at("taskId")},
-                      {"workflowInstanceId", task.at("workflowInstanceId")},
-                      {"status", "COMPLETED"},
-                      {"outputData", std::move(output)}};
-    return http->post("/api/tasks", json::serialize(body)).status;
+    return http_node::report(task, "COMPLETED", {{"outputData", std::move(output)}}).status;
   }
 
   /// The widest "TaskExecutions" row of these workflows, by two measures.
@@ -117,9 +99,7 @@ CAF_TEST_FIXTURE_SCOPE(http_payloads, fixture)
 CAF_TEST(a 5 MB output round trips through a worker the API and a sub workflow with narrow task
          rows) {
   const auto data = noise(five_mb);
-  auto started = http->post("/api/workflow", R"({"name":"pl_parent","input":{}})");
-  CAF_REQUIRE_EQUAL(started.status, 200u);
-  const auto parent = started.body;
+  const auto parent = start_over_http(R"({"name":"pl_parent","input":{}})");
 
   auto make = poll_one("pl_make");
   const auto child = std::string{make.at("workflowInstanceId").as_string()};

@@ -15,6 +15,7 @@
 #include "tests/e2e/e2e_fixture.hpp"
 #include "tests/http/error_body.hpp"
 #include "tests/support/http_client.hpp"
+#include "tests/support/http_node.hpp"
 
 using namespace nf;
 using test::check_error;
@@ -29,15 +30,8 @@ constexpr const char* definitions = R"([{"name": "step", "responseTimeoutSeconds
     {"name": "other", "taskReferenceName": "b", "inputParameters": {}},
     {"name": "step", "taskReferenceName": "c", "inputParameters": {}}]}])";
 
-struct fixture {
-  test::e2e_fixture f{"http_task_history"};
-  std::unique_ptr<test::http_client> http;
-  fixture() {
-    f.start_node();
-    CAF_REQUIRE(f.http_port != 0);
-    http = std::make_unique<test::http_client>("127.0.0.1", f.http_port);
-    f.define(definitions);
-  }
+struct fixture : test::http_node {
+  fixture() : http_node{"http_task_history", definitions} {}
 
   // Every page of `name`'s executions, `limit` at a time: the task ids in answer order.
   std::vector<std::string> all_pages(const std::string& name, int limit) {

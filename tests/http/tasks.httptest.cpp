@@ -14,6 +14,7 @@
 #include "tests/e2e/e2e_fixture.hpp"
 #include "tests/http/error_body.hpp"
 #include "tests/support/http_client.hpp"
+#include "tests/support/http_node.hpp"
 
 using namespace nf;
 using test::check_error;
@@ -42,37 +43,8 @@ constexpr const char* defs = R"([
       "subWorkflowParam": {"name": "ht_dom", "version": 1}}]}
 ])";
 
-struct fixture {
-  test::e2e_fixture f{"http_tasks"};
-  std::unique_ptr<test::http_client> http;
-  fixture() {
-    f.start_node();
-    CAF_REQUIRE(f.http_port != 0);
-    http = std::make_unique<test::http_client>("127.0.0.1", f.http_port);
-    f.define(defs);
-  }
-
-  // One task of `type`, polled within a few seconds (aborts the test without).
-  json::object poll_one(const std::string& type, const std::string& domain = {}) {
-    for (int i = 0; i < 50; ++i) {
-      auto r = http->get("/api/tasks/poll/batch/" + type + "?count=1&timeout=200&workerid=w1"
-                         + (domain.empty() ? "" : "&domain=" + domain));
-      CAF_REQUIRE_EQUAL(r.status, 200u);
-      auto v = r.json();
-      if (!v.as_array().empty())
-        return v.as_array()[0].as_object();
-    }
-    CAF_FAIL("no task of type " << type << " came; node log:\n" << f.node_log_tail());
-    return {};
-  }
-
-  test::http_reply report(const json::object& task, const std::string& status,
-                          json::object extra = {}) {
-    extra["taskId"] = task.at("taskId");
-    extra["workflowInstanceId"] = task.at("workflowInstanceId");
-    extra["status"] = status;
-    return http->post("/api/tasks", json::serialize(extra));
-  }
+struct fixture : test::http_node {
+  fixture() : http_node{"http_tasks", defs} {}
 };
 
 std::string task_status(test::e2e_fixture& f, const std::string& wf, const std::string& ref) {
@@ -105,10 +77,8 @@ std::string queue_of(test::e2e_fixture& f, const std::string& wf, const std::str
 CAF_TEST_FIXTURE_SCOPE(http_tasks, fixture)
 
 CAF_TEST(task to domain serves a task only to workers polling its domain) {
-  auto started = http->post("/api/workflow", R"({"name":"ht_dom","input":{"list":[1,2,3]},
+  auto wf = start_over_http(R"({"name":"ht_dom","input":{"list":[1,2,3]},
     "taskToDomain":{"echo":"blue","ht_a":"red"}})");
-  CAF_REQUIRE_EQUAL(started.status, 200u);
-  auto wf = started.body;
   CAF_CHECK_EQUAL(queue_of(f, wf, "e"), "blue:echo");
   // Scheduled, and still not handed to a worker without the domain, or with another one.
   auto plain = http->get("/api/tasks/poll/batch/echo?count=1&timeout=300");
@@ -138,9 +108,7 @@ CAF_TEST(task to domain serves a task only to workers polling its domain) {
 }
 
 CAF_TEST(a star domain routes every task and a sub workflow inherits it) {
-  auto started = http->post("/api/workflow", R"({"name":"ht_dom_parent","taskToDomain":{"*":"green"}})");
-  CAF_REQUIRE_EQUAL(started.status, 200u);
-  auto wf = started.body;
+  auto wf = start_over_http(R"({"name":"ht_dom_parent","taskToDomain":{"*":"green"}})");
   CAF_CHECK_EQUAL(queue_of(f, wf, "a"), "green:ht_a");
   CAF_CHECK_EQUAL(http->get("/api/tasks/poll/ht_a?timeout=0").status, 204u);
   auto a = poll_one("ht_a", "green");
