@@ -9,7 +9,7 @@
 #include <boost/json.hpp>
 
 #include "tests/e2e/e2e_fixture.hpp"
-#include "tests/support/http_client.hpp"
+#include "tests/support/http_node.hpp"
 #include "tests/support/http_workflow.hpp"
 
 using namespace nf;
@@ -46,15 +46,8 @@ constexpr const char* definitions = R"([
      "inputParameters": {"evaluatorType": "javascript", "expression": "while(true){}"}}]}
 ])";
 
-struct fixture {
-  test::e2e_fixture f{"e2e_scripts", {{"scripts.timeout_ms", "500"}}};
-  std::unique_ptr<test::http_client> http;
-  fixture() {
-    f.start_node();
-    CAF_REQUIRE(f.http_port != 0);
-    http = std::make_unique<test::http_client>("127.0.0.1", f.http_port);
-    f.define(definitions);
-  }
+struct fixture : test::http_node {
+  fixture() : http_node("e2e_scripts", definitions, {{"scripts.timeout_ms", "500"}}) {}
   boost::json::value workflow(const std::string& id) {
     return test::workflow_over_http(*http, id);
   }
