@@ -263,6 +263,26 @@ CAF_TEST(each rule passes on a clean history and fails alone on its own violatio
                 WHERE "workflowId" = $1 AND "refName" = 'flaky' AND "attempt" = 1)",
             store::params::of(run.work[1], retry_start));
 
+  CAF_MESSAGE("no_early_timer: a timer claimed before it was due");
+  auto timer = run.scalar(R"(SELECT min("id") FROM "Timers" WHERE "kind" = 'wait' AND "claimedAt" IS NOT NULL)");
+  CAF_REQUIRE(!timer.empty());
+  auto claimed = run.scalar(R"(SELECT "claimedAt"::text FROM "Timers" WHERE "id" = $1)",
+                            store::params::of(timer));
+  run.f.sql(R"(UPDATE "Timers" SET "claimedAt" = "fireAt" - interval '5 seconds' WHERE "id" = $1)",
+            store::params::of(timer));
+  run.expect_only("no_early_timer", "wait timer " + timer + " of workflow");
+  run.f.sql(R"(UPDATE "Timers" SET "claimedAt" = $2::timestamptz WHERE "id" = $1)",
+            store::params::of(timer, claimed));
+
+  CAF_MESSAGE("no_early_timer: a timer's event written before the timer was due");
+  run.f.sql(R"(UPDATE "WorkflowEvents" SET "at" = "at" - interval '5 seconds'
+                WHERE "workflowId" = $1 AND "eventType" = 'TIMER_FIRED')",
+            store::params::of(run.slow));
+  run.expect_only("no_early_timer", "TIMER_FIRED (workflow " + run.slow);
+  run.f.sql(R"(UPDATE "WorkflowEvents" SET "at" = "at" + interval '5 seconds'
+                WHERE "workflowId" = $1 AND "eventType" = 'TIMER_FIRED')",
+            store::params::of(run.slow));
+
   CAF_MESSAGE("outbox_delivered: a published event the sink never got");
   auto owed = run.scalar(R"(SELECT "eventId"::text FROM "OutboxEvents"
                              WHERE "publishedAt" > "createdAt" ORDER BY "id" LIMIT 1)");

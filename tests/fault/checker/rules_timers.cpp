@@ -3,8 +3,9 @@
 //  - a fired timer ("Timers"."claimedAt") claimed before its "fireAt";
 //  - a TIMER_FIRED or TASK_TIMED_OUT event written before the "fireAt" of the timer its
 //    payload names ("timerId");
-//  - a TIMED_OUT task ended before the deadline its reason names (pollTimeoutSeconds from
-//    "scheduledAt", timeoutSeconds and responseTimeoutSeconds (the lease) from "startedAt",
+//  - a TIMED_OUT worker task (one with a queue, the only kind with these deadlines) ended
+//    before the deadline its reason names (pollTimeoutSeconds from "scheduledAt",
+//    timeoutSeconds and responseTimeoutSeconds (the lease) from "startedAt",
 //    totalTimeoutSeconds from the first attempt's "scheduledAt"), by its registered definition;
 //  - a TIMED_OUT workflow ended before its definition's timeoutSeconds after its start (or
 //    after the last event that restarted its timeout, payload "timeoutReset");
@@ -112,6 +113,7 @@ SELECT t."workflowId", t."refName", t."iteration", t."attempt",
        d."totalTimeoutSeconds"
   FROM "TaskExecutions" t)" + task_join("t") + R"(
  WHERE w."startedAt" >= )" + since_sql + R"( AND t."status" = 'TIMED_OUT'
+   AND t."queueName" IS NOT NULL
  ORDER BY t."workflowId", t."refName", t."iteration", t."attempt")",
                  store::params::of(o.since_ms));
   if (!r)
