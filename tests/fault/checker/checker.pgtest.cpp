@@ -157,6 +157,18 @@ void add_attempt(checked_run& run, const std::string& wf, const std::string& ref
             store::params::of(wf, ref, status));
 }
 
+/// Moves the "at" of `wf`'s `type` events (of attempt `attempt` of `ref`, when given) by `by`:
+/// a deadline missed shows in the event the decision wrote as much as in the row's stamp.
+void move_events(checked_run& run, const std::string& wf, const std::string& type,
+                 const std::string& by, const std::string& ref = {}, int attempt = 0) {
+  run.f.sql(R"(UPDATE "WorkflowEvents" SET "at" = "at" + $3::interval
+                WHERE "workflowId" = $1 AND "eventType" = $2::workflow_event_type
+                  AND ($4 = '' OR "taskId" = (SELECT "id" FROM "TaskExecutions"
+                                               WHERE "workflowId" = $1 AND "refName" = $4
+                                                 AND "attempt" = $5::int)))",
+            store::params::of(wf, type, by, ref, attempt));
+}
+
 void drop_attempt(checked_run& run, const std::string& wf, const std::string& ref) {
   run.f.sql(R"(DELETE FROM "TaskExecutions" WHERE "workflowId" = $1 AND "refName" = $2 AND "attempt" = 1)",
             store::params::of(wf, ref));
@@ -225,7 +237,9 @@ CAF_TEST(each rule passes on a clean history and fails alone on its own violatio
   run.f.sql(R"(UPDATE "TaskExecutions" SET "endedAt" = "startedAt" + interval '100 milliseconds'
                 WHERE "workflowId" = $1 AND "refName" = 'flaky' AND "attempt" = 0)",
             store::params::of(run.work[0]));
+  move_events(run, run.work[0], "TASK_TIMED_OUT", "-5 seconds", "flaky", 0);
   run.expect_only("no_early_timer", "ms before its responseTimeoutSeconds deadline");
+  move_events(run, run.work[0], "TASK_TIMED_OUT", "5 seconds", "flaky", 0);
   run.f.sql(R"(UPDATE "TaskExecutions" SET "endedAt" = $2::timestamptz
                 WHERE "workflowId" = $1 AND "refName" = 'flaky' AND "attempt" = 0)",
             store::params::of(run.work[0], timed_out));
@@ -235,7 +249,9 @@ CAF_TEST(each rule passes on a clean history and fails alone on its own violatio
                              store::params::of(run.slow));
   run.f.sql(R"(UPDATE "WorkflowExecutions" SET "endedAt" = "startedAt" + interval '200 milliseconds' WHERE "id" = $1)",
             store::params::of(run.slow));
+  move_events(run, run.slow, "WORKFLOW_TIMED_OUT", "-5 seconds");
   run.expect_only("no_early_timer", run.slow + " TIMED_OUT");
+  move_events(run, run.slow, "WORKFLOW_TIMED_OUT", "5 seconds");
   run.f.sql(R"(UPDATE "WorkflowExecutions" SET "endedAt" = $2::timestamptz WHERE "id" = $1)",
             store::params::of(run.slow, slow_end));
 
@@ -246,7 +262,11 @@ CAF_TEST(each rule passes on a clean history and fails alone on its own violatio
   run.f.sql(R"(UPDATE "TaskExecutions" SET "endedAt" = "scheduledAt" + interval '10 milliseconds'
                 WHERE "workflowId" = $1 AND "refName" = 'pause')",
             store::params::of(run.work[1]));
+  // Its row's stamp alone is early: the event the decision wrote says when it decided.
+  CAF_CHECK(run.check().ok());
+  move_events(run, run.work[1], "TASK_COMPLETED", "-5 seconds", "pause", 0);
   run.expect_only("no_early_timer", "ms before its wake");
+  move_events(run, run.work[1], "TASK_COMPLETED", "5 seconds", "pause", 0);
   run.f.sql(R"(UPDATE "TaskExecutions" SET "endedAt" = $2::timestamptz
                 WHERE "workflowId" = $1 AND "refName" = 'pause')",
             store::params::of(run.work[1], wait_end));
@@ -258,7 +278,9 @@ CAF_TEST(each rule passes on a clean history and fails alone on its own violatio
   run.f.sql(R"(UPDATE "TaskExecutions" SET "startedAt" = "scheduledAt" + interval '20 milliseconds'
                 WHERE "workflowId" = $1 AND "refName" = 'flaky' AND "attempt" = 1)",
             store::params::of(run.work[1]));
+  move_events(run, run.work[1], "TASK_STARTED", "-5 seconds", "flaky", 1);
   run.expect_only("no_early_timer", "ms before its retry delay of 1000 ms");
+  move_events(run, run.work[1], "TASK_STARTED", "5 seconds", "flaky", 1);
   run.f.sql(R"(UPDATE "TaskExecutions" SET "startedAt" = $2::timestamptz
                 WHERE "workflowId" = $1 AND "refName" = 'flaky' AND "attempt" = 1)",
             store::params::of(run.work[1], retry_start));

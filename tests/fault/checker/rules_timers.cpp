@@ -13,6 +13,8 @@
 //    wake its input's duration or until names (flow::plan_wait, from its "scheduledAt");
 //  - a retry's attempt started before its previous attempt's retry delay (flow::retry_delay_ms
 //    without the jitter, which only adds) had passed since it was scheduled.
+// An end is the later of its row's stamp and its event's "at", a start its first event's "at"
+// (witnessed()).
 // Deadlines are compared in whole milliseconds, as the engine computes them, with a slack for
 // those derived from row stamps (stamp_slack_ms). Tasks whose workflow definition declares an
 // inline taskDefinition, or whose definition is not registered, carry no deadline the checker
@@ -38,6 +40,17 @@ namespace {
 /// milliseconds later; a deadline derived from the stamps may be missed by that much. The
 /// timers' own rows need no slack: their claim compares "fireAt" with the now() it stamps.
 constexpr int64_t stamp_slack_ms = 250;
+
+/// When task `t` did what its `type` event records, by the best Postgres clock there is: the
+/// event's "at" is clock_timestamp() read after the decision (docs/schema.md, WorkflowEvents),
+/// while `stamp` is its transaction's start, which may be a round trip earlier. `agg` "max"
+/// takes the later of the two (an end); "min" the first such event, else the stamp (a start,
+/// whose row keeps only its latest lease).
+std::string witnessed(const std::string& stamp, const std::string& agg, const std::string& type) {
+  std::string event = "(SELECT " + agg + R"((e."at") FROM "WorkflowEvents" e WHERE e."workflowId" = t."workflowId" AND e."taskId" = t."id" AND e."eventType" = ')" + type + "')";
+  return agg == "max" ? "greatest(" + stamp + ", " + event + ")"
+                      : "coalesce(" + event + ", " + stamp + ")";
+}
 
 /// The execution and its definition, joined for the task checks: only tasks of executions
 /// in scope whose workflow definition overrides no task definition inline.
@@ -105,7 +118,7 @@ SELECT t."workflowId", t."refName", t."iteration", t."attempt",
        coalesce(t."reasonForIncompletion", '') AS "reason",
        )"} + ms_of("t.\"scheduledAt\"") + R"( AS "scheduledMs",
        )" + ms_of("t.\"startedAt\"") + R"( AS "startedMs",
-       )" + ms_of("t.\"endedAt\"") + R"( AS "endedMs",
+       )" + ms_of(witnessed("t.\"endedAt\"", "max", "TASK_TIMED_OUT")) + R"( AS "endedMs",
        (SELECT )" + ms_of("min(f.\"scheduledAt\")") + R"( FROM "TaskExecutions" f
          WHERE f."workflowId" = t."workflowId" AND f."refName" = t."refName"
            AND f."iteration" = t."iteration") AS "firstScheduledMs",
@@ -179,7 +192,7 @@ SELECT t."workflowId", t."refName", t."iteration", t."attempt",
 
 void timed_out_workflows(store::connection& conn, tally& t, const check_options& o) {
   auto r = query(conn, t, std::string{R"(
-SELECT w."id", )"} + ms_of("w.\"endedAt\"") + R"( AS "endedMs",
+SELECT w."id", )"} + ms_of("greatest(w.\"endedAt\", (SELECT max(e.\"at\") FROM \"WorkflowEvents\" e WHERE e.\"workflowId\" = w.\"id\" AND e.\"eventType\" = 'WORKFLOW_TIMED_OUT'))") + R"( AS "endedMs",
        greatest()" + ms_of("w.\"startedAt\"") + R"(,
                 (SELECT )" + ms_of("max(e.\"at\")") + R"( FROM "WorkflowEvents" e
                   WHERE e."workflowId" = w."id" AND e."at" <= w."endedAt"
@@ -210,7 +223,7 @@ void waits(store::connection& conn, tally& t, const check_options& o) {
   auto r = query(conn, t, std::string{R"(
 SELECT t."workflowId", t."refName", t."iteration", t."attempt", t."input"::text AS "input",
        )"} + ms_of("t.\"scheduledAt\"") + R"( AS "scheduledMs",
-       )" + ms_of("t.\"endedAt\"") + R"( AS "endedMs"
+       )" + ms_of(witnessed("t.\"endedAt\"", "max", "TASK_COMPLETED")) + R"( AS "endedMs"
   FROM "TaskExecutions" t
   JOIN "WorkflowExecutions" w ON w."id" = t."workflowId"
  WHERE w."startedAt" >= )" + since_sql + R"(
@@ -256,7 +269,7 @@ void retry_delays(store::connection& conn, tally& t, const check_options& o) {
   auto r = query(conn, t, std::string{R"(
 SELECT t."workflowId", t."refName", t."iteration", t."attempt",
        )"} + ms_of("t.\"scheduledAt\"") + R"( AS "scheduledMs",
-       )" + ms_of("t.\"startedAt\"") + R"( AS "startedMs",
+       )" + ms_of(witnessed("t.\"startedAt\"", "min", "TASK_STARTED")) + R"( AS "startedMs",
        d."retryLogic"::text AS "retryLogic", d."retryDelaySeconds",
        coalesce(d."maxRetryDelaySeconds", 0) AS "maxRetryDelaySeconds", d."backoffScaleFactor"
   FROM "TaskExecutions" t)" + task_join("t") + R"(
