@@ -91,11 +91,20 @@ void link::start_target(connection& c) {
   c.target = connect_start(target_, error);
   if (c.target < 0) {
     // The target is not there: the client sees its connection reset.
-    std::fprintf(stderr, "link %s: %s\n", name_.c_str(), error.c_str());
+    report_connect_failure(error);
     abort(c);
     return;
   }
   c.connecting = true;
+}
+
+void link::report_connect_failure(const std::string& error) {
+  // Once per outage: clients retrying against a stopped target would
+  // otherwise fill a stderr pipe nobody drains and stall the whole proxy.
+  if (!target_failing_)
+    std::fprintf(stderr, "link %s: %s (until it answers again, not repeated)\n", name_.c_str(),
+                 error.c_str());
+  target_failing_ = true;
 }
 
 void link::target_lost(connection& c) {
@@ -169,12 +178,12 @@ void link::on_connected(connection& c) {
   socklen_t len = sizeof err;
   getsockopt(c.target, SOL_SOCKET, SO_ERROR, &err, &len);
   if (err != 0) {
-    std::fprintf(stderr, "link %s: cannot connect to %s: %s\n", name_.c_str(),
-                 to_string(target_).c_str(), std::strerror(err));
+    report_connect_failure("cannot connect to " + to_string(target_) + ": " + std::strerror(err));
     abort(c);
     return;
   }
   c.connecting = false;
+  target_failing_ = false;
 }
 
 void link::on_client_readable(connection& c) {

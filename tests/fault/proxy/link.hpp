@@ -80,6 +80,7 @@ private:
   void accept_all();
   void start_target(connection& c);
   void target_lost(connection& c);
+  void report_connect_failure(const std::string& error);
   void on_connected(connection& c);
   void on_client_readable(connection& c);
   void on_target_readable(connection& c);
@@ -96,6 +97,7 @@ private:
   std::uint16_t port_;
   mode mode_;
   long cuts_pending_ = 0;
+  bool target_failing_ = false;
   std::mt19937 rng_{std::random_device{}()};
   std::map<std::uint64_t, std::unique_ptr<connection>> connections_;
   std::uint64_t next_id_ = 0;

@@ -72,6 +72,8 @@ int main(int argc, char** argv) {
       return fail(a + " needs a value");
     const auto& value = args[++i];
     if (a == "--control") {
+      if (!control.empty())
+        return fail("--control is given twice");
       control = value;
       continue;
     }

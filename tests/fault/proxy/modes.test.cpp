@@ -189,6 +189,18 @@ CAF_TEST(add makes a link on a free port and links lists them) {
   close(fd);
 }
 
+CAF_TEST(a link whose target is down resets its clients) {
+  auto reply = proxy.ctl("add down 127.0.0.1:1"); // nothing listens on port 1
+  CAF_REQUIRE_EQUAL(reply.rfind("ok 127.0.0.1:", 0), 0u);
+  for (int i = 0; i < 3; ++i) {
+    int fd = dial(static_cast<std::uint16_t>(std::stoul(reply.substr(reply.rfind(':') + 1))));
+    CAF_REQUIRE(fd >= 0);
+    send_all(fd, "anyone?");
+    CAF_CHECK_EQUAL(read_for(fd, milliseconds{2000}).error, ECONNRESET);
+    close(fd);
+  }
+}
+
 CAF_TEST(bad commands get an error naming what is wrong) {
   CAF_CHECK_EQUAL(proxy.ctl("set nope pass"), "error no link named 'nope'");
   CAF_CHECK_EQUAL(proxy.ctl("set echo warp"),
