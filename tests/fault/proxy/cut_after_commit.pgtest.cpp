@@ -3,12 +3,18 @@
 
 #include <libpq-fe.h>
 
+#include "proto/errors.hpp"
+#include "store/pg/pipeline.hpp"
+#include "store/pg/transaction.hpp"
 #include "tests/fault/proxy/proxy_process.hpp"
 #include "tests/support/test_database.hpp"
 
 using namespace nf::test;
 
 namespace {
+
+const nf::store::statement insert_t{"test.insert_t",
+                                    R"(INSERT INTO "T" ("id") VALUES ($1::int) RETURNING "id")"};
 
 // `dsn` with host and port replaced: the same database through the proxy.
 std::string through(const std::string& dsn, std::uint16_t port) {
@@ -121,6 +127,37 @@ CAF_TEST(a pipelined COMMIT as nodeflow sends it is cut after the server runs it
   CAF_CHECK_EQUAL(PQstatus(c), CONNECTION_BAD);
   PQfinish(c);
   CAF_CHECK(row_exists(3));
+}
+
+CAF_TEST(the transactions of nodeflow report a cut COMMIT as in doubt) {
+  using namespace nf::store;
+  CAF_REQUIRE_EQUAL(proxy.ctl("cut-after-commit pg 2"), "ok");
+  {
+    auto conn = connection::open(proxied);
+    CAF_REQUIRE(conn);
+    transaction tx{*conn};
+    CAF_REQUIRE(tx.begin());
+    auto inserted = conn->run1(insert_t, params::of(int64_t{4}));
+    if (!inserted)
+      CAF_FAIL("insert: " << nf::message_of(inserted.error()));
+    auto done = tx.commit();
+    CAF_REQUIRE(!done);
+    CAF_CHECK_EQUAL(nf::code_of(done.error()), nf::errc::in_doubt);
+  }
+  CAF_CHECK(row_exists(4));
+  {
+    auto conn = connection::open(proxied);
+    CAF_REQUIRE(conn);
+    transaction tx{*conn};
+    CAF_REQUIRE(tx.begin());
+    pipeline p{*conn};
+    p.add(insert_t, params::of(int64_t{5}));
+    auto done = tx.run_and_commit(p);
+    CAF_REQUIRE(!done);
+    CAF_CHECK_EQUAL(nf::code_of(done.error()), nf::errc::in_doubt);
+  }
+  CAF_CHECK(row_exists(5));
+  CAF_CHECK_NOT_EQUAL(proxy.ctl("stats pg").find(" cuts=2 "), std::string::npos);
 }
 
 CAF_TEST_FIXTURE_SCOPE_END()

@@ -10,6 +10,7 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -40,6 +41,9 @@ proxy_process::proxy_process(const std::vector<std::string>& links) {
     die("pipe");
   pid_ = fork();
   if (pid_ == 0) {
+    // A failed CAF_REQUIRE aborts the test without running destructors: the
+    // proxy must not outlive it (and hold the test's output pipe open).
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
     dup2(out[1], 1);
     close(out[0]);
     close(out[1]);
