@@ -130,6 +130,10 @@ const std::vector<setting>& all_settings() {
     {keys::retention_audit_months, "84", 1, 1200,
      "months of audit events kept; an older month's partition is dropped, the only way "
      "audit rows leave"},
+    {keys::retention_request_ids_hours, "24", 1, 8760,
+     "hours the request id of a signal, a command or a task update is kept to answer its "
+     "retries; a retry later than this is applied again (a keyless start's id stays with "
+     "its workflow, as an idempotency key)"},
     {keys::payloads_inline_max_bytes, "65536", 1024, 67108864,
      "a task input or output, or a workflow output, whose JSON is longer than this many bytes "
      "is stored out of line (\"Payloads\") and its row holds a reference; every reader still "

@@ -362,11 +362,17 @@ caf::expected<std::string> deliver_signal(store::connection& conn, const msg::si
   // The workflow's namespace is filled in by the store, which reads the workflow.
   auto audit = audit_event(r.actor, r.origin, "workflow.signal", r.workflow_id,
                            {{"signal", r.name}});
-  if (auto d = store::deliver_signal(conn, workflow_id{r.workflow_id}, r.name, payload, &audit);
+  json::object answer{{"workflowId", r.workflow_id}, {"signal", r.name}, {"delivered", true}};
+  std::optional<std::string> earlier;
+  std::optional<store::request_claim> claim;
+  if (!r.request_id.empty())
+    claim = store::request_claim{r.request_id, "signal " + r.name, answer, &earlier};
+  if (auto d = store::deliver_signal(conn, workflow_id{r.workflow_id}, r.name, payload, &audit,
+                                     claim ? &*claim : nullptr);
       !d)
     return std::move(d.error());
-  return json::serialize(
-    json::object{{"workflowId", r.workflow_id}, {"signal", r.name}, {"delivered", true}});
+  // A retry is answered as the first request was, and applies nothing (migration 0037).
+  return earlier ? *earlier : json::serialize(answer);
 }
 
 caf::expected<std::string> record_task_progress(store::connection& conn,
@@ -403,8 +409,13 @@ caf::expected<std::string> update_task_by_ref(store::connection& conn,
     return std::move(in.error());
   auto audit = audit_event(r.actor, r.origin, "workflow.task_update", r.workflow_id,
                            {{"taskRef", r.task_ref}, {"status", r.status}});
+  std::optional<store::request_claim> claim;
+  if (!r.request_id.empty())
+    claim = store::request_claim{r.request_id, "task_update " + r.task_ref + " " + r.status, {},
+                                 nullptr};
+  // A retry gets the task the first request completed (the answer below is built from it).
   auto d = store::deliver_task_update(conn, workflow_id{r.workflow_id}, r.task_ref, r.status,
-                                      output, &audit);
+                                      output, &audit, claim ? &*claim : nullptr);
   if (!d)
     return std::move(d.error());
   return json::serialize(json::object{{"workflowId", r.workflow_id},

@@ -40,6 +40,10 @@ struct start_request {
   /// Conductor's taskToDomain as a JSON object (task name or "*" to one domain,
   /// proto/domains.hpp); empty = none.
   std::string task_to_domain_json;
+  /// Without an idempotency key, makes the start idempotent all the same (a retry after
+  /// `unavailable` returns the same workflow); ignored beside a key, which does that already.
+  /// The C++ client fills a fresh one when both are empty.
+  std::string request_id;
 };
 
 struct start_reply {
@@ -89,6 +93,9 @@ struct workflow_command {
   std::string actor;
   std::string origin;
   std::string credential;
+  /// Makes a retry safe (migration 0037): a second request with the same id applies nothing
+  /// and gets the first one's answer. The C++ client fills a fresh one when empty.
+  std::string request_id;
 };
 
 /// Deliver a signal to a workflow (completes a WAIT for that signal).
@@ -102,6 +109,9 @@ struct signal_request {
   std::string actor;
   std::string origin;
   std::string credential;
+  /// Makes a retry safe (migration 0037): a second request with the same id applies nothing
+  /// and gets the first one's answer. The C++ client fills a fresh one when empty.
+  std::string request_id;
 };
 
 /// A worker's (long) poll on one queue.
@@ -177,6 +187,9 @@ struct task_ref_update {
   std::string actor;
   std::string origin;
   std::string credential;
+  /// Makes a retry safe (migration 0037): a second request with the same id applies nothing
+  /// and gets the first one's answer. The C++ client fills a fresh one when empty.
+  std::string request_id;
 };
 
 /// Extends a lease; answered with the new expiry (ms since epoch).
@@ -410,7 +423,7 @@ template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, start_request& x) {
   return f(caf::meta::type_name("nf::msg::start_request"), x.namespace_id, x.workflow_name,
            x.version, x.input_json, x.idempotency_key, x.correlation_id, x.priority, x.credential,
-           x.task_to_domain_json);
+           x.task_to_domain_json, x.request_id);
 }
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, start_reply& x) {
@@ -433,12 +446,13 @@ typename Inspector::result_type inspect(Inspector& f, search_page& x) {
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, workflow_command& x) {
   return f(caf::meta::type_name("nf::msg::workflow_command"), x.op, x.workflow_id, x.reason,
-           x.task_ref, x.iteration, x.input_json, x.namespace_id, x.actor, x.origin, x.credential);
+           x.task_ref, x.iteration, x.input_json, x.namespace_id, x.actor, x.origin, x.credential,
+           x.request_id);
 }
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, signal_request& x) {
   return f(caf::meta::type_name("nf::msg::signal_request"), x.workflow_id, x.name,
-           x.payload_json, x.namespace_id, x.actor, x.origin, x.credential);
+           x.payload_json, x.namespace_id, x.actor, x.origin, x.credential, x.request_id);
 }
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, poll_request& x) {
@@ -468,7 +482,8 @@ typename Inspector::result_type inspect(Inspector& f, task_progress& x) {
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, task_ref_update& x) {
   return f(caf::meta::type_name("nf::msg::task_ref_update"), x.workflow_id, x.task_ref,
-           x.status, x.output_json, x.namespace_id, x.actor, x.origin, x.credential);
+           x.status, x.output_json, x.namespace_id, x.actor, x.origin, x.credential,
+           x.request_id);
 }
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, heartbeat_request& x) {

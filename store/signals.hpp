@@ -3,16 +3,30 @@
 // Signals: a named JSON payload delivered to a running workflow (a WAIT task
 // waiting for that name completes with the first one it has not consumed).
 
+#include <optional>
 #include <string>
 
+#include <boost/json/object.hpp>
 #include <boost/json/value.hpp>
 #include <caf/expected.hpp>
 
 #include "store/audit.hpp"
 #include "store/ids.hpp"
 #include "store/pg/connection.hpp"
+#include "store/request_ids.hpp"
 
 namespace nf::store {
+
+/// A signal's or a task update's request id (store/request_ids.hpp), claimed in the
+/// transaction of its effect in the workflow's namespace. `answer` is what the request
+/// answers; a retry with the same id gets the stored one in `earlier` and writes nothing,
+/// even once the workflow has ended (the first request may have ended it).
+struct request_claim {
+  std::string id;
+  std::string kind;
+  boost::json::object answer;
+  std::optional<std::string>* earlier = nullptr;
+};
 
 /// Appends a `SIGNAL_RECEIVED` event whose payload is `{"name": name,
 /// "payload": payload}` (gap-free seq, with its outbox row) and wakes the
@@ -23,7 +37,8 @@ namespace nf::store {
 /// transaction, in the workflow's namespace unless it names one (store/audit.hpp).
 caf::expected<void> deliver_signal(connection& conn, const workflow_id& id,
                                    const std::string& name, const boost::json::value& payload,
-                                   const audit_event* audit = nullptr);
+                                   const audit_event* audit = nullptr,
+                                   const request_claim* claim = nullptr);
 
 /// Completes the WAIT or HUMAN task `ref` from outside (Conductor's updateTaskByRefName): a
 /// `SIGNAL_RECEIVED` event addressed to the task, `{"taskRef": ref, "status": status,
@@ -32,10 +47,12 @@ caf::expected<void> deliver_signal(connection& conn, const workflow_id& id,
 /// ended or the ref's latest attempt is not a WAIT or HUMAN still waiting; `not_found` when the
 /// workflow or the ref is unknown. Why a signal: the decider alone moves a system task, and a
 /// signal is how a fact from outside reaches it through the history (I8).
-/// Returns the task's id. `audit` as for deliver_signal.
+/// Returns the task's id. `audit` and `claim` as for deliver_signal; a claimed update stores
+/// `{"taskId": …}` as its answer, and a retry returns that task's id.
 caf::expected<task_id> deliver_task_update(connection& conn, const workflow_id& id,
                                         const std::string& ref, const std::string& status,
                                         const boost::json::value& output,
-                                        const audit_event* audit = nullptr);
+                                        const audit_event* audit = nullptr,
+                                   const request_claim* claim = nullptr);
 
 } // namespace nf::store

@@ -13,6 +13,7 @@
 #include "proto/type_ids.hpp"
 #include "store/outbox.hpp"
 #include "store/output_cache.hpp"
+#include "store/request_ids.hpp"
 #include "store/schema/partitions.hpp"
 #include "proto/errors.hpp"
 #include "store/pg/session.hpp"
@@ -30,6 +31,7 @@ struct maintenance_state {
   store::partition_manager partitions;
   std::chrono::seconds interval{3600};
   int64_t outbox_retention_s = 604800;
+  int64_t request_ids_hours = 24;
   std::shared_ptr<spdlog::logger> log;
 
   static inline const char* name = "nf.maintenance";
@@ -69,6 +71,16 @@ void run_pass(maintenance_actor* self) {
     if (*n < prune_batch)
       break;
   }
+  // Request ids answer retries for retention.request_ids_hours; the table is not partitioned.
+  int64_t ids_pruned = 0;
+  for (int round = 0; round < max_prune_rounds; ++round) {
+    auto n = store::prune_request_ids(c, st.request_ids_hours, prune_batch);
+    if (!n)
+      return fail("request_ids_prune_failed", n.error());
+    ids_pruned += *n;
+    if (*n < prune_batch)
+      break;
+  }
   // Delivered events are kept for relay.published_retention_s, then deleted: nothing reads
   // them again, and the table is not partitioned, so without this it only grows.
   auto outbox_pruned = store::prune_published_outbox(c, st.outbox_retention_s);
@@ -76,9 +88,9 @@ void run_pass(maintenance_actor* self) {
     return fail("outbox_prune_failed", outbox_pruned.error());
   auto ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0);
   st.log->info("maintenance partitions_created={} partitions_dropped={} partitions_kept={} "
-               "timers_moved={} cache_pruned={} outbox_pruned={} ms={:.1f}",
+               "timers_moved={} cache_pruned={} request_ids_pruned={} outbox_pruned={} ms={:.1f}",
                created->size(), dropped->dropped.size(), dropped->kept.size(),
-               dropped->timers_moved, pruned, *outbox_pruned, ms.count());
+               dropped->timers_moved, pruned, ids_pruned, *outbox_pruned, ms.count());
 }
 
 caf::behavior maintenance_behavior(maintenance_actor* self, std::string dsn,
@@ -88,6 +100,7 @@ caf::behavior maintenance_behavior(maintenance_actor* self, std::string dsn,
   st.db.emplace(std::move(dsn));
   st.interval = std::chrono::seconds{settings.get(config::keys::maintenance_interval_s)};
   st.outbox_retention_s = settings.get(config::keys::relay_published_retention_s);
+  st.request_ids_hours = settings.get(config::keys::retention_request_ids_hours);
   st.partitions = store::partition_manager{retention_of(settings)};
   self->send(self, tick_atom_v);
   return {

@@ -193,7 +193,20 @@ batch_output decider_core::run(const batch_input& in) {
         conn_.reset();
         recover_in_doubt(in, out);
         return finish();
-      default: fail_all(err); return finish();
+      default:
+        if (one_request_may_fail(err)) {
+          auto apart = run_apart(in, err);
+          apart.stats.attempts += out.stats.attempts;
+          apart.stats.stale += out.stats.stale;
+          apart.stats.db_ms += out.stats.db_ms;
+          apart.stats.leased += out.stats.leased;
+          for (auto& l : out.lent)
+            apart.lent.push_back(std::move(l));
+          out = std::move(apart);
+          return finish();
+        }
+        fail_all(err);
+        return finish();
     }
   }
   fail_all(unavailable("decider gave up after " + std::to_string(max_attempts)

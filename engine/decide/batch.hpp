@@ -51,6 +51,9 @@ struct command_request {
   std::optional<namespace_id> ns;
   std::string actor;   ///< who, for the audit record (msg::workflow_command)
   std::string origin;
+  /// Claimed in the transaction that applies the command (store/request_ids.hpp): a retry
+  /// with the same id applies nothing and is answered as the first was. Empty: none.
+  std::string request_id;
 };
 
 struct batch_input {
@@ -133,6 +136,10 @@ private:
   struct attempt_state;
 
   bool ensure_connected(std::string& why);
+  /// After `err` failed the transaction of `in`'s requests for what may be one request's
+  /// data (a value Postgres refused): runs them again in two halves, down to the one that
+  /// fails alone, so the others commit and only it gets the error (isolation.cpp).
+  batch_output run_apart(const batch_input& in, const caf::error& err);
   caf::expected<void> attempt(store::transaction& tx, const batch_input& in,
                               const std::set<std::string>& excluded, attempt_state& st);
   caf::expected<void> run_commands(store::transaction& tx, const batch_input& in,
@@ -230,6 +237,12 @@ private:
   /// The node's metrics this core counts (counting.hpp).
   std::unique_ptr<decide_counting> counting_;
 };
+
+/// Whether `err`, failing a batch's transaction, may come from the data of one of its
+/// requests (a data exception, a constraint, a program limit such as a btree row too wide,
+/// an input refused): then the others must not fail with it (decider_core::run_apart).
+/// Never for what the connection or the engine's own rules say (retry, in doubt, stale).
+bool one_request_may_fail(const caf::error& err);
 
 /// A fresh uuidv7 whose shard (`shard_of`) is `shard`: its last 16 random bits are
 /// moved to the nearest value in that residue class, so a start routed to this

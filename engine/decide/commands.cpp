@@ -14,15 +14,26 @@
 #include "engine/audit_trail.hpp"
 #include "store/decide_reads.hpp"
 #include "store/index_scans.hpp"
+#include "store/json.hpp"
+#include "store/request_ids.hpp"
 #include "store/sharding.hpp"
 
 namespace nf::engine {
 
 namespace {
 
-std::string command_json(const command_request& c, flow::workflow_status status) {
-  return boost::json::serialize(boost::json::object{
-    {"workflowId", c.id.str()}, {"op", c.op}, {"status", flow::to_string(status)}});
+boost::json::object command_json(const command_request& c, flow::workflow_status status) {
+  return {{"workflowId", c.id.str()}, {"op", c.op}, {"status", flow::to_string(status)}};
+}
+
+store::request_use request_of(const command_request& c, const namespace_id& ns) {
+  return {ns, c.request_id, "command " + c.op, c.id.str()};
+}
+
+// A request id reused for another request is that command's own answer; an error of the
+// database fails the attempt.
+bool own_answer(const caf::error& err) {
+  return nf::code_of(err) == nf::errc::invalid && nf::sqlstate_of(err).empty();
 }
 
 
@@ -131,6 +142,18 @@ caf::expected<void> decider_core::run_commands(store::transaction& tx, const bat
       }
     }
     if (!plan) {
+      // A retry of the command that made this one impossible (a second pause) is answered as
+      // that one was.
+      if (!c.request_id.empty()) {
+        auto earlier = store::earlier_request(tx.conn(), request_of(c, s.ns));
+        if (!earlier && !own_answer(earlier.error()))
+          return std::move(earlier.error());
+        if (!earlier || *earlier) {
+          st.commands.emplace_back(earlier ? caf::expected<std::string>{**earlier}
+                                           : caf::expected<std::string>{earlier.error()});
+          continue;
+        }
+      }
       st.commands.emplace_back(plan.error());
       continue;
     }
@@ -141,13 +164,28 @@ caf::expected<void> decider_core::run_commands(store::transaction& tx, const bat
         status = p.edit->status;
       if (p.write.status)
         status = *p.write.status;
+    }
+    auto answer = command_json(c, status);
+    if (!c.request_id.empty()) {
+      // One statement more, in this transaction: the command and its id commit together.
+      auto earlier = store::claim_request(tx.conn(), request_of(c, s.ns), store::json(answer));
+      if (!earlier && !own_answer(earlier.error()))
+        return std::move(earlier.error());
+      if (!earlier || *earlier) {
+        st.commands.emplace_back(earlier ? caf::expected<std::string>{**earlier}
+                                         : caf::expected<std::string>{earlier.error()});
+        continue;
+      }
+    }
+    if (*plan) {
+      const auto& p = **plan;
       if (auto r = apply_plans(tx, {p}, shards_, partition_count_, st.fx); !r)
         return r;
       if (c.op == "terminate")
         if (auto r = terminate_children(tx, s, shards_, partition_count_, st.fx); !r)
           return r;
     }
-    st.commands.emplace_back(command_json(c, status));
+    st.commands.emplace_back(boost::json::serialize(answer));
     audits.push_back(command_audit(c, s.ns));
   }
   return store::append_audits(tx.conn(), audits);

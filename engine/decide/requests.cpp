@@ -58,6 +58,8 @@ caf::expected<store::start_request> to_start(const msg::start_request& m) {
     r.correlation_id = m.correlation_id;
   if (!m.idempotency_key.empty())
     r.idempotency_key = m.idempotency_key;
+  else if (!m.request_id.empty())
+    r.idempotency_key = std::string{request_id_key_prefix} + m.request_id;
   r.priority = m.priority;
   if (!m.task_to_domain_json.empty()) {
     auto domains = object_of(m.task_to_domain_json, "taskToDomain");
@@ -136,6 +138,7 @@ caf::expected<command_request> to_command(const msg::workflow_command& m) {
   c.iteration = m.iteration;
   c.actor = m.actor;
   c.origin = m.origin;
+  c.request_id = m.request_id;
   if (m.op == "rerun" && m.task_ref.empty())
     return invalid("task_ref: a rerun names the task to rerun from");
   if (m.iteration < 0)

@@ -11,6 +11,7 @@
 #include "flow/uuid.hpp"
 #include "proto/domains.hpp"
 #include "proto/errors.hpp"
+#include "proto/limits.hpp"
 #include "proto/namespaces.hpp"
 #include "store/queues.hpp"
 
@@ -102,7 +103,6 @@ private:
 };
 
 constexpr size_t max_name = 256;
-constexpr size_t max_text = 4096;
 constexpr size_t max_reason = 65536;
 
 } // namespace
@@ -113,8 +113,9 @@ caf::error check(const msg::start_request& r) {
   p.text("workflow_name", r.workflow_name, max_name, true);
   p.range("version", r.version, 0, flow::max_count, "0 = the latest");
   p.object("input", r.input_json, true);
-  p.text("idempotency_key", r.idempotency_key, max_text);
-  p.text("correlation_id", r.correlation_id, max_text);
+  p.text("idempotency_key", r.idempotency_key, max_key_bytes);
+  p.text("correlation_id", r.correlation_id, max_key_bytes);
+  p.text("request_id", r.request_id, max_key_bytes);
   p.range("priority", r.priority, 0, 99);
   // What it maps is checked where the start is read (engine/decide/task_domains.hpp).
   p.object("taskToDomain", r.task_to_domain_json, true);
@@ -135,7 +136,7 @@ caf::error check(const msg::search_request& r) {
     p.add("status", "expected RUNNING, COMPLETED, FAILED, TIMED_OUT, TERMINATED or PAUSED, got "
                       + flow::quoted(r.status));
   p.text("workflow_name", r.workflow_name, max_name);
-  p.text("correlation_id", r.correlation_id, max_text);
+  p.text("correlation_id", r.correlation_id, max_key_bytes);
   p.range("started_after_ms", r.started_after_ms, 0, INT64_MAX / 2);
   p.range("started_before_ms", r.started_before_ms, 0, INT64_MAX / 2, "0 = no bound");
   p.uuid("cursor", r.cursor, false);
@@ -155,6 +156,7 @@ caf::error check(const msg::workflow_command& r) {
                   + flow::quoted(r.op));
   p.uuid("workflow_id", r.workflow_id);
   p.text("reason", r.reason, max_reason);
+  p.text("request_id", r.request_id, max_key_bytes);
   if (r.op == "rerun") {
     p.text("task_ref", r.task_ref, max_name, true);
     p.range("iteration", r.iteration, 0, flow::max_count);
@@ -176,6 +178,7 @@ caf::error check(const msg::signal_request& r) {
   p.uuid("namespace_id", r.namespace_id, false);
   p.uuid("workflow_id", r.workflow_id);
   p.text("name", r.name, max_name, true);
+  p.text("request_id", r.request_id, max_key_bytes);
   boost::json::value ignored;
   if (!r.payload_json.empty())
     p.json("payload", r.payload_json, ignored);
@@ -260,6 +263,7 @@ caf::error check(const msg::task_ref_update& r) {
   p.uuid("namespace_id", r.namespace_id, false);
   p.uuid("workflow_id", r.workflow_id);
   p.text("task_ref", r.task_ref, max_name, true);
+  p.text("request_id", r.request_id, max_key_bytes);
   if (r.status != "COMPLETED" && r.status != "FAILED" && r.status != "FAILED_WITH_TERMINAL_ERROR")
     p.add("status", "expected COMPLETED, FAILED or FAILED_WITH_TERMINAL_ERROR, got "
                       + flow::quoted(r.status));

@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <future>
 #include <mutex>
+#include <random>
 #include <thread>
 #include <unordered_map>
 
@@ -307,6 +308,42 @@ Message scoped_by(const client_options& o, Message m) {
   return m;
 }
 
+// A fresh request id (migration 0037): 128 bits from the system's CSPRNG (getrandom behind
+// std::random_device), in hex.
+std::string fresh_request_id() {
+  static thread_local std::random_device rd;
+  static constexpr char hex[] = "0123456789abcdef";
+  std::string id;
+  for (int i = 0; i < 4; ++i) {
+    auto x = static_cast<uint32_t>(rd());
+    for (int k = 0; k < 8; ++k)
+      id.push_back(hex[(x >> (4 * k)) & 0xf]);
+  }
+  return id;
+}
+
+// Requests with a request id are safe to send again: the node applies one of them once. A
+// node that answers `unavailable` (a partition moving, the database briefly away) gets the
+// same request, with the same id, up to this many times more.
+constexpr int request_id_retries = 2;
+
+template <class Message>
+Message with_request_id(Message m) {
+  if (m.request_id.empty())
+    m.request_id = fresh_request_id();
+  return m;
+}
+
+template <class T, class Call>
+caf::expected<T> retried(Call call) {
+  auto r = call();
+  for (int i = 0; i < request_id_retries && !r && nf::is_nodeflow_error(r.error())
+                  && nf::code_of(r.error()) == nf::errc::unavailable;
+       ++i)
+    r = call();
+  return r;
+}
+
 } // namespace
 
 template <class Message>
@@ -338,7 +375,12 @@ caf::expected<std::string> client::register_definitions(const std::string& json_
 }
 
 caf::expected<msg::start_reply> client::start(const msg::start_request& r) {
-  return impl_->call_sync<msg::start_reply>(impl_->opts.timeout, start_atom_v, scoped(r));
+  auto m = scoped(r);
+  if (!m.idempotency_key.empty())
+    return impl_->call_sync<msg::start_reply>(impl_->opts.timeout, start_atom_v, m);
+  m = with_request_id(std::move(m));
+  return retried<msg::start_reply>(
+    [&] { return impl_->call_sync<msg::start_reply>(impl_->opts.timeout, start_atom_v, m); });
 }
 
 caf::expected<std::string> client::get(const std::string& workflow_id, bool include_tasks) {
@@ -351,7 +393,9 @@ caf::expected<msg::search_page> client::search(const msg::search_request& r) {
 }
 
 caf::expected<std::string> client::command(const msg::workflow_command& c) {
-  return impl_->call_sync<std::string>(impl_->opts.timeout, command_atom_v, scoped(c));
+  auto m = with_request_id(scoped(c));
+  return retried<std::string>(
+    [&] { return impl_->call_sync<std::string>(impl_->opts.timeout, command_atom_v, m); });
 }
 
 caf::expected<std::string> client::pause(const std::string& id, const std::string& reason) {
@@ -381,8 +425,14 @@ caf::expected<std::string> client::restart(const std::string& id, const std::str
 
 caf::expected<std::string> client::signal(const std::string& id, const std::string& name,
                                           const std::string& payload_json) {
-  return impl_->call_sync<std::string>(impl_->opts.timeout, signal_atom_v,
-                                       scoped(msg::signal_request{id, name, payload_json}));
+  msg::signal_request r{id, name, payload_json};
+  return signal(r);
+}
+
+caf::expected<std::string> client::signal(const msg::signal_request& r) {
+  auto m = with_request_id(scoped(r));
+  return retried<std::string>(
+    [&] { return impl_->call_sync<std::string>(impl_->opts.timeout, signal_atom_v, m); });
 }
 
 caf::expected<std::vector<msg::leased_task>> client::poll(const msg::poll_request& r) {
@@ -416,7 +466,9 @@ caf::expected<std::string> client::progress(const msg::task_progress& p) {
 }
 
 caf::expected<std::string> client::update_task(const msg::task_ref_update& u) {
-  return impl_->call_sync<std::string>(impl_->opts.timeout, task_ref_atom_v, scoped(u));
+  auto m = with_request_id(scoped(u));
+  return retried<std::string>(
+    [&] { return impl_->call_sync<std::string>(impl_->opts.timeout, task_ref_atom_v, m); });
 }
 
 caf::expected<std::vector<msg::event_view>> client::events(const msg::events_request& r) {

@@ -80,6 +80,10 @@ public:
   /// Lists, reads or deletes definitions (msg::definitions_query); answers JSON text.
   caf::expected<std::string> definitions(const msg::definitions_query& q);
 
+  /// Starts, commands, signals and task updates carry a request id (msg::*::request_id): one
+  /// left empty is filled with a fresh random id, kept when the client sends the request again
+  /// after the node answered `unavailable` (twice at most), so the node applies it once. A
+  /// caller retrying on its own passes its own id. A start with an idempotency key needs none.
   caf::expected<msg::start_reply> start(const msg::start_request& r);
   /// The execution as JSON (with its tasks unless `include_tasks` is false).
   caf::expected<std::string> get(const std::string& workflow_id, bool include_tasks = true);
@@ -101,6 +105,8 @@ public:
 
   caf::expected<std::string> signal(const std::string& workflow_id, const std::string& name,
                                     const std::string& payload_json = "null");
+  /// With the caller's own request id (a fresh one when empty), to retry safely.
+  caf::expected<std::string> signal(const msg::signal_request& r);
 
   /// Leases up to `max_tasks` tasks of a queue, waiting up to `timeout_ms` for work.
   caf::expected<std::vector<msg::leased_task>> poll(const msg::poll_request& r);

@@ -4,11 +4,13 @@
 // (exchange.hpp), never a body's or a query's. So an HTTP client sees only its namespace's
 // rows: the api resolves the name, and the store and the engine refuse another's as not found.
 
+#include <string>
 #include <type_traits>
 #include <utility>
 #include <vector>
 
 #include "net/web/exchange.hpp"
+#include "proto/limits.hpp"
 #include "proto/messages.hpp"
 
 namespace nf::net::web {
@@ -28,6 +30,23 @@ Message scoped(const exchange_ptr& ex, Message m) {
   if constexpr (msg::names_its_sender<Message>::value)
     m = signed_by(ex, std::move(m));
   return m;
+}
+
+/// The request's `X-Request-Id` header into `m.request_id` (migration 0037: a start without an
+/// idempotency key, a command, a signal or a task update sent again with the same id is
+/// applied once and answered as the first). False, after a 400 naming the header, when it is
+/// longer than proto/limits.hpp allows.
+template <class Message>
+bool with_request_id(const exchange_ptr& ex, Message& m) {
+  auto id = ex->header("x-request-id");
+  if (id.size() > max_key_bytes) {
+    ex->fail(400, "X-Request-Id: expected at most " + std::to_string(max_key_bytes)
+                    + " bytes, got " + std::to_string(id.size()),
+             "X-Request-Id");
+    return false;
+  }
+  m.request_id = std::move(id);
+  return true;
 }
 
 inline std::vector<msg::task_result> scoped(const exchange_ptr& ex,

@@ -179,6 +179,31 @@ CAF_TEST(a batch of reports answers each result in its place) {
   CAF_CHECK_EQUAL(c.in_flight(), 0u);
 }
 
+CAF_TEST(a request answered unavailable is sent again with the same request id) {
+  test::fake_node node;
+  client c{at(node.port())};
+  auto ids = [&] {
+    std::lock_guard<std::mutex> g{node.log().mx};
+    return node.log().request_ids;
+  };
+  CAF_REQUIRE(c.signal(test::flaky_workflow, "go"));
+  auto first = ids();
+  CAF_REQUIRE_EQUAL(first.size(), 2u);
+  CAF_CHECK_EQUAL(first[0].size(), 32u);
+  CAF_CHECK_EQUAL(first[0], first[1]);
+  // The next call has an id of its own; one the caller gives is kept.
+  CAF_REQUIRE(c.signal(test::flaky_workflow, "go"));
+  msg::signal_request mine{test::flaky_workflow, "go", "null"};
+  mine.request_id = "mine-1";
+  CAF_REQUIRE(c.signal(mine));
+  auto all = ids();
+  CAF_REQUIRE_EQUAL(all.size(), 6u);
+  CAF_CHECK_NOT_EQUAL(all[2], all[0]);
+  CAF_CHECK_EQUAL(all[2], all[3]);
+  CAF_CHECK_EQUAL(all[4], "mine-1");
+  CAF_CHECK_EQUAL(all[5], "mine-1");
+}
+
 CAF_TEST(node addresses are parsed strictly) {
   auto ok = parse_node_address("db.example:4600");
   CAF_REQUIRE(ok);

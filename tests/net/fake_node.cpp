@@ -100,9 +100,16 @@ client_api::behavior_type fake(client_api::stateful_pointer<fake_state> self,
                + " iteration=" + std::to_string(c.iteration) + " input=" + c.input_json);
       return "{}";
     },
-    [log](signal_atom, const msg::signal_request& r) -> std::string {
+    [log](signal_atom, const msg::signal_request& r) -> caf::result<std::string> {
       log->add("signal " + r.workflow_id + " " + r.name + " payload=" + r.payload_json);
-      return "{}";
+      // A node that loses the first answer of each request: the client sends it again.
+      if (r.workflow_id == flaky_workflow) {
+        std::lock_guard<std::mutex> g{log->mx};
+        log->request_ids.push_back(r.request_id);
+        if (log->request_ids.size() % 2 == 1)
+          return nf::make_error(nf::errc::unavailable, "decider stopped: retry");
+      }
+      return std::string{"{}"};
     },
     [self, log](poll_atom, const msg::poll_request& r)
       -> caf::result<std::vector<msg::leased_task>> {

@@ -17,10 +17,15 @@ struct fake_log {
   std::mutex mx;
   std::vector<std::string> lines;
   bool hold_polls = false; ///< polls are never answered (a node that dies mid-poll)
+  /// The request ids of the signals to flaky_workflow, in order.
+  std::vector<std::string> request_ids;
 
   void add(std::string line);
   std::vector<std::string> take();
 };
+
+/// A workflow whose signals the fake answers `unavailable` every other time.
+constexpr const char* flaky_workflow = "00000000-0000-7000-8000-0000000f1a4e";
 
 /// A workflow id the fake answers `not found` for.
 constexpr const char* missing_workflow = "00000000-0000-7000-8000-00000000dead";

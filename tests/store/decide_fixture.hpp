@@ -25,7 +25,8 @@ namespace nf::test {
 inline const char* const engine_tables[] = {
   "TaskDefinitions", "WorkflowDefinitions", "WorkflowExecutions", "IdempotencyKeys",
   "TaskExecutions",  "TaskQueues",          "DecideQueues",       "Timers",
-  "OutboxEvents",    "WorkflowEvents",      "TaskOutputCache",    "RateLimitBuckets"};
+  "OutboxEvents",    "WorkflowEvents",      "TaskOutputCache",    "RateLimitBuckets",
+  "RequestIds"};
 
 struct decide_fixture {
   test_database* db;

@@ -586,7 +586,8 @@ void add_task_routes(router& r, const route_context& ctx) {
          body_kind::none, {}, "{\"<taskType>\": ready count}", "task", access::reader,
          [api](const exchange_ptr& ex) { queue_sizes(api, ex); }});
   r.add({verb::post, "/api/tasks/{workflowId}/{taskRefName}/{status}",
-         "Complete or fail a WAIT or HUMAN task by its reference name", {}, body_kind::json,
+         "Complete or fail a WAIT or HUMAN task by its reference name (X-Request-Id: a retry "
+         "is applied once and answers the same task)", {}, body_kind::json,
          "the task's output (a JSON object; empty body = {})", "the task's id, as text",
          "task", access::worker, [api, lim](const exchange_ptr& ex) {
            auto body = read_json_body(ex, lim, json::value(json::object{}));
@@ -601,6 +602,8 @@ void add_task_routes(router& r, const route_context& ctx) {
            u.task_ref = ex->param("taskRefName");
            u.status = ex->param("status");
            u.output_json = json::serialize(*body);
+           if (!with_request_id(ex, u))
+             return;
            api->ask<std::string>(
              [ex](std::string& text) {
                json::error_code ec;

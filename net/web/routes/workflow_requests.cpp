@@ -10,6 +10,7 @@
 #include "engine/decide/task_domains.hpp"
 #include "flow/status.hpp"
 #include "flow/uuid.hpp"
+#include "proto/limits.hpp"
 
 namespace nf::net::web {
 
@@ -33,6 +34,19 @@ bool read_text(const exchange_ptr& ex, const json::value& v, const char* field,
   }
   out = std::string{v.as_string()};
   return true;
+}
+
+// A string field that lands in a btree index (proto/limits.hpp).
+bool read_key(const exchange_ptr& ex, const json::value& v, const char* field,
+              std::string& out) {
+  if (!read_text(ex, v, field, out))
+    return false;
+  if (out.size() <= max_key_bytes)
+    return true;
+  ex->fail(400, std::string{field} + ": expected at most " + std::to_string(max_key_bytes)
+                  + " bytes, got " + std::to_string(out.size()),
+           field);
+  return false;
 }
 
 bool read_int(const exchange_ptr& ex, const json::value& v, const char* field, int64_t lo,
@@ -135,7 +149,7 @@ std::optional<start_spec> read_start_request(const exchange_ptr& ex, const json:
       }
       r.input_json = v.is_null() ? "{}" : json::serialize(v);
     } else if (key == "correlationId") {
-      if (!read_text(ex, v, "correlationId", r.correlation_id))
+      if (!read_key(ex, v, "correlationId", r.correlation_id))
         return std::nullopt;
     } else if (key == "priority") {
       int64_t p = 0;
@@ -143,7 +157,7 @@ std::optional<start_spec> read_start_request(const exchange_ptr& ex, const json:
         return std::nullopt;
       r.priority = static_cast<int32_t>(p);
     } else if (key == "idempotencyKey") {
-      if (!read_text(ex, v, "idempotencyKey", r.idempotency_key))
+      if (!read_key(ex, v, "idempotencyKey", r.idempotency_key))
         return std::nullopt;
     } else if (key == "idempotencyStrategy") {
       std::string st;

@@ -14,6 +14,7 @@
 #include "net/web/routes/routes.hpp"
 #include "net/web/routes/workflow_requests.hpp"
 #include "proto/errors.hpp"
+#include "proto/limits.hpp"
 #include "net/web/scope.hpp"
 
 namespace nf::net::web {
@@ -67,11 +68,15 @@ bool is_live(const json::object& wf) {
 // one, or the one its idempotency key already named when the strategy allows that.
 template <class Ok>
 void start(gateway* api, const exchange_ptr& ex, start_spec spec, Ok ok) {
+  if (!with_request_id(ex, spec.req))
+    return;
   auto strategy = spec.strategy;
   auto key = spec.req.idempotency_key;
   api->ask<msg::start_reply>(
     [api, ex, strategy, key, ok](msg::start_reply& r) mutable {
-      if (r.created || strategy == idempotency::return_existing)
+      // Without a key, only a request id (X-Request-Id) makes a start idempotent: the same
+      // request again is answered with the workflow it started.
+      if (r.created || strategy == idempotency::return_existing || key.empty())
         return ok(r.workflow_id);
       auto conflict = [ex, key, id = r.workflow_id](const char* what) {
         ex->fail(409, "idempotencyKey: \"" + key + "\" already started workflow " + id + what,
@@ -139,6 +144,8 @@ struct execute_wait : std::enable_shared_from_this<execute_wait> {
 // one) with 409; nodeflow's engine says `invalid` once the request itself passed its checks.
 void command(gateway* api, const exchange_ptr& ex, msg::workflow_command c,
              std::function<void()> done) {
+  if (!with_request_id(ex, c))
+    return;
   api->ask<std::string>([done](std::string&) { done(); },
                         [ex](caf::error& e) {
                           auto status = status_of(e);
@@ -169,7 +176,8 @@ void add_start_routes(router& r, const route_context& ctx) {
   // routes that read or terminate a workflow at the same path, since OpenAPI takes two
   // templates that differ only in a parameter's name for one path.
   r.add({verb::post, "/api/workflow/{workflowId}",
-         "Start a workflow by the name of its definition (the path segment); answers its id",
+         "Start a workflow by the name of its definition (the path segment); answers its id. "
+         "X-Request-Id (optional): the same request again starts nothing and answers the same id",
          {{"version", "the definition's version (absent: the latest)", false, "integer"},
           {"correlationId", "the caller's correlation id", false},
           {"priority", "0 … 99 (default 0)", false, "integer"}},
@@ -194,13 +202,21 @@ void add_start_routes(router& r, const route_context& ctx) {
            spec.req.version = *version;
            spec.req.priority = static_cast<int32_t>(*priority);
            spec.req.input_json = json::serialize(*body);
-           if (const auto* c = ex->query("correlationId"))
+           if (const auto* c = ex->query("correlationId")) {
+             if (c->size() > max_key_bytes) {
+               ex->fail(400, "correlationId: expected at most " + std::to_string(max_key_bytes)
+                               + " bytes, got " + std::to_string(c->size()),
+                        "correlationId");
+               return;
+             }
              spec.req.correlation_id = *c;
+           }
            start(api, ex, std::move(spec),
                  [ex](const std::string& id) { ex->respond_text(200, id); });
          }});
   r.add({verb::post, "/api/workflow",
-         "Start a workflow from Conductor's StartWorkflowRequest; answers its id", {},
+         "Start a workflow from Conductor's StartWorkflowRequest; answers its id. X-Request-Id "
+         "(optional, without an idempotencyKey): the same request again answers the same id", {},
          body_kind::json,
          "StartWorkflowRequest: name, version, input, correlationId, priority, idempotencyKey, "
          "idempotencyStrategy (FAIL | RETURN_EXISTING | FAIL_ON_RUNNING); taskToDomain, "
@@ -384,7 +400,8 @@ void add_command_routes(router& r, const route_context& ctx) {
   for (const char* op : {"pause", "resume"}) {
     bool pause = std::string{op} == "pause";
     r.add({verb::put, std::string{"/api/workflow/{workflowId}/"} + op,
-           pause ? "Pause a running workflow" : "Resume a paused workflow", {},
+           pause ? "Pause a running workflow (X-Request-Id: a retry is applied once)"
+                 : "Resume a paused workflow (X-Request-Id: a retry is applied once)", {},
            body_kind::none, {}, "200, empty (409 when its status does not allow it)",
            "workflow", access::operator_, [api, op](const exchange_ptr& ex) {
              const auto& id = ex->param("workflowId");
@@ -393,7 +410,7 @@ void add_command_routes(router& r, const route_context& ctx) {
              command(api, ex, command_of(op, id), [ex] { empty_answer(ex, 200); });
            }});
   }
-  r.add({verb::delete_, "/api/workflow/{workflowId}", "Terminate a workflow",
+  r.add({verb::delete_, "/api/workflow/{workflowId}", "Terminate a workflow (X-Request-Id: a retry is applied once)",
          {{"reason", "why (recorded as its reasonForIncompletion)", false}}, body_kind::none, {},
          "200, empty (409 when it already ended)", "workflow", access::operator_, [api](const exchange_ptr& ex) {
            const auto& id = ex->param("workflowId");
@@ -404,7 +421,8 @@ void add_command_routes(router& r, const route_context& ctx) {
                    [ex] { empty_answer(ex, 200); });
          }});
   r.add({verb::post, "/api/workflow/{workflowId}/restart",
-         "Run an ended workflow again from the start, with the same id",
+         "Run an ended workflow again from the start, with the same id (X-Request-Id: a retry is "
+         "applied once)",
          {{"useLatestDefinitions", "false only: a restart runs the version it started with",
            false, "boolean"}},
          body_kind::none, {}, "204 (409 when it still runs or is not restartable)", "workflow", access::operator_,
@@ -424,7 +442,7 @@ void add_command_routes(router& r, const route_context& ctx) {
            command(api, ex, command_of("restart", id), [ex] { empty_answer(ex, 204); });
          }});
   r.add({verb::post, "/api/workflow/{workflowId}/retry",
-         "Retry the failed tasks of an ended workflow",
+         "Retry the failed tasks of an ended workflow (X-Request-Id: a retry is applied once)",
          {{"resumeSubworkflowTasks", "false only", false, "boolean"}}, body_kind::none, {},
          "204 (409 when it still runs)", "workflow", access::operator_, [api](const exchange_ptr& ex) {
            const auto& id = ex->param("workflowId");
@@ -442,7 +460,7 @@ void add_command_routes(router& r, const route_context& ctx) {
            command(api, ex, command_of("retry", id), [ex] { empty_answer(ex, 204); });
          }});
   r.add({verb::post, "/api/workflow/{workflowId}/rerun",
-         "Run an ended workflow again from one of its tasks", {}, body_kind::json,
+         "Run an ended workflow again from one of its tasks (X-Request-Id: a retry is applied once)", {}, body_kind::json,
          "RerunWorkflowRequest: reRunFromTaskId (required), taskInput; reRunFromWorkflowId "
          "only this workflow's id; workflowInput and correlationId null or empty",
          "the workflow's id (text/plain)", "workflow", access::operator_, [api, lim](const exchange_ptr& ex) {
@@ -470,7 +488,8 @@ void add_command_routes(router& r, const route_context& ctx) {
            });
          }});
   r.add({verb::post, "/api/workflow/{workflowId}/signal/{name}",
-         "Deliver a signal: completes the workflow's WAIT tasks waiting for that name", {},
+         "Deliver a signal: completes the workflow's WAIT tasks waiting for that name (X-Request-Id: "
+         "a retry is applied once and answered alike)", {},
          body_kind::json, "the signal's payload (any JSON; empty = null)",
          "{\"workflowId\",\"signal\",\"delivered\":true}", "workflow", access::operator_,
          [api, lim](const exchange_ptr& ex) {
@@ -481,6 +500,8 @@ void add_command_routes(router& r, const route_context& ctx) {
            if (!body)
              return;
            msg::signal_request req{id, ex->param("name"), json::serialize(*body)};
+           if (!with_request_id(ex, req))
+             return;
            api->ask<std::string>(
              [ex](std::string& t) {
                ex->respond(response{200, "application/json", std::move(t), {}});
