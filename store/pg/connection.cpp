@@ -26,15 +26,28 @@ connection::connection(connection&&) noexcept = default;
 connection& connection::operator=(connection&&) noexcept = default;
 connection::~connection() = default;
 
-pg_conn* connect_libpq(const std::string& dsn) {
-  // The DSN is expanded after the default, so a gssencmode it names wins.
-  const char* keys[] = {"gssencmode", "dbname", nullptr};
-  const char* values[] = {"disable", dsn.c_str(), nullptr};
-  return PQconnectdbParams(keys, values, 1);
+pg_conn* connect_libpq(const std::string& dsn, const link_settings& link) {
+  // The DSN is expanded after the default, so a gssencmode it names wins. The link keys
+  // are only those the DSN does not name, and their `options` already holds the DSN's
+  // own: it goes last, to replace the DSN's with the merged one.
+  auto extra = link_keys(dsn, link);
+  std::vector<const char*> keys{"gssencmode", "dbname"};
+  std::vector<const char*> values{"disable", dsn.c_str()};
+  for (const auto& k : extra) {
+    keys.push_back(k.key.c_str());
+    values.push_back(k.value.c_str());
+  }
+  keys.push_back(nullptr);
+  values.push_back(nullptr);
+  return PQconnectdbParams(keys.data(), values.data(), 1);
 }
 
 caf::expected<connection> connection::open(const std::string& dsn) {
-  pg_conn* c = connect_libpq(dsn);
+  return open(dsn, link_defaults());
+}
+
+caf::expected<connection> connection::open(const std::string& dsn, const link_settings& link) {
+  pg_conn* c = connect_libpq(dsn, link);
   if (c == nullptr)
     return make_error(errc::conn_broken, "cannot allocate a libpq connection");
   if (PQstatus(c) != CONNECTION_OK) {
