@@ -1,5 +1,6 @@
 #include "store/pg/connection.hpp"
 
+#include <cstring>
 #include <type_traits>
 #include <vector>
 
@@ -123,7 +124,11 @@ caf::error error_from(pg_conn* conn, pg_result* res, const char* what) {
   while (!msg.empty() && (msg.back() == '\n' || msg.back() == ' '))
     msg.pop_back();
   auto code = classify_sqlstate(state);
-  if (code == errc::conn_broken && conn && PQstatus(conn) == CONNECTION_OK && state)
+  // A FATAL ends the session even while libpq, in a pipeline, has not yet read the end of
+  // the link (a backend terminated during COMMIT): the connection is gone all the same.
+  const char* severity = field(PG_DIAG_SEVERITY_NONLOCALIZED);
+  bool fatal = severity && (std::strcmp(severity, "FATAL") == 0 || std::strcmp(severity, "PANIC") == 0);
+  if (code == errc::conn_broken && conn && PQstatus(conn) == CONNECTION_OK && state && !fatal)
     code = errc::internal;
   log_details(what, state, msg, code, field(PG_DIAG_MESSAGE_DETAIL), field(PG_DIAG_MESSAGE_HINT),
               field(PG_DIAG_CONTEXT));
