@@ -180,6 +180,8 @@ int run_serve_command(int argc, char** argv) {
   setup_logging(cfg->settings);
   // Every writer of inputs and outputs in this process places them by it (store/payloads.hpp).
   store::set_inline_max_bytes(cfg->settings.get(config::keys::payloads_inline_max_bytes));
+  // Every database connection of this process guards its link by these (store/pg/link_settings.hpp).
+  store::set_link_defaults(link_settings_of(cfg->settings));
   if (!cfg->settings.get(config::keys::auth_enabled))
     spdlog::warn("AUTH_OFF: the HTTP API checks no credentials; every request is the admin "
                  "of the default namespace (loopback only; never do this where others reach "

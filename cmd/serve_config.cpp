@@ -118,4 +118,17 @@ std::optional<serve_config> load_serve_config(int argc, char** argv,
   return out;
 }
 
+store::link_settings link_settings_of(const config::values& settings) {
+  store::link_settings s;
+  s.connect_timeout_s = settings.get(config::keys::db_connect_timeout_s);
+  s.keepalives_idle_s = settings.get(config::keys::db_keepalives_idle_s);
+  s.keepalives_interval_s = settings.get(config::keys::db_keepalives_interval_s);
+  s.keepalives_count = settings.get(config::keys::db_keepalives_count);
+  s.tcp_user_timeout_ms = settings.get(config::keys::db_tcp_user_timeout_ms);
+  s.statement_timeout_ms = settings.get(config::keys::db_statement_timeout_ms);
+  s.lock_timeout_ms = settings.get(config::keys::db_lock_timeout_ms);
+  s.idle_in_transaction_timeout_ms = settings.get(config::keys::db_idle_in_transaction_timeout_ms);
+  return s;
+}
+
 } // namespace nf::cmd

@@ -7,6 +7,7 @@
 #include "config/settings.hpp"
 #include "engine/http/egress.hpp"
 #include "net/cluster/tls.hpp"
+#include "store/pg/link_settings.hpp"
 
 namespace nf::cmd {
 
@@ -30,6 +31,9 @@ std::optional<serve_config> load_serve_config(int argc, char** argv,
 /// entry does not read (`nodeflow config --check` reports it too).
 std::optional<http::egress_policy> read_egress(const config::values& settings,
                                                std::vector<std::string>& errors);
+
+/// The database link's timeouts and keepalives the `db.` settings name.
+store::link_settings link_settings_of(const config::values& settings);
 
 /// `nodeflow serve`'s usage text.
 const char* serve_usage();

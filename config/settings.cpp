@@ -16,6 +16,31 @@ const std::vector<setting>& all_settings() {
      "Postgres 18 connection string (NODEFLOW_DSN and --dsn override it)"},
     {keys::db_connections_per_role, "2", 1, 64,
      "database connections each role (decider, lessor, timer, relay, api) may hold"},
+    {keys::db_connect_timeout_s, "10", 0, 3600,
+     "seconds a connection attempt may take before it fails (libpq connect_timeout; 0 = "
+     "wait forever); a connect_timeout in the DSN (or PGCONNECT_TIMEOUT) wins"},
+    {keys::db_keepalives_idle_s, "10", 0, 7200,
+     "seconds a database link may be idle before TCP keepalive probes start (0 = the "
+     "system's); keepalives_idle in the DSN wins"},
+    {keys::db_keepalives_interval_s, "3", 0, 600,
+     "seconds between unanswered TCP keepalive probes (0 = the system's); "
+     "keepalives_interval in the DSN wins"},
+    {keys::db_keepalives_count, "3", 0, 100,
+     "unanswered TCP keepalive probes after which a database link is dead (0 = the "
+     "system's); keepalives_count in the DSN wins"},
+    {keys::db_tcp_user_timeout_ms, "20000", 0, 3600000,
+     "milliseconds data sent to the database may stay unacknowledged before the link is "
+     "dead (libpq tcp_user_timeout; 0 = the system's); tcp_user_timeout in the DSN wins"},
+    {keys::db_statement_timeout_ms, "60000", 0, 86400000,
+     "longest a statement may run before it fails with a retryable error (0 = no limit; "
+     "migrations and maintenance passes run without one); a statement_timeout in the "
+     "DSN's options (or PGOPTIONS) wins"},
+    {keys::db_lock_timeout_ms, "30000", 0, 86400000,
+     "longest a statement may wait for a lock before it fails with a retryable error (0 = "
+     "no limit; migrations run without one); a lock_timeout in the DSN's options wins"},
+    {keys::db_idle_in_transaction_timeout_ms, "60000", 0, 86400000,
+     "longest a connection may sit idle inside a transaction before the server closes it "
+     "(idle_in_transaction_session_timeout; 0 = no limit); the DSN's options win"},
     {keys::node_host, "127.0.0.1", 0, 0,
      "address the client protocol is published on"},
     {keys::node_port, "4510", 0, 65535,

@@ -35,6 +35,15 @@ struct key {
 namespace keys {
 inline constexpr key<std::string> db_dsn{"db.dsn"};
 inline constexpr key<int64_t> db_connections_per_role{"db.connections_per_role"};
+inline constexpr key<int64_t> db_connect_timeout_s{"db.connect_timeout_s"};
+inline constexpr key<int64_t> db_keepalives_idle_s{"db.keepalives_idle_s"};
+inline constexpr key<int64_t> db_keepalives_interval_s{"db.keepalives_interval_s"};
+inline constexpr key<int64_t> db_keepalives_count{"db.keepalives_count"};
+inline constexpr key<int64_t> db_tcp_user_timeout_ms{"db.tcp_user_timeout_ms"};
+inline constexpr key<int64_t> db_statement_timeout_ms{"db.statement_timeout_ms"};
+inline constexpr key<int64_t> db_lock_timeout_ms{"db.lock_timeout_ms"};
+inline constexpr key<int64_t> db_idle_in_transaction_timeout_ms{
+  "db.idle_in_transaction_timeout_ms"};
 inline constexpr key<std::string> node_host{"node.host"};
 inline constexpr key<int64_t> node_port{"node.port"};
 inline constexpr key<std::string> node_advertise{"node.advertise"};

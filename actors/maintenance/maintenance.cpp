@@ -16,6 +16,7 @@
 #include "store/request_ids.hpp"
 #include "store/schema/partitions.hpp"
 #include "proto/errors.hpp"
+#include "store/pg/link_settings.hpp"
 #include "store/pg/session.hpp"
 
 namespace nf::actors {
@@ -97,7 +98,8 @@ caf::behavior maintenance_behavior(maintenance_actor* self, std::string dsn,
                                    config::values settings) {
   auto& st = self->state;
   st.log = folder_logger("maintenance");
-  st.db.emplace(std::move(dsn));
+  // A pass may move a month of rows out of a default partition: no statement timeout.
+  st.db.emplace(std::move(dsn), &store::without_statement_timeout);
   st.interval = std::chrono::seconds{settings.get(config::keys::maintenance_interval_s)};
   st.outbox_retention_s = settings.get(config::keys::relay_published_retention_s);
   st.request_ids_hours = settings.get(config::keys::retention_request_ids_hours);

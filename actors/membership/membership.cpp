@@ -14,6 +14,7 @@
 #include <caf/stateful_actor.hpp>
 #include <spdlog/logger.h>
 
+#include "actors/membership/lease_guard.hpp"
 #include "config/folder_logger.hpp"
 #include "proto/type_ids.hpp"
 #include "store/membership.hpp"
@@ -29,10 +30,18 @@ using steady = std::chrono::steady_clock;
 
 struct held_lease {
   int64_t epoch = 0;
-  /// When the lease expires at the latest: measured from when its last successful
-  /// renewal was SENT, so the local view never outlives the server's.
+  /// Until when the lease is certainly ours: measured from when its last successful
+  /// renewal was SENT, less a safety margin, so the local view never outlives the
+  /// server's.
   steady::time_point deadline;
 };
+
+/// What a held lease is worth locally: lease_ms from the renewal's send, less a tenth
+/// (at least 1 ms) for the time the guard's word takes to reach the partitions and for
+/// the drift between this clock and the server's.
+steady::duration usable(int64_t lease_ms) {
+  return std::chrono::milliseconds{lease_ms - std::max<int64_t>(1, lease_ms / 10)};
+}
 
 struct membership_state {
   membership_options opt;
@@ -41,7 +50,7 @@ struct membership_state {
   bool checked = false;
   int live = 1;
   std::map<int16_t, held_lease> held;
-  std::vector<int16_t> told;  ///< the owned set the node last heard
+  caf::actor guard;  ///< tells the node the owned set, and stops it when leases lapse
   std::vector<std::string> owners_told;  ///< the owner map the node last heard
   std::shared_ptr<spdlog::logger> log;
   warn_limiter db_warn;
@@ -51,18 +60,30 @@ struct membership_state {
 
 using membership_actor = caf::stateful_actor<membership_state>;
 
+/// Drops the leases whose local deadline passed: a lapsed lease is never renewed, only
+/// acquired again (a new epoch) once the server sees it expired.
+void forget_lapsed(membership_state& st) {
+  auto now = steady::now();
+  for (auto it = st.held.begin(); it != st.held.end();)
+    it = it->second.deadline <= now ? st.held.erase(it) : std::next(it);
+}
+
+/// Every round, renewed or not: the guard (actors/membership/lease_guard.hpp) tells the
+/// node, and stops the partitions itself if the next word is late.
 void tell_node(membership_actor* self) {
   auto& st = self->state;
   std::vector<int16_t> owned;
-  for (const auto& [p, l] : st.held)
+  auto until = steady::time_point::max();
+  for (const auto& [p, l] : st.held) {
     owned.push_back(p);
-  if (owned == st.told)
-    return;
-  st.log->info("partitions_changed node={} owned={} live_nodes={}",
-               st.id ? st.id->str() : std::string{"-"}, owned.size(), st.live);
-  st.told = owned;
-  if (st.opt.node)
-    self->send(st.opt.node, partitions_atom_v, std::move(owned));
+    until = std::min(until, l.deadline);
+  }
+  if (owned.empty())
+    until = steady::now();
+  self->send(st.guard, partitions_atom_v, std::move(owned),
+             static_cast<int64_t>(
+               std::chrono::duration_cast<std::chrono::nanoseconds>(until.time_since_epoch())
+                 .count()));
 }
 
 /// Tells the node who owns each partition when that changed. A failed read changes
@@ -92,9 +113,7 @@ void on_failure(membership_actor* self, const char* what, const caf::error& err)
     st.log->warn("{} node={} error=\"{}\" suppressed={}", what,
                  st.id ? st.id->str() : std::string{"-"}, nf::message_of(err),
                  st.db_warn.suppressed());
-  auto now = steady::now();
-  for (auto it = st.held.begin(); it != st.held.end();)
-    it = it->second.deadline <= now ? st.held.erase(it) : std::next(it);
+  forget_lapsed(st);
   tell_node(self);
 }
 
@@ -109,6 +128,7 @@ size_t offset_of(const node_id& id, size_t n) {
 
 void tick(membership_actor* self) {
   auto& st = self->state;
+  forget_lapsed(st);
   auto conn = st.db->get();
   if (!conn)
     return on_failure(self, "membership_db_unavailable", conn.error());
@@ -143,6 +163,8 @@ void tick(membership_actor* self) {
   }
   st.live = std::max(1, *live);
 
+  // The heartbeat may have waited long: a lease that lapsed meanwhile is not renewed.
+  forget_lapsed(st);
   auto sent = steady::now();
   std::vector<store::partition_lease> mine;
   for (const auto& [p, l] : st.held)
@@ -152,7 +174,7 @@ void tick(membership_actor* self) {
     return on_failure(self, "lease_renew_failed", renewed.error());
   st.held.clear();
   for (const auto& l : *renewed)
-    st.held[l.partition] = {l.epoch, sent + std::chrono::milliseconds{st.opt.lease_ms}};
+    st.held[l.partition] = {l.epoch, sent + usable(st.opt.lease_ms)};
 
   auto p = static_cast<size_t>(st.opt.partition_count);
   auto share = (p + static_cast<size_t>(st.live) - 1) / static_cast<size_t>(st.live);
@@ -171,7 +193,7 @@ void tick(membership_actor* self) {
     if (!got)
       return on_failure(self, "lease_acquire_failed", got.error());
     for (const auto& l : *got)
-      st.held[l.partition] = {l.epoch, sent + std::chrono::milliseconds{st.opt.lease_ms}};
+      st.held[l.partition] = {l.epoch, sent + usable(st.opt.lease_ms)};
   } else if (st.held.size() > share && st.live > 1) {
     // More than the fair share while others are live: give the surplus back so a
     // joining node receives its share at once instead of after expiry.
@@ -204,6 +226,7 @@ caf::behavior membership_behavior(membership_actor* self, membership_options opt
   st.log = folder_logger("membership");
   st.db.emplace(opt.dsn);
   st.opt = std::move(opt);
+  st.guard = spawn_lease_guard(self, st.opt.node);
   self->set_exit_handler([self](caf::exit_msg& m) {
     auto& st = self->state;
     if (st.id) {

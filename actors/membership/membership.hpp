@@ -7,8 +7,10 @@
 // the node every change of the owned set: (partitions_atom, std::vector<int16_t>), and
 // of who owns every partition: (owners_atom, std::vector<std::string>), the owner's
 // address by partition ("" for none), which the node forwards requests by.
-// When renewing fails (database down) it keeps the partitions until their leases
-// would expire, then drops them: ownership is an optimisation (I9).
+// When renewing fails (database down) or blocks (a half-open link), the node keeps the
+// partitions until their leases would expire by its own clock, then stops them (the lease
+// guard, lease_guard.hpp, keeps that time even while membership is stuck): ownership is
+// an optimisation (I9). A lapsed lease is taken back only by acquiring it again.
 // Protocol: (status_atom) -> std::string, JSON {"nodeId", "address", "liveNodes",
 // "partitions": [{"partition", "epoch"}]}.
 // On exit it releases its leases ("expiresAt" = now()) and marks the node stopped.
@@ -30,8 +32,8 @@ struct membership_options {
   caf::actor node;           ///< receives (partitions_atom, owned set), (owners_atom, map)
 };
 
-/// Spawns membership detached (it owns a connection). Link it to the node so the
-/// node's exit releases the leases.
+/// Spawns membership detached (it owns a connection), with its lease guard. Link it to the
+/// node so the node's exit releases the leases.
 caf::actor spawn_membership(caf::actor_system& sys, membership_options opt);
 
 } // namespace nf::actors

@@ -1,5 +1,6 @@
 #include "store/pg/connection.hpp"
 
+#include <cstring>
 #include <type_traits>
 #include <vector>
 
@@ -26,15 +27,28 @@ connection::connection(connection&&) noexcept = default;
 connection& connection::operator=(connection&&) noexcept = default;
 connection::~connection() = default;
 
-pg_conn* connect_libpq(const std::string& dsn) {
-  // The DSN is expanded after the default, so a gssencmode it names wins.
-  const char* keys[] = {"gssencmode", "dbname", nullptr};
-  const char* values[] = {"disable", dsn.c_str(), nullptr};
-  return PQconnectdbParams(keys, values, 1);
+pg_conn* connect_libpq(const std::string& dsn, const link_settings& link) {
+  // The DSN is expanded after the default, so a gssencmode it names wins. The link keys
+  // are only those the DSN does not name, and their `options` already holds the DSN's
+  // own: it goes last, to replace the DSN's with the merged one.
+  auto extra = link_keys(dsn, link);
+  std::vector<const char*> keys{"gssencmode", "dbname"};
+  std::vector<const char*> values{"disable", dsn.c_str()};
+  for (const auto& k : extra) {
+    keys.push_back(k.key.c_str());
+    values.push_back(k.value.c_str());
+  }
+  keys.push_back(nullptr);
+  values.push_back(nullptr);
+  return PQconnectdbParams(keys.data(), values.data(), 1);
 }
 
 caf::expected<connection> connection::open(const std::string& dsn) {
-  pg_conn* c = connect_libpq(dsn);
+  return open(dsn, link_defaults());
+}
+
+caf::expected<connection> connection::open(const std::string& dsn, const link_settings& link) {
+  pg_conn* c = connect_libpq(dsn, link);
   if (c == nullptr)
     return make_error(errc::conn_broken, "cannot allocate a libpq connection");
   if (PQstatus(c) != CONNECTION_OK) {
@@ -110,7 +124,11 @@ caf::error error_from(pg_conn* conn, pg_result* res, const char* what) {
   while (!msg.empty() && (msg.back() == '\n' || msg.back() == ' '))
     msg.pop_back();
   auto code = classify_sqlstate(state);
-  if (code == errc::conn_broken && conn && PQstatus(conn) == CONNECTION_OK && state)
+  // A FATAL ends the session even while libpq, in a pipeline, has not yet read the end of
+  // the link (a backend terminated during COMMIT): the connection is gone all the same.
+  const char* severity = field(PG_DIAG_SEVERITY_NONLOCALIZED);
+  bool fatal = severity && (std::strcmp(severity, "FATAL") == 0 || std::strcmp(severity, "PANIC") == 0);
+  if (code == errc::conn_broken && conn && PQstatus(conn) == CONNECTION_OK && state && !fatal)
     code = errc::internal;
   log_details(what, state, msg, code, field(PG_DIAG_MESSAGE_DETAIL), field(PG_DIAG_MESSAGE_HINT),
               field(PG_DIAG_CONTEXT));

@@ -8,6 +8,7 @@
 
 #include <caf/expected.hpp>
 
+#include "store/pg/link_settings.hpp"
 #include "store/pg/params.hpp"
 #include "store/pg/result.hpp"
 #include "store/schema/sql_check.hpp" // nf::store::statement, checked at compile time
@@ -21,12 +22,17 @@ namespace nf::store {
 /// PQconnectdb(dsn), except that GSS encryption is not tried unless the DSN asks for it
 /// (`gssencmode`): libpq's default `prefer` probes the Kerberos credential cache on every
 /// connect, which costs time and leaves Kerberos state that a process exiting while a
-/// connection closes can trip over (an abort in k5_mutex_unlock). The caller owns the result.
-pg_conn* connect_libpq(const std::string& dsn);
+/// connection closes can trip over (an abort in k5_mutex_unlock). The link's timeouts,
+/// keepalives and session timeouts come from `link` where the DSN does not name them
+/// (store/pg/link_settings.hpp). The caller owns the result.
+pg_conn* connect_libpq(const std::string& dsn, const link_settings& link = link_defaults());
 
 class connection {
 public:
+  /// Connects with link_defaults(); a statement or lock timeout fails its statement with
+  /// `unavailable` (the connection stays usable), a link found dead with `conn_broken`.
   static caf::expected<connection> open(const std::string& dsn);
+  static caf::expected<connection> open(const std::string& dsn, const link_settings& link);
 
   connection(connection&&) noexcept;
   connection& operator=(connection&&) noexcept;

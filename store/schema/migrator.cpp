@@ -241,10 +241,18 @@ caf::expected<std::vector<std::string>> migrator::up(connection& conn,
                                                      const progress_fn& progress) {
   if (auto caps = check_capabilities(conn); !caps)
     return std::move(caps.error());
-  if (auto l = lock(conn); !l)
+  // A migration may wait for another node's migration (the lock) and rebuild a big table:
+  // no statement or lock timeout while it runs; RESET brings back the connection's own.
+  if (auto t = conn.exec("SET statement_timeout = 0; SET lock_timeout = 0"); !t)
+    return std::move(t.error());
+  auto reset = [&] { (void) conn.exec("RESET statement_timeout; RESET lock_timeout"); };
+  if (auto l = lock(conn); !l) {
+    reset();
     return std::move(l.error());
+  }
   auto done = [&](caf::expected<std::vector<std::string>> value) {
     unlock(conn);
+    reset();
     return value;
   };
   if (auto r = conn.run(create_ledger); !r)
