@@ -42,6 +42,7 @@ struct membership_state {
   int live = 1;
   std::map<int16_t, held_lease> held;
   std::vector<int16_t> told;  ///< the owned set the node last heard
+  std::map<int16_t, int64_t> epochs_told;  ///< and the epochs it heard them at
   std::vector<std::string> owners_told;  ///< the owner map the node last heard
   std::shared_ptr<spdlog::logger> log;
   warn_limiter db_warn;
@@ -54,15 +55,26 @@ using membership_actor = caf::stateful_actor<membership_state>;
 void tell_node(membership_actor* self) {
   auto& st = self->state;
   std::vector<int16_t> owned;
-  for (const auto& [p, l] : st.held)
+  std::map<int16_t, int64_t> epochs;
+  for (const auto& [p, l] : st.held) {
     owned.push_back(p);
-  if (owned == st.told)
+    epochs[p] = l.epoch;
+  }
+  // A partition lost and taken back between two ticks has a new epoch: its actors,
+  // fenced at the old one, are started afresh.
+  if (owned == st.told && epochs == st.epochs_told)
     return;
   st.log->info("partitions_changed node={} owned={} live_nodes={}",
                st.id ? st.id->str() : std::string{"-"}, owned.size(), st.live);
   st.told = owned;
-  if (st.opt.node)
-    self->send(st.opt.node, partitions_atom_v, std::move(owned));
+  st.epochs_told = epochs;
+  if (!st.opt.node)
+    return;
+  // The epochs first, then the set they belong to (one sender: they arrive in order).
+  if (st.id)
+    for (const auto& [p, e] : epochs)
+      self->send(st.opt.node, partitions_atom_v, p, e, st.id->str());
+  self->send(st.opt.node, partitions_atom_v, std::move(owned));
 }
 
 /// Tells the node who owns each partition when that changed. A failed read changes
