@@ -3,7 +3,9 @@
 // Cluster membership (docs/schema.md §2 Cluster): "Nodes" rows and "PartitionLeases".
 // A lease row is created on first acquisition and lives forever; its epoch only grows
 // (a trigger enforces it); release = `"expiresAt" = now()`. Ownership is an
-// optimisation (I9): these leases decide who polls which partition, never what commits.
+// optimisation (I9): these leases decide who polls which partition, and what commits is
+// decided by the version compare-and-set; the epoch also fences a partition's own writes
+// (store/partition_fence.hpp), so a node that lost a partition stops writing for it.
 
 #include <cstdint>
 #include <optional>

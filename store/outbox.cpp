@@ -5,6 +5,7 @@
 #include <boost/json.hpp>
 
 #include "proto/errors.hpp"
+#include "store/pg/pipeline.hpp"
 #include "store/task_transitions.hpp"
 
 namespace nf::store {
@@ -180,7 +181,8 @@ struct claim_forms {
 /// limit, then `more`).
 caf::expected<result> run_for_shards(connection& conn, const claim_forms& forms,
                                      const std::vector<shard_id>& shards, int limit,
-                                     std::optional<int> more) {
+                                     std::optional<int> more,
+                                     const partition_fence& fence = {}) {
   std::vector<int64_t> values;
   for (auto s : shards)
     values.push_back(s.value());
@@ -190,7 +192,16 @@ caf::expected<result> run_for_shards(connection& conn, const claim_forms& forms,
   if (more)
     p.add(*more);
   const auto& st = shards.size() == 1 ? forms.one : shards.empty() ? forms.all : forms.each;
-  return conn.run(st, p);
+  if (fence.empty())
+    return conn.run(st, p);
+  // The fence first, in the same round trip: its error stops the claim from running.
+  pipeline both{conn};
+  add_fence_check(both, fence);
+  both.add(st, std::move(p));
+  auto rs = both.run();
+  if (!rs)
+    return std::move(rs.error());
+  return std::move(rs->back());
 }
 
 caf::error out_of_range(const std::string& field, const std::string& expected, int64_t got) {
@@ -205,7 +216,7 @@ caf::expected<std::vector<outbox_event>> claim_outbox(connection& conn, const ou
   if (c.visibility_seconds < 1)
     return out_of_range("outbox_claim.visibility_seconds", "an integer >= 1", c.visibility_seconds);
   auto r = run_for_shards(conn, {claim_one, claim_each, claim_some}, c.shards, c.limit,
-                          c.visibility_seconds);
+                          c.visibility_seconds, c.fence);
   if (!r)
     return std::move(r.error());
   std::vector<outbox_event> out;
@@ -225,7 +236,7 @@ caf::expected<int64_t> publish_undeliverable(connection& conn, const outbox_clai
     return out_of_range("outbox_claim.limit", "an integer 1 … 10000", c.limit);
   auto r = run_for_shards(conn, {publish_unrouted_one, publish_unrouted_each,
                                  publish_unrouted_some},
-                          c.shards, c.limit, std::nullopt);
+                          c.shards, c.limit, std::nullopt, c.fence);
   if (!r)
     return std::move(r.error());
   return r->affected();

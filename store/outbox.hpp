@@ -15,6 +15,7 @@
 
 #include "store/audit.hpp"
 #include "store/ids.hpp"
+#include "store/partition_fence.hpp"
 #include "store/pg/connection.hpp"
 
 namespace nf::store {
@@ -37,6 +38,9 @@ struct outbox_claim {
   std::vector<shard_id> shards;
   int limit = 100;              ///< 1 … 10000
   int visibility_seconds = 30;  ///< > 0: how long the claim hides the events from other relays
+  /// `shards` at the epochs the relay holds them at: the claim is refused (NF002, nothing
+  /// claimed) once one moved on (store/partition_fence.hpp). Empty: none.
+  partition_fence fence;
 };
 
 /// Claims deliverable events (oldest due first, FOR UPDATE SKIP LOCKED on the deliverable

@@ -7,6 +7,7 @@
 
 #include "store/json.hpp"
 #include "proto/errors.hpp"
+#include "store/partition_fence.hpp"
 #include "store/payloads.hpp"
 #include "store/pg/pipeline.hpp"
 #include "store/pg/transaction.hpp"
@@ -283,7 +284,7 @@ caf::expected<void> claim_queue(connection& conn, const std::vector<lease_reques
 
 caf::expected<std::vector<std::vector<leased_task>>>
 lease_in(transaction& tx, const std::vector<lease_request>& reqs,
-         std::vector<lease_facts>* facts) {
+         std::vector<lease_facts>* facts, const partition_fence* fence) {
   auto& conn = tx.conn();
   // Queues in name order, so two batched leases take the queue locks in one order.
   std::vector<size_t> order(reqs.size());
@@ -338,6 +339,9 @@ lease_in(transaction& tx, const std::vector<lease_request>& reqs,
                    ids_array(good, [](const auto* c) { return c->task.task; }),
                    text_array(workers)));
   add_start_to_close_timers(p, leases);
+  // Last in the round trip, before anything commits: a stale lessor's leases roll back.
+  if (fence != nullptr)
+    add_fence_check(p, *fence);
   auto rs = p.run();
   if (!rs)
     return std::move(rs.error());
@@ -413,20 +417,20 @@ void add_start_to_close_timers(pipeline& p, const std::vector<started_lease>& le
 
 caf::expected<std::vector<std::vector<leased_task>>>
 lease_batches(transaction& tx, const std::vector<lease_request>& reqs,
-              std::vector<lease_facts>* facts) {
+              std::vector<lease_facts>* facts, const partition_fence* fence) {
   for (size_t i = 0; i < reqs.size(); ++i)
     if (auto v = validate(reqs[i], "lease[" + std::to_string(i) + "]"); !v)
       return std::move(v.error());
-  return lease_in(tx, reqs, facts);
+  return lease_in(tx, reqs, facts, fence);
 }
 
 caf::expected<std::vector<std::vector<leased_task>>>
 lease_batches(connection& conn, const std::vector<lease_request>& reqs,
-              std::vector<lease_facts>* facts) {
+              std::vector<lease_facts>* facts, const partition_fence* fence) {
   return perform(conn, [&](transaction& tx) {
     if (facts != nullptr)
       facts->clear();  // a retried transaction's leases are its own
-    return lease_batches(tx, reqs, facts);
+    return lease_batches(tx, reqs, facts, fence);
   });
 }
 

@@ -20,6 +20,8 @@
 
 namespace nf::store {
 
+struct partition_fence;
+
 /// Most tasks one lease request (so one poll) may ask for: the bound the api checks a
 /// client's poll against (net/api/checks) and `lease_batches` requires.
 constexpr int max_lease_tasks = 1000;
@@ -101,15 +103,19 @@ caf::expected<std::vector<leased_task>> lease_tasks(connection& conn, const leas
 /// Never exceeds a queue's concurrency limit or rate limit. Result i answers request i.
 /// With `facts`, it is also given what each leased task's completion will need to know
 /// (in no particular order), for the requests whose `timers_within_s` is known.
+/// With `fence` (a partition's lessor), the transaction is refused (NF002, nothing leased)
+/// once its partition's lease moved on (store/partition_fence.hpp).
 caf::expected<std::vector<std::vector<leased_task>>>
 lease_batches(connection& conn, const std::vector<lease_request>& reqs,
-              std::vector<lease_facts>* facts = nullptr);
+              std::vector<lease_facts>* facts = nullptr,
+              const partition_fence* fence = nullptr);
 
 /// The same inside the caller's open transaction (e.g. a group commit); on error the
 /// caller rolls back.
 caf::expected<std::vector<std::vector<leased_task>>>
 lease_batches(transaction& tx, const std::vector<lease_request>& reqs,
-              std::vector<lease_facts>* facts = nullptr);
+              std::vector<lease_facts>* facts = nullptr,
+              const partition_fence* fence = nullptr);
 
 /// Reads the lease policy of task definition `(ns, name)`; not_found when absent.
 caf::expected<queue_policy> load_queue_policy(connection& conn, const namespace_id& ns,

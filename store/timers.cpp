@@ -268,10 +268,14 @@ caf::expected<std::vector<fired_timer>> fire_due_timers(transaction& tx, const f
   if (opt.horizon_hours < 1)
     return make_error(errc::invalid, "fire_options.horizon_hours: expected an integer >= 1, got "
                                        + std::to_string(opt.horizon_hours));
-  auto now_s = tx.conn().run1(transaction_now);
+  // The fence goes with the clock: no round trip of its own.
+  pipeline first{tx.conn()};
+  first.add(transaction_now, params{});
+  add_fence_check(first, opt.fence);
+  auto now_s = first.run();
   if (!now_s)
     return std::move(now_s.error());
-  auto now = now_s->i64(0, now_s->column_named("now_s"));
+  auto now = now_s->front().i64(0, now_s->front().column_named("now_s"));
   auto window = hours_covering(now - int64_t{opt.horizon_hours} * 3600, now, opt.horizon_hours + 1);
   auto claimed = tx.conn().run(window ? within_hours(claim_due, *window) : claim_due,
                                params::of(opt.horizon_hours, shard_filter(opt.shards), opt.limit));

@@ -12,6 +12,7 @@
 #include <caf/expected.hpp>
 
 #include "store/ids.hpp"
+#include "store/partition_fence.hpp"
 #include "store/pg/connection.hpp"
 #include "store/pg/transaction.hpp"
 #include "store/timer_kind.hpp"
@@ -49,6 +50,9 @@ struct fire_options {
   std::vector<shard_id> shards; ///< the caller's partitions; empty = every shard
   int limit = 100;              ///< 1 … 10000
   int horizon_hours = 48;       ///< oldest "fireAt" still claimed (retention.timers_hours)
+  /// The caller's partitions at the epochs it holds them at: the transaction is refused
+  /// (NF002, nothing fired) once one moved on (store/partition_fence.hpp). Empty: none.
+  partition_fence fence;
 };
 
 /// Claims due timers (both bounds, SKIP LOCKED) and fires them in one transaction:

@@ -183,8 +183,14 @@ void flush(committer_actor* self) {
   for (const auto& c : commands)
     in.commands.push_back(c.req);
 
-  st.core->serve(st.deciding());
+  auto deciding = st.deciding();
+  st.core->fence(st.served.fence(deciding));
+  st.core->serve(std::move(deciding));
   auto out = st.core->run(in);
+  // Shards the fence refused moved to another node: claimed here no more, whatever the
+  // node's partition actors do until membership tells the node.
+  for (auto shard : out.fenced)
+    st.served.fenced(shard, st.served.epoch_of(shard));
 
   auto answer = [](auto& waiting, auto& results, auto reply) {
     for (size_t i = 0; i < waiting.size(); ++i) {
@@ -276,6 +282,11 @@ caf::behavior committer_behavior(committer_actor* self, committer_context ctx) {
     [=](join_atom, int16_t shard) {
       // The first flush claims whatever waited while nobody served this shard.
       if (self->state.served.join_sender(self, shard))
+        schedule_flush(self);
+    },
+    [=](join_atom, int16_t shard, int64_t epoch, const std::string& node) {
+      // As above, fenced at the epoch the node acquired the partition at.
+      if (self->state.served.join_sender(self, shard, epoch, node))
         schedule_flush(self);
     },
     [=](start_atom, int16_t shard, const msg::start_request& m) {

@@ -19,7 +19,10 @@ caf::behavior decider_behavior(caf::event_based_actor* self, partition_context c
   // that decides for it (committer_split) claims at once whatever waited while nobody
   // owned the partition.
   for (const auto& c : ctx.committers)
-    self->send(c, join_atom_v, shard);
+    if (ctx.epoch > 0)
+      self->send(c, join_atom_v, shard, ctx.epoch, ctx.node_id);
+    else
+      self->send(c, join_atom_v, shard);
   auto committer = [committers = ctx.committers, split = ctx.split, shard] {
     return committers[split ? split->committer_of(shard) : 0];
   };

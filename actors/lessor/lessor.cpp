@@ -18,10 +18,12 @@
 #include "actors/lessor/poll_book.hpp"
 #include "engine/lease/lease_memory.hpp"
 #include "engine/lease/waiting_polls.hpp"
+#include "actors/fenced_writes.hpp"
 #include "actors/partition_db.hpp"
 #include "engine/metrics/node_metrics.hpp"
 #include "proto/type_ids.hpp"
 #include "proto/errors.hpp"
+#include "store/partition_fence.hpp"
 #include "store/queues.hpp"
 #include "store/sharding.hpp"
 
@@ -44,9 +46,10 @@ struct cached_policy {
 /// broken connection: the next call reconnects.
 class pg_lease_store : public lease_store {
 public:
-  pg_lease_store(std::string dsn, int16_t shard)
+  pg_lease_store(std::string dsn, int16_t shard, store::partition_fence fence)
     // Its claim reads a queue's head in the dequeue index's order (store/index_scans.hpp).
-    : db_(std::move(dsn), "lessor", shard, &store::prefer_index_order) {
+    : db_(std::move(dsn), "lessor", shard, &store::prefer_index_order),
+      fence_(std::move(fence)) {
   }
 
   caf::expected<store::queue_policy> queue_policy(const namespace_id& ns,
@@ -66,8 +69,8 @@ public:
     auto* conn = db_.get("lease_failed");
     if (conn == nullptr)
       return no_connection();
-    auto leased = store::lease_batches(*conn, reqs, facts);
-    if (!leased)
+    auto leased = store::lease_batches(*conn, reqs, facts, fence_.empty() ? nullptr : &fence_);
+    if (!leased && !store::is_fenced(leased.error()))
       db_.failed("lease_failed", leased.error());
     return leased;
   }
@@ -78,6 +81,7 @@ private:
   }
 
   partition_db db_;
+  store::partition_fence fence_;  ///< the partition at the epoch the node acquired it at
 };
 
 struct lessor_state {
@@ -91,6 +95,9 @@ struct lessor_state {
   /// next tick (a lost hint costs a poll interval, I9).
   std::set<std::string> dry;
   bool flush_queued = false;
+  /// The fence refused a lease: the partition is another node's now, and this lessor
+  /// leases nothing more (the node stops it once membership tells it).
+  bool fenced = false;
   caf::actor_id self_id = 0;
   int max_batch = 256;
   int lease_seconds = 300;
@@ -232,6 +239,17 @@ void flush(lessor_actor* self) {
   auto batch = st.polls.take_pending(st.max_batch);
   if (batch.empty())
     return;
+  auto moved = [&] {
+    // The worker polls again and finds the partition's new owner (or its node forwards).
+    for (auto* p : batch) {
+      p->promise.deliver(nf::make_error(nf::errc::conn_broken,
+                                        "partition " + std::to_string(st.ctx.shard)
+                                          + " moved to another node: poll again"));
+      st.polls.erase(p->id);
+    }
+  };
+  if (st.fenced)
+    return moved();
   auto now = self->clock().now();
   auto fail_all = [&](const caf::error& err) {
     // Nothing is retried at once (the database is likely away): long polls wait for
@@ -257,6 +275,11 @@ void flush(lessor_actor* self) {
   }
   std::vector<store::lease_facts> facts;
   auto leased = st.db->lease(reqs, st.ctx.leases ? &facts : nullptr);
+  if (!leased && store::is_fenced(leased.error())) {
+    note_stale_write(*st.log, "lessor", st.ctx.shard, st.ctx.epoch, leased.error());
+    st.fenced = true;
+    return moved();
+  }
   if (!leased) {
     fail_all(leased.error());
     return;
@@ -300,7 +323,12 @@ void flush(lessor_actor* self) {
 caf::behavior lessor(lessor_actor* self, partition_context ctx, lease_store_factory db) {
   auto& st = self->state;
   st.ctx = std::move(ctx);
-  st.db = db ? db() : std::make_unique<pg_lease_store>(st.ctx.dsn, st.ctx.shard);
+  store::partition_fence fence;
+  if (st.ctx.epoch > 0) {
+    fence.node = node_id{st.ctx.node_id};
+    fence.epochs[st.ctx.shard] = st.ctx.epoch;
+  }
+  st.db = db ? db() : std::make_unique<pg_lease_store>(st.ctx.dsn, st.ctx.shard, fence);
   st.log = folder_logger("lessor");
   st.self_id = self->id();
   st.max_batch = static_cast<int>(st.ctx.settings.get(config::keys::lessor_max_batch));

@@ -51,6 +51,7 @@ struct membership_state {
   int live = 1;
   std::map<int16_t, held_lease> held;
   caf::actor guard;  ///< tells the node the owned set, and stops it when leases lapse
+  std::map<int16_t, int64_t> epochs_told;  ///< the epochs the node last heard
   std::vector<std::string> owners_told;  ///< the owner map the node last heard
   std::shared_ptr<spdlog::logger> log;
   warn_limiter db_warn;
@@ -73,13 +74,23 @@ void forget_lapsed(membership_state& st) {
 void tell_node(membership_actor* self) {
   auto& st = self->state;
   std::vector<int16_t> owned;
+  std::map<int16_t, int64_t> epochs;
   auto until = steady::time_point::max();
   for (const auto& [p, l] : st.held) {
     owned.push_back(p);
+    epochs[p] = l.epoch;
     until = std::min(until, l.deadline);
   }
   if (owned.empty())
     until = steady::now();
+  // The epochs go to the node itself, before the owned set the guard passes on: the node
+  // has them when the set comes (local sends are enqueued at once, in order). A partition
+  // lost and taken back between two ticks has a new epoch: its actors, fenced at the old
+  // one, are started afresh.
+  if (st.opt.node && st.id && epochs != st.epochs_told)
+    for (const auto& [p, e] : epochs)
+      self->send(st.opt.node, partitions_atom_v, p, e, st.id->str());
+  st.epochs_told = epochs;
   self->send(st.guard, partitions_atom_v, std::move(owned),
              static_cast<int64_t>(
                std::chrono::duration_cast<std::chrono::nanoseconds>(until.time_since_epoch())

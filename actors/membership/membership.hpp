@@ -4,7 +4,9 @@
 // membership.heartbeat_ms, and holds "PartitionLeases": alone a node owns all P;
 // with several live nodes it keeps its fair share ceil(P / live nodes), releases
 // the rest, and takes over partitions whose lease expired (a dead node's). It tells
-// the node every change of the owned set: (partitions_atom, std::vector<int16_t>), and
+// the node every change of the owned set: (partitions_atom, std::vector<int16_t>), each
+// preceded by (partitions_atom, int16_t partition, int64_t epoch, std::string node_id)
+// for every owned partition, the epoch its writes are fenced at; and
 // of who owns every partition: (owners_atom, std::vector<std::string>), the owner's
 // address by partition ("" for none), which the node forwards requests by.
 // When renewing fails (database down) or blocks (a half-open link), the node keeps the

@@ -65,6 +65,10 @@ struct node_state {
   caf::actor outbox_relay;  ///< delivers the outbox of every partition of this node
   caf::actor node_timer;    ///< fires the timers of every partition of this node
   std::vector<int16_t> owned;  ///< what membership last said
+  /// The epoch membership holds each owned partition at, and this node's id: what the
+  /// partition's writes are fenced by (store/partition_fence.hpp).
+  std::map<int16_t, int64_t> epochs;
+  std::string node_id;
   std::vector<std::string> owners;  ///< every partition's owner address ("" = none), ditto
   std::map<int16_t, partition_handles> parts;
   size_t next_start = 0;
@@ -185,8 +189,10 @@ void sync_partitions(node_actor* self) {
   if (st.stopping)
     return;
   for (auto it = st.parts.begin(); it != st.parts.end();) {
-    if (std::find(st.owned.begin(), st.owned.end(), it->first) == st.owned.end()) {
-      st.log->info("partition_stopped partition={}", it->first);
+    auto e = st.epochs.find(it->first);
+    bool moved = e != st.epochs.end() && e->second != it->second.epoch;
+    if (std::find(st.owned.begin(), st.owned.end(), it->first) == st.owned.end() || moved) {
+      st.log->info("partition_stopped partition={} epoch={}", it->first, it->second.epoch);
       self->send_exit(it->second.supervisor, caf::exit_reason::user_shutdown);
       it = st.parts.erase(it);
     } else {
@@ -208,10 +214,15 @@ void sync_partitions(node_actor* self) {
     ctx.waiting = st.waiting;
     ctx.leases = st.leases;
     ctx.settings = st.opt.settings;
+    if (auto e = st.epochs.find(shard); e != st.epochs.end()) {
+      ctx.epoch = e->second;
+      ctx.node_id = st.node_id;
+    }
     auto h = spawn_partition(self->system(), ctx);
+    h.epoch = ctx.epoch;
     self->monitor(h.supervisor);
     st.parts.emplace(shard, std::move(h));
-    st.log->info("partition_started partition={}", shard);
+    st.log->info("partition_started partition={} epoch={}", shard, ctx.epoch);
   }
   engine::metrics::node_metrics().partitions_owned.with().set(
     static_cast<int64_t>(st.parts.size()));
@@ -395,8 +406,21 @@ caf::behavior node_behavior(node_actor* self, node_options opt) {
   st.log->info("node_started address={} partitions={} nudges={}", st.address, st.partitions,
                st.nudges);
   return {
+    [=](partitions_atom, int16_t shard, int64_t epoch, const std::string& node) {
+      // Comes before the owned set it belongs to (membership.hpp). A running partition
+      // whose lease was lost and taken back meanwhile restarts at the new epoch.
+      self->state.epochs[shard] = epoch;
+      self->state.node_id = node;
+      if (auto it = self->state.parts.find(shard);
+          it != self->state.parts.end() && it->second.epoch != epoch)
+        sync_partitions(self);
+    },
     [=](partitions_atom, std::vector<int16_t> owned) {
       std::sort(owned.begin(), owned.end());
+      for (auto it = self->state.epochs.begin(); it != self->state.epochs.end();)
+        it = std::binary_search(owned.begin(), owned.end(), it->first)
+               ? std::next(it)
+               : self->state.epochs.erase(it);
       self->state.owned = std::move(owned);
       sync_partitions(self);
       start_runner(self);

@@ -22,6 +22,11 @@ class committer_split;
 struct partition_context {
   int16_t shard = 0;              ///< the logical partition this actor serves
   int partition_count = 16;       ///< P, equal to ClusterSettings.partitionCount
+  /// The epoch the node acquired this partition at and the node's id ("PartitionLeases"):
+  /// the partition's writes are refused once the lease moved on (store/partition_fence.hpp).
+  /// 0: no fence (a partition run without membership, as tests do).
+  int64_t epoch = 0;
+  std::string node_id;
   std::string dsn;                ///< for the actor's own connection (detached actors)
   caf::actor node;                ///< the node supervisor: routes hints and requests
   /// The node's decide committers (decider/committer.hpp), and which one decides for

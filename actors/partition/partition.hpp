@@ -20,6 +20,7 @@ struct partition_handles {
   caf::actor lessor;
   caf::actor timer;
   caf::actor relay;
+  int64_t epoch = 0;  ///< the epoch its writes are fenced at (partition_context)
 };
 
 partition_handles spawn_partition(caf::actor_system& sys, const partition_context& ctx);

@@ -11,6 +11,7 @@
 
 #include "actors/partition_db.hpp"
 #include "engine/relay/delivery.hpp"
+#include "actors/fenced_writes.hpp"
 #include "actors/served_shards.hpp"
 #include "proto/type_ids.hpp"
 #include "store/outbox.hpp"
@@ -105,9 +106,19 @@ bool round(relay_actor* self) {
               claim.shards.end());
   claim.limit = st.batch_size;
   claim.visibility_seconds = st.visibility_seconds;
+  claim.fence = st.served.fence(st.served.shards());
+  auto refused = [&](const caf::error& err) {
+    if (!store::is_fenced(err))
+      return false;
+    // Shards another node owns now: the next round claims the others'.
+    drop_fenced(st.served, st.db->log(), "relay", err);
+    return true;
+  };
   if ((*targets)->empty()) {
     // Nothing to deliver to: every event would be claimed only to be marked published.
     auto n = store::publish_undeliverable(*conn, claim);
+    if (!n && refused(n.error()))
+      return !st.served.shards().empty();
     if (!n) {
       st.db->failed("relay_publish_failed", n.error());
       return false;
@@ -118,6 +129,8 @@ bool round(relay_actor* self) {
     return *n == st.batch_size;
   }
   auto events = store::claim_outbox(*conn, claim);
+  if (!events && refused(events.error()))
+    return !st.served.shards().empty();
   if (!events) {
     st.db->failed("relay_failed", events.error());
     return false;
@@ -181,6 +194,11 @@ caf::behavior relay(relay_actor* self, outbox_relay_context ctx) {
     [=](join_atom, int16_t shard) {
       // The first round delivers what waited while nobody served this shard.
       if (self->state.served.join_sender(self, shard))
+        queue_round(self);
+    },
+    [=](join_atom, int16_t shard, int64_t epoch, const std::string& node) {
+      // The first round delivers what waited while nobody served this shard.
+      if (self->state.served.join_sender(self, shard, epoch, node))
         queue_round(self);
     },
     [=](outbox_atom) {

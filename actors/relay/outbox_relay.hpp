@@ -13,6 +13,8 @@
 // concurrently. One claim covers every served shard (an index range scan per
 // shard), so sixteen partitions cost one round, not sixteen. Protocol:
 //   (join_atom, int16_t shard)   from a partition's relay: serve `shard` while it lives;
+//   (join_atom, int16_t shard, int64_t epoch, std::string node)
+//       the same, its claims fenced at `epoch` (store/partition_fence.hpp);
 //   (outbox_atom)                hint: outbox rows were written in a served shard.
 // It also polls every relay.poll_interval_ms (I9).
 

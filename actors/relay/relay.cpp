@@ -12,7 +12,10 @@ namespace {
 caf::behavior relay(caf::event_based_actor* self, partition_context ctx) {
   auto outbox_relay = ctx.outbox_relay;
   // The outbox relay serves this shard while this actor lives (it monitors us).
-  self->send(outbox_relay, join_atom_v, ctx.shard);
+  if (ctx.epoch > 0)
+    self->send(outbox_relay, join_atom_v, ctx.shard, ctx.epoch, ctx.node_id);
+  else
+    self->send(outbox_relay, join_atom_v, ctx.shard);
   return {
     [=](outbox_atom) { self->send(outbox_relay, outbox_atom_v); },
   };

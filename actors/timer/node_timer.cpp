@@ -12,6 +12,7 @@
 #include <spdlog/spdlog.h>
 
 #include "actors/partition_db.hpp"
+#include "actors/fenced_writes.hpp"
 #include "actors/served_shards.hpp"
 #include "engine/metrics/node_metrics.hpp"
 #include "proto/type_ids.hpp"
@@ -122,7 +123,14 @@ void check(timer_actor* self) {
   auto now = clock_type::now();
   bool full = st.sweep_again || now >= st.next_full_sweep;
   opt.horizon_hours = full ? st.horizon_hours : recent_hours;
+  opt.fence = st.served.fence(st.served.shards());
   auto fired = store::fire_due_timers(*conn, opt);
+  if (!fired && store::is_fenced(fired.error())) {
+    // Shards another node owns now: the next check fires the others'.
+    drop_fenced(st.served, st.db->log(), "timer", fired.error());
+    arm(self, milliseconds{0});
+    return;
+  }
   if (!fired) {
     st.db->failed("timer_failed", fired.error());
     return;
@@ -202,6 +210,13 @@ caf::behavior timer(timer_actor* self, node_timer_context ctx) {
       // The first check fires whatever fell due while nobody served this shard, however
       // long ago.
       if (self->state.served.join_sender(self, shard)) {
+        self->state.sweep_again = true;
+        arm(self, milliseconds{0});
+      }
+    },
+    [=](join_atom, int16_t shard, int64_t epoch, const std::string& node) {
+      // As above, its firings fenced at the epoch the node acquired the partition at.
+      if (self->state.served.join_sender(self, shard, epoch, node)) {
         self->state.sweep_again = true;
         arm(self, milliseconds{0});
       }

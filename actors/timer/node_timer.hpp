@@ -12,6 +12,9 @@
 // timer.full_sweep_interval_ms, so that plan is built and locked once a minute, not at every
 // check. Protocol:
 //   (join_atom, int16_t shard)        from a partition's timer: serve `shard` while it lives;
+//   (join_atom, int16_t shard, int64_t epoch, std::string node)
+//                                     the same, fenced at `epoch` (store/partition_fence.hpp):
+//                                     once refused, the shard is not served again;
 //   (armed_atom, int64_t fire_at_ms)  hint: a served shard's timer fires at fire_at_ms
 //                                     (ms since the epoch).
 // It also polls every timer.poll_interval_ms (I9), and then times out expired

@@ -10,11 +10,13 @@
 
 #include "engine/decide/counting.hpp"
 #include "engine/decide/plans.hpp"
+#include "engine/metrics/node_metrics.hpp"
 #include "config/folder_logger.hpp"
 #include "store/decide_reads.hpp"
 #include "store/decide_support.hpp"
 #include "store/decisions.hpp"
 #include "store/index_scans.hpp"
+#include "store/partition_fence.hpp"
 #include "proto/errors.hpp"
 #include "store/sharding.hpp"
 
@@ -174,6 +176,12 @@ batch_output decider_core::run(const batch_input& in) {
     note_wait();
     give_back(false);
     last = err;
+    if (store::is_fenced(err)) {
+      // Another node owns these shards now: the batch runs again without them, so the
+      // starts and completions it carries are answered as any node's are.
+      drop_fenced(err, out);
+      continue;
+    }
     switch (nf::code_of(err)) {
       case nf::errc::stale:
         // I4: another owner evaluated these first. Their rows were rolled back with
@@ -212,6 +220,25 @@ batch_output decider_core::run(const batch_input& in) {
   fail_all(unavailable("decider gave up after " + std::to_string(max_attempts)
                        + " attempts: " + nf::message_of(last)));
   return finish();
+}
+
+void decider_core::drop_fenced(const caf::error& err, batch_output& out) {
+  auto parts = store::fenced_partitions(err);
+  if (parts.empty())
+    parts.assign(shards_.begin(), shards_.end());  // unreadable: claim none until re-served
+  auto& refused = metrics::node_metrics().stale_writes_refused.with({"decider"});
+  for (auto p : parts) {
+    auto e = fence_.epochs.find(p);
+    folder_logger("decider")->warn("stale_write_refused writer=decider partition={} epoch={} "
+                                   "detail=\"{}\"",
+                                   p, e == fence_.epochs.end() ? 0 : e->second,
+                                   nf::message_of(err));
+    refused.inc();
+    shards_.erase(p);
+    if (e != fence_.epochs.end())
+      fence_.epochs.erase(e);
+    out.fenced.push_back(p);
+  }
 }
 
 caf::expected<void> decider_core::attempt(store::transaction& tx, const batch_input& in,

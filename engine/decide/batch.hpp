@@ -107,6 +107,8 @@ struct batch_output {
   batch_hints hints;
   std::vector<lent_poll> lent;  ///< every poll lent, committed or not: all go back
   batch_stats stats;
+  /// Served shards the epoch fence refused (their lease moved on): no longer claimed.
+  std::vector<int16_t> fenced;
   /// Work is left in a served shard (a full claim, decide_again, a child started there):
   /// flush again without waiting.
   bool more = false;
@@ -130,6 +132,7 @@ public:
 
   /// The shards whose pending evaluations the next batches claim.
   void serve(std::set<int16_t> shards) override { shards_ = std::move(shards); }
+  void fence(store::partition_fence f) override { fence_ = std::move(f); }
   const std::set<int16_t>& shards() const override { return shards_; }
 
 private:
@@ -214,6 +217,9 @@ private:
                                                 const workflow_plan& p, const plan_effects& fx);
 
   std::set<int16_t> shards_;
+  store::partition_fence fence_;  ///< of shards_: checked with each claim
+  /// The fence refused `err`: drops the partitions it names from shards_ and fence_.
+  void drop_fenced(const caf::error& err, batch_output& out);
   int partition_count_;
   std::string dsn_;
   int batch_size_;

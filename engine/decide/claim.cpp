@@ -15,6 +15,7 @@
 #include "engine/decide/cached_outputs.hpp"
 #include "store/decide_reads.hpp"
 #include "store/index_scans.hpp"
+#include "store/partition_fence.hpp"
 #include "store/sharding.hpp"
 
 namespace nf::engine {
@@ -103,6 +104,9 @@ caf::expected<void> decider_core::read_claim(store::transaction& tx, const batch
   auto unsent = st.unsent.take();
   store::pipeline own{tx.conn()};
   auto& p = unsent.pipeline != nullptr ? *unsent.pipeline : own;
+  // The claim and what this transaction writes for the served shards hold only while
+  // this node still owns them at their epochs: a stale owner's attempt is refused here.
+  store::add_fence_check(p, fence_);
   auto reads = store::claim_and_read(p, rs, served_shards(), ahead.limit, ahead.expected,
                                      ahead.histories, ahead.stamp_namespaces, ahead.after);
   if (!reads)

@@ -8,6 +8,8 @@
 #include <cstdint>
 #include <set>
 
+#include "store/partition_fence.hpp"
+
 namespace nf::engine {
 
 struct batch_input;
@@ -23,6 +25,9 @@ public:
   /// The shards whose pending evaluations the next batches claim.
   virtual void serve(std::set<int16_t> shards) = 0;
   virtual const std::set<int16_t>& shards() const = 0;
+  /// The epochs the served shards are held at (store/partition_fence.hpp): a batch whose
+  /// claim finds one moved on is refused and run again without it (batch_output::fenced).
+  virtual void fence(store::partition_fence) {}
 };
 
 } // namespace nf::engine

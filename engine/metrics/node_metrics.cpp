@@ -60,7 +60,11 @@ node_families::node_families(registry& r)
       "its database session) took it up",
       {}, short_seconds)),
     partitions_owned(r.gauges("nodeflow_partitions_owned",
-                              "Partitions whose lease this node holds and runs")) {}
+                              "Partitions whose lease this node holds and runs")),
+    stale_writes_refused(r.counters("nodeflow_stale_writes_refused_total",
+                                    "Writes for a partition refused because its lease had "
+                                    "moved to a newer epoch (another owner), by writer",
+                                    {"writer"})) {}
 
 registry& node_registry() {
   static registry r;

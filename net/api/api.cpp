@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <type_traits>
 #include <unordered_map>
 #include <vector>
 
@@ -40,7 +41,8 @@ using api_actor = client_api::extend<
   caf::reacts_to<forward_atom, work_atom, std::string, std::string>,
   caf::reacts_to<forward_atom, decide_atom, int16_t, std::string>,
   caf::reacts_to<login_atom, uint64_t, msg::session, std::string>,
-  caf::reacts_to<forward_atom, peer_atom, std::string, caf::actor, std::string>>;
+  caf::reacts_to<forward_atom, peer_atom, std::string, caf::actor, std::string>,
+  caf::reacts_to<lent_atom, std::vector<msg::leased_task>>>;
 
 // An events request waiting for its first new event.
 struct pending_events {
@@ -218,6 +220,28 @@ caf::error admit_peer(api_pointer self, const std::string& credential, const cha
                         std::string{what} + ": forwarded requests are taken from nodes only");
 }
 
+// Leases whose tasks reached no worker go back to their queues at once (a store worker
+// runs engine/lease/hand_back.hpp), and the node hears of each queue, so a parked poll
+// takes its task again without waiting for the lease to expire.
+void hand_back(api_pointer self, std::vector<msg::leased_task> tasks, const char* why) {
+  if (tasks.empty())
+    return;
+  folder_logger("net")->info("leases_handed_back n={} why={}", tasks.size(), why);
+  self->request(self->state.worker(), self->state.opts.request_timeout, lent_atom_v,
+                std::move(tasks))
+    .then(
+      [self](std::vector<std::string>& queues) {
+        if (self->state.opts.node)
+          for (auto& q : queues)
+            caf::anon_send(self->state.opts.node, work_atom_v, std::move(q));
+      },
+      [](caf::error& e) {
+        folder_logger("net")->warn("lease_hand_back_failed error=\"{}\" (the leases expire "
+                                   "on their own)",
+                                   nf::message_of(e));
+      });
+}
+
 template <class Reply, class... Ts>
 caf::result<Reply> relay(api_pointer self, const caf::actor& dest, const char* what,
                          std::chrono::milliseconds timeout, Ts&&... xs) {
@@ -233,8 +257,14 @@ caf::result<Reply> relay(api_pointer self, const caf::actor& dest, const char* w
   self->request(dest, caf::infinite, std::forward<Ts>(xs)...)
     .then(
       [self, id, rp](Reply& r) mutable {
-        if (self->state.deadlines.settle(id))
+        if (self->state.deadlines.settle(id)) {
           rp.deliver(std::move(r));
+          return;
+        }
+        // Past the deadline the client was told `unavailable`: what a poll leased now
+        // would be leased to nobody.
+        if constexpr (std::is_same_v<Reply, std::vector<msg::leased_task>>)
+          hand_back(self, std::move(r), "answered_after_deadline");
       },
       [self, id, fail](caf::error& e) mutable {
         if (self->state.deadlines.settle(id))
@@ -793,6 +823,17 @@ api_actor::behavior_type api(api_pointer self, api_options opts) {
       auto wait = timeout + std::chrono::milliseconds{r.timeout_ms};
       return to_node<std::vector<msg::leased_task>>(self, check(r, limits), wait, forward_atom_v,
                                                     std::move(r));
+    },
+    [self](lent_atom, std::vector<msg::leased_task>& tasks) {
+      // From inside the process only (the HTTP door, whose client went away): a lease
+      // token names the task, but not who may give its lease up.
+      if (from_network(self)) {
+        folder_logger("net")->warn("lease_hand_back_refused n={}: taken from this process "
+                                   "only",
+                                   tasks.size());
+        return;
+      }
+      hand_back(self, std::move(tasks), "client_gone");
     },
     [self](forward_atom, work_atom, std::string& queue, std::string& credential) {
       if (!admit_peer(self, credential, "forwarded work hint") && self->state.opts.node)

@@ -10,6 +10,7 @@
 #include "proto/type_ids.hpp"
 #include "config/folder_logger.hpp"
 #include "engine/audit_trail.hpp"
+#include "engine/lease/hand_back.hpp"
 #include "engine/operations.hpp"
 #include "engine/task_history.hpp"
 #include "engine/webhook_sinks.hpp"
@@ -95,6 +96,10 @@ caf::behavior store_worker(caf::stateful_actor<worker_state>* self, store_worker
     [&st](heartbeat_atom, const msg::heartbeat_request& r) -> caf::result<int64_t> {
       return st.run(
         [&](store::connection& c) { return engine::heartbeat(c, r, st.opts.default_lease_seconds); });
+    },
+    [&st](lent_atom, const std::vector<msg::leased_task>& tasks)
+      -> caf::result<std::vector<std::string>> {
+      return st.run([&](store::connection& c) { return engine::hand_back(c, tasks); });
     },
     [&st](progress_atom, const msg::task_progress& r) -> caf::result<std::string> {
       return st.run([&](store::connection& c) { return engine::record_task_progress(c, r); });

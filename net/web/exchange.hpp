@@ -39,6 +39,9 @@ public:
   virtual void open_stream(std::string content_type, header_list headers) = 0;
   virtual void stream_chunk(std::string data) = 0;
   virtual void end_stream() = 0;
+  /// Whether the client has closed its side of the connection (or it failed) while its
+  /// request is being handled: a non-blocking peek at the socket, callable from any thread.
+  virtual bool peer_closed() const { return false; }
 };
 
 /// Who sends a request, as the door established it (never what the client claims): the
@@ -101,6 +104,9 @@ public:
   /// The server's side: the client went away.
   void closed_by_client();
   bool client_gone() const { return gone_.load(); }
+  /// Whether an answer sent now would reach nobody: the client went away, or closed its
+  /// side of the connection while it waited (a long poll). Cheap: one peek at the socket.
+  bool peer_closed() const { return gone_.load() || (conn_ && conn_->peer_closed()); }
 
 private:
   verb method_;

@@ -41,6 +41,17 @@ public:
     ask_for<Reply>(timeout_, std::move(ok), std::move(err), std::move(xs)...);
   }
 
+  /// Sends `xs...` to the api for a message outside the published interface (the api's
+  /// own, e.g. a hand-back of leases): from a short-lived local actor, so the api knows
+  /// it comes from inside the process. No answer.
+  template <class... Ts>
+  void tell(Ts... xs) {
+    sys_.spawn([api = caf::actor_cast<caf::actor>(api_), xs...](caf::event_based_actor* self) mutable {
+      self->send(api, std::move(xs)...);
+      self->quit();
+    });
+  }
+
 private:
   caf::actor_system& sys_;
   client_api api_;

@@ -1,6 +1,7 @@
 #include "net/web/server.hpp"
 
 #include <atomic>
+#include <cerrno>
 #include <deque>
 #include <mutex>
 #include <optional>
@@ -8,6 +9,8 @@
 #include <thread>
 #include <type_traits>
 #include <vector>
+
+#include <sys/socket.h>
 
 #include <boost/asio.hpp>
 #include <boost/beast/core.hpp>
@@ -94,6 +97,8 @@ public:
     asio::post(s->executor(), [s] { s->finish_stream(); });
   }
 
+  bool peer_closed() const override { return session_->peer_closed(); }
+
 private:
   std::shared_ptr<Session> session_;
 };
@@ -108,7 +113,8 @@ public:
   /// `tls`: the server's context, for tls_stream only.
   template <class... Tls>
   session(tcp::socket socket, std::shared_ptr<shared_state> state, Tls&... tls)
-    : stream_(std::move(socket), tls...), state_(std::move(state)) {}
+    : stream_(std::move(socket), tls...), state_(std::move(state)),
+      fd_(static_cast<int>(tcp_layer().socket().native_handle())) {}
 
   void run() {
     asio::dispatch(executor(), [self = this->shared_from_this()] {
@@ -120,6 +126,21 @@ public:
   }
 
   auto executor() { return stream_.get_executor(); }
+
+  /// A peek at the socket from any thread (the strand may be busy): the client closed its
+  /// side (end of stream) or the connection failed. Data waiting (a pipelined request, a
+  /// TLS record) means it is still there. Only while the socket is open: shutdown() clears
+  /// fd_ before closing it.
+  bool peer_closed() const {
+    int fd = fd_.load();
+    if (fd < 0)
+      return true;
+    char c = 0;
+    auto n = ::recv(fd, &c, 1, MSG_PEEK | MSG_DONTWAIT);
+    if (n == 0)
+      return true;
+    return n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR;
+  }
 
   void close() override {
     asio::post(executor(), [self = this->shared_from_this()] { self->shutdown(); });
@@ -416,6 +437,7 @@ private:
     // No TLS close_notify: every answer is delimited by its length or its last chunk, so a
     // client loses nothing to the plain close, and it never waits on a slow peer.
     beast::error_code ec;
+    fd_.store(-1);
     tcp_layer().socket().shutdown(tcp::socket::shutdown_both, ec);
     tcp_layer().socket().close(ec);
     std::lock_guard lock{state_->sessions_mutex};
@@ -430,6 +452,7 @@ private:
   bool keep_alive_ = true;
   bool counted_ = false;
   bool closed_ = false;
+  std::atomic<int> fd_{-1};  ///< the socket's descriptor while open (peer_closed)
   bool streaming_ = false;
   bool writing_ = false;
   bool ending_ = false;

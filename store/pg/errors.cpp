@@ -18,6 +18,8 @@ errc classify_sqlstate(const char* sqlstate) {
     return errc::conflict;
   if (s == "NF001")
     return errc::stale; // a compare-and-set's own check ("fail_if", migration 0018)
+  if (s == "NF002")
+    return errc::stale; // a partition epoch fence (store/partition_fence.hpp)
   if (s.compare(0, 2, "08") == 0 || s == "57P01" || s == "57P02" || s == "57P03")
     return errc::conn_broken; // connection exceptions, admin/crash shutdown
   // The server closed the session: idle in a transaction (or idle) past its timeout.

@@ -62,6 +62,7 @@ inline caf::behavior probe(caf::event_based_actor*, std::shared_ptr<probe_log> l
     [=](decide_atom, int16_t) { log->add("decide"); },
     [=](armed_atom, int16_t, int64_t) { log->add("armed"); },
     [=](outbox_atom, int16_t) { log->add("outbox"); },
+    [=](partitions_atom, int16_t, int64_t, const std::string&) {},  // an owned one's epoch
     [=](partitions_atom, const std::vector<int16_t>& owned) {
       log->add("partitions");
       std::lock_guard<std::mutex> g{log->mtx};

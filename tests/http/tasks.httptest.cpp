@@ -9,6 +9,11 @@
 #include <algorithm>
 #include <thread>
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
 #include <boost/json.hpp>
 
 #include "tests/e2e/e2e_fixture.hpp"
@@ -35,6 +40,8 @@ constexpr const char* defs = R"([
       "inputParameters": {"got": "${w.output.approved}"}}],
    "outputParameters": {"got": "${w.output.approved}"}},
   {"name": "echo", "retryCount": 0, "responseTimeoutSeconds": 30},
+  {"name": "ht_gone", "retryCount": 0, "responseTimeoutSeconds": 60},
+  {"name": "ht_gone_wf", "tasks": [{"name": "ht_gone", "taskReferenceName": "g"}]},
   {"name": "ht_dom", "tasks": [{"name": "echo", "taskReferenceName": "e",
      "inputParameters": {"n": "${workflow.input.list.length()}"}}],
    "outputParameters": {"top": "${e.output.v.max()}"}},
@@ -187,6 +194,48 @@ CAF_TEST(a long poll answers as soon as a task is scheduled) {
   CAF_CHECK_EQUAL(done.status, 200u);
   CAF_CHECK_EQUAL(done.body, id);
   CAF_CHECK_EQUAL(f.await_end(std::string{t.at("workflowInstanceId").as_string()}), "COMPLETED");
+}
+
+CAF_TEST(a task leased to a long poll whose client hung up goes to the next poller at once) {
+  // A worker parks a long poll, then goes away (closes its socket) before any task comes.
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  CAF_REQUIRE(fd >= 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(f.http_port);
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  CAF_REQUIRE_EQUAL(::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+  const std::string req = "GET /api/tasks/poll/ht_gone?timeout=30000&workerid=gone HTTP/1.1\r\n"
+                          "Host: 127.0.0.1\r\n\r\n";
+  CAF_REQUIRE_EQUAL(::send(fd, req.data(), req.size(), 0), static_cast<ssize_t>(req.size()));
+  std::this_thread::sleep_for(500ms);  // parked in the lessor by now
+  ::close(fd);
+  std::this_thread::sleep_for(100ms);
+  // The task comes: leased to the parked poll, whose answer reaches nobody. Its lease goes
+  // back at once, so the next worker gets it now, not after responseTimeoutSeconds (60).
+  auto wf = f.start("ht_gone_wf", "{}");
+  auto t0 = std::chrono::steady_clock::now();
+  json::object t;
+  while (std::chrono::steady_clock::now() - t0 < 5s) {
+    auto r = http->get("/api/tasks/poll/ht_gone?timeout=500&workerid=next");
+    if (r.status == 200u) {
+      t = r.json().as_object();
+      break;
+    }
+    CAF_REQUIRE_EQUAL(r.status, 204u);
+  }
+  auto waited = std::chrono::steady_clock::now() - t0;
+  CAF_REQUIRE(!t.empty());
+  CAF_CHECK(waited < 2s);
+  CAF_CHECK_EQUAL(std::string{t.at("workflowInstanceId").as_string()}, wf);
+  CAF_CHECK_EQUAL(t.at("workerId").as_string(), "next");
+  // The same attempt, leased twice: handed back, not timed out and retried.
+  CAF_CHECK_EQUAL(f.scalar(R"(SELECT count(*) || ' ' || max("pollCount")
+                                FROM "TaskExecutions" WHERE "workflowId" = $1)",
+                           store::params::of(wf)),
+                  "1 2");
+  CAF_CHECK_EQUAL(report(t, "COMPLETED").status, 200u);
+  CAF_CHECK_EQUAL(f.await_end(wf), "COMPLETED");
 }
 
 CAF_TEST(each report status does what it says) {

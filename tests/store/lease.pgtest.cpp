@@ -5,6 +5,8 @@
 #include <set>
 #include <thread>
 
+#include "store/lease_hand_back.hpp"
+#include "store/partition_fence.hpp"
 #include "store/pg/transaction.hpp"
 #include "store/queue_partitions.hpp"
 #include "store/queues.hpp"
@@ -395,6 +397,74 @@ CAF_TEST(a heartbeat extends only the current lease) {
   auto bad = heartbeat_task(conn, heartbeat_request{wf, t.task, t.token, 0});
   CAF_REQUIRE(!bad);
   CAF_CHECK_EQUAL(nf::code_of(bad.error()), nf::errc::invalid);
+}
+
+CAF_TEST(a lease handed back is leased again as the same attempt and its old token is lost) {
+  auto wf = insert_workflow();
+  insert_task(wf, "g1", "qg");
+  auto got = lease_tasks(conn, req("qg", 1));
+  CAF_REQUIRE(got);
+  CAF_REQUIRE_EQUAL(got->size(), 1u);
+  const auto t = (*got)[0];
+  auto back = hand_back_leases(conn, {undelivered_lease{wf, t.task, t.token}});
+  CAF_REQUIRE(back);
+  CAF_CHECK_EQUAL(*back, std::vector<std::string>{"qg"});
+  CAF_CHECK_EQUAL(scalar(R"(SELECT "status"::text || ' ' || ("workerId" IS NULL)
+                              FROM "TaskExecutions" WHERE "id" = $1)",
+                         params::of(t.task)),
+                  "SCHEDULED true");
+  auto lost = heartbeat_task(conn, heartbeat_request{wf, t.task, t.token, 60});
+  CAF_REQUIRE(!lost);
+  CAF_CHECK_EQUAL(nf::code_of(lost.error()), nf::errc::lease_lost);
+  auto again = lease_tasks(conn, req("qg", 1));
+  CAF_REQUIRE(again);
+  CAF_REQUIRE_EQUAL(again->size(), 1u);
+  CAF_CHECK_EQUAL((*again)[0].task, t.task);
+  CAF_CHECK_EQUAL((*again)[0].attempt, t.attempt);
+  CAF_CHECK_NOT_EQUAL((*again)[0].token, t.token);
+  // The old token hands back nothing: the new lease stays.
+  auto stale = hand_back_leases(conn, {undelivered_lease{wf, t.task, t.token}});
+  CAF_REQUIRE(stale);
+  CAF_CHECK(stale->empty());
+  CAF_CHECK_EQUAL(scalar(R"(SELECT "status"::text FROM "TaskExecutions" WHERE "id" = $1)",
+                         params::of(t.task)),
+                  "IN_PROGRESS");
+}
+
+CAF_TEST(a lease fenced at a partition epoch that moved on is refused and leases nothing) {
+  // Partition 900: far from any this suite's nodes would hold.
+  const std::string owner = "01900000-0000-7000-8000-0000000000bb";
+  auto epoch = std::stoll(scalar(R"(
+    INSERT INTO "PartitionLeases" ("partition", "nodeId", "expiresAt")
+    VALUES (900, $1, now() + interval '1 hour')
+    ON CONFLICT ("partition") DO UPDATE
+      SET "nodeId" = EXCLUDED."nodeId", "epoch" = "PartitionLeases"."epoch" + 1,
+          "expiresAt" = EXCLUDED."expiresAt"
+    RETURNING "epoch"::text)", params::of(owner)));
+  auto wf = insert_workflow();
+  insert_task(wf, "f1", "qf");
+  partition_fence stale{node_id{owner}, {{int16_t{900}, epoch - 1}}};
+  auto refused = lease_batches(conn, {req("qf", 1)}, nullptr, &stale);
+  CAF_REQUIRE(!refused);
+  CAF_CHECK(is_fenced(refused.error()));
+  CAF_CHECK_EQUAL(fenced_partitions(refused.error()), std::vector<int16_t>{900});
+  CAF_CHECK_NOT_EQUAL(nf::message_of(refused.error()).find("partition 900 epoch "
+                                                           + std::to_string(epoch - 1)
+                                                           + " (now epoch "
+                                                           + std::to_string(epoch)),
+                      std::string::npos);
+  CAF_CHECK_EQUAL(scalar(R"(SELECT count(*)::text FROM "TaskQueues"
+                             WHERE "queueName" = 'qf' AND "leaseExpiresAt" IS NULL)"),
+                  "1");
+  partition_fence other{node_id{"01900000-0000-7000-8000-0000000000cc"},
+                        {{int16_t{900}, epoch}}};
+  auto not_mine = lease_batches(conn, {req("qf", 1)}, nullptr, &other);
+  CAF_REQUIRE(!not_mine);
+  CAF_CHECK(is_fenced(not_mine.error()));
+  partition_fence current{node_id{owner}, {{int16_t{900}, epoch}}};
+  auto leased = lease_batches(conn, {req("qf", 1)}, nullptr, &current);
+  CAF_REQUIRE(leased);
+  CAF_CHECK_EQUAL(leased->at(0).size(), 1u);
 }
 
 CAF_TEST(bad lease requests are rejected before any write) {

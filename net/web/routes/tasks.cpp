@@ -81,11 +81,21 @@ std::optional<msg::poll_request> read_poll(const exchange_ptr& ex, int64_t count
 }
 
 void poll(gateway* api, const exchange_ptr& ex, msg::poll_request req, bool batch) {
+  // A client that hung up before its poll got here leases nothing.
+  if (ex->peer_closed())
+    return ex->respond(response{204, "application/json", {}, {}});
   auto worker = req.worker_id;
   auto wait = api->timeout() + std::chrono::milliseconds{req.timeout_ms};
   api->ask_for<std::vector<msg::leased_task>>(
     wait,
-    [ex, worker, batch](std::vector<msg::leased_task>& tasks) {
+    [api, ex, worker, batch](std::vector<msg::leased_task>& tasks) {
+      if (!tasks.empty() && ex->peer_closed()) {
+        // The client closed its connection while the poll waited: nobody would read these
+        // tasks, so their leases go back now rather than after responseTimeoutSeconds.
+        api->tell(lent_atom_v, std::move(tasks));
+        ex->respond(response{204, "application/json", {}, {}});
+        return;
+      }
       if (!batch) {
         if (tasks.empty())
           ex->respond(response{204, "application/json", {}, {}});
