@@ -184,6 +184,17 @@ public:
   void chunk(std::string data) {
     if (closed_ || !streaming_)
       return;
+    // A client that does not read leaves what it is sent here, behind a write its socket
+    // does not take: past the cap its stream is closed, and it reconnects with Last-Event-ID
+    // when it reads again (nothing is lost). At most the cap and one write are held.
+    if (writing_ && queued_ + data.size() > state_->opts.max_stream_buffer_bytes) {
+      folder_logger("net")->info("http_stream_closed remote={} route={} queued_bytes={} "
+                                 "(http.max_stream_buffer_bytes {}): the client does not read",
+                                 remote_address(), route_, queued_ + data.size(),
+                                 state_->opts.max_stream_buffer_bytes);
+      return client_gone();
+    }
+    queued_ += data.size();
     pending_.push_back(std::move(data));
     flush();
   }
@@ -383,6 +394,7 @@ private:
     for (auto& p : pending_)
       data += p;
     pending_.clear();
+    queued_ = 0;
     auto buf = std::make_shared<std::string>();
     char size_line[32];
     auto n = std::snprintf(size_line, sizeof size_line, "%zx\r\n", data.size());
@@ -434,6 +446,8 @@ private:
   bool writing_ = false;
   bool ending_ = false;
   std::deque<std::string> pending_;
+  /// Bytes of the stream queued behind the write in flight (pending_).
+  size_t queued_ = 0;
   std::array<char, 512> probe_{};
   std::string last_chunk_ = "0\r\n\r\n";
   std::string route_;
