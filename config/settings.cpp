@@ -33,9 +33,10 @@ const std::vector<setting>& all_settings() {
      "PEM certificate of this node, signed by the cluster CA (it is both server and client)"},
     {keys::cluster_tls_key_file, "", 0, 0,
      "PEM private key of cluster.tls_cert_file, unencrypted"},
-    {keys::cluster_peer_answer_ms, "2000", 50, 600000,
+    {keys::cluster_peer_answer_ms, "2000", 0, 600000,
      "how long a request relayed to the node that owns its partition waits for an answer (past "
-     "a poll's own wait) before this node does the work through the database itself"},
+     "a poll's own wait) before this node does the work through the database itself; 0 never "
+     "does (the request fails unavailable while the owner cannot be reached)"},
     {keys::cluster_peer_suspect_ms, "10000", 0, 3600000,
      "after a peer failed to answer, how long requests for its partitions go straight to the "
      "database instead of to it"},

@@ -185,7 +185,11 @@ void write_through(node_actor* self, int16_t shard, caf::response_promise& rp,
                   .count();
   auto left = m;
   left.timeout_ms = std::max<int64_t>(0, m.timeout_ms - waited);
-  rp.delegate(stand_in_lessor(self, shard), poll_atom_v, std::move(left));
+  // The partition may have come here meanwhile (membership moved it while the owner was away).
+  if (const auto* h = owner(self, shard))
+    rp.delegate(h->lessor, poll_atom_v, std::move(left));
+  else
+    rp.delegate(stand_in_lessor(self, shard), poll_atom_v, std::move(left));
 }
 
 template <class Msg>
@@ -258,13 +262,25 @@ void forward(node_actor* self, int16_t shard, caf::response_promise rp, const Ms
     rp.deliver(not_owned(shard));
     return;
   }
+  auto sent = m;
+  sent.credential = st.opt.peer_credential;
+  if (st.peer_answer.count() == 0) {
+    // Write-through off: the owner's answer, or `unavailable` for as long as it is away.
+    st.opt.peers->with(self, address, [rp, sent, shard, address](const caf::actor* peer) mutable {
+      if (peer)
+        rp.delegate(*peer, forward_atom_v, sent);
+      else
+        rp.deliver(nf::make_error(nf::errc::unavailable,
+                                  "partition " + std::to_string(shard) + " is owned by the node at "
+                                    + address + ", which this node cannot reach: retry"));
+    });
+    return;
+  }
   auto now = std::chrono::steady_clock::now();
   if (!st.health->may_relay(address, now)) {
     write_through(self, shard, rp, m, now);
     return;
   }
-  auto sent = m;
-  sent.credential = st.opt.peer_credential;
   auto id = st.next_relay++;
   st.relays.emplace(id, node_state::relayed{address, [self, shard, rp, m, now]() mutable {
                       write_through(self, shard, rp, m, now);
