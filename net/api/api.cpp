@@ -877,7 +877,8 @@ api_actor::behavior_type api(api_pointer self, api_options opts) {
       if (auto refused = admit_peer(self, r.credential, "forwarded poll"))
         return refused;
       auto wait = timeout + std::chrono::milliseconds{r.timeout_ms};
-      return open_poll(self, check(r, limits), wait, true, std::move(r));
+      auto rejected = check(r, limits); // before r is moved into the call
+      return open_poll(self, std::move(rejected), wait, true, std::move(r));
     },
     [self](forward_atom, work_atom, std::string& queue, std::string& credential) {
       if (!admit_peer(self, credential, "forwarded work hint") && self->state.opts.node)
