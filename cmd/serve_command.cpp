@@ -3,6 +3,7 @@
 #include <atomic>
 #include <csignal>
 #include <thread>
+#include <sys/resource.h>
 #include <unistd.h>
 #include <iostream>
 #include <optional>
@@ -166,6 +167,19 @@ void watch_node(caf::scoped_actor& self, std::atomic<bool>& died, std::atomic<bo
   }
 }
 
+// Every parked poll, history stream and client connection holds a descriptor; the node's own
+// caps (api.max_open_polls, http.max_event_streams, …) are what bound them, not the soft
+// limit a shell happens to start it with: raise it to the hard one.
+void raise_open_files_limit() {
+  rlimit lim{};
+  if (::getrlimit(RLIMIT_NOFILE, &lim) != 0 || lim.rlim_cur >= lim.rlim_max)
+    return;
+  auto was = lim.rlim_cur;
+  lim.rlim_cur = lim.rlim_max;
+  if (::setrlimit(RLIMIT_NOFILE, &lim) == 0)
+    spdlog::info("open_files_limit raised from={} to={}", was, lim.rlim_cur);
+}
+
 } // namespace
 
 int run_serve_command(int argc, char** argv) {
@@ -178,6 +192,7 @@ int run_serve_command(int argc, char** argv) {
     return 2;
   }
   setup_logging(cfg->settings);
+  raise_open_files_limit();
   // Every writer of inputs and outputs in this process places them by it (store/payloads.hpp).
   store::set_inline_max_bytes(cfg->settings.get(config::keys::payloads_inline_max_bytes));
   // Every database connection of this process guards its link by these (store/pg/link_settings.hpp).

@@ -48,6 +48,8 @@ http_door::http_door(caf::actor_system& sys, const config::values& settings, cli
   opts.max_body_bytes = static_cast<size_t>(settings.get(config::keys::http_max_body_bytes));
   opts.max_inflight = static_cast<size_t>(settings.get(config::keys::http_max_inflight));
   opts.idle_timeout = std::chrono::seconds{settings.get(config::keys::http_idle_timeout_s)};
+  opts.max_stream_buffer_bytes =
+    static_cast<size_t>(settings.get(config::keys::http_max_stream_buffer_bytes));
   opts.auth = impl_->auth;
   opts.tls = std::move(tls);
   opts.on_answer = [](const std::string& route, net::web::verb method, unsigned status,

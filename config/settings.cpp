@@ -58,6 +58,16 @@ const std::vector<setting>& all_settings() {
      "PEM certificate of this node, signed by the cluster CA (it is both server and client)"},
     {keys::cluster_tls_key_file, "", 0, 0,
      "PEM private key of cluster.tls_cert_file, unencrypted"},
+    {keys::cluster_peer_answer_ms, "2000", 0, 600000,
+     "how long a request relayed to the node that owns its partition waits for an answer (past "
+     "a poll's own wait) before this node does the work through the database itself; 0 never "
+     "does (the request fails unavailable while the owner cannot be reached)"},
+    {keys::cluster_peer_suspect_ms, "10000", 0, 3600000,
+     "after a peer failed to answer, how long requests for its partitions go straight to the "
+     "database instead of to it"},
+    {keys::cluster_max_relayed_per_peer, "1000", 1, 1000000,
+     "requests relayed to one peer and not yet answered; beyond: the work is done through the "
+     "database on this node"},
     {keys::engine_partitions, "16", 1, 1024,
      "logical partitions P; must equal the database's ClusterSettings.partitionCount"},
     {keys::engine_nudges, "true", 0, 0,
@@ -165,6 +175,17 @@ const std::vector<setting>& all_settings() {
      "sees the whole value"},
     {keys::client_timeout_ms, "30000", 1, 3600000,
      "default timeout of a client request"},
+    {keys::api_max_pending, "20000", 1, 10000000,
+     "client requests a node has taken and not yet answered (parked polls and waiting event "
+     "reads included); beyond: refused at once as unavailable (HTTP 503)"},
+    {keys::api_max_open_polls, "16384", 1, 1000000,
+     "task polls a node holds open at once; beyond: refused at once as unavailable (HTTP 503)"},
+    {keys::api_max_open_polls_per_queue, "4096", 1, 1000000,
+     "task polls a node holds open at once for one queue; beyond: refused at once as "
+     "unavailable (HTTP 503)"},
+    {keys::api_max_event_waits, "4096", 1, 1000000,
+     "event reads waiting for new events (wait_ms) a node holds at once; beyond: refused at "
+     "once as unavailable (HTTP 503)"},
     {keys::http_host, "127.0.0.1", 0, 0, "address the HTTP API listens on"},
     {keys::http_port, "8080", -1, 65535,
      "port of the HTTP API (Conductor's REST, the history stream, /metrics); 0 turns it "
@@ -184,6 +205,9 @@ const std::vector<setting>& all_settings() {
      "Retry-After"},
     {keys::http_event_stream_ping_s, "15", 1, 3600,
      "how often an idle history stream gets a keep-alive comment, so proxies keep it open"},
+    {keys::http_max_stream_buffer_bytes, "1048576", 1024, 1073741824,
+     "bytes a history stream may hold unsent for a client that does not read; beyond: the "
+     "stream is closed (the client reconnects with Last-Event-ID)"},
     {keys::http_tls_cert_file, "", 0, 0,
      "PEM file of the HTTPS certificate (its chain after it); set with http.tls_key_file, the "
      "HTTP port speaks TLS 1.2 or later only; both empty: plain HTTP"},

@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <chrono>
+#include <functional>
 #include <map>
+#include <optional>
 
 #include <boost/json/array.hpp>
 #include <boost/json/object.hpp>
@@ -23,6 +25,8 @@
 #include "actors/maintenance/maintenance.hpp"
 #include "actors/scheduler/scheduler.hpp"
 #include "actors/membership/membership.hpp"
+#include "actors/lessor/lessor.hpp"
+#include "actors/node/peer_health.hpp"
 #include "actors/node/peer_links.hpp"
 #include "actors/partition/partition.hpp"
 #include "actors/relay/outbox_relay.hpp"
@@ -71,6 +75,19 @@ struct node_state {
   std::string node_id;
   std::vector<std::string> owners;  ///< every partition's owner address ("" = none), ditto
   std::map<int16_t, partition_handles> parts;
+  /// Requests relayed to the owner of their partition and not yet answered, by id: what to
+  /// do when the owner does not answer in time (write_through), and its address.
+  struct relayed {
+    std::string address;
+    std::function<void()> here;
+  };
+  std::map<uint64_t, relayed> relays;
+  uint64_t next_relay = 1;
+  std::optional<peer_health> health;
+  std::chrono::milliseconds peer_answer{2000};
+  /// Lessors of partitions owned by a peer this node cannot reach, by shard: the polls for
+  /// their queues lease from the database here meanwhile (write_through).
+  std::map<int16_t, caf::actor> stand_ins;
   size_t next_start = 0;
   bool stopping = false;
   std::shared_ptr<spdlog::logger> log;
@@ -100,26 +117,210 @@ std::string owner_elsewhere(node_actor* self, int16_t shard) {
   return st.owners[i];
 }
 
+partition_context context_of(node_actor* self, int16_t shard) {
+  auto& st = self->state;
+  partition_context ctx;
+  ctx.shard = shard;
+  ctx.partition_count = st.partitions;
+  ctx.dsn = st.opt.dsn;
+  ctx.node = caf::actor_cast<caf::actor>(self);
+  ctx.committers = st.committers;
+  ctx.split = st.split;
+  ctx.outbox_relay = st.outbox_relay;
+  ctx.node_timer = st.node_timer;
+  ctx.waiting = st.waiting;
+  ctx.leases = st.leases;
+  ctx.settings = st.opt.settings;
+  return ctx;
+}
+
+/// The lessor that leases `shard`'s queues here while their owner cannot be reached: the
+/// same lease statement (FOR UPDATE SKIP LOCKED) the owner's runs, so the two may overlap.
+caf::actor stand_in_lessor(node_actor* self, int16_t shard) {
+  auto& st = self->state;
+  if (auto it = st.stand_ins.find(shard); it != st.stand_ins.end())
+    return it->second;
+  auto ctx = context_of(self, shard);
+  ctx.waiting = nullptr; // this node's committers do not decide the shard's workflows
+  auto lessor = spawn_lessor(self->system(), ctx);
+  self->monitor(lessor);
+  st.stand_ins.emplace(shard, lessor);
+  st.log->warn("stand_in_lessor_started partition={} owner={}", shard, owner_elsewhere(self, shard));
+  return lessor;
+}
+
+/// Stops the stand-in lessors of `shards` (owned here now, by a new owner, or by a peer
+/// that answers again); their open polls are answered "poll again".
+template <class Pred>
+void stop_stand_ins(node_actor* self, Pred stop) {
+  auto& st = self->state;
+  for (auto it = st.stand_ins.begin(); it != st.stand_ins.end();) {
+    if (!stop(it->first)) {
+      ++it;
+      continue;
+    }
+    st.log->info("stand_in_lessor_stopped partition={}", it->first);
+    self->send_exit(it->second, caf::exit_reason::user_shutdown);
+    it = st.stand_ins.erase(it);
+  }
+}
+
+/// Does, on this node, through the database, what the owner of `shard` would have done
+/// with `m` (DESIGN I9: ownership is an optimisation). A completion or command is committed
+/// by this node's committer, which serves no such shard: it leaves the "DecideQueues" row for
+/// whoever owns the partition to decide (I2-I4 absorb the overlap), and answers as the
+/// owner's committer would. A poll is leased by a stand-in lessor of the shard.
+/// `since`: when the request first went to the owner.
+void write_through(node_actor* self, int16_t, caf::response_promise& rp,
+                   const msg::task_result& m, std::chrono::steady_clock::time_point) {
+  rp.delegate(self->state.committers.front(), complete_atom_v, m);
+}
+
+void write_through(node_actor* self, int16_t, caf::response_promise& rp,
+                   const msg::workflow_command& m, std::chrono::steady_clock::time_point) {
+  rp.delegate(self->state.committers.front(), command_atom_v, m);
+}
+
+void write_through(node_actor* self, int16_t shard, caf::response_promise& rp,
+                   const msg::poll_request& m, std::chrono::steady_clock::time_point since) {
+  // A poll that already waited for the owner waits here only what is left of its timeout.
+  auto waited = std::chrono::duration_cast<std::chrono::milliseconds>(
+                  std::chrono::steady_clock::now() - since)
+                  .count();
+  auto left = m;
+  left.timeout_ms = std::max<int64_t>(0, m.timeout_ms - waited);
+  // The partition may have come here meanwhile (membership moved it while the owner was away).
+  if (const auto* h = owner(self, shard))
+    rp.delegate(h->lessor, poll_atom_v, std::move(left));
+  else
+    rp.delegate(stand_in_lessor(self, shard), poll_atom_v, std::move(left));
+}
+
+template <class Msg>
+struct reply_of {
+  using type = std::string;
+};
+template <>
+struct reply_of<msg::poll_request> {
+  using type = std::vector<msg::leased_task>;
+};
+
+/// How long the owner may take over `m` before this node does it itself: its own wait (a
+/// long poll's timeout) and cluster.peer_answer_ms.
+caf::timespan answer_bound(node_actor* self, const msg::poll_request& m) {
+  return self->state.peer_answer + std::chrono::milliseconds{m.timeout_ms};
+}
+template <class Msg>
+caf::timespan answer_bound(node_actor* self, const Msg&) {
+  return self->state.peer_answer;
+}
+
+/// How a relayed request ended: answered by the peer; refused by it as `unavailable` (it
+/// does not own the partition now, or its database is away: the work is done here); or
+/// not answered at all (the peer is suspect, and the work is done here).
+enum class relay_end { answered, refused, silent };
+
+/// Ends relayed request `id` (the answer, if any, is the caller's to deliver).
+void end_relay(node_actor* self, uint64_t id, relay_end how, const std::string& why) {
+  bool answered = how != relay_end::silent;
+  auto& st = self->state;
+  auto it = st.relays.find(id);
+  if (it == st.relays.end())
+    return;
+  auto w = std::move(it->second);
+  st.relays.erase(it);
+  auto now = std::chrono::steady_clock::now();
+  bool was_suspect = st.health->suspect(w.address, now);
+  st.health->ended(w.address, answered, now);
+  if (answered) {
+    if (was_suspect) {
+      // The peer answers again: its partitions go back to it.
+      st.log->info("peer_answers_again address={}", w.address);
+      stop_stand_ins(self, [&](int16_t shard) { return owner_elsewhere(self, shard) == w.address; });
+    }
+    if (how == relay_end::refused) {
+      st.log->info("relay_refused address={} why=\"{}\" (done through the database here)",
+                   w.address, why);
+      w.here();
+    }
+    return;
+  }
+  if (!was_suspect)
+    st.log->warn("peer_suspect address={} why=\"{}\" (its partitions' requests go through the "
+                 "database for cluster.peer_suspect_ms)",
+                 w.address, why);
+  w.here();
+}
+
 /// Forwards a request to the node that owns `shard`, as `(forward_atom, m)` (which
 /// that node never forwards again, so two nodes that disagree about an owner cannot
-/// pass a request back and forth); its answer goes straight to the requester.
+/// pass a request back and forth); its answer goes straight to the requester. When that
+/// node cannot be reached, does not answer within answer_bound, or is suspect or full
+/// (peer_health.hpp), the work is done here instead (write_through).
 template <class Msg>
 void forward(node_actor* self, int16_t shard, caf::response_promise rp, const Msg& m) {
+  using reply = typename reply_of<Msg>::type;
+  auto& st = self->state;
   auto address = owner_elsewhere(self, shard);
   if (address.empty()) {
     rp.deliver(not_owned(shard));
     return;
   }
   auto sent = m;
-  sent.credential = self->state.opt.peer_credential;
-  auto& peers = *self->state.opt.peers;
-  peers.with(self, address, [rp, sent, shard, address](const caf::actor* peer) mutable {
-    if (peer)
-      rp.delegate(*peer, forward_atom_v, sent);
-    else
-      rp.deliver(nf::make_error(nf::errc::unavailable,
-                                   "partition " + std::to_string(shard) + " is owned by the node at "
-                                     + address + ", which this node cannot reach: retry"));
+  sent.credential = st.opt.peer_credential;
+  if (st.peer_answer.count() == 0) {
+    // Write-through off: the owner's answer, or `unavailable` for as long as it is away.
+    st.opt.peers->with(self, address, [rp, sent, shard, address](const caf::actor* peer) mutable {
+      if (peer)
+        rp.delegate(*peer, forward_atom_v, sent);
+      else
+        rp.deliver(nf::make_error(nf::errc::unavailable,
+                                  "partition " + std::to_string(shard) + " is owned by the node at "
+                                    + address + ", which this node cannot reach: retry"));
+    });
+    return;
+  }
+  auto now = std::chrono::steady_clock::now();
+  if (!st.health->may_relay(address, now)) {
+    write_through(self, shard, rp, m, now);
+    return;
+  }
+  auto id = st.next_relay++;
+  st.relays.emplace(id, node_state::relayed{address, [self, shard, rp, m, now]() mutable {
+                      write_through(self, shard, rp, m, now);
+                    }});
+  st.health->sent(address);
+  auto bound = answer_bound(self, m);
+  self->delayed_send(self, bound, tick_atom_v, id);
+  st.opt.peers->with(self, address, [self, id, rp, sent, bound](const caf::actor* peer) mutable {
+    if (self->state.relays.count(id) == 0)
+      return; // done here already
+    if (!peer) {
+      end_relay(self, id, relay_end::silent, "no link");
+      return;
+    }
+    self->request(*peer, bound, forward_atom_v, sent)
+      .then(
+        [self, id, rp](reply& r) mutable {
+          if (self->state.relays.count(id) == 0)
+            return;
+          end_relay(self, id, relay_end::answered, {});
+          rp.deliver(std::move(r));
+        },
+        [self, id, rp](caf::error& e) mutable {
+          if (self->state.relays.count(id) == 0)
+            return;
+          // The peer's own answer (lease lost, not found, …) is the client's; a link that
+          // failed, or a peer that no longer owns the partition, sends the work here.
+          if (nf::is_nodeflow_error(e) && nf::code_of(e) != nf::errc::unavailable) {
+            end_relay(self, id, relay_end::answered, {});
+            rp.deliver(std::move(e));
+            return;
+          }
+          end_relay(self, id,
+                    nf::is_nodeflow_error(e) ? relay_end::refused : relay_end::silent,
+                    nf::message_of(e));
+        });
   });
 }
 
@@ -158,7 +359,9 @@ template <class... Ts>
 void hint_elsewhere(node_actor* self, int16_t shard, Ts&&... xs) {
   if (!self->state.nudges)
     return;
-  if (auto address = owner_elsewhere(self, shard); !address.empty())
+  // Not to a suspect peer: a link that hangs would hold every hint sent over it.
+  if (auto address = owner_elsewhere(self, shard);
+      !address.empty() && !self->state.health->suspect(address, std::chrono::steady_clock::now()))
     if (const auto* peer = self->state.opt.peers->open_or_start(self, address))
       self->send(*peer, forward_atom_v, std::forward<Ts>(xs)..., self->state.opt.peer_credential);
 }
@@ -199,23 +402,15 @@ void sync_partitions(node_actor* self) {
       ++it;
     }
   }
+  stop_stand_ins(self, [&](int16_t shard) {
+    return std::find(st.owned.begin(), st.owned.end(), shard) != st.owned.end();
+  });
   for (auto shard : st.owned) {
     if (st.parts.count(shard) != 0)
       continue;
-    partition_context ctx;
-    ctx.shard = shard;
-    ctx.partition_count = st.partitions;
-    ctx.dsn = st.opt.dsn;
-    ctx.node = caf::actor_cast<caf::actor>(self);
-    ctx.committers = st.committers;
-    ctx.split = st.split;
-    ctx.outbox_relay = st.outbox_relay;
-    ctx.node_timer = st.node_timer;
-    ctx.waiting = st.waiting;
-    ctx.leases = st.leases;
-    ctx.settings = st.opt.settings;
+    auto ctx = context_of(self, shard);
     if (auto e = st.epochs.find(shard); e != st.epochs.end()) {
-      ctx.epoch = e->second;
+      ctx.epoch = e->second; // fences the partition's writes (a stand-in has none: I9)
       ctx.node_id = st.node_id;
     }
     auto h = spawn_partition(self->system(), ctx);
@@ -247,6 +442,9 @@ void stop_everything(node_actor* self, const caf::error& reason) {
   for (auto& [shard, h] : st.parts)
     self->send_exit(h.supervisor, reason);
   st.parts.clear();
+  for (auto& [shard, l] : st.stand_ins)
+    self->send_exit(l, reason);
+  st.stand_ins.clear();
   for (const auto& a : st.committers)
     self->send_exit(a, reason);
   for (const auto& a : {st.outbox_relay, st.node_timer, st.maintenance, st.scheduler,
@@ -332,6 +530,11 @@ caf::behavior node_behavior(node_actor* self, node_options opt) {
                  : opt.settings.get(config::keys::node_host) + ":"
                      + std::to_string(opt.settings.get(config::keys::node_port));
   st.opt = std::move(opt);
+  st.health.emplace(
+    std::chrono::milliseconds{st.opt.settings.get(config::keys::cluster_peer_suspect_ms)},
+    static_cast<size_t>(st.opt.settings.get(config::keys::cluster_max_relayed_per_peer)));
+  st.peer_answer =
+    std::chrono::milliseconds{st.opt.settings.get(config::keys::cluster_peer_answer_ms)};
   auto me = caf::actor_cast<caf::actor>(self);
 
   membership_options m;
@@ -391,6 +594,11 @@ caf::behavior node_behavior(node_actor* self, node_options opt) {
     auto& st = self->state;
     if (st.opt.peers->forget(self, dm.source))
       return;
+    for (auto it = st.stand_ins.begin(); it != st.stand_ins.end(); ++it)
+      if (it->second.address() == dm.source) {
+        st.stand_ins.erase(it); // the next poll for its queues starts another
+        return;
+      }
     for (auto it = st.parts.begin(); it != st.parts.end(); ++it) {
       if (it->second.supervisor.address() != dm.source)
         continue;
@@ -426,6 +634,8 @@ caf::behavior node_behavior(node_actor* self, node_options opt) {
       start_runner(self);
     },
     [=](tick_atom) { sync_partitions(self); },
+    // A relayed request's answer_bound passed: unless answered, it is done here.
+    [=](tick_atom, uint64_t relay) { end_relay(self, relay, relay_end::silent, "no answer in time"); },
     [=](start_atom, const msg::start_request& m) {
       // Any decider may start a workflow: it makes the id in its own shard.
       auto& st = self->state;
@@ -448,6 +658,12 @@ caf::behavior node_behavior(node_actor* self, node_options opt) {
     },
     [=](poll_atom, const msg::poll_request& m) { return to_lessor(self, false, m); },
     [=](owners_atom, std::vector<std::string> owners) {
+      // A stand-in lessor stands in for the owner it was started for only.
+      stop_stand_ins(self, [&](int16_t shard) {
+        auto i = static_cast<size_t>(shard);
+        return i >= owners.size() || i >= self->state.owners.size()
+               || owners[i] != self->state.owners[i];
+      });
       self->state.owners = std::move(owners);
       self->state.opt.peers->owners_known(self, self->state.owners);
       start_runner(self);
@@ -478,6 +694,8 @@ caf::behavior node_behavior(node_actor* self, node_options opt) {
       auto shard = queue_shard(queue, self->state.partitions);
       if (!hint(self, shard, &partition_handles::lessor, work_atom_v, queue))
         hint_elsewhere(self, shard, work_atom_v, queue);
+      if (auto it = self->state.stand_ins.find(shard); it != self->state.stand_ins.end())
+        self->send(it->second, work_atom_v, queue);
     },
     [=](decide_atom, int16_t shard) {
       if (!hint(self, shard, &partition_handles::decider, decide_atom_v))

@@ -64,6 +64,11 @@ struct api_state {
   /// due: one timer for all of them, not two wake-ups of the clock's thread per request.
   request_deadlines deadlines;
   bool sweep_pending = false;
+  /// Requests sent on and not yet answered (api.max_pending counts these and `waits`).
+  size_t pending = 0;
+  /// Polls open, on the node and by queue (api.max_open_polls, api.max_open_polls_per_queue).
+  size_t open_polls = 0;
+  std::unordered_map<std::string, size_t> polls_by_queue;
   /// Namespace ids by name, each as read at `read` (namespace_ttl): a namespace removed
   /// elsewhere is forgotten here within that time; one removed through this api at once.
   struct known_namespace {
@@ -242,22 +247,48 @@ void hand_back(api_pointer self, std::vector<msg::leased_task> tasks, const char
       });
 }
 
-template <class Reply, class... Ts>
-caf::result<Reply> relay(api_pointer self, const caf::actor& dest, const char* what,
-                         std::chrono::milliseconds timeout, Ts&&... xs) {
-  if (!dest)
+// The refusal of a request beyond api.max_pending: the api answers it at once rather than
+// queue it behind work it cannot finish sooner (a backlog only grows the wait of everyone).
+caf::error over_backlog(api_pointer self, const char* what) {
+  const auto& st = self->state;
+  if (st.pending + st.waits.size() < st.opts.max_pending)
+    return {};
+  return nf::make_error(nf::errc::unavailable,
+                        std::string{what} + ": the node holds "
+                          + std::to_string(st.pending + st.waits.size())
+                          + " requests not yet answered (api.max_pending "
+                          + std::to_string(st.opts.max_pending) + "): retry");
+}
+
+// Sends a request on and delivers its answer (or error) to the client; `done` runs once it is
+// answered, however (the open polls' counts).
+template <class Reply, class Done, class... Ts>
+caf::result<Reply> relay_then(api_pointer self, const caf::actor& dest, const char* what,
+                              std::chrono::milliseconds timeout, Done done, Ts&&... xs) {
+  if (!dest) {
+    done();
     return no_destination(what);
+  }
+  if (auto refused = over_backlog(self, what)) {
+    done();
+    return refused;
+  }
+  ++self->state.pending;
   auto rp = self->make_response_promise<Reply>();
   // The one way the client hears of a failure: the node's error, or the deadline's.
-  auto fail = [rp, what](caf::error e) mutable {
+  auto fail = [self, rp, what, done](caf::error e) mutable {
+    --self->state.pending;
+    done();
     rp.deliver(as_protocol_error(std::move(e), what));
   };
   auto id = self->state.deadlines.add(self->clock().now() + timeout, fail);
   schedule_sweep(self);
   self->request(dest, caf::infinite, std::forward<Ts>(xs)...)
     .then(
-      [self, id, rp](Reply& r) mutable {
+      [self, id, rp, done](Reply& r) mutable {
         if (self->state.deadlines.settle(id)) {
+          --self->state.pending;
+          done();
           rp.deliver(std::move(r));
           return;
         }
@@ -271,6 +302,47 @@ caf::result<Reply> relay(api_pointer self, const caf::actor& dest, const char* w
           fail(std::move(e));
       });
   return rp;
+}
+
+template <class Reply, class... Ts>
+caf::result<Reply> relay(api_pointer self, const caf::actor& dest, const char* what,
+                         std::chrono::milliseconds timeout, Ts&&... xs) {
+  return relay_then<Reply>(self, dest, what, timeout, [] {}, std::forward<Ts>(xs)...);
+}
+
+// A poll on to the node, counted while it is open: beyond api.max_open_polls for the node or
+// api.max_open_polls_per_queue for its queue it is refused at once, so clients that park
+// polls and never come back cannot hold the node's memory without bound.
+caf::result<std::vector<msg::leased_task>> open_poll(api_pointer self, caf::error rejected,
+                                                     std::chrono::milliseconds timeout,
+                                                     bool forwarded, msg::poll_request m) {
+  using reply = std::vector<msg::leased_task>;
+  if (rejected)
+    return rejected;
+  auto& st = self->state;
+  if (st.open_polls >= st.opts.max_open_polls)
+    return nf::make_error(nf::errc::unavailable,
+                          "poll: the node holds " + std::to_string(st.open_polls)
+                            + " polls open (api.max_open_polls): retry");
+  auto& of_queue = st.polls_by_queue[m.queue];
+  if (of_queue >= st.opts.max_open_polls_per_queue)
+    return nf::make_error(nf::errc::unavailable,
+                          "poll: the node holds " + std::to_string(of_queue)
+                            + " polls open for this queue (api.max_open_polls_per_queue): retry");
+  ++st.open_polls;
+  ++of_queue;
+  auto done = [self, queue = m.queue] {
+    auto& st = self->state;
+    --st.open_polls;
+    auto it = st.polls_by_queue.find(queue);
+    if (it != st.polls_by_queue.end() && --it->second == 0)
+      st.polls_by_queue.erase(it);
+  };
+  if (forwarded)
+    return relay_then<reply>(self, st.opts.node, engine_node, timeout, done, forward_atom_v,
+                             std::move(m));
+  return relay_then<reply>(self, st.opts.node, engine_node, timeout, done, poll_atom_v,
+                           std::move(m));
 }
 
 // A checked request on to a store worker, or its rejection.
@@ -314,6 +386,8 @@ report_all(api_pointer self, std::chrono::milliseconds timeout,
     size_t open = 0;
     uint64_t deadline_id = 0;
   };
+  if (auto refused = over_backlog(self, "task results"))
+    return refused;
   auto b = std::make_shared<batch>();
   b->outcomes.resize(results.size());
   b->answered.resize(results.size(), false);
@@ -324,12 +398,16 @@ report_all(api_pointer self, std::chrono::milliseconds timeout,
     b->answered[i] = true;
     b->outcomes[i].answer = std::move(text);
     b->outcomes[i].error = std::move(err);
-    if (--b->open == 0 && self->state.deadlines.settle(b->deadline_id))
+    if (--b->open == 0 && self->state.deadlines.settle(b->deadline_id)) {
+      --self->state.pending;
       rp.deliver(std::move(b->outcomes));
+    }
   };
   b->open = results.size();
+  ++self->state.pending;
   b->deadline_id = self->state.deadlines.add(
-    self->clock().now() + timeout, [b, rp](caf::error e) mutable {
+    self->clock().now() + timeout, [self, b, rp](caf::error e) mutable {
+      --self->state.pending;
       auto late = as_protocol_error(std::move(e), engine_node);
       for (size_t i = 0; i < b->outcomes.size(); ++i)
         if (!b->answered[i]) {
@@ -699,7 +777,7 @@ api_actor::behavior_type api(api_pointer self, api_options opts) {
         m.queue = namespace_queue(m.namespace_id, domain_queue(m.domain, m.queue));
         // A long poll legitimately takes its whole timeout: wait that long plus the margin.
         auto wait = timeout + std::chrono::milliseconds{m.timeout_ms};
-        return to_node<reply>(self, std::move(rejected), wait, poll_atom_v, std::move(m));
+        return open_poll(self, std::move(rejected), wait, false, std::move(m));
       });
     },
     [self, timeout](complete_atom, msg::task_result& r) -> caf::result<std::string> {
@@ -750,6 +828,13 @@ api_actor::behavior_type api(api_pointer self, api_options opts) {
           return err;
         if (m.wait_ms == 0)
           return to_store<reply>(self, caf::error{}, events_atom_v, std::move(m));
+        if (self->state.waits.size() >= self->state.opts.max_event_waits)
+          return nf::make_error(nf::errc::unavailable,
+                                "events: the node holds "
+                                  + std::to_string(self->state.waits.size())
+                                  + " waiting event reads (api.max_event_waits): retry");
+        if (auto refused = over_backlog(self, "events"))
+          return refused;
         auto id = self->state.next_wait_id++;
         auto deadline = self->clock().now() + std::chrono::milliseconds{m.wait_ms};
         auto rp = self->make_response_promise<reply>();
@@ -821,8 +906,8 @@ api_actor::behavior_type api(api_pointer self, api_options opts) {
       if (auto refused = admit_peer(self, r.credential, "forwarded poll"))
         return refused;
       auto wait = timeout + std::chrono::milliseconds{r.timeout_ms};
-      return to_node<std::vector<msg::leased_task>>(self, check(r, limits), wait, forward_atom_v,
-                                                    std::move(r));
+      auto rejected = check(r, limits); // before r is moved into the call
+      return open_poll(self, std::move(rejected), wait, true, std::move(r));
     },
     [self](lent_atom, std::vector<msg::leased_task>& tasks) {
       // From inside the process only (the HTTP door, whose client went away): a lease
@@ -863,6 +948,11 @@ api_options make_api_options(const config::values& settings, std::string dsn, ca
   o.limits.max_poll_timeout_ms = settings.get(config::keys::lessor_max_poll_timeout_ms);
   o.limits.max_events_wait_ms = settings.get(config::keys::lessor_max_poll_timeout_ms);
   o.request_timeout = std::chrono::milliseconds{settings.get(config::keys::client_timeout_ms)};
+  o.max_pending = static_cast<size_t>(settings.get(config::keys::api_max_pending));
+  o.max_open_polls = static_cast<size_t>(settings.get(config::keys::api_max_open_polls));
+  o.max_open_polls_per_queue =
+    static_cast<size_t>(settings.get(config::keys::api_max_open_polls_per_queue));
+  o.max_event_waits = static_cast<size_t>(settings.get(config::keys::api_max_event_waits));
   return o;
 }
 

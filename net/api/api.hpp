@@ -35,6 +35,13 @@ struct api_options {
   /// up to `events_max_poll_interval` (many idle followers stay cheap).
   std::chrono::milliseconds events_poll_interval{50};
   std::chrono::milliseconds events_max_poll_interval{500};
+  /// Bounds on what the api holds for its clients (api.max_*): requests taken and not yet
+  /// answered, polls open on the node and per queue, event reads waiting. Beyond each, a new
+  /// request is refused at once as `unavailable`.
+  size_t max_pending = 20000;
+  size_t max_open_polls = 16384;
+  size_t max_open_polls_per_queue = 4096;
+  size_t max_event_waits = 4096;
   /// Checks the credential of every request from another process, and of every request
   /// another node forwards; null = none are checked (`--auth off`).
   std::shared_ptr<credential_checker> auth;

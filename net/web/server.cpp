@@ -33,6 +33,10 @@ using tcp = asio::ip::tcp;
 namespace {
 
 using plain_stream = beast::tcp_stream;
+
+// How long a stream's write may wait for its client before what queues behind it counts
+// against http.max_stream_buffer_bytes.
+constexpr auto stream_stall = std::chrono::seconds{1};
 using tls_stream = beast::ssl_stream<beast::tcp_stream>;
 
 // What stop() needs of an open connection, whichever stream it speaks over.
@@ -205,6 +209,19 @@ public:
   void chunk(std::string data) {
     if (closed_ || !streaming_)
       return;
+    // A client that does not read leaves what it is sent here, behind a write its socket
+    // does not take: past the cap, with that write stalled for stream_stall, its stream is
+    // closed, and it reconnects with Last-Event-ID when it reads again (nothing is lost). A
+    // client catching up on a long history reads, so its writes keep completing.
+    if (writing_ && queued_ + data.size() > state_->opts.max_stream_buffer_bytes
+        && std::chrono::steady_clock::now() - write_began_ > stream_stall) {
+      folder_logger("net")->info("http_stream_closed remote={} route={} queued_bytes={} "
+                                 "(http.max_stream_buffer_bytes {}): the client does not read",
+                                 remote_address(), route_, queued_ + data.size(),
+                                 state_->opts.max_stream_buffer_bytes);
+      return client_gone();
+    }
+    queued_ += data.size();
     pending_.push_back(std::move(data));
     flush();
   }
@@ -404,6 +421,7 @@ private:
     for (auto& p : pending_)
       data += p;
     pending_.clear();
+    queued_ = 0;
     auto buf = std::make_shared<std::string>();
     char size_line[32];
     auto n = std::snprintf(size_line, sizeof size_line, "%zx\r\n", data.size());
@@ -412,6 +430,7 @@ private:
     buf->append(data);
     buf->append("\r\n");
     writing_ = true;
+    write_began_ = std::chrono::steady_clock::now();
     asio::async_write(stream_, asio::buffer(*buf),
                       [self = this->shared_from_this(), buf](beast::error_code ec, size_t) {
                         self->writing_ = false;
@@ -457,6 +476,10 @@ private:
   bool writing_ = false;
   bool ending_ = false;
   std::deque<std::string> pending_;
+  /// Bytes of the stream queued behind the write in flight (pending_).
+  size_t queued_ = 0;
+  /// When the stream's write in flight began (a write its client does not take stalls).
+  std::chrono::steady_clock::time_point write_began_;
   std::array<char, 512> probe_{};
   std::string last_chunk_ = "0\r\n\r\n";
   std::string route_;

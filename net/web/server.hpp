@@ -33,6 +33,9 @@ struct server_options {
   /// Requests answered at once beyond this many in flight get 429 with Retry-After (long
   /// polls and streams are not counted: they wait by design).
   size_t max_inflight = 4096;
+  /// A stream's bytes not yet taken by its client beyond which it is closed
+  /// (http.max_stream_buffer_bytes).
+  size_t max_stream_buffer_bytes = 1u << 20;
   /// Called once per answered request (for metrics): the route's pattern ("" when none
   /// matched), the method, the status and how long it took.
   std::function<void(const std::string& route, verb method, unsigned status, double seconds)>

@@ -179,6 +179,12 @@ cli_outcome defs_put(const std::vector<const temp_file*>& files, const std::stri
   return o;
 }
 
+// Names the answer a request expects, for a helper that receives it.
+template <class T>
+struct reply_tag {
+  using type = T;
+};
+
 bool contains(const std::string& text, const std::string& part) {
   if (text.find(part) != std::string::npos)
     return true;
@@ -543,6 +549,52 @@ CAF_TEST(a request the node does not answer in time fails unavailable and its la
   CAF_REQUIRE(next);
   CAF_CHECK_EQUAL(next->workflow_id, "01890000-0000-7000-8000-000000000001");
   caf::anon_send_exit(slow, caf::exit_reason::user_shutdown);
+  caf::anon_send_exit(node, caf::exit_reason::user_shutdown);
+}
+
+// api.max_pending and api.max_event_waits: past them a request is refused at once instead of
+// queued behind work the api cannot finish sooner.
+CAF_TEST(requests beyond the backlog of the api and its waiting event reads are refused at once) {
+  auto node = sys.spawn(holding_node);
+  auto opts = net::make_api_options(config::values::defaults(), db.dsn(), node);
+  opts.max_pending = 1;
+  opts.max_event_waits = 1;
+  opts.events_poll_interval = 20ms;
+  auto api1 = net::spawn_api(sys, opts);
+  msg::start_request s;
+  s.workflow_name = "order";
+  s.input_json = "{}";
+  // The node holds the first start: one request taken and not answered, the whole backlog.
+  caf::scoped_actor other{sys};
+  other->send(api1, start_atom_v, s);
+  std::this_thread::sleep_for(200ms);
+  // The error of a request that must be refused at once.
+  auto refused = [&](auto reply_type, auto... xs) {
+    using reply = typename decltype(reply_type)::type;
+    caf::error out;
+    auto began = std::chrono::steady_clock::now();
+    self->request(api1, 20s, xs...)
+      .receive([&](reply&) {}, [&](caf::error& e) { out = std::move(e); });
+    CAF_CHECK(std::chrono::steady_clock::now() - began < 2s);
+    CAF_REQUIRE(out); // answered, not refused
+    return out;
+  };
+  CAF_CHECK(is(refused(reply_tag<msg::start_reply>{}, start_atom_v, s),
+               nf::errc::unavailable, "api.max_pending"));
+  caf::anon_send(node, flush_atom_v);
+  other->receive([](msg::start_reply&) {}, [](caf::error& e) { CAF_FAIL(to_string(e)); });
+  // A read waiting for events that do not come holds the one place for waits.
+  register_defs();
+  auto wf = start();
+  caf::scoped_actor waiter{sys};
+  waiter->send(api1, events_atom_v, msg::events_request{wf.str(), 1, 100, 3000});
+  std::this_thread::sleep_for(300ms);
+  CAF_CHECK(is(refused(reply_tag<std::vector<msg::event_view>>{}, events_atom_v,
+                       msg::events_request{wf.str(), 1, 100, 3000}),
+               nf::errc::unavailable, "api.max_event_waits"));
+  waiter->receive([](std::vector<msg::event_view>&) {},
+                  [](caf::error& e) { CAF_FAIL(to_string(e)); });
+  caf::anon_send_exit(api1, caf::exit_reason::user_shutdown);
   caf::anon_send_exit(node, caf::exit_reason::user_shutdown);
 }
 
