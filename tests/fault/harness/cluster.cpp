@@ -1,6 +1,8 @@
 #include "tests/fault/harness/cluster.hpp"
 
 #include <csignal>
+#include <cstdio>
+#include <ctime>
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
@@ -22,6 +24,18 @@ using namespace std::chrono_literals;
 // `faketime` wrapper itself: it forks, and a kill -9 of the wrapper would leave the
 // node behind.
 constexpr const char* libfaketime = "/usr/lib/x86_64-linux-gnu/faketime/libfaketimeMT.so.1";
+
+// The harness's lines in a node's log carry the time as the node's own lines do.
+std::string stamp() {
+  auto now = std::chrono::system_clock::now();
+  auto t = std::chrono::system_clock::to_time_t(now);
+  auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(now.time_since_epoch()).count() % 1000;
+  char buf[40];
+  std::strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%S", std::gmtime(&t));
+  char out[48];
+  std::snprintf(out, sizeof(out), "%s.%03d", buf, static_cast<int>(ms));
+  return out;
+}
 
 } // namespace
 
@@ -100,7 +114,7 @@ void cluster::start(int idx, const std::string& clock_offset) {
     argv.push_back(a);
   {
     std::ofstream{n.log, std::ios::app}
-      << "---- nodeflow serve starts" << (clock_offset.empty() ? "" : " (clock " + clock_offset + ")")
+      << "---- " << stamp() << " nodeflow serve starts" << (clock_offset.empty() ? "" : " (clock " + clock_offset + ")")
       << "\n";
   }
   n.proc = std::make_unique<test::child_process>(argv, n.log, true);
@@ -115,7 +129,7 @@ void cluster::kill9(int idx) {
   auto& n = at(idx);
   n.proc->stop(SIGKILL);
   n.paused = false;
-  std::ofstream{n.log, std::ios::app} << "---- nodeflow serve killed (SIGKILL)\n";
+  std::ofstream{n.log, std::ios::app} << "---- " << stamp() << " nodeflow serve killed (SIGKILL)\n";
 }
 
 bool cluster::stop(int idx) {
@@ -132,14 +146,14 @@ void cluster::pause(int idx) {
   auto& n = at(idx);
   ::kill(n.proc->pid(), SIGSTOP);
   n.paused = true;
-  std::ofstream{n.log, std::ios::app} << "---- nodeflow serve stopped (SIGSTOP)\n";
+  std::ofstream{n.log, std::ios::app} << "---- " << stamp() << " nodeflow serve stopped (SIGSTOP)\n";
 }
 
 void cluster::resume(int idx) {
   auto& n = at(idx);
   ::kill(n.proc->pid(), SIGCONT);
   n.paused = false;
-  std::ofstream{n.log, std::ios::app} << "---- nodeflow serve continued (SIGCONT)\n";
+  std::ofstream{n.log, std::ios::app} << "---- " << stamp() << " nodeflow serve continued (SIGCONT)\n";
 }
 
 bool cluster::running(int idx) {

@@ -218,18 +218,32 @@ void workers::loop(int idx) {
       results.push_back(std::move(r));
     }
     // A batch the node did not answer is sent again, with the same tokens, to the
-    // next node: the fence makes a repeat harmless. Given up when the harness stops
+    // next node: the fence makes a repeat harmless. So is each result answered
+    // `unavailable` on its own (its partition moving). Given up when the harness stops
     // (the lease then times out and the task is retried).
-    for (;;) {
+    std::vector<msg::leased_task> tasks = *got;
+    while (!results.empty()) {
       auto rep = clients_[node]->report_batch(results);
+      if (!rep && !is_unavailable(rep.error())) {
+        std::lock_guard<std::mutex> g{mx_};
+        rejected_ += static_cast<int64_t>(results.size());
+        if (rejected_example_.empty())
+          rejected_example_ = describe(rep.error());
+        break;
+      }
+      std::vector<msg::task_result> again;
+      std::vector<msg::leased_task> again_tasks;
       if (rep) {
         std::lock_guard<std::mutex> g{mx_};
-        for (size_t i = 0; i < rep->size() && i < got->size(); ++i) {
-          const auto& t = (*got)[i];
+        for (size_t i = 0; i < rep->size() && i < tasks.size(); ++i) {
+          const auto& t = tasks[i];
           if ((*rep)[i]) {
             accepted_[{t.workflow_id, t.ref, t.iteration}].insert(t.task_id);
             ++accepted_count_;
             last_accept_ms_ = now_ms();
+          } else if (is_unavailable((*rep)[i].error())) {
+            again.push_back(results[i]);
+            again_tasks.push_back(t);
           } else if (describe((*rep)[i].error()).find("lease lost") != std::string::npos) {
             ++lease_lost_;
           } else {
@@ -238,16 +252,13 @@ void workers::loop(int idx) {
               rejected_example_ = describe((*rep)[i].error());
           }
         }
-        break;
+      } else {
+        again = results;
+        again_tasks = tasks;
       }
-      if (!is_unavailable(rep.error())) {
-        std::lock_guard<std::mutex> g{mx_};
-        rejected_ += static_cast<int64_t>(results.size());
-        if (rejected_example_.empty())
-          rejected_example_ = describe(rep.error());
-        break;
-      }
-      if (stop_)
+      results = std::move(again);
+      tasks = std::move(again_tasks);
+      if (results.empty() || stop_)
         break;
       node = (node + 1) % clients_.size();
       std::this_thread::sleep_for(100ms);

@@ -24,13 +24,13 @@ struct options {
   int nodes = 3;
   int lease_ms = 3000;          ///< membership.lease_ms: the lease TTL of the bars
   int response_timeout_s = 4;   ///< the step task's responseTimeoutSeconds
-  int workflows = 120;          ///< the kill scenario's workflows: chains and fan-outs
+  int workflows = 100;          ///< the kill scenario's workflows: chains and fan-outs
   int load_workflows = 60;      ///< every other scenario's background load
   int fan_width = 50;           ///< branches of a fan-out
   int fan_every = 10;           ///< one workflow in this many is a fan-out
-  int kills = 3;                ///< kill -9 + restart, spread over the nodes
+  int kills = 2;                ///< kill -9 + restart, spread over the nodes
   int pg_restarts = 1;          ///< Postgres `-m immediate` restarts
-  int terminates = 5;           ///< pg_terminate_backend rounds
+  int terminates = 3;           ///< pg_terminate_backend rounds
   int cuts = 20;                ///< links cut right after a COMMIT
   int partition_s = 8;          ///< seconds two nodes cannot reach each other
   double stop_leases = 3.0;     ///< SIGSTOP length in lease TTLs

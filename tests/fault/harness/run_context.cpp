@@ -99,9 +99,9 @@ load_outcome run_load(run_context& ctx, start_plan plan,
   out.prefix = plan.prefix;
   out.started_ms = now_ms();
   auto t0 = std::chrono::steady_clock::now();
-  auto opts = ctx.clients(10s, plan.nodes);
-  workers work{opts, ctx.opts.workers};
-  starter starts{opts, ctx.opts.starters};
+  // Workers on the plan's nodes; the starter knows every node, as plan.nodes indexes them.
+  workers work{ctx.clients(10s, plan.nodes), ctx.opts.workers};
+  starter starts{ctx.clients(10s), ctx.opts.starters};
   starts.run(plan, std::chrono::seconds(300));
   load_probe probe{starts, work, {}};
   fault(probe);
