@@ -38,6 +38,9 @@ struct start_plan {
   std::vector<int> nodes;     ///< the nodes starts go to, round robin (empty = all)
   std::chrono::milliseconds pace{0}; ///< pause between one thread's starts
   std::chrono::seconds end_within{120}; ///< after the last start, for every workflow to end
+  /// How far before the first start the checker looks: a node whose clock is behind
+  /// stamps its executions earlier than the run began.
+  int64_t check_lookback_ms = 0;
 };
 
 /// Starts workflows from several threads, each start retried on `unavailable` (same

@@ -18,7 +18,8 @@ const char* usage =
   "         [--delay-ms MS] [--loss-pct P] [--response-timeout-s S] [--keep]\n"
   "         [--nodeflow BIN] [--proxy BIN] [--source DIR]\n"
   "scenarios: kill9 sigstop pg-terminate pg-restart cut-after-commit partition delay-loss\n"
-  "           clock poison scale (--short runs all but scale)\n";
+  "           poison scale clock (--short runs all but scale; clock last, as a clock that\n"
+  "           was off leaves rows stamped by it)\n";
 
 // The long form's sizes: the reliability bars of docs/reliability.md.
 void long_sizes(options& o) {
@@ -39,7 +40,7 @@ void long_sizes(options& o) {
 const std::vector<std::string>& scenario_names() {
   static const std::vector<std::string> names{
     "kill9",     "sigstop",    "pg-terminate", "pg-restart", "cut-after-commit",
-    "partition", "delay-loss", "clock",        "poison",     "scale"};
+    "partition", "delay-loss", "poison",       "scale",      "clock"};
   return names;
 }
 

@@ -172,7 +172,7 @@ load_outcome run_load(run_context& ctx, start_plan plan,
   if (!refused.empty())
     out.refused_example = refused.begin()->first + ": " + refused.begin()->second;
   out.abandoned_starts = starts.abandoned();
-  out.checker_ok = run_checker(ctx, out.started_ms, out.checker_text);
+  out.checker_ok = run_checker(ctx, out.started_ms - plan.check_lookback_ms, out.checker_text);
   std::cout << out.summary() << "\n" << std::flush;
   return out;
 }

@@ -175,6 +175,8 @@ row clock_scenario(run_context& ctx) {
     plan.count = std::max(10, o.load_workflows / 2);
     plan.workflow = "fh_wait";
     plan.nodes = {victim};
+    // Behind: its executions are stamped before the run began (earlier rows come in too).
+    plan.check_lookback_ms = shift[0] == '-' ? (o.clock_shift_min + 1) * 60000LL : 0;
     auto out = run_load(ctx, plan, [](load_probe&) {});
     clean = clean && out.clean();
     // A timer fired early when the step after the WAIT was scheduled sooner than the
