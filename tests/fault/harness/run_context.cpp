@@ -59,6 +59,22 @@ bool load_outcome::clean() const {
          && checker_ok;
 }
 
+std::string load_outcome::checker_word() const {
+  if (checker_ok)
+    return "ok";
+  // The report's `FAIL <rule>: <n> of <checked>, e.g. …` lines, up to the examples.
+  std::string rules;
+  std::istringstream in{checker_text};
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind("FAIL ", 0) != 0)
+      continue;
+    auto cut = line.find(", e.g.");
+    auto rule = line.substr(5, cut == std::string::npos ? std::string::npos : cut - 5);
+    rules += (rules.empty() ? "" : "; ") + rule.substr(0, 120);
+  }
+  return "FAIL (" + rules + ")";
+}
+
 std::string load_outcome::summary() const {
   std::ostringstream s;
   s << prefix << ": " << acked << " acknowledged starts in " << seconds << " s; lost starts "

@@ -69,6 +69,8 @@ struct load_outcome {
 
   /// True when nothing acknowledged was lost, repeated, refused or left unended.
   bool clean() const;
+  /// "ok", or "FAIL (rule n of m, …)" naming the checker's failed rules.
+  std::string checker_word() const;
   std::string summary() const;
 };
 

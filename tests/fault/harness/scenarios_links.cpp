@@ -35,7 +35,7 @@ std::string lost_text(const load_outcome& out) {
   std::ostringstream f;
   f << "acknowledged starts lost " << out.lost_starts << ", completions lost "
     << out.lost_completions << ", duplicates " << out.dup_accepted + out.dup_db << ", not ended "
-    << out.not_ended << ", checker " << (out.checker_ok ? "ok" : "FAIL");
+    << out.not_ended << ", checker " << out.checker_word();
   return f.str();
 }
 

@@ -106,7 +106,7 @@ row poison_scenario(run_context& ctx) {
     f << " (`" << output_example << "`)";
   f << "; other requests: " << out.refused_starts + out.rejected + out.abandoned_starts
     << " failed, " << out.lost_starts + out.lost_completions << " lost, checker "
-    << (out.checker_ok ? "ok" : "FAIL");
+    << out.checker_word();
   r.figure = f.str();
   r.pass = out.clean() && key_clear == keys && output_clear == outputs;
   r.command = command_for("poison", "--poison-pct " + std::to_string(o.poison_pct).substr(0, 4));

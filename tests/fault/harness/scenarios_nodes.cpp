@@ -97,7 +97,7 @@ row kill9_scenario(run_context& ctx) {
   std::ostringstream f;
   f << "lost starts " << out.lost_starts << ", lost completions " << out.lost_completions
     << ", duplicates " << out.dup_accepted + out.dup_db << ", not ended " << out.not_ended
-    << ", checker " << (out.checker_ok ? "ok" : "FAIL") << "; takeover p99 "
+    << ", checker " << out.checker_word() << "; takeover p99 "
     << seconds_text(p99) << " (max of " << takeovers.size() << ")";
   r.figure = f.str();
   r.pass = out.clean() && p99 <= bar && takeovers.size() == static_cast<size_t>(o.kills);
@@ -148,7 +148,7 @@ row sigstop_scenario(run_context& ctx) {
   f << "stale writes refused: " << out.lease_lost << " worker reports (`lease lost`) + "
     << stale_nodes << " node writes (/metrics *stale*" << (metric_seen ? "" : ": no such counter yet")
     << "); duplicates " << out.dup_accepted + out.dup_db << ", lost "
-    << out.lost_starts + out.lost_completions << ", checker " << (out.checker_ok ? "ok" : "FAIL");
+    << out.lost_starts + out.lost_completions << ", checker " << out.checker_word();
   r.figure = f.str();
   r.pass = out.clean() && out.lease_lost + stale_nodes > 0;
   r.command = command_for("sigstop", "--stop-leases " + std::to_string(o.stop_leases).substr(0, 3));
@@ -179,6 +179,7 @@ row clock_scenario(run_context& ctx) {
     plan.check_lookback_ms = shift[0] == '-' ? (o.clock_shift_min + 1) * 60000LL : 0;
     auto out = run_load(ctx, plan, [](load_probe&) {});
     clean = clean && out.clean();
+    checks += (checks.empty() ? "" : "; ") + shift + ": checker " + out.checker_word();
     // A timer fired early when the step after the WAIT was scheduled sooner than the
     // WAIT's duration after the start was acknowledged (less the answer's latency).
     auto r = ctx.sql.exec(
@@ -213,7 +214,7 @@ row clock_scenario(run_context& ctx) {
   std::ostringstream f;
   f << early << " of " << checked << " timers early (shortest wait "
     << seconds_text(wait_min > 1e8 ? 0 : wait_min) << "); startedAt off the true time by at most "
-    << seconds_text(skew_max);
+    << seconds_text(skew_max) << "; " << checks;
   r.figure = f.str();
   r.pass = clean && checked > 0 && early == 0 && skew_max < 60;
   r.command = command_for("clock", "--clock-shift-min " + std::to_string(o.clock_shift_min));
