@@ -36,6 +36,12 @@ std::string lost_text(const load_outcome& out) {
   f << "acknowledged starts lost " << out.lost_starts << ", completions lost "
     << out.lost_completions << ", duplicates " << out.dup_accepted + out.dup_db << ", not ended "
     << out.not_ended << ", checker " << out.checker_word();
+  // Refusals fail a row too: a request answered with an error a client would not retry.
+  if (out.refused_starts + out.rejected + out.abandoned_starts > 0)
+    f << "; refused: " << out.refused_starts << " starts, " << out.rejected << " reports, "
+      << out.abandoned_starts << " starts never answered (`"
+      << (out.rejected_example.empty() ? out.refused_example : out.rejected_example).substr(0, 120)
+      << "`)";
   return f.str();
 }
 
