@@ -9,7 +9,7 @@ packages=(
   libcaf-dev libpq-dev libboost-json1.81-dev libboost1.81-dev libspdlog-dev libsodium-dev libssl-dev
   duktape-dev libjq-dev pkg-config
   nodejs npm ca-certificates procps iproute2
-  tzdata
+  tzdata faketime
 )
 
 missing=()
