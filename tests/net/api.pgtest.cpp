@@ -715,7 +715,7 @@ CAF_TEST(a request whose database backend is terminated is retried or answered u
   };
   auto received = [&] {
     return count(R"(SELECT count(*) FROM "WorkflowEvents" WHERE "workflowId" = $1
-                    AND "type"::text = 'SIGNAL_RECEIVED')",
+                    AND "eventType" = 'SIGNAL_RECEIVED')",
                  store::params::of(wf));
   };
   // Terminated once: run again on a fresh connection, which waits until the row is free.

@@ -218,7 +218,7 @@ CAF_TEST(definitions queries name a known op and kind and the fields each takes)
 CAF_TEST(payloads past payloads.max_bytes are refused naming the field and the limit) {
   net::check_limits small;
   small.max_payload_bytes = 1024;
-  const std::string fits = "{\"a\": \"" + std::string(1024 - 10, 'x') + "\"}";
+  const std::string fits = "{\"a\": \"" + std::string(1024 - 9, 'x') + "\"}";
   const std::string big = "{\"a\": \"" + std::string(1024, 'x') + "\"}";
   CAF_REQUIRE_EQUAL(fits.size(), 1024u);
   const std::string limit = "expected at most 1024 bytes (payloads.max_bytes), got "
