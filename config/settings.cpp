@@ -173,6 +173,10 @@ const std::vector<setting>& all_settings() {
      "a task input or output, or a workflow output, whose JSON is longer than this many bytes "
      "is stored out of line (\"Payloads\") and its row holds a reference; every reader still "
      "sees the whole value"},
+    {keys::payloads_max_bytes, "8388608", 1024, 67108864,
+     "largest task output, workflow input or signal payload a node takes, on the client "
+     "protocol and over HTTP alike (larger: refused as invalid input naming the field and "
+     "this limit, before anything is written)"},
     {keys::client_timeout_ms, "30000", 1, 3600000,
      "default timeout of a client request"},
     {keys::api_max_pending, "20000", 1, 10000000,
@@ -192,7 +196,8 @@ const std::vector<setting>& all_settings() {
      "off, -1 picks a free one"},
     {keys::http_threads, "2", 1, 64, "threads serving HTTP connections"},
     {keys::http_max_body_bytes, "8388608", 1024, 1073741824,
-     "largest HTTP request body accepted (larger: 413)"},
+     "largest HTTP request body accepted (larger: 413); never less than payloads.max_bytes "
+     "and 64 KiB for the rest of the request"},
     {keys::http_max_json_depth, "64", 2, 1000,
      "deepest nesting of arrays and objects in an HTTP request's JSON (deeper: 400)"},
     {keys::http_max_inflight, "4096", 1, 1000000,

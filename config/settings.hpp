@@ -98,6 +98,7 @@ inline constexpr key<int64_t> retention_timers_hours{"retention.timers_hours"};
 inline constexpr key<int64_t> retention_audit_months{"retention.audit_months"};
 inline constexpr key<int64_t> retention_request_ids_hours{"retention.request_ids_hours"};
 inline constexpr key<int64_t> payloads_inline_max_bytes{"payloads.inline_max_bytes"};
+inline constexpr key<int64_t> payloads_max_bytes{"payloads.max_bytes"};
 inline constexpr key<int64_t> client_timeout_ms{"client.timeout_ms"};
 inline constexpr key<int64_t> api_max_pending{"api.max_pending"};
 inline constexpr key<int64_t> api_max_open_polls{"api.max_open_polls"};

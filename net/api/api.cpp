@@ -99,10 +99,20 @@ struct api_state {
 using api_pointer = api_actor::stateful_pointer<api_state>;
 
 // Errors raised by CAF itself (a timeout, an unreachable or stopped actor)
-// reach clients as `unavailable`; store errors pass through unchanged.
+// reach clients as `unavailable`; store errors pass through unchanged, except a
+// database connection lost under a request (`conn_broken`: nothing committed;
+// `in_doubt`: the commit's outcome unknown) that the work behind it did not recover:
+// that is the node's trouble, not an answer, so the client retries it (with its
+// request id, which makes the repeat harmless).
 caf::error as_protocol_error(caf::error err, const char* what) {
-  if (nf::is_nodeflow_error(err))
+  if (nf::is_nodeflow_error(err)) {
+    auto code = nf::code_of(err);
+    if (code == nf::errc::conn_broken || code == nf::errc::in_doubt)
+      return nf::make_error(nf::errc::unavailable,
+                            std::string{what} + ": the database connection was lost: "
+                              + nf::message_of(err));
     return err;
+  }
   return nf::make_error(nf::errc::unavailable,
                         std::string{what} + ": " + caf::to_string(err));
 }
@@ -419,7 +429,7 @@ report_all(api_pointer self, std::chrono::milliseconds timeout,
     });
   schedule_sweep(self);
   for (size_t i = 0; i < results.size(); ++i) {
-    if (auto err = check(results[i])) {
+    if (auto err = check(results[i], self->state.opts.limits)) {
       answer(i, {}, std::move(err));
       continue;
     }
@@ -740,7 +750,7 @@ api_actor::behavior_type api(api_pointer self, api_options opts) {
     [self, timeout](start_atom, msg::start_request& r) -> caf::result<msg::start_reply> {
       return in_namespace<msg::start_reply>(self, access::operator_, "start", start_atom_v, r,
                                             [self, timeout](auto& m) {
-        return to_node<msg::start_reply>(self, check(m), timeout, start_atom_v, std::move(m));
+        return to_node<msg::start_reply>(self, check(m, self->state.opts.limits), timeout, start_atom_v, std::move(m));
       });
     },
     [self](get_atom, msg::workflow_query& q) -> caf::result<std::string> {
@@ -757,13 +767,13 @@ api_actor::behavior_type api(api_pointer self, api_options opts) {
     [self, timeout](command_atom, msg::workflow_command& c) -> caf::result<std::string> {
       return in_namespace<std::string>(self, access::operator_, "workflow command",
                                        command_atom_v, c, [self, timeout](auto& m) {
-        return to_node<std::string>(self, check(m), timeout, command_atom_v, std::move(m));
+        return to_node<std::string>(self, check(m, self->state.opts.limits), timeout, command_atom_v, std::move(m));
       });
     },
     [self](signal_atom, msg::signal_request& r) -> caf::result<std::string> {
       return in_namespace<std::string>(self, access::operator_, "signal", signal_atom_v, r,
                                        [self](auto& m) {
-        return to_store<std::string>(self, check(m), signal_atom_v, std::move(m));
+        return to_store<std::string>(self, check(m, self->state.opts.limits), signal_atom_v, std::move(m));
       });
     },
     [self, timeout, limits](poll_atom,
@@ -783,7 +793,7 @@ api_actor::behavior_type api(api_pointer self, api_options opts) {
     [self, timeout](complete_atom, msg::task_result& r) -> caf::result<std::string> {
       return in_namespace<std::string>(self, access::worker, "task result", complete_atom_v, r,
                                        [self, timeout](auto& m) {
-        return to_node<std::string>(self, check(m), timeout, complete_atom_v, std::move(m));
+        return to_node<std::string>(self, check(m, self->state.opts.limits), timeout, complete_atom_v, std::move(m));
       });
     },
     [self, timeout](complete_atom, std::vector<msg::task_result>& rs)
@@ -809,13 +819,13 @@ api_actor::behavior_type api(api_pointer self, api_options opts) {
     [self](progress_atom, msg::task_progress& r) -> caf::result<std::string> {
       return in_namespace<std::string>(self, access::worker, "task progress", progress_atom_v, r,
                                        [self](auto& m) {
-        return to_store<std::string>(self, check(m), progress_atom_v, std::move(m));
+        return to_store<std::string>(self, check(m, self->state.opts.limits), progress_atom_v, std::move(m));
       });
     },
     [self](task_ref_atom, msg::task_ref_update& r) -> caf::result<std::string> {
       return in_namespace<std::string>(self, access::worker, "task update by reference",
                                        task_ref_atom_v, r, [self](auto& m) {
-        return to_store<std::string>(self, check(m), task_ref_atom_v, std::move(m));
+        return to_store<std::string>(self, check(m, self->state.opts.limits), task_ref_atom_v, std::move(m));
       });
     },
     [self, limits](events_atom, msg::events_request& r)
@@ -894,12 +904,12 @@ api_actor::behavior_type api(api_pointer self, api_options opts) {
     [self, timeout](forward_atom, msg::task_result& r) -> caf::result<std::string> {
       if (auto refused = admit_peer(self, r.credential, "forwarded task result"))
         return refused;
-      return to_node<std::string>(self, check(r), timeout, forward_atom_v, std::move(r));
+      return to_node<std::string>(self, check(r, self->state.opts.limits), timeout, forward_atom_v, std::move(r));
     },
     [self, timeout](forward_atom, msg::workflow_command& c) -> caf::result<std::string> {
       if (auto refused = admit_peer(self, c.credential, "forwarded workflow command"))
         return refused;
-      return to_node<std::string>(self, check(c), timeout, forward_atom_v, std::move(c));
+      return to_node<std::string>(self, check(c, self->state.opts.limits), timeout, forward_atom_v, std::move(c));
     },
     [self, timeout, limits](forward_atom,
                             msg::poll_request& r) -> caf::result<std::vector<msg::leased_task>> {
@@ -947,6 +957,7 @@ api_options make_api_options(const config::values& settings, std::string dsn, ca
   o.default_lease_seconds = static_cast<int>(settings.get(config::keys::lessor_lease_seconds));
   o.limits.max_poll_timeout_ms = settings.get(config::keys::lessor_max_poll_timeout_ms);
   o.limits.max_events_wait_ms = settings.get(config::keys::lessor_max_poll_timeout_ms);
+  o.limits.max_payload_bytes = settings.get(config::keys::payloads_max_bytes);
   o.request_timeout = std::chrono::milliseconds{settings.get(config::keys::client_timeout_ms)};
   o.max_pending = static_cast<size_t>(settings.get(config::keys::api_max_pending));
   o.max_open_polls = static_cast<size_t>(settings.get(config::keys::api_max_open_polls));

@@ -64,6 +64,16 @@ public:
     }
   }
 
+  // A payload's size, checked before it is parsed: past payloads.max_bytes it is refused
+  // whatever it holds. True when it fits.
+  bool payload(const char* field, const std::string& v, int64_t max_bytes) {
+    if (static_cast<int64_t>(v.size()) <= max_bytes)
+      return true;
+    add(field, "expected at most " + std::to_string(max_bytes) + " bytes (payloads.max_bytes), got "
+                 + std::to_string(v.size()));
+    return false;
+  }
+
   // JSON text that must be an object (empty only when `empty_ok`).
   void object(const char* field, const std::string& v, bool empty_ok) {
     if (v.empty()) {
@@ -107,12 +117,13 @@ constexpr size_t max_reason = 65536;
 
 } // namespace
 
-caf::error check(const msg::start_request& r) {
+caf::error check(const msg::start_request& r, const check_limits& limits) {
   problems p;
   p.uuid("namespace_id", r.namespace_id, false);
   p.text("workflow_name", r.workflow_name, max_name, true);
   p.range("version", r.version, 0, flow::max_count, "0 = the latest");
-  p.object("input", r.input_json, true);
+  if (p.payload("input", r.input_json, limits.max_payload_bytes))
+    p.object("input", r.input_json, true);
   p.text("idempotency_key", r.idempotency_key, max_key_bytes);
   p.text("correlation_id", r.correlation_id, max_key_bytes);
   p.text("request_id", r.request_id, max_key_bytes);
@@ -144,7 +155,7 @@ caf::error check(const msg::search_request& r) {
   return p.done();
 }
 
-caf::error check(const msg::workflow_command& r) {
+caf::error check(const msg::workflow_command& r, const check_limits& limits) {
   problems p;
   p.uuid("namespace_id", r.namespace_id, false);
   static const char* ops[] = {"pause", "resume", "terminate", "retry", "rerun", "restart"};
@@ -166,21 +177,23 @@ caf::error check(const msg::workflow_command& r) {
     if (r.iteration != 0)
       p.add("iteration", "only a rerun names an iteration, got " + std::to_string(r.iteration));
   }
-  if (r.op == "rerun" || r.op == "restart")
-    p.object("input", r.input_json, true);
-  else if (!r.input_json.empty())
+  if (r.op == "rerun" || r.op == "restart") {
+    if (p.payload("input", r.input_json, limits.max_payload_bytes))
+      p.object("input", r.input_json, true);
+  } else if (!r.input_json.empty()) {
     p.add("input", "only a rerun or a restart takes new input");
+  }
   return p.done();
 }
 
-caf::error check(const msg::signal_request& r) {
+caf::error check(const msg::signal_request& r, const check_limits& limits) {
   problems p;
   p.uuid("namespace_id", r.namespace_id, false);
   p.uuid("workflow_id", r.workflow_id);
   p.text("name", r.name, max_name, true);
   p.text("request_id", r.request_id, max_key_bytes);
   boost::json::value ignored;
-  if (!r.payload_json.empty())
+  if (!r.payload_json.empty() && p.payload("payload", r.payload_json, limits.max_payload_bytes))
     p.json("payload", r.payload_json, ignored);
   return p.done();
 }
@@ -199,14 +212,15 @@ caf::error check(const msg::poll_request& r, const check_limits& limits) {
   return p.done();
 }
 
-caf::error check(const msg::task_result& r) {
+caf::error check(const msg::task_result& r, const check_limits& limits) {
   problems p;
   p.uuid("namespace_id", r.namespace_id, false);
   p.lease(r.task_id, r.workflow_id, r.lease_token);
   if (r.status != "COMPLETED" && r.status != "FAILED" && r.status != "FAILED_WITH_TERMINAL_ERROR")
     p.add("status", "expected COMPLETED, FAILED or FAILED_WITH_TERMINAL_ERROR, got "
                       + flow::quoted(r.status));
-  p.object("output", r.output_json, true);
+  if (p.payload("output", r.output_json, limits.max_payload_bytes))
+    p.object("output", r.output_json, true);
   p.text("reason", r.reason, max_reason);
   return p.done();
 }
@@ -226,7 +240,7 @@ caf::error check(const msg::heartbeat_request& r) {
   return p.done();
 }
 
-caf::error check(const msg::task_progress& r) {
+caf::error check(const msg::task_progress& r, const check_limits& limits) {
   problems p;
   p.uuid("namespace_id", r.namespace_id, false);
   p.uuid("task_id", r.task_id);
@@ -254,11 +268,12 @@ caf::error check(const msg::task_progress& r) {
         p.add("logs", "expected a log line or an output: the report holds neither");
     }
   }
-  p.object("output", r.output_json, true);
+  if (p.payload("output", r.output_json, limits.max_payload_bytes))
+    p.object("output", r.output_json, true);
   return p.done();
 }
 
-caf::error check(const msg::task_ref_update& r) {
+caf::error check(const msg::task_ref_update& r, const check_limits& limits) {
   problems p;
   p.uuid("namespace_id", r.namespace_id, false);
   p.uuid("workflow_id", r.workflow_id);
@@ -267,7 +282,8 @@ caf::error check(const msg::task_ref_update& r) {
   if (r.status != "COMPLETED" && r.status != "FAILED" && r.status != "FAILED_WITH_TERMINAL_ERROR")
     p.add("status", "expected COMPLETED, FAILED or FAILED_WITH_TERMINAL_ERROR, got "
                       + flow::quoted(r.status));
-  p.object("output", r.output_json, false);
+  if (p.payload("output", r.output_json, limits.max_payload_bytes))
+    p.object("output", r.output_json, false);
   return p.done();
 }
 

@@ -600,7 +600,9 @@ CAF_TEST(requests beyond the backlog of the api and its waiting event reads are 
 
 CAF_TEST(a batch of reports answers each result in its place) {
   auto node = sys.spawn(reporting_node);
-  auto opts = net::make_api_options(config::values::defaults(), db.dsn(), node);
+  auto settings = config::values::defaults();
+  CAF_REQUIRE(!settings.set("payloads.max_bytes", "1024", "test"));
+  auto opts = net::make_api_options(settings, db.dsn(), node);
   opts.request_timeout = 300ms;
   auto batched = net::spawn_api(sys, opts);
   auto ask_batch = [&](std::vector<msg::task_result> rs) {
@@ -634,13 +636,24 @@ CAF_TEST(a batch of reports answers each result in its place) {
   CAF_CHECK(is((*r)[2].error, nf::errc::lease_lost, "lease lost"));
   CAF_CHECK_EQUAL((*r)[3].answer, R"({"task":")" + b + "\"}");
   CAF_CHECK_EQUAL(reports_seen(), 3);
+  // An output past payloads.max_bytes is refused alone, naming the field and the limit;
+  // the rest of the batch goes on.
+  auto big = result(b, token);
+  big.output_json = "{\"blob\": \"" + std::string(2000, 'x') + "\"}";
+  auto poisoned = ask_batch({big, result(a, token)});
+  CAF_REQUIRE(poisoned);
+  CAF_REQUIRE_EQUAL(poisoned->size(), 2u);
+  CAF_CHECK(is((*poisoned)[0].error, nf::errc::invalid,
+               "output: expected at most 1024 bytes (payloads.max_bytes), got 2012"));
+  CAF_CHECK_EQUAL((*poisoned)[1].answer, R"({"task":")" + a + "\"}");
+  CAF_CHECK_EQUAL(reports_seen(), 4);
   // More results than one poll may lease: the whole batch is rejected, none reaches the node.
   std::vector<msg::task_result> many(1001, result(a, token));
   auto too_many = ask_batch(many);
   CAF_REQUIRE(!too_many);
   CAF_CHECK(is(too_many.error(), nf::errc::invalid,
                "results: expected at most 1000 results in one call, got 1001"));
-  CAF_CHECK_EQUAL(reports_seen(), 3);
+  CAF_CHECK_EQUAL(reports_seen(), 4);
   auto none = ask_batch({});
   CAF_REQUIRE(none);
   CAF_CHECK(none->empty());
@@ -650,7 +663,7 @@ CAF_TEST(a batch of reports answers each result in its place) {
   CAF_REQUIRE_EQUAL(rejected->size(), 2u);
   CAF_CHECK(is((*rejected)[0].error, nf::errc::invalid, "status:"));
   CAF_CHECK(is((*rejected)[1].error, nf::errc::invalid, "task_id:"));
-  CAF_CHECK_EQUAL(reports_seen(), 3);
+  CAF_CHECK_EQUAL(reports_seen(), 4);
   // A result the node does not answer in time is `unavailable` in its place at the deadline;
   // the others keep their answers.
   auto began = std::chrono::steady_clock::now();
@@ -662,6 +675,85 @@ CAF_TEST(a batch of reports answers each result in its place) {
   CAF_CHECK(is((*late)[1].error, nf::errc::unavailable, "engine node"));
   caf::anon_send_exit(batched, caf::exit_reason::user_shutdown);
   caf::anon_send_exit(node, caf::exit_reason::user_shutdown);
+}
+
+// pg_terminate_backend of the backend a request runs on (an operator's, or a failover's):
+// the request sees a broken connection, never an internal error. Once, the store worker
+// runs it again on a fresh connection and it succeeds; twice, it is answered
+// `unavailable`, which a client retries with the same request id.
+CAF_TEST(a request whose database backend is terminated is retried or answered unavailable) {
+  register_defs();
+  auto wf = start();
+  auto holder = db.connect();
+  auto hold = [&] {
+    CAF_REQUIRE(holder.exec("BEGIN"));
+    CAF_REQUIRE(holder.exec(R"(SELECT 1 FROM "WorkflowExecutions" WHERE "id" = $1 FOR UPDATE)",
+                            store::params::of(wf)));
+  };
+  // The backend that waits for the row this test holds: the store worker's.
+  auto terminate_waiter = [&] {
+    auto deadline = std::chrono::steady_clock::now() + 20s;
+    while (std::chrono::steady_clock::now() < deadline) {
+      auto pid = scalar(R"(SELECT min(pid)::text FROM pg_stat_activity WHERE datname =
+                             current_database() AND wait_event_type = 'Lock'
+                             AND pid <> pg_backend_pid())");
+      if (!pid.empty()) {
+        CAF_REQUIRE_EQUAL(scalar("SELECT pg_terminate_backend(" + pid + ")::text"), "true");
+        // Gone before the next look, so the retry's backend is the one found next.
+        while (count("SELECT count(*) FROM pg_stat_activity WHERE pid = " + pid) > 0)
+          std::this_thread::sleep_for(2ms);
+        return;
+      }
+      std::this_thread::sleep_for(2ms);
+    }
+    CAF_FAIL("no backend waited for the held row within 20 s");
+  };
+  auto signal = [&](const std::string& request_id) {
+    msg::signal_request r{wf.str(), "approved", R"({"by":"ada"})"};
+    r.request_id = request_id;
+    return self->request(api, 30s, signal_atom_v, std::move(r));
+  };
+  auto received = [&] {
+    return count(R"(SELECT count(*) FROM "WorkflowEvents" WHERE "workflowId" = $1
+                    AND "eventType" = 'SIGNAL_RECEIVED')",
+                 store::params::of(wf));
+  };
+  // Terminated once: run again on a fresh connection, which waits until the row is free.
+  hold();
+  auto once = signal("terminated-once");
+  terminate_waiter();
+  auto t = std::chrono::steady_clock::now();
+  while (count(R"(SELECT count(*) FROM pg_stat_activity WHERE datname = current_database()
+                  AND wait_event_type = 'Lock' AND pid <> pg_backend_pid())") == 0
+         && std::chrono::steady_clock::now() - t < 20s)
+    std::this_thread::sleep_for(2ms);
+  CAF_REQUIRE(holder.exec("COMMIT"));
+  caf::expected<std::string> first{caf::error{}};
+  std::move(once).receive([&](std::string& r) { first = std::move(r); },
+                          [&](caf::error& e) { first = std::move(e); });
+  if (!first)
+    CAF_FAIL("terminated once: " << nf::to_string(nf::code_of(first.error())) << ": "
+                                 << message(first.error()));
+  CAF_CHECK_EQUAL(received(), 1);
+  // Terminated on the fresh connection too: `unavailable`, nothing written; the client's
+  // retry with the same request id then delivers it once.
+  hold();
+  auto twice = signal("terminated-twice");
+  terminate_waiter();
+  terminate_waiter();
+  caf::expected<std::string> second{caf::error{}};
+  std::move(twice).receive([&](std::string& r) { second = std::move(r); },
+                           [&](caf::error& e) { second = std::move(e); });
+  CAF_REQUIRE(holder.exec("COMMIT"));
+  CAF_REQUIRE(!second);
+  CAF_CHECK(is(second.error(), nf::errc::unavailable, "connection"));
+  CAF_CHECK_EQUAL(received(), 1);
+  auto again = signal("terminated-twice");
+  caf::expected<std::string> retried{caf::error{}};
+  std::move(again).receive([&](std::string& r) { retried = std::move(r); },
+                           [&](caf::error& e) { retried = std::move(e); });
+  CAF_CHECK(retried);
+  CAF_CHECK_EQUAL(received(), 2);
 }
 
 CAF_TEST_FIXTURE_SCOPE_END()

@@ -212,3 +212,66 @@ CAF_TEST(definitions queries name a known op and kind and the fields each takes)
                      "version:"));
   CAF_CHECK(mentions(problems(msg::definitions_query{"list", "task", "x", 0}), "name:"));
 }
+
+// payloads.max_bytes bounds every payload alike, before it is parsed, and names the field
+// and the setting; a payload at the limit passes.
+CAF_TEST(payloads past payloads.max_bytes are refused naming the field and the limit) {
+  net::check_limits small;
+  small.max_payload_bytes = 1024;
+  const std::string fits = "{\"a\": \"" + std::string(1024 - 9, 'x') + "\"}";
+  const std::string big = "{\"a\": \"" + std::string(1024, 'x') + "\"}";
+  CAF_REQUIRE_EQUAL(fits.size(), 1024u);
+  const std::string limit = "expected at most 1024 bytes (payloads.max_bytes), got "
+                            + std::to_string(big.size());
+
+  msg::start_request s;
+  s.workflow_name = "order";
+  s.input_json = fits;
+  CAF_CHECK_EQUAL(problems(s, small), "");
+  s.input_json = big;
+  CAF_CHECK(mentions(problems(s, small), "input: " + limit));
+  CAF_CHECK_EQUAL(problems(s), ""); // the default is 8 MiB
+
+  msg::task_result r;
+  r.task_id = task;
+  r.workflow_id = wf;
+  r.lease_token = token;
+  r.status = "COMPLETED";
+  r.output_json = fits;
+  CAF_CHECK_EQUAL(problems(r, small), "");
+  r.output_json = big;
+  CAF_CHECK(mentions(problems(r, small), "output: " + limit));
+  // Past the limit it is not parsed: the size is the only complaint.
+  r.output_json = std::string(2048, '{');
+  auto text = problems(r, small);
+  CAF_CHECK(mentions(text, "output: expected at most 1024 bytes"));
+  CAF_CHECK(text.find("malformed") == std::string::npos);
+
+  msg::signal_request g;
+  g.workflow_id = wf;
+  g.name = "go";
+  g.payload_json = big;
+  CAF_CHECK(mentions(problems(g, small), "payload: " + limit));
+
+  msg::workflow_command c;
+  c.op = "restart";
+  c.workflow_id = wf;
+  c.input_json = big;
+  CAF_CHECK(mentions(problems(c, small), "input: " + limit));
+  c.input_json = fits;
+  CAF_CHECK_EQUAL(problems(c, small), "");
+
+  msg::task_ref_update u;
+  u.workflow_id = wf;
+  u.task_ref = "step";
+  u.status = "COMPLETED";
+  u.output_json = big;
+  CAF_CHECK(mentions(problems(u, small), "output: " + limit));
+
+  msg::task_progress pr;
+  pr.task_id = task;
+  pr.workflow_id = wf;
+  pr.logs_json = "[]";
+  pr.output_json = big;
+  CAF_CHECK(mentions(problems(pr, small), "output: " + limit));
+}

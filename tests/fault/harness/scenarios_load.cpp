@@ -154,7 +154,8 @@ row scale_scenario(run_context& ctx) {
     f << (i ? ", " : "") << i + 1 << " node" << (i ? "s " : " ") << rate[i] << " workflows/s";
   f << "; ratio " << ratio;
   r.figure = f.str();
-  r.pass = clean && ratio >= 1.0;
+  // Throughput is measured in both forms; only the long form judges it.
+  r.pass = clean && (!o.long_form || ratio >= 1.0);
   r.command = command_for("scale", "--scale-workflows " + std::to_string(o.scale_workflows));
   return r;
 }
