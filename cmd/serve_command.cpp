@@ -25,6 +25,7 @@
 #include "cmd/serve_http.hpp"
 #include "net/api/api.hpp"
 #include "net/web/tls.hpp"
+#include "store/db_clock.hpp"
 #include "store/schema/capabilities.hpp"
 #include "store/pg/dsn.hpp"
 #include "store/schema/migrator.hpp"
@@ -60,6 +61,12 @@ bool check_database(const serve_config& cfg) {
     std::cerr << "nodeflow serve: " << nf::message_of(caps.error()) << "\n";
     return false;
   }
+  // The check measured Postgres's clock against ours; ids and timers follow Postgres's
+  // (store/db_clock.hpp), but an operator should hear that this host's clock is off.
+  if (auto off = db_clock_offset_us(); off > 1000000 || off < -1000000)
+    spdlog::warn("clock_offset this host's clock is {} ms {} Postgres's; nodeflow uses "
+                 "Postgres's clock for ids and timers",
+                 (off < 0 ? -off : off) / 1000, off < 0 ? "ahead of" : "behind");
   store::migrator m;
   if (cfg.migrate) {
     auto applied = m.up(*conn, [](const std::string& line) { spdlog::info("migrate {}", line); });

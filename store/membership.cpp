@@ -1,6 +1,9 @@
 #include "store/membership.hpp"
 
+#include <chrono>
+
 #include "proto/errors.hpp"
+#include "store/db_clock.hpp"
 #include "store/pg/transaction.hpp"
 
 namespace nf::store {
@@ -10,7 +13,8 @@ namespace {
 constexpr statement insert_node{"membership.register", R"(
 INSERT INTO "Nodes" ("address") VALUES ($1) RETURNING "id"::text)"};
 
-// A node's own row counts as live even when its previous heartbeat is old.
+// A node's own row counts as live even when its previous heartbeat is old. server_us is
+// Postgres's clock, read where the node already waits for an answer (store/db_clock.hpp).
 constexpr statement heartbeat{"membership.heartbeat", R"(
 WITH h AS (
   UPDATE "Nodes" SET "heartbeatAt" = now() WHERE "id" = $1 AND "stoppedAt" IS NULL
@@ -18,7 +22,8 @@ WITH h AS (
 SELECT (SELECT count(*) FROM h) AS renewed,
        (SELECT count(*) FROM "Nodes"
          WHERE "stoppedAt" IS NULL
-           AND ("id" = $1 OR "heartbeatAt" > now() - $2 * interval '1 millisecond')) AS live)"};
+           AND ("id" = $1 OR "heartbeatAt" > now() - $2 * interval '1 millisecond')) AS live,
+       (extract(epoch FROM clock_timestamp()) * 1000000)::bigint AS server_us)"};
 
 constexpr statement mark_stopped{"membership.stop", R"(
 UPDATE "Nodes" SET "stoppedAt" = now() WHERE "id" = $1 AND "stoppedAt" IS NULL)"};
@@ -86,9 +91,11 @@ caf::expected<node_id> register_node(connection& conn, const std::string& addres
 }
 
 caf::expected<int> heartbeat_node(connection& conn, const node_id& id, int64_t live_within_ms) {
+  auto sent = std::chrono::system_clock::now();
   auto r = conn.run1(heartbeat, params::of(id, live_within_ms));
   if (!r)
     return std::move(r.error());
+  observe_db_clock(sent, r->i64(0, r->column_named("server_us")), std::chrono::system_clock::now());
   if (r->i64(0, r->column_named("renewed")) == 0)
     return make_error(errc::not_found, "node " + id.str() + " is not registered or was stopped");
   return static_cast<int>(r->i64(0, r->column_named("live")));

@@ -8,6 +8,7 @@
 #include <cstring>
 #include <stdexcept>
 
+#include "store/db_clock.hpp"
 #include "store/ids.hpp"
 
 namespace nf {
@@ -74,7 +75,8 @@ uint64_t random_word() {
 
 std::string new_uuidv7() {
   using namespace std::chrono;
-  auto now = duration_cast<nanoseconds>(system_clock::now().time_since_epoch()).count();
+  // Postgres's clock, not this node's: the id's time is the row's partition key.
+  auto now = duration_cast<nanoseconds>(db_clock_now().time_since_epoch()).count();
   auto ms = static_cast<uint64_t>(now / 1000000);
   // rand_a holds the sub-millisecond fraction (as Postgres's uuidv7() does), so
   // ids made in one process sort by creation time closely enough for keyset

@@ -36,6 +36,7 @@
 
 #include "engine/decide/decide_batches.hpp"
 #include "config/settings.hpp"
+#include "store/db_clock.hpp"
 
 namespace nf::engine {
 class lease_memory;
@@ -72,9 +73,10 @@ struct committer_context {
   std::shared_ptr<const sink_presence> sinks;
   config::values settings = config::values::defaults();
   decide_batches_factory batches = connect_decide_batches;
-  /// The wall clock the timers a batch arms are compared with (timer hints).
+  /// The wall clock the timers a batch arms are compared with (timer hints): Postgres's,
+  /// as their fire times are.
   std::function<std::chrono::system_clock::time_point()> wall_clock = [] {
-    return std::chrono::system_clock::now();
+    return db_clock_now();
   };
   /// Whether it runs on a thread of its own, as it blocks on its database; a committer
   /// with a fake `batches` may run on the scheduler (tests drive it deterministically).

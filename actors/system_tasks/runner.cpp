@@ -16,6 +16,7 @@
 #include "engine/system_tasks/http_task.hpp"
 #include "proto/type_ids.hpp"
 #include "proto/errors.hpp"
+#include "store/db_clock.hpp"
 
 namespace nf::actors {
 
@@ -64,9 +65,8 @@ caf::behavior http_task_worker(caf::event_based_actor* self, msg::leased_task ta
     result = engine::http_task_rejected(task, *problem);
   } else {
     auto& r = std::get<http::request>(req);
-    auto now_ms = std::chrono::duration_cast<milliseconds>(
-                    std::chrono::system_clock::now().time_since_epoch())
-                    .count();
+    // The lease's expiry is Postgres's time: compare it with Postgres's clock.
+    auto now_ms = db_clock_now_ms();
     engine::fit_into_lease(r, task.lease_expires_at_ms, now_ms, lease_margin);
     std::vector<std::string> used;
     auto sent = with_secrets(task, r, secrets, used);

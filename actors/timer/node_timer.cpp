@@ -16,6 +16,7 @@
 #include "actors/served_shards.hpp"
 #include "engine/metrics/node_metrics.hpp"
 #include "proto/type_ids.hpp"
+#include "store/db_clock.hpp"
 #include "store/lease_sweep.hpp"
 #include "proto/errors.hpp"
 #include "store/timers.hpp"
@@ -222,10 +223,8 @@ caf::behavior timer(timer_actor* self, node_timer_context ctx) {
       }
     },
     [=](armed_atom, int64_t fire_at_ms) {
-      // The hint carries wall-clock time; the wait is measured on the actor clock.
-      auto now_ms = std::chrono::duration_cast<milliseconds>(
-                      std::chrono::system_clock::now().time_since_epoch())
-                      .count();
+      // The hint carries Postgres's time; the wait is measured on the actor clock.
+      auto now_ms = db_clock_now_ms();
       arm(self, milliseconds{fire_at_ms - now_ms});
     },
     [=](tick_atom, int64_t gen) {

@@ -6,6 +6,7 @@
 
 #include "engine/relay/signature.hpp"
 #include "flow/ascii.hpp"
+#include "store/db_clock.hpp"
 
 #include <boost/json/serialize.hpp>
 #include <boost/json/string_view.hpp>
@@ -54,10 +55,8 @@ delivery_plan plan_deliveries(const std::vector<store::outbox_event>& events,
   delivery_plan plan;
   plan.requests_of.resize(events.size());
   plan.sinks_of.resize(events.size());
-  int64_t now_s = limits.now_s != 0 ? limits.now_s
-                                    : std::chrono::duration_cast<std::chrono::seconds>(
-                                        std::chrono::system_clock::now().time_since_epoch())
-                                        .count();
+  // Postgres's clock, so every node signs by one clock whichever node's own is off.
+  int64_t now_s = limits.now_s != 0 ? limits.now_s : db_clock_now_ms() / 1000;
   for (size_t i = 0; i < events.size(); ++i) {
     const auto& e = events[i];
     std::string body;

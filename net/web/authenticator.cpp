@@ -15,6 +15,7 @@
 #include "engine/auth/credentials.hpp"
 #include "engine/auth/passwords.hpp"
 #include "flow/ascii.hpp"
+#include "store/db_clock.hpp"
 #include "proto/errors.hpp"
 #include "store/api_keys.hpp"
 #include "store/users.hpp"
@@ -33,10 +34,9 @@ constexpr const char* bad_login = "username/password: the name or the password i
 // One name for now: rotating it would add a second and accept both for a token's life.
 constexpr const char* signing_secret_name = "http-tokens";
 
+// Postgres's clock: what it is compared with was stamped by Postgres or by another node.
 int64_t now_ms() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(
-           std::chrono::system_clock::now().time_since_epoch())
-    .count();
+  return db_clock_now_ms();
 }
 
 std::string credentials_of(const exchange& ex) {

@@ -5,6 +5,7 @@
 #include <memory>
 #include <mutex>
 
+#include "store/db_clock.hpp"
 #include "store/pg/owned_statement.hpp"
 #include "store/pg/params.hpp"
 #include "store/pg/sql_comments.hpp"
@@ -112,7 +113,7 @@ std::optional<hour_window> hours_around_now(int64_t from_offset_s, int64_t to_of
                                             int max_hours) {
   constexpr int64_t clock_skew_s = 600;
   int64_t now = std::chrono::duration_cast<std::chrono::seconds>(
-                  std::chrono::system_clock::now().time_since_epoch())
+                  db_clock_now().time_since_epoch())
                   .count();
   return hours_covering(now + from_offset_s - clock_skew_s, now + to_offset_s + clock_skew_s,
                         max_hours);

@@ -1,6 +1,9 @@
 #include "store/schema/capabilities.hpp"
 
+#include <chrono>
+
 #include "proto/errors.hpp"
+#include "store/db_clock.hpp"
 
 namespace nf::store {
 
@@ -11,7 +14,12 @@ constexpr statement server_settings{
   "SELECT current_setting('server_version_num')::int AS version_num,"
   " current_setting('server_version') AS version, current_setting('io_method', true) AS io_method"};
 
-constexpr statement prove_uuidv7{"capabilities.uuidv7", "SELECT uuidv7()::text"};
+// It also reads Postgres's clock, the node's first measure of its offset before
+// membership's heartbeats keep it (store/db_clock.hpp).
+constexpr statement prove_uuidv7{
+  "capabilities.uuidv7",
+  "SELECT uuidv7()::text AS id,"
+  " (extract(epoch FROM clock_timestamp()) * 1000000)::bigint AS server_us"};
 
 } // namespace
 
@@ -29,7 +37,11 @@ caf::expected<server_info> check_capabilities(connection& conn) {
                       "but the server runs "
                         + info.version + " (server_version_num " + std::to_string(info.version_num)
                         + ")");
+  auto sent = std::chrono::system_clock::now();
   auto u = conn.run1(prove_uuidv7);
+  if (u)
+    observe_db_clock(sent, u->i64(0, u->column_named("server_us")),
+                     std::chrono::system_clock::now());
   if (!u)
     return make_error(errc::unsupported,
                       "the server reports PostgreSQL " + info.version

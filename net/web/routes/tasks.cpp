@@ -19,6 +19,7 @@
 #include "proto/domains.hpp"
 #include "proto/errors.hpp"
 #include "net/web/scope.hpp"
+#include "store/db_clock.hpp"
 
 namespace nf::net::web {
 
@@ -26,10 +27,9 @@ namespace {
 
 namespace json = boost::json;
 
+// Postgres's clock: what it is compared with was stamped by Postgres or by another node.
 int64_t now_ms() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(
-           std::chrono::system_clock::now().time_since_epoch())
-    .count();
+  return db_clock_now_ms();
 }
 
 // Conductor's Task as a worker reads it. A SIMPLE task's taskType is its definition's name,
