@@ -1,6 +1,7 @@
 #include "store/membership.hpp"
 
 #include "proto/errors.hpp"
+#include "store/pg/pipeline.hpp"
 #include "store/pg/transaction.hpp"
 
 namespace nf::store {
@@ -118,6 +119,34 @@ renew_leases(connection& conn, const node_id& id, const std::vector<partition_le
   if (!r)
     return std::move(r.error());
   return leases_of(*r);
+}
+
+caf::expected<round_facts> membership_round(connection& conn, const node_id& id,
+                                            const std::vector<partition_lease>& held,
+                                            int64_t lease_ms, int partition_count) {
+  std::vector<int64_t> parts, epochs;
+  for (const auto& l : held) {
+    parts.push_back(l.partition);
+    epochs.push_back(l.epoch);
+  }
+  pipeline p{conn};
+  p.add(heartbeat, params::of(id, lease_ms));
+  p.add(renew, params::of(id, int_array(parts), int_array(epochs), lease_ms));
+  p.add(free_parts, params::of(int64_t{partition_count}));
+  auto rs = p.run();
+  if (!rs)
+    return std::move(rs.error());
+  const auto& h = (*rs)[0];
+  if (h.i64(0, h.column_named("renewed")) == 0)
+    return make_error(errc::not_found, "node " + id.str() + " is not registered or was stopped");
+  round_facts out;
+  out.live = static_cast<int>(h.i64(0, h.column_named("live")));
+  out.renewed = leases_of((*rs)[1]);
+  const auto& f = (*rs)[2];
+  const int partition = f.column_named("partition");
+  for (int row = 0; row < f.rows(); ++row)
+    out.free.push_back(static_cast<int16_t>(f.i64(row, partition)));
+  return out;
 }
 
 caf::expected<std::vector<int16_t>> free_partitions(connection& conn, int partition_count) {

@@ -40,6 +40,21 @@ caf::expected<std::vector<partition_lease>>
 renew_leases(connection& conn, const node_id& id, const std::vector<partition_lease>& held,
              int64_t lease_ms);
 
+/// What one membership round reads and writes in one round trip.
+struct round_facts {
+  int live = 1;                         ///< as heartbeat_node
+  std::vector<partition_lease> renewed; ///< as renew_leases
+  std::vector<int16_t> free;            ///< as free_partitions
+};
+
+/// heartbeat_node, renew_leases and free_partitions in one round trip (one pipeline, one
+/// implicit transaction): a membership round costs one wait for the server, not three,
+/// which is what keeps rounds on time when the server is busy. not_found as
+/// heartbeat_node when the node's row is gone or stopped.
+caf::expected<round_facts> membership_round(connection& conn, const node_id& id,
+                                            const std::vector<partition_lease>& held,
+                                            int64_t lease_ms, int partition_count);
+
 /// Partitions 0 … partition_count-1 that nobody holds now (never leased, expired or
 /// released), lowest first.
 caf::expected<std::vector<int16_t>> free_partitions(connection& conn, int partition_count);
