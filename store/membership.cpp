@@ -77,6 +77,14 @@ std::vector<partition_lease> leases_of(const result& r) {
   return out;
 }
 
+std::vector<std::string> owners_of(const result& r, int partition_count) {
+  std::vector<std::string> out(static_cast<size_t>(partition_count));
+  const int partition = r.column_named("partition"), address = r.column_named("address");
+  for (int row = 0; row < r.rows(); ++row)
+    out[static_cast<size_t>(r.i64(row, partition))] = r.str(row, address);
+  return out;
+}
+
 } // namespace
 
 caf::expected<node_id> register_node(connection& conn, const std::string& address) {
@@ -133,6 +141,7 @@ caf::expected<round_facts> membership_round(connection& conn, const node_id& id,
   p.add(heartbeat, params::of(id, lease_ms));
   p.add(renew, params::of(id, int_array(parts), int_array(epochs), lease_ms));
   p.add(free_parts, params::of(int64_t{partition_count}));
+  p.add(owners, params::of(int64_t{partition_count}));
   auto rs = p.run();
   if (!rs)
     return std::move(rs.error());
@@ -146,6 +155,7 @@ caf::expected<round_facts> membership_round(connection& conn, const node_id& id,
   const int partition = f.column_named("partition");
   for (int row = 0; row < f.rows(); ++row)
     out.free.push_back(static_cast<int16_t>(f.i64(row, partition)));
+  out.owners = owners_of((*rs)[3], partition_count);
   return out;
 }
 
@@ -185,11 +195,7 @@ caf::expected<std::vector<std::string>> partition_owners(connection& conn, int p
   auto r = conn.run(owners, params::of(int64_t{partition_count}));
   if (!r)
     return std::move(r.error());
-  std::vector<std::string> out(static_cast<size_t>(partition_count));
-  const int partition = r->column_named("partition"), address = r->column_named("address");
-  for (int row = 0; row < r->rows(); ++row)
-    out[static_cast<size_t>(r->i64(row, partition))] = r->str(row, address);
-  return out;
+  return owners_of(*r, partition_count);
 }
 
 } // namespace nf::store

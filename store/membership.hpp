@@ -45,9 +45,10 @@ struct round_facts {
   int live = 1;                         ///< as heartbeat_node
   std::vector<partition_lease> renewed; ///< as renew_leases
   std::vector<int16_t> free;            ///< as free_partitions
+  std::vector<std::string> owners;      ///< as partition_owners, after the renewal
 };
 
-/// heartbeat_node, renew_leases and free_partitions in one round trip (one pipeline, one
+/// heartbeat_node, renew_leases, free_partitions and partition_owners in one round trip (one pipeline, one
 /// implicit transaction): a membership round costs one wait for the server, not three,
 /// which is what keeps rounds on time when the server is busy. not_found as
 /// heartbeat_node when the node's row is gone or stopped.

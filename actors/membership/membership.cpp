@@ -97,8 +97,18 @@ void tell_node(membership_actor* self) {
                  .count()));
 }
 
-/// Tells the node who owns each partition when that changed. A failed read changes
-/// nothing: the node forwards by the map it has (a wrong guess is answered
+/// Tells the node who owns each partition when that changed.
+void tell_owners(membership_actor* self, std::vector<std::string> owners) {
+  auto& st = self->state;
+  if (owners == st.owners_told)
+    return;
+  st.owners_told = owners;
+  if (st.opt.node)
+    self->send(st.opt.node, owners_atom_v, std::move(owners));
+}
+
+/// As above, read afresh (after this round acquired or released leases). A failed read
+/// changes nothing: the node forwards by the map it has (a wrong guess is answered
 /// `unavailable`, and the client retries).
 void tell_owners(membership_actor* self, store::connection& c) {
   auto& st = self->state;
@@ -109,11 +119,7 @@ void tell_owners(membership_actor* self, store::connection& c) {
                    st.db_warn.suppressed());
     return;
   }
-  if (*owners == st.owners_told)
-    return;
-  st.owners_told = *owners;
-  if (st.opt.node)
-    self->send(st.opt.node, owners_atom_v, std::move(*owners));
+  tell_owners(self, std::move(*owners));
 }
 
 /// The database is unreachable: serve on until each lease would have expired.
@@ -219,8 +225,13 @@ void tick(membership_actor* self) {
       st.held.erase(part);
   }
   auto before_told = st.epochs_told.size();
+  bool moved = st.held.size() != facts->renewed.size();
   tell_node(self);
-  tell_owners(self, c);
+  // The round's read saw the owners before this round's acquisitions and releases.
+  if (moved)
+    tell_owners(self, c);
+  else
+    tell_owners(self, std::move(facts->owners));
   // A line when the cluster or the owned set changed, or a round overran its period: how
   // long takeovers and renewals wait for the server, at few lines.
   if (st.live != live_before || st.held.size() != before_told
