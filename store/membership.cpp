@@ -25,10 +25,13 @@ constexpr statement mark_stopped{"membership.stop", R"(
 UPDATE "Nodes" SET "stoppedAt" = now() WHERE "id" = $1 AND "stoppedAt" IS NULL)"};
 
 // docs/schema.md §2: renew at the epoch we hold; a takeover bumped it, so it misses.
+// Only for a node not stopped: it runs in the heartbeat's round trip even when the
+// heartbeat finds the node's row stopped, and must not revive leases stop_node released.
 constexpr statement renew{"membership.renew", R"(
 UPDATE "PartitionLeases" l SET "expiresAt" = now() + $4 * interval '1 millisecond'
   FROM unnest($2::smallint[], $3::bigint[]) AS u(p, e)
  WHERE l."partition" = u.p AND l."nodeId" = $1 AND l."epoch" = u.e
+   AND EXISTS (SELECT 1 FROM "Nodes" n WHERE n."id" = $1 AND n."stoppedAt" IS NULL)
 RETURNING l."partition", l."epoch")"};
 
 constexpr statement free_parts{"membership.free", R"(
@@ -94,15 +97,6 @@ caf::expected<node_id> register_node(connection& conn, const std::string& addres
   return node_id{r->str(0, r->column_named("id"))};
 }
 
-caf::expected<int> heartbeat_node(connection& conn, const node_id& id, int64_t live_within_ms) {
-  auto r = conn.run1(heartbeat, params::of(id, live_within_ms));
-  if (!r)
-    return std::move(r.error());
-  if (r->i64(0, r->column_named("renewed")) == 0)
-    return make_error(errc::not_found, "node " + id.str() + " is not registered or was stopped");
-  return static_cast<int>(r->i64(0, r->column_named("live")));
-}
-
 caf::expected<void> stop_node(connection& conn, const node_id& id) {
   return perform(conn, [&](transaction& tx) -> caf::expected<void> {
     if (auto r = tx.conn().run(release_all, params::of(id)); !r)
@@ -111,22 +105,6 @@ caf::expected<void> stop_node(connection& conn, const node_id& id) {
       return std::move(r.error());
     return {};
   });
-}
-
-caf::expected<std::vector<partition_lease>>
-renew_leases(connection& conn, const node_id& id, const std::vector<partition_lease>& held,
-             int64_t lease_ms) {
-  if (held.empty())
-    return std::vector<partition_lease>{};
-  std::vector<int64_t> parts, epochs;
-  for (const auto& l : held) {
-    parts.push_back(l.partition);
-    epochs.push_back(l.epoch);
-  }
-  auto r = conn.run(renew, params::of(id, int_array(parts), int_array(epochs), lease_ms));
-  if (!r)
-    return std::move(r.error());
-  return leases_of(*r);
 }
 
 caf::expected<round_facts> membership_round(connection& conn, const node_id& id,
@@ -156,17 +134,6 @@ caf::expected<round_facts> membership_round(connection& conn, const node_id& id,
   for (int row = 0; row < f.rows(); ++row)
     out.free.push_back(static_cast<int16_t>(f.i64(row, partition)));
   out.owners = owners_of((*rs)[3], partition_count);
-  return out;
-}
-
-caf::expected<std::vector<int16_t>> free_partitions(connection& conn, int partition_count) {
-  auto r = conn.run(free_parts, params::of(int64_t{partition_count}));
-  if (!r)
-    return std::move(r.error());
-  std::vector<int16_t> out;
-  const int partition = r->column_named("partition");
-  for (int row = 0; row < r->rows(); ++row)
-    out.push_back(static_cast<int16_t>(r->i64(row, partition)));
   return out;
 }
 
