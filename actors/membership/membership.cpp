@@ -177,9 +177,8 @@ void tick(membership_actor* self) {
     st.id = *id;
     st.log->info("node_registered node={} address={}", st.id->str(), st.opt.address);
   }
-  // Heartbeat, renewal and the free partitions in one round trip: a busy server makes
-  // every round trip wait, and three of them per round made rounds (and so renewals and
-  // takeovers) late by seconds under load.
+  // Heartbeat, renewal, the free partitions and the owners in one round trip: on a busy
+  // server every round trip waits, and a round should cost one wait, not four.
   auto sent = steady::now();
   std::vector<store::partition_lease> mine;
   for (const auto& [p, l] : st.held)
@@ -274,7 +273,7 @@ caf::behavior membership_behavior(membership_actor* self, membership_options opt
   return {
     [=](tick_atom) {
       // Rounds start every heartbeat_ms, however long one took: waiting heartbeat_ms after
-      // a slow round stretched the period, so renewals ran late and takeovers later.
+      // a slow round would stretch the period, and renewals and takeovers with it.
       auto started = steady::now();
       tick(self);
       auto next = started + std::chrono::milliseconds{self->state.opt.heartbeat_ms};
