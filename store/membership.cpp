@@ -4,6 +4,7 @@
 
 #include "proto/errors.hpp"
 #include "store/db_clock.hpp"
+#include "store/pg/pipeline.hpp"
 #include "store/pg/transaction.hpp"
 
 namespace nf::store {
@@ -29,10 +30,13 @@ constexpr statement mark_stopped{"membership.stop", R"(
 UPDATE "Nodes" SET "stoppedAt" = now() WHERE "id" = $1 AND "stoppedAt" IS NULL)"};
 
 // docs/schema.md §2: renew at the epoch we hold; a takeover bumped it, so it misses.
+// Only for a node not stopped: it runs in the heartbeat's round trip even when the
+// heartbeat finds the node's row stopped, and must not revive leases stop_node released.
 constexpr statement renew{"membership.renew", R"(
 UPDATE "PartitionLeases" l SET "expiresAt" = now() + $4 * interval '1 millisecond'
   FROM unnest($2::smallint[], $3::bigint[]) AS u(p, e)
  WHERE l."partition" = u.p AND l."nodeId" = $1 AND l."epoch" = u.e
+   AND EXISTS (SELECT 1 FROM "Nodes" n WHERE n."id" = $1 AND n."stoppedAt" IS NULL)
 RETURNING l."partition", l."epoch")"};
 
 constexpr statement free_parts{"membership.free", R"(
@@ -81,6 +85,14 @@ std::vector<partition_lease> leases_of(const result& r) {
   return out;
 }
 
+std::vector<std::string> owners_of(const result& r, int partition_count) {
+  std::vector<std::string> out(static_cast<size_t>(partition_count));
+  const int partition = r.column_named("partition"), address = r.column_named("address");
+  for (int row = 0; row < r.rows(); ++row)
+    out[static_cast<size_t>(r.i64(row, partition))] = r.str(row, address);
+  return out;
+}
+
 } // namespace
 
 caf::expected<node_id> register_node(connection& conn, const std::string& address) {
@@ -88,17 +100,6 @@ caf::expected<node_id> register_node(connection& conn, const std::string& addres
   if (!r)
     return std::move(r.error());
   return node_id{r->str(0, r->column_named("id"))};
-}
-
-caf::expected<int> heartbeat_node(connection& conn, const node_id& id, int64_t live_within_ms) {
-  auto sent = std::chrono::system_clock::now();
-  auto r = conn.run1(heartbeat, params::of(id, live_within_ms));
-  if (!r)
-    return std::move(r.error());
-  observe_db_clock(sent, r->i64(0, r->column_named("server_us")), std::chrono::system_clock::now());
-  if (r->i64(0, r->column_named("renewed")) == 0)
-    return make_error(errc::not_found, "node " + id.str() + " is not registered or was stopped");
-  return static_cast<int>(r->i64(0, r->column_named("live")));
 }
 
 caf::expected<void> stop_node(connection& conn, const node_id& id) {
@@ -111,30 +112,35 @@ caf::expected<void> stop_node(connection& conn, const node_id& id) {
   });
 }
 
-caf::expected<std::vector<partition_lease>>
-renew_leases(connection& conn, const node_id& id, const std::vector<partition_lease>& held,
-             int64_t lease_ms) {
-  if (held.empty())
-    return std::vector<partition_lease>{};
+caf::expected<round_facts> membership_round(connection& conn, const node_id& id,
+                                            const std::vector<partition_lease>& held,
+                                            int64_t lease_ms, int partition_count) {
   std::vector<int64_t> parts, epochs;
   for (const auto& l : held) {
     parts.push_back(l.partition);
     epochs.push_back(l.epoch);
   }
-  auto r = conn.run(renew, params::of(id, int_array(parts), int_array(epochs), lease_ms));
-  if (!r)
-    return std::move(r.error());
-  return leases_of(*r);
-}
-
-caf::expected<std::vector<int16_t>> free_partitions(connection& conn, int partition_count) {
-  auto r = conn.run(free_parts, params::of(int64_t{partition_count}));
-  if (!r)
-    return std::move(r.error());
-  std::vector<int16_t> out;
-  const int partition = r->column_named("partition");
-  for (int row = 0; row < r->rows(); ++row)
-    out.push_back(static_cast<int16_t>(r->i64(row, partition)));
+  pipeline p{conn};
+  p.add(heartbeat, params::of(id, lease_ms));
+  p.add(renew, params::of(id, int_array(parts), int_array(epochs), lease_ms));
+  p.add(free_parts, params::of(int64_t{partition_count}));
+  p.add(owners, params::of(int64_t{partition_count}));
+  auto sent = std::chrono::system_clock::now();
+  auto rs = p.run();
+  if (!rs)
+    return std::move(rs.error());
+  const auto& h = (*rs)[0];
+  observe_db_clock(sent, h.i64(0, h.column_named("server_us")), std::chrono::system_clock::now());
+  if (h.i64(0, h.column_named("renewed")) == 0)
+    return make_error(errc::not_found, "node " + id.str() + " is not registered or was stopped");
+  round_facts out;
+  out.live = static_cast<int>(h.i64(0, h.column_named("live")));
+  out.renewed = leases_of((*rs)[1]);
+  const auto& f = (*rs)[2];
+  const int partition = f.column_named("partition");
+  for (int row = 0; row < f.rows(); ++row)
+    out.free.push_back(static_cast<int16_t>(f.i64(row, partition)));
+  out.owners = owners_of((*rs)[3], partition_count);
   return out;
 }
 
@@ -163,11 +169,7 @@ caf::expected<std::vector<std::string>> partition_owners(connection& conn, int p
   auto r = conn.run(owners, params::of(int64_t{partition_count}));
   if (!r)
     return std::move(r.error());
-  std::vector<std::string> out(static_cast<size_t>(partition_count));
-  const int partition = r->column_named("partition"), address = r->column_named("address");
-  for (int row = 0; row < r->rows(); ++row)
-    out[static_cast<size_t>(r->i64(row, partition))] = r->str(row, address);
-  return out;
+  return owners_of(*r, partition_count);
 }
 
 } // namespace nf::store

@@ -22,10 +22,6 @@ namespace nf::store {
 /// Inserts this process's "Nodes" row and returns its id.
 caf::expected<node_id> register_node(connection& conn, const std::string& address);
 
-/// Heartbeats the node and counts live nodes: not stopped and heartbeating within
-/// `live_within_ms` (this one included, so at least 1).
-caf::expected<int> heartbeat_node(connection& conn, const node_id& id, int64_t live_within_ms);
-
 /// Marks the node stopped and releases every lease it holds, in one transaction.
 caf::expected<void> stop_node(connection& conn, const node_id& id);
 
@@ -34,15 +30,27 @@ struct partition_lease {
   int64_t epoch = 0;
 };
 
-/// Extends the leases this node still holds at their epoch to `now() + lease_ms`;
-/// returns those renewed (a lease another node took over is missing).
-caf::expected<std::vector<partition_lease>>
-renew_leases(connection& conn, const node_id& id, const std::vector<partition_lease>& held,
-             int64_t lease_ms);
+/// What one membership round reads and writes.
+struct round_facts {
+  /// Live nodes: not stopped and heartbeating within lease_ms (this one included, so at
+  /// least 1).
+  int live = 1;
+  /// The leases this node still held at their epoch, extended to `now() + lease_ms` (a
+  /// lease another node took over is missing).
+  std::vector<partition_lease> renewed;
+  /// Partitions 0 … partition_count-1 that nobody holds now (never leased, expired or
+  /// released), lowest first.
+  std::vector<int16_t> free;
+  std::vector<std::string> owners;  ///< as partition_owners, after the renewal
+};
 
-/// Partitions 0 … partition_count-1 that nobody holds now (never leased, expired or
-/// released), lowest first.
-caf::expected<std::vector<int16_t>> free_partitions(connection& conn, int partition_count);
+/// Heartbeats the node, renews its leases, and reads the free partitions and the owners,
+/// in one round trip (one pipeline, one implicit transaction): a membership round costs
+/// one wait for the server, not four, which keeps rounds on time when the server is busy.
+/// not_found when the node's row is gone or stopped.
+caf::expected<round_facts> membership_round(connection& conn, const node_id& id,
+                                            const std::vector<partition_lease>& held,
+                                            int64_t lease_ms, int partition_count);
 
 /// Acquires (or takes over) each partition whose lease is absent or expired, bumping
 /// its epoch; a partition someone else holds live is not returned.

@@ -97,8 +97,18 @@ void tell_node(membership_actor* self) {
                  .count()));
 }
 
-/// Tells the node who owns each partition when that changed. A failed read changes
-/// nothing: the node forwards by the map it has (a wrong guess is answered
+/// Tells the node who owns each partition when that changed.
+void tell_owners(membership_actor* self, std::vector<std::string> owners) {
+  auto& st = self->state;
+  if (owners == st.owners_told)
+    return;
+  st.owners_told = owners;
+  if (st.opt.node)
+    self->send(st.opt.node, owners_atom_v, std::move(owners));
+}
+
+/// As above, read afresh (after this round acquired or released leases). A failed read
+/// changes nothing: the node forwards by the map it has (a wrong guess is answered
 /// `unavailable`, and the client retries).
 void tell_owners(membership_actor* self, store::connection& c) {
   auto& st = self->state;
@@ -109,11 +119,7 @@ void tell_owners(membership_actor* self, store::connection& c) {
                    st.db_warn.suppressed());
     return;
   }
-  if (*owners == st.owners_told)
-    return;
-  st.owners_told = *owners;
-  if (st.opt.node)
-    self->send(st.opt.node, owners_atom_v, std::move(*owners));
+  tell_owners(self, std::move(*owners));
 }
 
 /// The database is unreachable: serve on until each lease would have expired.
@@ -139,6 +145,11 @@ size_t offset_of(const node_id& id, size_t n) {
 
 void tick(membership_actor* self) {
   auto& st = self->state;
+  auto round_start = steady::now();
+  auto ms_since = [](steady::time_point t) {
+    return std::chrono::duration_cast<std::chrono::milliseconds>(steady::now() - t).count();
+  };
+  auto live_before = st.live;
   forget_lapsed(st);
   auto conn = st.db->get();
   if (!conn)
@@ -166,33 +177,28 @@ void tick(membership_actor* self) {
     st.id = *id;
     st.log->info("node_registered node={} address={}", st.id->str(), st.opt.address);
   }
-  auto live = store::heartbeat_node(c, *st.id, st.opt.lease_ms);
-  if (!live) {
-    if (nf::code_of(live.error()) == nf::errc::not_found)
-      st.id.reset(); // our row is gone (or marked stopped): register afresh next tick
-    return on_failure(self, "membership_heartbeat_failed", live.error());
-  }
-  st.live = std::max(1, *live);
-
-  // The heartbeat may have waited long: a lease that lapsed meanwhile is not renewed.
-  forget_lapsed(st);
+  // Heartbeat, renewal, the free partitions and the owners in one round trip: on a busy
+  // server every round trip waits, and a round should cost one wait, not four.
   auto sent = steady::now();
   std::vector<store::partition_lease> mine;
   for (const auto& [p, l] : st.held)
     mine.push_back({p, l.epoch});
-  auto renewed = store::renew_leases(c, *st.id, mine, st.opt.lease_ms);
-  if (!renewed)
-    return on_failure(self, "lease_renew_failed", renewed.error());
+  auto facts = store::membership_round(c, *st.id, mine, st.opt.lease_ms, st.opt.partition_count);
+  if (!facts) {
+    if (nf::code_of(facts.error()) == nf::errc::not_found)
+      st.id.reset(); // our row is gone (or marked stopped): register afresh next tick
+    return on_failure(self, "membership_round_failed", facts.error());
+  }
+  st.live = std::max(1, facts->live);
+  auto heartbeat_took = ms_since(round_start);
   st.held.clear();
-  for (const auto& l : *renewed)
+  for (const auto& l : facts->renewed)
     st.held[l.partition] = {l.epoch, sent + usable(st.opt.lease_ms)};
 
   auto p = static_cast<size_t>(st.opt.partition_count);
   auto share = (p + static_cast<size_t>(st.live) - 1) / static_cast<size_t>(st.live);
   if (st.held.size() < share) {
-    auto free = store::free_partitions(c, st.opt.partition_count);
-    if (!free)
-      return on_failure(self, "lease_acquire_failed", free.error());
+    const auto* free = &facts->free;
     std::vector<int16_t> want;
     auto start = offset_of(*st.id, free->size());
     for (size_t i = 0; i < free->size() && st.held.size() + want.size() < share; ++i) {
@@ -217,8 +223,20 @@ void tick(membership_actor* self) {
     for (auto part : surplus)
       st.held.erase(part);
   }
+  auto before_told = st.epochs_told.size();
+  bool moved = st.held.size() != facts->renewed.size();
   tell_node(self);
-  tell_owners(self, c);
+  // The round's read saw the owners before this round's acquisitions and releases.
+  if (moved)
+    tell_owners(self, c);
+  else
+    tell_owners(self, std::move(facts->owners));
+  // A line when the cluster or the owned set changed, or a round overran its period: how
+  // long takeovers and renewals wait for the server, at few lines.
+  if (st.live != live_before || st.held.size() != before_told
+      || ms_since(round_start) > st.opt.heartbeat_ms)
+    st.log->info("membership_round live={} held={} round_trip_ms={} round_ms={}", st.live,
+                 st.held.size(), heartbeat_took, ms_since(round_start));
 }
 
 std::string status_json(const membership_state& st) {
@@ -254,8 +272,13 @@ caf::behavior membership_behavior(membership_actor* self, membership_options opt
   self->send(self, tick_atom_v);
   return {
     [=](tick_atom) {
+      // Rounds start every heartbeat_ms, however long one took: waiting heartbeat_ms after
+      // a slow round would stretch the period, and renewals and takeovers with it.
+      auto started = steady::now();
       tick(self);
-      self->delayed_send(self, std::chrono::milliseconds{self->state.opt.heartbeat_ms},
+      auto next = started + std::chrono::milliseconds{self->state.opt.heartbeat_ms};
+      auto wait = std::max(steady::duration::zero(), next - steady::now());
+      self->delayed_send(self, std::chrono::duration_cast<std::chrono::milliseconds>(wait),
                          tick_atom_v);
     },
     [=](status_atom) { return status_json(self->state); },

@@ -96,6 +96,23 @@ CAF_TEST(the partitions of a dead node are taken over after their leases expire)
   caf::anon_send_exit(b, caf::exit_reason::user_shutdown);
 }
 
+// A round heartbeats and renews in one round trip, so in one transaction: its leases'
+// "expiresAt" is its heartbeat's now() + lease_ms to the microsecond. Separate statements
+// (a round trip each, each waiting for a busy server) would stamp different now()s.
+CAF_TEST(a round heartbeats and renews its leases in one round trip) {
+  auto a = member("a:1", 2000);
+  CAF_REQUIRE(test::wait_until([&] { return live_leases(node_of("a:1")) == 4; }));
+  auto id = node_of("a:1");
+  CAF_CHECK(test::wait_until([&] {
+    return count(R"(SELECT count(*) FROM "PartitionLeases" l JOIN "Nodes" n ON n."id" = l."nodeId"
+                     WHERE n."id" = $1
+                       AND l."expiresAt" = n."heartbeatAt" + interval '2000 milliseconds')",
+                 store::params::of(id))
+           == 4;
+  }));
+  caf::anon_send_exit(a, caf::exit_reason::user_shutdown);
+}
+
 CAF_TEST(with the database gone a node serves until its leases would expire then drops them) {
   auto a = member("a:1", 600);
   CAF_REQUIRE(test::wait_until([&] { return live_leases(node_of("a:1")) == 4; }));

@@ -81,17 +81,21 @@ void cluster::add_node() {
   n->log = dir_ + "/node" + i + ".log";
   // Short polls and leases, so a fault resolves within seconds (the bars count in
   // lease TTLs); the relay retries a failed delivery soon.
-  std::ofstream cfg{n->config};
-  cfg << "decider.poll_interval_ms = \"200\"\n"
-      << "lessor.poll_interval_ms = \"200\"\n"
-      << "timer.poll_interval_ms = \"200\"\n"
-      << "relay.poll_interval_ms = \"200\"\n"
-      << "relay.base_backoff_ms = \"50\"\n"
-      << "relay.max_backoff_ms = \"1000\"\n"
-      << "membership.heartbeat_ms = \"" << std::max(50, opts_.lease_ms / 6) << "\"\n"
-      << "membership.lease_ms = \"" << opts_.lease_ms << "\"\n"
-      << "system_tasks.poll_timeout_ms = \"1000\"\n"
-      << "log.level = \"info\"\n";
+  // Closed (so flushed) before the node starts: a node reading a half-written file would
+  // run on the defaults, 10 s leases among them.
+  {
+    std::ofstream cfg{n->config};
+    cfg << "decider.poll_interval_ms = \"200\"\n"
+        << "lessor.poll_interval_ms = \"200\"\n"
+        << "timer.poll_interval_ms = \"200\"\n"
+        << "relay.poll_interval_ms = \"200\"\n"
+        << "relay.base_backoff_ms = \"50\"\n"
+        << "relay.max_backoff_ms = \"1000\"\n"
+        << "membership.heartbeat_ms = \"" << std::max(50, opts_.lease_ms / 6) << "\"\n"
+        << "membership.lease_ms = \"" << opts_.lease_ms << "\"\n"
+        << "system_tasks.poll_timeout_ms = \"1000\"\n"
+        << "log.level = \"info\"\n";
+  }
   nodes_.push_back(std::move(n));
   start(size() - 1);
 }
