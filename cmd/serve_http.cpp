@@ -1,6 +1,5 @@
 #include "cmd/serve_http.hpp"
 
-#include <algorithm>
 #include <cstdio>
 #include <optional>
 #include <string_view>
@@ -13,13 +12,6 @@
 #include "net/web/server.hpp"
 
 namespace nf::cmd {
-
-namespace {
-
-// What an HTTP request carries beside its largest payload (ids, names, other fields).
-constexpr int64_t body_envelope_bytes = 65536;
-
-} // namespace
 
 struct http_door::impl {
   std::optional<net::web::gateway> gateway;
@@ -53,12 +45,7 @@ http_door::http_door(caf::actor_system& sys, const config::values& settings, cli
   opts.host = settings.get(config::keys::http_host);
   opts.port = port < 0 ? 0 : static_cast<uint16_t>(port);
   opts.threads = static_cast<int>(settings.get(config::keys::http_threads));
-  // One payload limit on both doors: a body must be able to carry a payload that
-  // payloads.max_bytes allows (the api refuses a larger one naming its field), with
-  // room for the rest of the request beside it.
-  opts.max_body_bytes = static_cast<size_t>(
-    std::max(settings.get(config::keys::http_max_body_bytes),
-             settings.get(config::keys::payloads_max_bytes) + body_envelope_bytes));
+  opts.max_body_bytes = static_cast<size_t>(settings.get(config::keys::http_max_body_bytes));
   opts.max_inflight = static_cast<size_t>(settings.get(config::keys::http_max_inflight));
   opts.idle_timeout = std::chrono::seconds{settings.get(config::keys::http_idle_timeout_s)};
   opts.max_stream_buffer_bytes =

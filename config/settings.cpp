@@ -196,8 +196,8 @@ const std::vector<setting>& all_settings() {
      "off, -1 picks a free one"},
     {keys::http_threads, "2", 1, 64, "threads serving HTTP connections"},
     {keys::http_max_body_bytes, "8388608", 1024, 1073741824,
-     "largest HTTP request body accepted (larger: 413); never less than payloads.max_bytes "
-     "and 64 KiB for the rest of the request"},
+     "largest HTTP request body accepted (larger: 413, before payloads.max_bytes is "
+     "checked)"},
     {keys::http_max_json_depth, "64", 2, 1000,
      "deepest nesting of arrays and objects in an HTTP request's JSON (deeper: 400)"},
     {keys::http_max_inflight, "4096", 1, 1000000,
