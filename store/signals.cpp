@@ -28,6 +28,11 @@ audit_event in_namespace(audit_event e, const namespace_id& ns) {
   return e;
 }
 
+// The task an update by reference answered (its stored answer, {"taskId"}).
+task_id answered_task(const std::string& answer) {
+  return task_id{std::string{boost::json::parse(answer).as_object().at("taskId").as_string()}};
+}
+
 // What `claim` says of this request before it is applied: nullopt to apply it (claimed, or no
 // request id), else the earlier answer (stored in `claim->earlier`). `refused`: the request
 // cannot be applied now (the workflow ended): an earlier request with its id is its answer,
@@ -107,8 +112,7 @@ caf::expected<task_id> deliver_task_update(connection& conn, const workflow_id& 
       auto replay = replay_of(conn, claim, ns, id, &refused, {});
       if (!replay)
         return std::move(replay.error());
-      return task_id{std::string{
-        boost::json::parse(**replay).as_object().at("taskId").as_string()}};
+      return answered_task(**replay);
     };
     if (!h)
       return replayed(h.error());
@@ -133,8 +137,7 @@ caf::expected<task_id> deliver_task_update(connection& conn, const workflow_id& 
       if (!replay)
         return std::move(replay.error());
       if (*replay)
-        return task_id{std::string{
-          boost::json::parse(**replay).as_object().at("taskId").as_string()}};
+        return answered_task(**replay);
     }
     transition_plan plan;
     plan.wakes.push_back({id, h->ns, h->shard, "task update"});

@@ -5,7 +5,10 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
+#include <string>
 #include <utility>
+#include <vector>
 
 #include <boost/json/object.hpp>
 #include <boost/json/serialize.hpp>
@@ -30,10 +33,23 @@ store::request_use request_of(const command_request& c, const namespace_id& ns) 
   return {ns, c.request_id, "command " + c.op, c.id.str()};
 }
 
-// A request id reused for another request is that command's own answer; an error of the
-// database fails the attempt.
-bool own_answer(const caf::error& err) {
-  return nf::code_of(err) == nf::errc::invalid && nf::sqlstate_of(err).empty();
+/// What a request id's row says of a command (`earlier`, from store/request_ids.hpp): true
+/// when the command is answered without being applied, its answer added to `answers` (the
+/// earlier request's, or the refusal of an id reused for another request); false when it is
+/// to be applied; an error of the database fails the attempt.
+caf::expected<bool> answered_earlier(caf::expected<std::optional<std::string>> earlier,
+                                     std::vector<caf::expected<std::string>>& answers) {
+  if (!earlier) {
+    const auto& err = earlier.error();
+    if (nf::code_of(err) != nf::errc::invalid || !nf::sqlstate_of(err).empty())
+      return err;
+    answers.emplace_back(err);
+    return true;
+  }
+  if (!*earlier)
+    return false;
+  answers.emplace_back(std::move(**earlier));
+  return true;
 }
 
 
@@ -145,14 +161,12 @@ caf::expected<void> decider_core::run_commands(store::transaction& tx, const bat
       // A retry of the command that made this one impossible (a second pause) is answered as
       // that one was.
       if (!c.request_id.empty()) {
-        auto earlier = store::earlier_request(tx.conn(), request_of(c, s.ns));
-        if (!earlier && !own_answer(earlier.error()))
-          return std::move(earlier.error());
-        if (!earlier || *earlier) {
-          st.commands.emplace_back(earlier ? caf::expected<std::string>{**earlier}
-                                           : caf::expected<std::string>{earlier.error()});
+        auto answered = answered_earlier(store::earlier_request(tx.conn(), request_of(c, s.ns)),
+                                         st.commands);
+        if (!answered)
+          return std::move(answered.error());
+        if (*answered)
           continue;
-        }
       }
       st.commands.emplace_back(plan.error());
       continue;
@@ -168,14 +182,12 @@ caf::expected<void> decider_core::run_commands(store::transaction& tx, const bat
     auto answer = command_json(c, status);
     if (!c.request_id.empty()) {
       // One statement more, in this transaction: the command and its id commit together.
-      auto earlier = store::claim_request(tx.conn(), request_of(c, s.ns), store::json(answer));
-      if (!earlier && !own_answer(earlier.error()))
-        return std::move(earlier.error());
-      if (!earlier || *earlier) {
-        st.commands.emplace_back(earlier ? caf::expected<std::string>{**earlier}
-                                         : caf::expected<std::string>{earlier.error()});
+      auto answered = answered_earlier(
+        store::claim_request(tx.conn(), request_of(c, s.ns), store::json(answer)), st.commands);
+      if (!answered)
+        return std::move(answered.error());
+      if (*answered)
         continue;
-      }
     }
     if (*plan) {
       const auto& p = **plan;

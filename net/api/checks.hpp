@@ -14,30 +14,30 @@
 
 namespace nf::net {
 
-/// A payload (a workflow input, a task output, a signal payload) longer than
+/// The bounds some checks need from the node's configuration. The most tasks one
+/// poll may ask for (and so one report batch may carry) is store::max_lease_tasks. A
+/// payload (a workflow input, a task output, a signal payload) longer than
 /// max_payload_bytes is refused as `<field>: expected at most N bytes
 /// (payloads.max_bytes), got M`, the same on both doors.
-/// The bounds some checks need from the node's configuration. The most tasks one
-/// poll may ask for (and so one report batch may carry) is store::max_lease_tasks.
 struct check_limits {
   int64_t max_poll_timeout_ms = 60000;    ///< lessor.max_poll_timeout_ms
   int64_t max_events_wait_ms = 60000;     ///< longest wait of an events request
   int64_t max_payload_bytes = 8388608;    ///< payloads.max_bytes
 };
 
-caf::error check(const msg::start_request& r, const check_limits& limits = {});
+caf::error check(const msg::start_request& r, const check_limits& limits);
 caf::error check(const msg::workflow_query& r);
 caf::error check(const msg::search_request& r);
-caf::error check(const msg::workflow_command& r, const check_limits& limits = {});
-caf::error check(const msg::signal_request& r, const check_limits& limits = {});
+caf::error check(const msg::workflow_command& r, const check_limits& limits);
+caf::error check(const msg::signal_request& r, const check_limits& limits);
 caf::error check(const msg::poll_request& r, const check_limits& limits);
-caf::error check(const msg::task_result& r, const check_limits& limits = {});
+caf::error check(const msg::task_result& r, const check_limits& limits);
 /// A batch of reports: at most as many results as one poll may lease (each result is
 /// checked on its own, and rejected alone).
 caf::error check_report_count(size_t count);
 caf::error check(const msg::heartbeat_request& r);
-caf::error check(const msg::task_progress& r, const check_limits& limits = {});
-caf::error check(const msg::task_ref_update& r, const check_limits& limits = {});
+caf::error check(const msg::task_progress& r, const check_limits& limits);
+caf::error check(const msg::task_ref_update& r, const check_limits& limits);
 caf::error check(const msg::events_request& r, const check_limits& limits);
 caf::error check(const msg::deadletter_request& r);
 caf::error check(const msg::definitions_query& r);

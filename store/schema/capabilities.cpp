@@ -39,13 +39,11 @@ caf::expected<server_info> check_capabilities(connection& conn) {
                         + ")");
   auto sent = std::chrono::system_clock::now();
   auto u = conn.run1(prove_uuidv7);
-  if (u)
-    observe_db_clock(sent, u->i64(0, u->column_named("server_us")),
-                     std::chrono::system_clock::now());
   if (!u)
     return make_error(errc::unsupported,
                       "the server reports PostgreSQL " + info.version
                         + " but SELECT uuidv7() failed: " + message_of(u.error()));
+  observe_db_clock(sent, u->i64(0, u->column_named("server_us")), std::chrono::system_clock::now());
   return info;
 }
 
