@@ -198,11 +198,11 @@ void tick(membership_actor* self) {
   auto p = static_cast<size_t>(st.opt.partition_count);
   auto share = (p + static_cast<size_t>(st.live) - 1) / static_cast<size_t>(st.live);
   if (st.held.size() < share) {
-    const auto* free = &facts->free;
+    const auto& free = facts->free;
     std::vector<int16_t> want;
-    auto start = offset_of(*st.id, free->size());
-    for (size_t i = 0; i < free->size() && st.held.size() + want.size() < share; ++i) {
-      auto part = (*free)[(start + i) % free->size()];
+    auto start = offset_of(*st.id, free.size());
+    for (size_t i = 0; i < free.size() && st.held.size() + want.size() < share; ++i) {
+      auto part = free[(start + i) % free.size()];
       if (st.held.count(part) == 0)
         want.push_back(part);
     }

@@ -10,9 +10,8 @@
 
 #include <boost/json.hpp>
 
-#include "tests/e2e/e2e_fixture.hpp"
 #include "tests/http/error_body.hpp"
-#include "tests/support/http_client.hpp"
+#include "tests/support/http_node.hpp"
 #include "tests/support/http_workflow.hpp"
 
 using namespace nf;
@@ -21,17 +20,12 @@ using namespace std::chrono_literals;
 
 namespace {
 
-struct fixture {
-  test::e2e_fixture f{"http_request_ids"};
-  std::unique_ptr<test::http_client> http;
-  fixture() {
-    f.start_node();
-    CAF_REQUIRE(f.http_port != 0);
-    http = std::make_unique<test::http_client>("127.0.0.1", f.http_port);
-    f.define(R"([
+struct fixture : test::http_node {
+  fixture()
+    : http_node{"http_request_ids", R"([
       {"name": "gate", "version": 1, "tasks": [
         {"name": "hold", "taskReferenceName": "hold", "type": "WAIT",
-         "inputParameters": {"signal": "go"}}]}])");
+         "inputParameters": {"signal": "go"}}]}])"} {
   }
 
   test::http_reply with_id(const std::string& method, const std::string& target,
