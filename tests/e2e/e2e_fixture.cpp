@@ -6,10 +6,10 @@
 #include <fstream>
 #include <iostream>
 
-#include <netinet/in.h>
-#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+#include "tests/support/free_port.hpp"
 
 namespace nf::test {
 
@@ -43,17 +43,7 @@ bool is_terminal(const std::string& s) {
 } // namespace
 
 uint16_t free_port() {
-  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  a.sin_port = 0;
-  socklen_t len = sizeof(a);
-  if (fd < 0 || ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a)) != 0
-      || ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) != 0)
-    CAF_FAIL("cannot find a free port");
-  ::close(fd);
-  return ntohs(a.sin_port);
+  return free_loopback_port();
 }
 
 // -- worker_pool ---------------------------------------------------------------

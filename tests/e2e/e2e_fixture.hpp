@@ -31,7 +31,7 @@ namespace nf::test {
 
 using settings_list = std::vector<std::pair<std::string, std::string>>;
 
-/// A port nothing listens on right now (bind to 0, read it, close).
+/// A port nothing listens on right now (support/free_port.hpp).
 uint16_t free_port();
 
 /// What a worker does with one leased task.

@@ -7,11 +7,10 @@
 #include <sstream>
 #include <stdexcept>
 
-#include <netinet/in.h>
-#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "tests/support/free_port.hpp"
 #include "tests/support/http_client.hpp"
 
 namespace nf::fault {
@@ -39,19 +38,6 @@ std::string stamp() {
 
 } // namespace
 
-uint16_t free_port() {
-  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t len = sizeof(a);
-  if (fd < 0 || ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a)) != 0
-      || ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) != 0)
-    throw std::runtime_error("cannot find a free port");
-  ::close(fd);
-  return ntohs(a.sin_port);
-}
-
 cluster::cluster(const options& opts, fault_proxy& proxy, pg_server& pg, std::string dir,
                  std::string db)
   : opts_(opts), proxy_(proxy), pg_(pg), dir_(std::move(dir)), db_(std::move(db)) {
@@ -70,7 +56,7 @@ void cluster::add_node() {
   auto n = std::make_unique<node_proc>();
   n->index = size();
   auto i = std::to_string(n->index);
-  n->port = free_port();
+  n->port = test::free_loopback_port();
   n->pg_link = "pg-" + i;
   n->door_link = "door-" + i;
   auto pg_port = proxy_.add(n->pg_link, "127.0.0.1:" + std::to_string(pg_.port()));

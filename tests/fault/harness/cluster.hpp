@@ -70,7 +70,4 @@ private:
   std::vector<std::unique_ptr<node_proc>> nodes_;
 };
 
-/// A port nothing listens on right now.
-uint16_t free_port();
-
 } // namespace nf::fault
