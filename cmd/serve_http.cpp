@@ -1,6 +1,7 @@
 #include "cmd/serve_http.hpp"
 
 #include <cstdio>
+#include <filesystem>
 #include <optional>
 #include <string_view>
 
@@ -9,7 +10,10 @@
 #include "engine/metrics/node_metrics.hpp"
 #include "net/web/gateway.hpp"
 #include "net/web/routes/routes.hpp"
+#include "net/web/series_sampler.hpp"
 #include "net/web/server.hpp"
+#include "net/web/ui_files.hpp"
+#include "proto/errors.hpp"
 
 namespace nf::cmd {
 
@@ -18,6 +22,8 @@ struct http_door::impl {
   std::unique_ptr<net::web::event_hub> events;
   std::shared_ptr<net::web::authenticator> auth;
   std::unique_ptr<net::web::server> server;
+  std::string ui_dir;
+  std::unique_ptr<net::web::series_sampler> series;
 };
 
 http_door::http_door(caf::actor_system& sys, const config::values& settings, client_api api,
@@ -39,6 +45,8 @@ http_door::http_door(caf::actor_system& sys, const config::values& settings, cli
   ctx.auth = impl_->auth.get();
   ctx.api = &*impl_->gateway;
   ctx.events = impl_->events.get();
+  impl_->series = std::make_unique<net::web::series_sampler>();
+  ctx.series = impl_->series.get();
   ctx.json.max_depth = static_cast<size_t>(settings.get(config::keys::http_max_json_depth));
   ctx.max_poll_timeout_ms = settings.get(config::keys::lessor_max_poll_timeout_ms);
   net::web::server_options opts;
@@ -52,6 +60,8 @@ http_door::http_door(caf::actor_system& sys, const config::values& settings, cli
     static_cast<size_t>(settings.get(config::keys::http_max_stream_buffer_bytes));
   opts.auth = impl_->auth;
   opts.tls = std::move(tls);
+  impl_->ui_dir = settings.get(config::keys::http_ui_dir);
+  opts.ui = std::make_shared<const net::web::ui_files>(impl_->ui_dir);
   opts.on_answer = [](const std::string& route, net::web::verb method, unsigned status,
                       double seconds) {
     // By the route's pattern, never its path: ids in paths would make a series per request.
@@ -76,7 +86,12 @@ bool http_door::enabled() const {
 }
 
 caf::expected<uint16_t> http_door::start() {
+  if (const auto& dir = impl_->ui_dir;
+      !dir.empty() && !std::filesystem::is_regular_file(std::filesystem::path{dir} / "index.html"))
+    return make_error(errc::invalid,
+                      "http.ui_dir: " + dir + " holds no index.html (a folder like ui/ is expected)");
   impl_->events->start();
+  impl_->series->start();
   return impl_->server->start();
 }
 
@@ -86,6 +101,8 @@ void http_door::stop() {
     impl_->server->stop();
   if (impl_->events)
     impl_->events->stop();
+  if (impl_->series)
+    impl_->series->stop();
 }
 
 } // namespace nf::cmd

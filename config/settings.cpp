@@ -213,6 +213,9 @@ const std::vector<setting>& all_settings() {
     {keys::http_max_stream_buffer_bytes, "1048576", 1024, 1073741824,
      "bytes a history stream may hold unsent for a client that does not read; beyond: the "
      "stream is closed (the client reconnects with Last-Event-ID)"},
+    {keys::http_ui_dir, "", 0, 0,
+     "a folder whose files are served as the web UI instead of those built into the binary "
+     "(for working on the UI: files are read at each request); empty: the built-in UI"},
     {keys::http_tls_cert_file, "", 0, 0,
      "PEM file of the HTTPS certificate (its chain after it); set with http.tls_key_file, the "
      "HTTP port speaks TLS 1.2 or later only; both empty: plain HTTP"},

@@ -114,6 +114,7 @@ inline constexpr key<int64_t> http_idle_timeout_s{"http.idle_timeout_s"};
 inline constexpr key<int64_t> http_max_event_streams{"http.max_event_streams"};
 inline constexpr key<int64_t> http_event_stream_ping_s{"http.event_stream_ping_s"};
 inline constexpr key<int64_t> http_max_stream_buffer_bytes{"http.max_stream_buffer_bytes"};
+inline constexpr key<std::string> http_ui_dir{"http.ui_dir"};
 inline constexpr key<std::string> http_tls_cert_file{"http.tls_cert_file"};
 inline constexpr key<std::string> http_tls_key_file{"http.tls_key_file"};
 inline constexpr key<bool> auth_enabled{"auth.enabled"};

@@ -10,10 +10,12 @@
 #include "flow/parse.hpp"
 #include "flow/serialise.hpp"
 #include "store/api_reads.hpp"
+#include "store/cluster_view.hpp"
 #include "store/decisions.hpp"
 #include "store/definitions.hpp"
 #include "store/events.hpp"
 #include "store/input_errors.hpp"
+#include "store/metrics_reads.hpp"
 #include "store/namespaces.hpp"
 #include "store/outbox.hpp"
 #include "proto/errors.hpp"
@@ -310,8 +312,9 @@ caf::expected<std::string> get_execution(store::connection& conn, const msg::wor
   return json::serialize(execution_json(snaps->front(), q.include_tasks));
 }
 
-caf::expected<msg::search_page> search_executions(store::connection& conn,
-                                                  const msg::search_request& r) {
+namespace {
+
+store::execution_search search_of(const msg::search_request& r) {
   store::execution_search q;
   q.ns = namespace_of(r.namespace_id);
   if (!r.status.empty())
@@ -327,7 +330,26 @@ caf::expected<msg::search_page> search_executions(store::connection& conn,
   if (!r.cursor.empty())
     q.after = workflow_id{r.cursor};
   q.limit = r.limit;
-  auto page = store::search_executions(conn, q);
+  return q;
+}
+
+} // namespace
+
+caf::expected<std::string> count_executions(store::connection& conn,
+                                            const msg::search_request& r) {
+  auto counts = store::count_executions(conn, search_of(r), execution_count_cap);
+  if (!counts)
+    return std::move(counts.error());
+  json::object by_status;
+  for (const auto& [status, n] : *counts)
+    by_status[status] = n;
+  return json::serialize(
+    json::object{{"counts", std::move(by_status)}, {"cap", execution_count_cap}});
+}
+
+caf::expected<msg::search_page> search_executions(store::connection& conn,
+                                                  const msg::search_request& r) {
+  auto page = store::search_executions(conn, search_of(r));
   if (!page)
     return std::move(page.error());
   json::array items;
@@ -470,25 +492,50 @@ caf::expected<std::string> database_readiness(store::connection& conn) {
   return json::serialize(json::object{{"ready", report->ready}, {"lines", std::move(lines)}});
 }
 
-caf::expected<std::string> store_status(store::connection& conn) {
-  auto depths = store::queue_depths(conn);
-  if (!depths)
-    return std::move(depths.error());
+caf::expected<std::string> store_status(store::connection& conn, int64_t silent_after_ms) {
+  auto gauges = store::read_store_gauges(conn);
+  if (!gauges)
+    return std::move(gauges.error());
   auto pending = store::pending_decisions(conn);
   if (!pending)
     return std::move(pending.error());
+  auto cluster = store::read_cluster_view(conn);
+  if (!cluster)
+    return std::move(cluster.error());
   json::array queues;
-  for (const auto& d : *depths)
-    queues.push_back(json::object{{"name", d.queue}, {"ready", d.ready}, {"leased", d.leased}});
+  for (const auto& q : gauges->queues)
+    queues.push_back(json::object{{"name", q.queue},
+                                  {"ready", q.ready},
+                                  {"leased", q.leased},
+                                  {"oldestReadyAgeMs", opt(q.oldest_ready_ms)}});
   json::object by_shard;
   int64_t total = 0;
   for (const auto& [shard, n] : *pending) {
     by_shard[std::to_string(shard)] = n;
     total += n;
   }
+  json::array nodes;
+  for (const auto& n : cluster->nodes)
+    nodes.push_back(json::object{{"id", n.id},
+                                 {"address", n.address},
+                                 {"startedAt", n.started_at_ms},
+                                 {"heartbeatAgeMs", n.heartbeat_age_ms},
+                                 {"stopped", n.stopped},
+                                 {"alive", !n.stopped && n.heartbeat_age_ms < silent_after_ms},
+                                 {"partitions", n.partitions}});
+  json::array partitions;
+  for (const auto& p : cluster->partitions)
+    partitions.push_back(json::object{{"partition", p.partition},
+                                      {"owner", p.owner},
+                                      {"epoch", p.epoch},
+                                      {"leaseRemainingMs", p.lease_remaining_ms},
+                                      {"heldMs", p.held_ms}});
   return json::serialize(json::object{
     {"queues", std::move(queues)},
-    {"pendingDecisions", json::object{{"total", total}, {"byShard", std::move(by_shard)}}}});
+    {"queueCountCap", store::metrics_count_cap},
+    {"pendingDecisions", json::object{{"total", total}, {"byShard", std::move(by_shard)}}},
+    {"nodes", std::move(nodes)},
+    {"partitions", std::move(partitions)}});
 }
 
 caf::expected<std::string> dead_letters(store::connection& conn,

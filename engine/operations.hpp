@@ -44,6 +44,14 @@ caf::expected<std::string> get_execution(store::connection& conn, const msg::wor
 caf::expected<msg::search_page> search_executions(store::connection& conn,
                                                   const msg::search_request& r);
 
+/// Where a count of executions stops (the web UI shows "10,000+").
+inline constexpr int64_t execution_count_cap = 10000;
+
+/// Per status, the executions matching a search's filters (its status, cursor and limit
+/// ignored), each count capped: `{"counts":{"RUNNING":n,…},"cap":execution_count_cap}`.
+caf::expected<std::string> count_executions(store::connection& conn,
+                                            const msg::search_request& r);
+
 /// Answers `{"workflowId","signal","delivered":true}`; audited (`workflow.signal`).
 caf::expected<std::string> deliver_signal(store::connection& conn, const msg::signal_request& r);
 
@@ -73,9 +81,13 @@ caf::expected<std::vector<msg::event_view>> read_events(store::connection& conn,
                                                         const msg::events_request& r,
                                                         bool scoped = true);
 
-/// The store's part of `status`: `{"queues":[{"name","ready","leased"}],
-/// "pendingDecisions":{"total":n,"byShard":{"3":n}}}`.
-caf::expected<std::string> store_status(store::connection& conn);
+/// The store's part of `status`: `{"queues":[{"name","ready","leased","oldestReadyAgeMs"}],
+/// "queueCountCap":n, "pendingDecisions":{"total":n,"byShard":{"3":n}}, "nodes":[{"id",
+/// "address","startedAt","heartbeatAgeMs","stopped","alive","partitions"}],
+/// "partitions":[{"partition","owner","epoch","leaseRemainingMs","heldMs"}]}`.
+/// Nodes whose heartbeat is older than `silent_after_ms` (membership.lease_ms) show as not
+/// alive, stopped or not.
+caf::expected<std::string> store_status(store::connection& conn, int64_t silent_after_ms);
 
 /// `nodeflow readiness`'s check as `{"ready":bool,"lines":[…]}`.
 caf::expected<std::string> database_readiness(store::connection& conn);

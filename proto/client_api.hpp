@@ -34,6 +34,8 @@ using client_api = caf::typed_actor<
   // The execution as JSON (status, input, output, tasks with their attempts).
   caf::replies_to<get_atom, msg::workflow_query>::with<std::string>,
   caf::replies_to<search_atom, msg::search_request>::with<msg::search_page>,
+  // Per status, the executions a search's filters match, each count capped; answers JSON.
+  caf::replies_to<count_atom, msg::search_request>::with<std::string>,
   // pause | resume | terminate | retry | rerun | restart; answers JSON.
   caf::replies_to<command_atom, msg::workflow_command>::with<std::string>,
   caf::replies_to<signal_atom, msg::signal_request>::with<std::string>,

@@ -94,5 +94,6 @@ CAF_BEGIN_TYPE_ID_BLOCK(nodeflow, caf::first_custom_type_id)
   CAF_ADD_ATOM(nodeflow, nf, schedules_atom, "nf_sched")
   CAF_ADD_TYPE_ID(nodeflow, (nf::msg::vector_request))
   CAF_ADD_ATOM(nodeflow, nf, vectors_atom, "nf_vectors")
+  CAF_ADD_ATOM(nodeflow, nf, count_atom, "nf_count")
 
 CAF_END_TYPE_ID_BLOCK(nodeflow)

@@ -45,10 +45,24 @@ constexpr statement search_correlation{
     R"( AND ($7::workflow_execution_status IS NULL OR "status" = $7::workflow_execution_status))"
     R"( AND ($8::text IS NULL OR "workflowName" = $8))" NF_SEARCH_BOUNDS};
 
-constexpr statement depths{"api.queue_depths", R"(
-SELECT "queueName", count(*) FILTER (WHERE "leaseExpiresAt" IS NULL) AS ready,
-       count(*) FILTER (WHERE "leaseExpiresAt" IS NOT NULL) AS leased
-  FROM "TaskQueues" GROUP BY "queueName" ORDER BY "queueName")"};
+// Per status, the executions matching the filters up to a cap: a count stops at the cap, so
+// over millions of finished executions it costs at most `cap` index entries per status.
+#define NF_COUNT_HEAD                                                                            \
+  R"(SELECT s."status"::text AS status, (SELECT count(*) FROM (SELECT 1)"                    \
+  R"( FROM "WorkflowExecutions" w WHERE w."namespaceId" = $1 AND w."status" = s."status")"     \
+  R"( AND ($2::bigint IS NULL OR w."startedAt" >= to_timestamp($2::bigint / 1000.0)))"         \
+  R"( AND ($3::bigint IS NULL OR w."startedAt" < to_timestamp($3::bigint / 1000.0)))"
+#define NF_COUNT_TAIL                                                                            \
+  R"( LIMIT $4) AS capped) AS n)"                                                           \
+  R"( FROM unnest(enum_range(NULL::workflow_execution_status)) AS s("status"))"
+
+constexpr statement count_all{"api.count", NF_COUNT_HEAD NF_COUNT_TAIL};
+constexpr statement count_name{"api.count_name",
+                               NF_COUNT_HEAD R"( AND w."workflowName" = $5)" NF_COUNT_TAIL};
+constexpr statement count_correlation{
+  "api.count_correlation",
+  NF_COUNT_HEAD R"( AND w."correlationId" = $5 AND ($6::text IS NULL OR w."workflowName" = $6))"
+    NF_COUNT_TAIL};
 
 constexpr statement pending{"api.pending_decisions", R"(
 SELECT "shard", count(*) AS pending FROM "DecideQueues" GROUP BY "shard" ORDER BY "shard")"};
@@ -139,15 +153,24 @@ caf::expected<execution_page> search_executions(connection& conn, const executio
   return page;
 }
 
-caf::expected<std::vector<queue_depth>> queue_depths(connection& conn) {
-  auto r = conn.run(depths);
+caf::expected<std::vector<std::pair<std::string, int64_t>>>
+count_executions(connection& conn, const execution_search& q, int64_t cap) {
+  auto p = params::of(q.ns, q.started_after_ms, q.started_before_ms, cap);
+  const statement* st = &count_all;
+  if (q.correlation_id) {
+    st = &count_correlation;
+    p.add(*q.correlation_id).add(q.workflow_name);
+  } else if (q.workflow_name) {
+    st = &count_name;
+    p.add(*q.workflow_name);
+  }
+  auto r = conn.run(*st, p);
   if (!r)
     return std::move(r.error());
-  std::vector<queue_depth> out;
-  const int queue = r->column_named("queueName"), ready = r->column_named("ready"),
-            leased = r->column_named("leased");
+  std::vector<std::pair<std::string, int64_t>> out;
+  const int status = r->column_named("status"), n = r->column_named("n");
   for (int i = 0; i < r->rows(); ++i)
-    out.push_back({r->str(i, queue), r->i64(i, ready), r->i64(i, leased)});
+    out.emplace_back(r->str(i, status), r->i64(i, n));
   return out;
 }
 

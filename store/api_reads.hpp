@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <caf/expected.hpp>
@@ -64,14 +65,10 @@ struct execution_page {
 /// (correlation id, status, name, or none).
 caf::expected<execution_page> search_executions(connection& conn, const execution_search& q);
 
-struct queue_depth {
-  std::string queue;
-  int64_t ready = 0;  ///< unleased rows
-  int64_t leased = 0;
-};
-
-/// Every non-empty task queue with its ready and leased counts, by name.
-caf::expected<std::vector<queue_depth>> queue_depths(connection& conn);
+/// Per workflow status, how many executions match the filters (status and keyset ignored),
+/// each count stopping at `cap`.
+caf::expected<std::vector<std::pair<std::string, int64_t>>>
+count_executions(connection& conn, const execution_search& q, int64_t cap);
 
 /// Pending "DecideQueues" rows per shard (shards with none are left out).
 caf::expected<std::vector<std::pair<int16_t, int64_t>>> pending_decisions(connection& conn);

@@ -544,6 +544,21 @@ void read_events_or_wait(api_pointer self, uint64_t wait_id) {
       });
 }
 
+// Polls parked at this node by queue, beside the store's depths: who is waiting for work.
+void add_open_polls(const std::unordered_map<std::string, size_t>& polls, boost::json::object& out) {
+  auto* queues = out.if_contains("queues");
+  if (queues == nullptr || !queues->is_array())
+    return;
+  for (auto& q : queues->as_array()) {
+    auto* o = q.if_object();
+    const auto* name = o ? o->if_contains("name") : nullptr;
+    if (name == nullptr || !name->is_string())
+      continue;
+    auto it = polls.find(std::string{name->as_string()});
+    (*o)["polling"] = it == polls.end() ? 0 : static_cast<int64_t>(it->second);
+  }
+}
+
 // The node's status (node id, owned partitions) joined with the store's
 // (queue depths, pending decisions) into one JSON object. A node that does not
 // answer shows as `"node": {"error": …}`: status is a diagnosis tool and must
@@ -554,7 +569,7 @@ caf::result<std::string> status(api_pointer self) {
   self->request(self->state.worker(), timeout, status_atom_v)
     .then(
       [self, rp, timeout](std::string& store_json) mutable {
-        auto finish = [rp, store_json](boost::json::value node) mutable {
+        auto finish = [self, rp, store_json](boost::json::value node) mutable {
           boost::json::error_code ec;
           auto store_part = boost::json::parse(store_json, ec);
           boost::json::object out;
@@ -562,6 +577,7 @@ caf::result<std::string> status(api_pointer self) {
           if (!ec && store_part.is_object())
             for (auto& kv : store_part.as_object())
               out[kv.key()] = std::move(kv.value());
+          add_open_polls(self->state.polls_by_queue, out);
           rp.deliver(boost::json::serialize(out));
         };
         const auto& node = self->state.opts.node;
@@ -634,7 +650,8 @@ api_actor::behavior_type api(api_pointer self, api_options opts) {
     st.worker_waits.push_back(std::make_shared<mailbox_clock>());
     st.workers.push_back(spawn_store_worker(
       self->system(),
-      store_worker_options{st.opts.dsn, st.opts.default_lease_seconds, st.worker_waits.back()}));
+      store_worker_options{st.opts.dsn, st.opts.default_lease_seconds, st.opts.node_silent_after_ms,
+                           st.worker_waits.back()}));
   }
   // Workers have no other owner: they stop with the api, whatever its exit reason.
   self->attach_functor([workers = st.workers] {
@@ -762,6 +779,12 @@ api_actor::behavior_type api(api_pointer self, api_options opts) {
       return in_namespace<msg::search_page>(self, access::reader, "search", search_atom_v, r,
                                             [self](auto& m) {
         return to_store<msg::search_page>(self, check(m), search_atom_v, std::move(m));
+      });
+    },
+    [self](count_atom, msg::search_request& r) -> caf::result<std::string> {
+      return in_namespace<std::string>(self, access::reader, "count", count_atom_v, r,
+                                       [self](auto& m) {
+        return to_store<std::string>(self, check(m), count_atom_v, std::move(m));
       });
     },
     [self, timeout](command_atom, msg::workflow_command& c) -> caf::result<std::string> {
@@ -955,6 +978,7 @@ api_options make_api_options(const config::values& settings, std::string dsn, ca
   o.node = std::move(node);
   o.store_workers = static_cast<int>(settings.get(config::keys::db_connections_per_role));
   o.default_lease_seconds = static_cast<int>(settings.get(config::keys::lessor_lease_seconds));
+  o.node_silent_after_ms = settings.get(config::keys::membership_lease_ms);
   o.limits.max_poll_timeout_ms = settings.get(config::keys::lessor_max_poll_timeout_ms);
   o.limits.max_events_wait_ms = settings.get(config::keys::lessor_max_poll_timeout_ms);
   o.limits.max_payload_bytes = settings.get(config::keys::payloads_max_bytes);

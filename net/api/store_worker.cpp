@@ -90,6 +90,9 @@ caf::behavior store_worker(caf::stateful_actor<worker_state>* self, store_worker
     [&st](search_atom, const msg::search_request& r) -> caf::result<msg::search_page> {
       return st.run([&](store::connection& c) { return engine::search_executions(c, r); });
     },
+    [&st](count_atom, const msg::search_request& r) -> caf::result<std::string> {
+      return st.run([&](store::connection& c) { return engine::count_executions(c, r); });
+    },
     [&st](signal_atom, const msg::signal_request& r) -> caf::result<std::string> {
       return st.run([&](store::connection& c) { return engine::deliver_signal(c, r); });
     },
@@ -112,7 +115,7 @@ caf::behavior store_worker(caf::stateful_actor<worker_state>* self, store_worker
       return st.run([&](store::connection& c) { return engine::read_events(c, r); });
     },
     [&st](status_atom) -> caf::result<std::string> {
-      return st.run([&](store::connection& c) { return engine::store_status(c); });
+      return st.run([&](store::connection& c) { return engine::store_status(c, st.opts.node_silent_after_ms); });
     },
     [&st](ready_atom) -> caf::result<std::string> {
       return st.run([&](store::connection& c) { return engine::database_readiness(c); });

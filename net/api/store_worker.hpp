@@ -17,13 +17,15 @@ namespace nf::net {
 struct store_worker_options {
   std::string dsn;
   int default_lease_seconds = 300; ///< lessor.lease_seconds: heartbeats of tasks without a definition
+  /// membership.lease_ms: a node silent longer shows as not alive in the status.
+  int64_t node_silent_after_ms = 10000;
   /// When the api sent each request (null: not measured).
   std::shared_ptr<mailbox_clock> waits;
 };
 
 /// Messages (replies as in client_api.hpp): register_atom + msg::definitions_registration
 /// (the api turns bare text into one), definitions_atom, audit_atom, get_atom, search_atom,
-/// signal_atom, heartbeat_atom, events_atom (no wait), status_atom (the store part),
+/// count_atom, signal_atom, heartbeat_atom, events_atom (no wait), status_atom (the store part),
 /// deadletter_atom, metrics_atom, schedules_atom,
 /// vectors_atom. A lost connection is reopened
 /// on the next request; one whose reconnect fails answers `unavailable`.

@@ -328,6 +328,8 @@ private:
                              {{"Allow", allowed_list(m.allowed)}}});
         return;
       }
+      if (req.method() == verb::get && ui_files::is_ui_path(ex->path()))
+        return serve_ui(*ex);
       ex->fail(404, "no route " + std::string{http::to_string(req.method())} + " " + ex->path());
       return;
     }
@@ -373,6 +375,29 @@ private:
       folder_logger("net")->error("http_handler_threw route={} what={}", r.pattern, e.what());
       ex->fail(500, std::string{"internal error: "} + e.what());
     }
+  }
+
+  // The UI's files are public (they hold no data; every API call they make is checked).
+  // They are revalidated by ETag at each load, so a node upgraded in place serves its own.
+  void serve_ui(exchange& ex) {
+    route_ = "/ui";
+    const auto& ui = state_->opts.ui;
+    auto asset = ui ? ui->find(ex.path()) : std::nullopt;
+    if (!asset) {
+      ex.fail(404, ui ? "no UI file " + ex.path() : "the web UI is not served by this node");
+      return;
+    }
+    header_list headers{{"ETag", asset->etag},
+                        {"Cache-Control", "no-cache"},
+                        {"Content-Security-Policy", ui_files::content_security_policy()},
+                        {"X-Content-Type-Options", "nosniff"},
+                        {"Referrer-Policy", "no-referrer"},
+                        {"X-Frame-Options", "DENY"}};
+    if (ex.header("if-none-match") == asset->etag) {
+      ex.respond(response{304, asset->content_type, {}, std::move(headers)});
+      return;
+    }
+    ex.respond(response{200, asset->content_type, std::move(asset->body), std::move(headers)});
   }
 
   void reject(unsigned status, std::string message) {

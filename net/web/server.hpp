@@ -15,6 +15,7 @@
 
 #include "net/web/authenticator.hpp"
 #include "net/web/router.hpp"
+#include "net/web/ui_files.hpp"
 
 namespace boost::asio::ssl {
 class context;
@@ -47,6 +48,9 @@ struct server_options {
   std::shared_ptr<boost::asio::ssl::context> tls;
   /// How long a client may take to finish its TLS handshake before it is dropped.
   std::chrono::seconds handshake_timeout{10};
+  /// The web UI's files, answered to GET `/` and `/ui/...` (no route has those paths); none:
+  /// those paths are 404.
+  std::shared_ptr<const ui_files> ui;
 };
 
 class server {

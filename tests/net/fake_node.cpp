@@ -89,6 +89,10 @@ client_api::behavior_type fake(client_api::stateful_pointer<fake_state> self,
              + R"(","workflowName":"w","workflowVersion":1,"status":"RUNNING","input":{},)"
                R"("output":null,"startTime":1,"endTime":null,"tasks":[]})";
     },
+    [log](count_atom, const msg::search_request& r) -> std::string {
+      log->add("count name=" + r.workflow_name);
+      return R"({"counts":{"RUNNING":1},"cap":10000})";
+    },
     [log](search_atom, const msg::search_request& r) -> msg::search_page {
       log->add("search status=" + r.status + " name=" + r.workflow_name + " limit="
                + std::to_string(r.limit) + " cursor=" + r.cursor);

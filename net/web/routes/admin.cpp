@@ -10,9 +10,6 @@ namespace nf::net::web {
 namespace {
 
 // A JSON text the engine produced, passed through as it is.
-void answer_json_text(const exchange_ptr& ex, std::string& text) {
-  ex->respond(response{200, "application/json", std::move(text), {}});
-}
 
 } // namespace
 

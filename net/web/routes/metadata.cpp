@@ -15,9 +15,6 @@ namespace {
 
 namespace json = boost::json;
 
-void answer_json_text(const exchange_ptr& ex, std::string& text) {
-  ex->respond(response{200, "application/json", std::move(text), {}});
-}
 
 auto fail_with(const exchange_ptr& ex) {
   return [ex](caf::error& e) { ex->fail(e); };

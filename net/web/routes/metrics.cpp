@@ -10,6 +10,7 @@
 #include "engine/metrics/node_metrics.hpp"
 #include "net/web/metrics_text.hpp"
 #include "net/web/routes/routes.hpp"
+#include "net/web/series_sampler.hpp"
 
 namespace nf::net::web {
 
@@ -127,6 +128,34 @@ void add_metrics_route(router& r, const route_context& ctx) {
                answer(ex, !ec && v.is_object() ? &v.as_object() : nullptr);
              },
              [ex](caf::error&) { answer(ex, nullptr); }, metrics_atom_v);
+         }});
+  if (ctx.series == nullptr)
+    return;
+  r.add({verb::get, "/api/metrics/series",
+         "This node's throughput and latency over the last hour, one point per interval "
+         "(what the web UI charts; Prometheus keeps longer series from /metrics)",
+         {}, body_kind::none, {},
+         "{\"intervalMs\":n,\"samples\":[{\"at\" (unix ms),\"workflowsStarted\","
+         "\"workflowsEnded\",\"tasksEnded\",\"tasksLeased\" (per second),"
+         "\"decideFlushP50Ms\",\"decideFlushP99Ms\",\"httpP99Ms\" (null: none in the "
+         "interval)}]} oldest first",
+         "metrics", access::reader, [series = ctx.series](const exchange_ptr& ex) {
+           auto opt = [](const std::optional<double>& v) {
+             return v ? boost::json::value(*v) : boost::json::value(nullptr);
+           };
+           boost::json::array samples;
+           for (const auto& p : series->series().points())
+             samples.push_back(boost::json::object{{"at", p.at_ms},
+                                                   {"workflowsStarted", p.workflows_started},
+                                                   {"workflowsEnded", p.workflows_ended},
+                                                   {"tasksEnded", p.tasks_ended},
+                                                   {"tasksLeased", p.tasks_leased},
+                                                   {"decideFlushP50Ms", opt(p.decide_flush_p50_ms)},
+                                                   {"decideFlushP99Ms", opt(p.decide_flush_p99_ms)},
+                                                   {"httpP99Ms", opt(p.http_p99_ms)}});
+           ex->respond_json(200, boost::json::object{
+                                   {"intervalMs", series->interval().count()},
+                                   {"samples", std::move(samples)}});
          }});
 }
 

@@ -2,6 +2,10 @@
 
 namespace nf::net::web {
 
+void answer_json_text(const exchange_ptr& ex, std::string& text) {
+  ex->respond(response{200, "application/json", std::move(text), {}});
+}
+
 std::shared_ptr<router> make_routes(const route_context& base) {
   auto r = std::make_shared<router>();
   auto ctx = base;

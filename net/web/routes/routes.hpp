@@ -18,6 +18,7 @@ namespace nf::net::web {
 
 class event_hub;
 class authenticator;
+class series_sampler;
 
 struct route_context {
   gateway* api = nullptr;
@@ -28,9 +29,14 @@ struct route_context {
   event_hub* events = nullptr;
   /// Checks tokens and issues them (none: auth.enabled false).
   authenticator* auth = nullptr;
+  /// The node's metrics over the last hour (none: GET /api/metrics/series is 404).
+  const series_sampler* series = nullptr;
   /// The table being built (the OpenAPI route describes it).
   const router* table = nullptr;
 };
+
+/// A JSON text from the api answered as it is (200, application/json).
+void answer_json_text(const exchange_ptr& ex, std::string& text);
 
 void add_health_routes(router& r, const route_context& ctx);
 void add_admin_routes(router& r, const route_context& ctx);

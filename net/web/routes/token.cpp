@@ -90,6 +90,18 @@ void add_token_route(router& r, const route_context& ctx) {
                                                                    {"expiresAt", expires}});
                        });
          }});
+  r.add({verb::get, "/api/me",
+         "Who the request's credential is: what the web UI shows and which actions it offers",
+         {}, body_kind::none, {},
+         "{\"auth\": false when authentication is off on this node, \"subject\" "
+         "(\"user:<name>\", \"key:<keyId>\" or \"anonymous\"), \"role\", \"namespace\"}",
+         "auth", access::reader, [auth = ctx.auth](const exchange_ptr& ex) {
+           const auto& who = ex->who();
+           ex->respond_json(200, boost::json::object{{"auth", auth != nullptr},
+                                                     {"subject", who.subject},
+                                                     {"role", who.role},
+                                                     {"namespace", who.namespace_name}});
+         }});
 }
 
 } // namespace nf::net::web

@@ -392,6 +392,31 @@ void add_read_routes(router& r, const route_context& ctx) {
              },
              fail_with(ex), search_atom_v, scoped(ex, std::move(spec->req)));
          }});
+  r.add({verb::get, "/api/workflow/counts",
+         "Per status, how many executions match search's filters, each count stopping at a cap",
+         {{"query", "as search's, without status clauses", false},
+          {"workflowType", "the workflow's name", false},
+          {"correlationId", "the correlation id", false}},
+         body_kind::none, {},
+         "{\"counts\":{\"RUNNING\":n,\"COMPLETED\":n,…every status},\"cap\":10000} — a "
+         "count equal to cap means cap or more",
+         "workflow", access::reader, [api](const exchange_ptr& ex) {
+           if (ex->query("status") != nullptr) {
+             ex->fail(400, "status: counts are per status already; filter by the others",
+                      "status");
+             return;
+           }
+           auto spec = read_search(ex);
+           if (!spec)
+             return;
+           if (!spec->statuses.empty() || !spec->req.status.empty()) {
+             ex->fail(400, "query: counts are per status already; leave status out of query",
+                      "query");
+             return;
+           }
+           api->ask<std::string>([ex](std::string& t) { answer_json_text(ex, t); },
+                                 fail_with(ex), count_atom_v, scoped(ex, std::move(spec->req)));
+         }});
 }
 
 void add_command_routes(router& r, const route_context& ctx) {
