@@ -20,8 +20,8 @@ const TYPE_LABEL = {
   SIMPLE: 'worker task', NOOP: 'noop', START_WORKFLOW: 'start workflow', DYNAMIC: 'dynamic',
 };
 const TYPE_GLYPH = {
-  FORK_JOIN: '⑂', FORK_JOIN_DYNAMIC: '⑂', JOIN: '⋈', SWITCH: '◇', DECISION: '◇', DO_WHILE: '↻',
-  SUB_WORKFLOW: '⧉', WAIT: '⏸', HTTP: '⇄', INLINE: 'ƒ', LAMBDA: 'λ', TERMINATE: '■',
+  FORK_JOIN: '⋔', FORK_JOIN_DYNAMIC: '⋔', JOIN: '⋈', SWITCH: '◇', DECISION: '◇', DO_WHILE: '↻',
+  SUB_WORKFLOW: '❐', WAIT: '◷', HTTP: '⇄', INLINE: 'ƒ', LAMBDA: 'λ', TERMINATE: '■',
   SET_VARIABLE: '=', JSON_JQ_TRANSFORM: 'jq', EVENT: '⚑', HUMAN: '☺',
 };
 
@@ -93,34 +93,71 @@ function lanesLayout(lanes) {
   return { w, h };
 }
 
+// Many wide lanes wrap into rows (fed by a trunk on the left, drained by one on the right)
+// so that a 200-branch fork stays readable instead of 40,000 px wide.
+const WRAP_W = 1400;
+
 function branchesBlock(head, lanes, labels, tail) {
   const L = lanesLayout(lanes);
-  const w = Math.max(NW, L.w);
-  const laneTop = NH + VG + (labels ? 14 : 0);
-  const tailTop = laneTop + L.h + VG;
-  const tailH = tail ? NH : 10;
-  const h = tailTop + tailH;
+  const lab = labels ? 14 : 0;
+  const rows = [];
+  if (L.w <= WRAP_W * 1.2 || lanes.length < 4) {
+    rows.push(lanes.map((_, i) => i));
+  } else {
+    let cur = [];
+    let cw = 0;
+    lanes.forEach((l, i) => {
+      if (cur.length && cw + HG + l.w > WRAP_W) { rows.push(cur); cur = []; cw = 0; }
+      cw += (cur.length ? HG : 0) + l.w;
+      cur.push(i);
+    });
+    if (cur.length) rows.push(cur);
+  }
+  const multi = rows.length > 1;
+  const side = multi ? 20 : 0;
+  let inner = 0;
+  let yy = NH + VG + lab;
+  const info = rows.map((r, k) => {
+    const m = lanesLayout(r.map((i) => lanes[i]));
+    const it = { lanes: r, w: m.w, h: m.h, top: yy };
+    yy += m.h + (k < rows.length - 1 ? VG * 1.5 + lab : 0);
+    inner = Math.max(inner, m.w);
+    return it;
+  });
+  const w = Math.max(NW, inner + side * 2);
+  const tailTop = yy + VG;
+  const h = tailTop + (tail ? NH : 10);
   return {
     w, h,
     emit(x, y, out) {
       const cx = x + w / 2;
       out.nodes.push({ t: head, ty: taskType(head), x: cx - NW / 2, y, w: NW, h: NH });
       const busTop = y + NH + VG / 2;
-      const busBottom = y + laneTop + L.h + VG / 2;
       const ty2 = y + tailTop;
-      let lx = x + (w - L.w) / 2;
-      lanes.forEach((l, i) => {
-        const lc = lx + l.w / 2;
-        const top = y + laneTop;
-        if (l.empty) {
-          out.edges.push({ d: `M${cx} ${y + NH}V${busTop}H${lc}V${busBottom}H${cx}V${ty2}`, arrow: true });
-        } else {
-          out.edges.push({ d: `M${cx} ${y + NH}V${busTop}H${lc}V${top}`, arrow: true });
-          l.emit(lx, top, out);
-          out.edges.push({ d: `M${lc} ${top + l.h}V${busBottom}H${cx}V${ty2}`, arrow: true });
+      const last = info[info.length - 1];
+      const busLast = y + last.top + last.h + VG / 2;
+      const trunkIn = x + 6;
+      const trunkOut = x + w - 6;
+      info.forEach((r, k) => {
+        const busIn = y + r.top - lab - VG / 2;
+        const busOut = y + r.top + r.h + VG / 2;
+        const into = k === 0 ? `M${cx} ${y + NH}V${busTop}` : `M${cx} ${y + NH}V${busTop}H${trunkIn}V${busIn}`;
+        const outOf = (k === info.length - 1) ? `H${cx}V${ty2}` : `H${trunkOut}V${busLast}H${cx}V${ty2}`;
+        let lx = x + side + (inner - r.w) / 2;
+        for (const i of r.lanes) {
+          const l = lanes[i];
+          const lc = lx + l.w / 2;
+          const top = y + r.top;
+          if (l.empty) {
+            out.edges.push({ d: `${into}H${lc}V${busOut}${outOf}`, arrow: true });
+          } else {
+            out.edges.push({ d: `${into}H${lc}V${top}`, arrow: true });
+            l.emit(lx, top, out);
+            out.edges.push({ d: `M${lc} ${top + l.h}V${busOut}${outOf}`, arrow: true });
+          }
+          if (labels) out.labels.push({ x: lc + 4, y: busIn + 14, text: labels[i] });
+          lx += l.w + HG;
         }
-        if (labels) out.labels.push({ x: lc + 4, y: busTop + 14, text: labels[i] });
-        lx += l.w + HG;
       });
       if (!lanes.length) out.edges.push({ d: `M${cx} ${y + NH}V${ty2}`, arrow: true });
       if (tail) out.nodes.push({ t: tail, ty: taskType(tail), x: cx - NW / 2, y: ty2, w: NW, h: NH });
@@ -146,13 +183,13 @@ function switchBlock(t) {
 function loopBlock(t) {
   const body = seqBlock(t.loopOver || []);
   const inner = Math.max(NW, body.w);
-  const w = inner + PAD * 2 + 24;          // room on the right for the back edge
+  const w = inner + (PAD + 14) * 2;        // room on the right for the back edge (and alike on the left)
   const bodyTop = PAD + 16 + NH + VG;
   const h = bodyTop + body.h + VG + PAD / 2;
   return {
     w, h,
     emit(x, y, out) {
-      const cx = x + PAD + inner / 2;
+      const cx = x + w / 2;
       out.frames.push({ x, y, w, h, ref: t.taskReferenceName });
       const ny = y + PAD + 16;
       out.nodes.push({ t, ty: 'DO_WHILE', x: cx - NW / 2, y: ny, w: NW, h: NH });
@@ -168,8 +205,6 @@ function loopBlock(t) {
       const rx = x + w - 14;
       out.edges.push({ d: `M${cx} ${bb}V${backY}H${rx}V${ny + NH / 2}H${cx + NW / 2}`, arrow: true, cls: 'back' });
       out.edges.push({ d: `M${cx} ${backY}V${y + h}`, arrow: false });
-      // the block's exit is the middle of its bottom edge; re-centre it for the caller
-      if (cx !== x + w / 2) out.edges.push({ d: `M${cx} ${y + h}H${x + w / 2}`, arrow: false });
     },
   };
 }
@@ -203,7 +238,7 @@ function nodeTitle(n, st) {
 const COUNT_ORDER = ['COMPLETED', 'IN_PROGRESS', 'SCHEDULED', 'FAILED', 'FAILED_WITH_TERMINAL_ERROR',
   'TIMED_OUT', 'CANCELED', 'SKIPPED', 'COMPLETED_WITH_ERRORS'];
 const COUNT_SHORT = { COMPLETED: '✓', IN_PROGRESS: '▶', SCHEDULED: '…', FAILED: '✗', FAILED_WITH_TERMINAL_ERROR: '✗!',
-  TIMED_OUT: '⏱', CANCELED: '⊘', SKIPPED: '↷', COMPLETED_WITH_ERRORS: '✓!' };
+  TIMED_OUT: '◷', CANCELED: '⊘', SKIPPED: '↷', COMPLETED_WITH_ERRORS: '✓!' };
 
 function countsText(counts, long) {
   const keys = Object.keys(counts).sort((a, b) => COUNT_ORDER.indexOf(a) - COUNT_ORDER.indexOf(b));
@@ -275,7 +310,7 @@ function drawNode(n, st, frameLabels) {
   name.textContent = clip(t.taskReferenceName, 23);
   g.appendChild(name);
   let sub = TYPE_LABEL[n.ty] || n.ty.toLowerCase();
-  if (n.ty === 'SUB_WORKFLOW' && t.subWorkflowParam && t.subWorkflowParam.name) sub = `⧉ ${t.subWorkflowParam.name}`;
+  if (n.ty === 'SUB_WORKFLOW' && t.subWorkflowParam && t.subWorkflowParam.name) sub = `❐ ${t.subWorkflowParam.name}`;
   else if (n.ty === 'SIMPLE' && t.name && t.name !== t.taskReferenceName) sub = t.name;
   else if (n.ty === 'WAIT' && t.inputParameters && t.inputParameters.signal) sub = `wait · signal ${t.inputParameters.signal}`;
   else if (n.ty === 'WAIT' && t.inputParameters && t.inputParameters.duration) sub = `wait · ${t.inputParameters.duration}`;

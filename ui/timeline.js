@@ -135,7 +135,7 @@ export function timeline(tasks, { start = null, end = null, onSelect = null } = 
     const att = el('span', 'tl-c-att');
     att.textContent = `#${(t.retryCount || 0) + 1}`;
     if (t._retried) att.appendChild(el('span', 'tl-flag tl-flag-retry', '↻ retried'));
-    if (status === 'TIMED_OUT') att.appendChild(el('span', 'tl-flag tl-flag-to', '⏱ timed out'));
+    if (status === 'TIMED_OUT') att.appendChild(el('span', 'tl-flag tl-flag-to', '◷ timed out'));
     cols.append(ref, att, el('span', 'tl-c-it', t.iteration ? String(t.iteration) : ''), el('span', 'tl-c-worker', t.workerId || ''));
     const lane = el('div', 'tl-lane');
     const sch = ms(t.scheduledTime);
