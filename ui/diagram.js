@@ -507,13 +507,15 @@ export function diagramViewer(svg) {
     el,
     setSvg(s) {
       if (cur) cur.remove();
+      const aw = area.clientWidth || 900;   // measured before the svg is in (one layout, not two)
       cur = s;
-      area.appendChild(s);
       // readable first: fit the width, but never smaller than 35 % (big graphs scroll)
-      const aw = area.clientWidth || 900;
-      scale = 1;
-      apply(Math.max(0.35, Math.min(1, (aw - 4) / s._size.w)), false);
-      area.scrollLeft = Math.max(0, (s._size.w * scale - area.clientWidth) / 2);
+      scale = Math.max(0.35, Math.min(1, (aw - 4) / s._size.w));
+      s.setAttribute('width', Math.round(s._size.w * scale));
+      s.setAttribute('height', Math.round(s._size.h * scale));
+      level.textContent = `${Math.round(scale * 100)} %`;
+      area.appendChild(s);
+      if (s._size.w * scale > aw) area.scrollLeft = (s._size.w * scale - aw) / 2;
     },
     reveal(ref) {
       const g = cur && cur._nodes && cur._nodes.get(ref);

@@ -198,7 +198,7 @@ export function timeline(tasks, { start = null, end = null, onSelect = null } = 
   render(true);
 
   let tickTimer = setInterval(() => {
-    if (!root.isConnected || ms(wfEnd)) return;
+    if (!root.isConnected || root.offsetParent === null || ms(wfEnd)) return;
     if (!rows.some((t) => ACTIVE.has(String(t.status)))) return;
     prepare(rows, start, wfEnd);
     render(true);

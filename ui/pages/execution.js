@@ -510,6 +510,15 @@ export default {
     dPanel.appendChild(dGrid);
     viewer = diagramViewer(null);
     dGrid.append(viewer.el, detail);
+    const followBox = el('input', { type: 'checkbox', id: 'ex-follow' });
+    followBox.checked = true;
+    const followWrap = el('label', { class: 'ex-follow small', for: 'ex-follow' }, followBox, ' Follow the running task');
+    viewer.el.querySelector('.dg-toolbar').appendChild(followWrap);
+    const revealActive = () => {
+      for (const [ref, st] of idx.states) {
+        if ((st.status === 'IN_PROGRESS' || st.status === 'SCHEDULED') && svg && svg._nodes.has(ref)) { viewer.reveal(ref); return; }
+      }
+    };
 
     // ---- timeline
     function renderTimeline() {
@@ -697,6 +706,7 @@ export default {
     function onNodeActivate(e) {
       const g = e.target.closest && e.target.closest('g.node');
       if (!g || e.target.closest('a')) return;
+      followBox.checked = false;      // the user looks at something: stop moving the view
       select(g.getAttribute('data-ref'));
     }
 
@@ -732,6 +742,8 @@ export default {
       renderHeader();
       renderActions();
       updateStates(svg, idx.states);
+      followWrap.hidden = TERMINAL.has(wf.status);
+      if (followBox.checked && current === 'diagram' && !TERMINAL.has(wf.status)) revealActive();
       tlDirty = true;
       ioDirty = true;
       renderTimeline();
@@ -767,7 +779,7 @@ export default {
       }
       stream = api.stream(`${base}/events/stream`, onEvent, {
         after: lastSeq,
-        onEnd: () => { stream = null; if (!closed) { updateLive(); renderHistory(); refresh(); } },
+        onEnd: () => { stream = null; if (!closed) { updateLive(); renderHistory(); if (!TERMINAL.has(wf.status)) refresh(); } },
         onError: (e) => {
           if (e && e.status >= 400 && e.status < 500) { stream = null; if (!closed) { liveNote.textContent = `live updates off: ${e.message}`; } }
         },
@@ -794,7 +806,7 @@ export default {
       renderHistory();
       ensureStream();
       // catch up with anything that changed while the history loaded
-      refresh();
+      if (!TERMINAL.has(wf.status)) refresh();
     }
 
     // ---- first paint
@@ -808,9 +820,8 @@ export default {
     renderDetail();
     renderHistory();
     // open on the active task, if any
-    for (const [ref, st] of idx.states) {
-      if ((st.status === 'IN_PROGRESS' || st.status === 'SCHEDULED') && svg._nodes.has(ref)) { viewer.reveal(ref); break; }
-    }
+    followWrap.hidden = TERMINAL.has(wf.status);
+    revealActive();
     root.dataset.renderMs = String(Math.round(performance.now() - t0));
     try { performance.mark('nodeflow:execution-ready'); } catch { /* old browsers */ }
     loadHistory();
