@@ -1,5 +1,8 @@
 // nodeflow web UI shell: hash routing, the signed-in user, toasts and the confirmation dialog.
-import { api, ApiError, clearToken } from './api.js';
+import { api, ApiError, getToken, clearToken } from './api.js';
+
+function sessionGet(k) { try { return sessionStorage.getItem(k); } catch { return null; } }
+function sessionDel(k) { try { sessionStorage.removeItem(k); } catch { /* ignore */ } }
 import { h, clear } from './dom.js';
 
 const ROUTES = [
@@ -28,7 +31,7 @@ let renderSeq = 0;
 function toast(message, kind = 'info') {
   const t = h('div', { class: `toast toast-${kind}` },
     h('span', { class: 'toast-text' }, String(message)),
-    h('button', { type: 'button', class: 'toast-close', 'aria-label': 'Dismiss', onclick: () => t.remove() }, '×'));
+    h('button', { type: 'button', class: 'toast-close', 'aria-label': 'Dismiss', title: 'Dismiss', onclick: () => t.remove() }));
   toastRegion.appendChild(t);
   while (toastRegion.children.length > 5) toastRegion.firstChild.remove();
   setTimeout(() => t.remove(), kind === 'error' ? 10000 : 5000);
@@ -61,7 +64,7 @@ function showWho() {
   const who = document.getElementById('who');
   if (me && me.auth) {
     document.getElementById('who-subject').textContent = me.subject || '';
-    document.getElementById('who-role').textContent = me.role || '';
+    document.getElementById('who-role').textContent = me.role || 'role unknown';
     who.hidden = false;
   } else if (me && !me.auth) {
     document.getElementById('who-subject').textContent = 'auth off';
@@ -81,7 +84,10 @@ async function loadMe() {
     if (me && me.auth === undefined) me.auth = true;
   } catch (e) {
     if (e instanceof ApiError && e.status === 404) {
-      me = { auth: false, role: 'admin' }; // an older node without /api/me: auth off
+      // an older node without /api/me: auth off, unless we signed in (then who is unknown)
+      me = getToken()
+        ? { auth: true, subject: sessionGet('nodeflow.subject') || '', role: undefined }
+        : { auth: false, role: 'admin' };
     } else if (e instanceof ApiError && e.status === 401) {
       me = null;
     } else {
@@ -95,6 +101,7 @@ async function loadMe() {
 
 async function signOut() {
   clearToken();
+  sessionDel('nodeflow.subject');
   me = null;
   showWho();
   navigate('#/login');

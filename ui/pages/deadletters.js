@@ -74,10 +74,11 @@ export default {
         h('td', h('div', { class: 'mono' }, d.eventType || ''),
           dead ? h('div', { class: 'muted small' }, h('time', { title: absTime(dead) }, relTime(dead))) : null),
         h('td', d.workflowId
-          ? h('a', { class: 'id-link', href: `#/executions/${encodeURIComponent(d.workflowId)}`, title: d.workflowId }, d.workflowId)
+          ? h('a', { class: 'id-link', href: `#/executions/${encodeURIComponent(d.workflowId)}`, title: d.workflowId, 'aria-label': `workflow ${d.workflowId}` },
+            d.workflowId.length > 16 ? `${d.workflowId.slice(0, 8)}…${d.workflowId.slice(-6)}` : d.workflowId)
           : h('span', { class: 'muted' }, '—')),
         h('td', { class: 'num' }, fmtNum(d.attempts ?? 0)),
-        h('td', { class: 'reason', title: d.lastError || '' }, d.lastError || ''),
+        h('td', { class: 'dl-error', title: d.lastError || '' }, d.lastError || ''),
         h('td', payloadText
           ? h('details', { class: 'payload' }, h('summary', { class: 'mono small' }, summary(d.payload)), h('pre', { class: 'json' }, payloadText))
           : ''),

@@ -7,15 +7,17 @@ export default {
   async mount(root, params, ctx) {
     const { api } = ctx;
 
-    async function finish(answer) {
+    async function finish(answer, who) {
       if (!answer || !answer.token) throw new Error('the node answered without a token');
       setToken(answer.token);
+      try { sessionStorage.setItem('nodeflow.subject', who); } catch { /* ignore */ }
       let me;
       try {
         me = await api.get('/api/me');
         if (me && me.auth === undefined) me.auth = true;
       } catch (e) {
-        if (e.status === 404) me = { auth: true, role: 'admin', subject: '' };
+        // an older node without /api/me: signed in, but its role is not known here
+        if (e.status === 404) me = { auth: true, role: undefined, subject: who };
         else { clearToken(); throw e; }
       }
       if (ctx.setMe) ctx.setMe(me);
@@ -47,7 +49,7 @@ export default {
           const answer = isUser
             ? await api.post('/api/login', { username: a.value.trim(), password: b.value })
             : await api.post('/api/token', { keyId: a.value.trim(), keySecret: b.value });
-          await finish(answer);
+          await finish(answer, a.value.trim());
         } catch (e) {
           err.textContent = e.status === 401
             ? (isUser ? 'Wrong user name or password.' : 'Unknown, revoked or expired key, or a wrong secret.')
