@@ -91,6 +91,11 @@ export function lineChart({ series, unit = '', width = 640, height = 240, title 
   }
   svg.append(grid, xAxis, yAxis);
 
+  // hover cursor: a vertical line, moved by the caller
+  const cursor = s('line', { class: 'cursor', x1: 0, x2: 0, y1: m.t, y2: m.t + ih, visibility: 'hidden' });
+  svg.appendChild(cursor);
+  svg.chartScale = { x, t0, t1, left: m.l, right: m.l + iw, width, cursor };
+
   for (const se of series) {
     let d = '';
     let pen = false;
@@ -110,10 +115,11 @@ export function lineChart({ series, unit = '', width = 640, height = 240, title 
 
 function chartCard(titleText, sub) {
   const legend = h('div', { class: 'legend' });
+  const at = h('span', { class: 'chart-at' });
   const box = h('div', { class: 'chart' });
   const card = h('section', { class: 'card chart-card', 'aria-label': titleText },
-    h('h2', titleText), h('div', { class: 'muted small' }, sub), legend, box);
-  return { card, legend, box };
+    h('div', { class: 'chart-head' }, h('h2', titleText), h('span', { class: 'muted small' }, sub), at), legend, box);
+  return { card, legend, box, at };
 }
 
 export default {
@@ -125,27 +131,55 @@ export default {
     const errBox = h('div', { class: 'notice', role: 'status', hidden: true });
     const tp = chartCard('Throughput', 'per second, averaged over each interval');
     const lat = chartCard('Latency', 'milliseconds');
-    const grid = h('div', { class: 'grid-2' }, tp.card, lat.card);
+    const grid = h('div', { class: 'chart-stack' }, tp.card, lat.card);
     root.append(h('div', { class: 'page-head' }, h('div', h('h1', 'Metrics'), note)), errBox, grid);
 
-    function draw(box, legend, defs, samples, unit, title) {
+    function draw(card, defs, samples, unit, title) {
+      const { box, legend, at } = card;
       const series = defs.map((d, i) => ({
         label: d.label,
         cls: `c${i}`,
         points: samples.map((smp) => [smp.at, typeof smp[d.key] === 'number' ? smp[d.key] : null]),
       })).filter((se) => se.points.some((p) => p[1] !== null));
       clear(legend);
+      const values = [];
       for (const se of series) {
-        const last = [...se.points].reverse().find((p) => p[1] !== null);
-        legend.appendChild(h('span', h('span', { class: `sw ${se.cls}`, 'aria-hidden': 'true' }), se.label,
-          h('span', { class: 'last' }, last ? fmtValue(last[1], unit === '/s' ? '/s' : 'ms') : '—')));
+        const v = h('span', { class: 'last' });
+        values.push(v);
+        legend.appendChild(h('span', h('span', { class: `sw ${se.cls}`, 'aria-hidden': 'true' }), se.label, v));
       }
+      const showAt = (idx) => {
+        series.forEach((se, i) => {
+          let p = null;
+          if (idx === null) p = [...se.points].reverse().find((q) => q[1] !== null);
+          else p = se.points[idx];
+          values[i].textContent = p && p[1] !== null ? fmtValue(p[1], unit) : '—';
+        });
+        at.textContent = idx === null ? 'latest' : `at ${hhmm(samples[idx].at, true)}`;
+      };
+      showAt(null);
       clear(box);
       if (!series.length || samples.length < 2) {
         box.appendChild(h('p', { class: 'muted' }, 'Not enough samples yet; the node takes one every interval.'));
         return;
       }
-      box.appendChild(lineChart({ series, unit, width: 640, height: 260, title }));
+      const width = Math.max(480, Math.round(box.clientWidth || 900));
+      const svg = lineChart({ series, unit, width, height: 205, title });
+      const sc = svg.chartScale;
+      svg.addEventListener('mousemove', (ev) => {
+        const r = svg.getBoundingClientRect();
+        const px = ((ev.clientX - r.left) / r.width) * sc.width;
+        if (px < sc.left || px > sc.right) return;
+        const t = sc.t0 + ((px - sc.left) / (sc.right - sc.left)) * (sc.t1 - sc.t0);
+        let best = 0;
+        for (let i = 1; i < samples.length; i++) if (Math.abs(samples[i].at - t) < Math.abs(samples[best].at - t)) best = i;
+        const xx = sc.x(samples[best].at);
+        sc.cursor.setAttribute('x1', xx); sc.cursor.setAttribute('x2', xx);
+        sc.cursor.setAttribute('visibility', 'visible');
+        showAt(best);
+      });
+      svg.addEventListener('mouseleave', () => { sc.cursor.setAttribute('visibility', 'hidden'); showAt(null); });
+      box.appendChild(svg);
     }
 
     async function load() {
@@ -162,8 +196,8 @@ export default {
         note.textContent = samples.length
           ? `${interval} · ${hhmm(samples[0].at)}–${hhmm(samples[samples.length - 1].at)} · refreshed ${absTime(Date.now()).slice(11)}`
           : `${interval} · none yet`;
-        draw(tp.box, tp.legend, THROUGHPUT, samples, '/s', 'Throughput per second');
-        draw(lat.box, lat.legend, LATENCY, samples, 'ms', 'Latency in milliseconds');
+        draw(tp, THROUGHPUT, samples, '/s', 'Throughput per second');
+        draw(lat, LATENCY, samples, 'ms', 'Latency in milliseconds');
         return true;
       } catch (e) {
         if (!alive || e.status === 401) return true;
