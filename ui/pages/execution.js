@@ -258,6 +258,7 @@ export default {
     const events = [];
     let historyReady = false;
     let historyRendered = 0;
+    let fitGrid = () => {};
 
     root.appendChild(el('p', { class: 'muted', 'aria-live': 'polite' }, 'Loading execution…'));
     try {
@@ -313,7 +314,9 @@ export default {
       add('Tasks', `${idx.byRef.size.toLocaleString()} task${idx.byRef.size === 1 ? '' : 's'}, ${n.toLocaleString()} attempt${n === 1 ? '' : 's'}`);
       if (wf.priority) add('Priority', String(wf.priority));
       const reason = wf.reasonForIncompletion;
+      const wasHidden = reasonBox.hidden;
       reasonBox.hidden = !reason;
+      if (wasHidden !== reasonBox.hidden) requestAnimationFrame(() => fitGrid());
       reasonBox.textContent = '';
       if (reason) reasonBox.append(el('strong', null, 'Reason: '), String(reason));
       if (wf.failedReferenceTaskNames && wf.failedReferenceTaskNames.length && reason) {
@@ -498,6 +501,7 @@ export default {
         t.tab.tabIndex = on ? 0 : -1;
         t.panel.hidden = !on;
       }
+      if (key === 'diagram') fitGrid();
       if (key === 'timeline') renderTimeline();
       if (key === 'io') renderIO();
       if (key === 'history') renderHistory();
@@ -819,6 +823,15 @@ export default {
     viewer.setSvg(svg);
     renderDetail();
     renderHistory();
+    // the diagram and its details fill the window below the header (which varies in height)
+    const fit = () => {
+      if (closed || dPanel.hidden) return;
+      const top = dGrid.getBoundingClientRect().top + window.scrollY;
+      dGrid.style.height = `${Math.max(420, window.innerHeight - top - 20)}px`;
+    };
+    fitGrid = fit;
+    window.addEventListener('resize', fit);
+    fit();
     // open on the active task, if any
     followWrap.hidden = TERMINAL.has(wf.status);
     revealActive();
@@ -828,6 +841,7 @@ export default {
 
     return () => {
       closed = true;
+      window.removeEventListener('resize', fitGrid);
       if (stream) { stream.close(); stream = null; }
       if (tl) tl.destroy();
       for (const d of document.querySelectorAll('dialog.ex-dialog')) { try { d.close(); } catch { /* gone */ } }
