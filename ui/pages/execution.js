@@ -259,6 +259,7 @@ export default {
     let historyReady = false;
     let historyRendered = 0;
     let fitGrid = () => {};
+    let histRaf = 0;
 
     root.appendChild(el('p', { class: 'muted', 'aria-live': 'polite' }, 'Loading execution…'));
     try {
@@ -557,10 +558,12 @@ export default {
     const hCount = el('p', { class: 'muted small ex-hist-count' });
     const hTable = el('table', { class: 'data ex-history' },
       el('caption', { class: 'ex-sr' }, 'The execution\'s events in order'),
+      el('colgroup', null, el('col', { class: 'c-seq' }), el('col', { class: 'c-time' }), el('col', { class: 'c-type' }), el('col', { class: 'c-task' }), el('col', { class: 'c-det' })),
       el('thead', null, el('tr', null, ...['Seq', 'Time', 'Event', 'Task', 'Details'].map((c) => el('th', { scope: 'col' }, c)))));
     const hBody = el('tbody');
     hTable.appendChild(hBody);
-    historyTab.panel.append(hCount, el('div', { class: 'table-wrap ex-history-wrap' }, hTable));
+    const hHead = el('div', { class: 'ex-hist-head' }, hCount);
+    historyTab.panel.append(hHead, el('div', { class: 'table-wrap ex-history-wrap' }, hTable));
     function eventRow(ev) {
       const type = String(ev.type || '');
       let cls = '';
@@ -576,18 +579,51 @@ export default {
         el('td', null, ev.taskRef ? el('button', { type: 'button', class: 'btn-link', onclick: () => { show('diagram'); select(ev.taskRef); } }, ev.taskRef) : ''),
         det);
     }
+    // pages of HIST_PAGE events (a table of thousands of rows lays out slowly); the last
+    // page follows the live events
+    const HIST_PAGE = 250;
+    let hFrom = null;                    // first event shown; null: the latest page (follows)
+    let hShown = '';
+    const hNav = el('div', { class: 'pager ex-hist-pager', role: 'group', 'aria-label': 'History pages' });
+    const navBtn = (label, aria, fn) => {
+      const b = el('button', { type: 'button', class: 'btn btn-small', 'aria-label': aria }, label);
+      b.addEventListener('click', fn);
+      hNav.appendChild(b);
+      return b;
+    };
+    const latestFrom = () => Math.max(0, events.length - HIST_PAGE);
+    const curFrom = () => (hFrom === null ? latestFrom() : Math.min(hFrom, latestFrom()));
+    const bFirst = navBtn('« First', 'First page of events', () => { hFrom = 0; renderHistory(); });
+    const bPrev = navBtn('‹ Earlier', 'Earlier events', () => { hFrom = Math.max(0, curFrom() - HIST_PAGE); renderHistory(); });
+    const hPos = el('span', { class: 'ex-hist-pos' });
+    hNav.appendChild(hPos);
+    const bNext = navBtn('Later ›', 'Later events', () => { const f = curFrom() + HIST_PAGE; hFrom = f >= latestFrom() ? null : f; renderHistory(); });
+    const bLast = navBtn('Latest »', 'Latest events (follows new ones)', () => { hFrom = null; renderHistory(); });
+    hHead.appendChild(hNav);
     function renderHistory() {
       historyTab.tab.textContent = `History (${events.length.toLocaleString()})`;
-      if (current !== 'history') return;
-      if (historyRendered < events.length) {
-        const frag = document.createDocumentFragment();
-        for (let i = historyRendered; i < events.length; i++) frag.appendChild(eventRow(events[i]));
-        hBody.appendChild(frag);
-        historyRendered = events.length;
-      }
       hCount.textContent = historyReady
         ? `${events.length.toLocaleString()} event${events.length === 1 ? '' : 's'}${stream ? ' · live' : ''}`
         : 'Loading the history…';
+      if (current !== 'history') return;
+      const from = curFrom();
+      const to = Math.min(events.length, from + HIST_PAGE);
+      const key = `${from}`;
+      if (hShown !== key) {
+        hBody.textContent = '';
+        historyRendered = from;
+        hShown = key;
+      }
+      if (historyRendered < to) {
+        const frag = document.createDocumentFragment();
+        for (let i = historyRendered; i < to; i++) frag.appendChild(eventRow(events[i]));
+        hBody.appendChild(frag);
+        historyRendered = to;
+      }
+      hPos.textContent = events.length ? `${(from + 1).toLocaleString()}–${to.toLocaleString()} of ${events.length.toLocaleString()}` : 'no events';
+      bFirst.disabled = bPrev.disabled = from === 0;
+      bNext.disabled = bLast.disabled = to >= events.length;
+      hNav.hidden = events.length <= HIST_PAGE;
     }
 
     // ---- task details (the selected node)
@@ -773,7 +809,7 @@ export default {
       if (ev.seq <= lastSeq) return;
       lastSeq = ev.seq;
       events.push(ev);
-      if (historyReady) renderHistory();
+      if (historyReady && !histRaf) histRaf = requestAnimationFrame(() => { histRaf = 0; if (!closed) renderHistory(); });
       refresh();
     }
     function ensureStream() {
@@ -844,6 +880,7 @@ export default {
       window.removeEventListener('resize', fitGrid);
       if (stream) { stream.close(); stream = null; }
       if (tl) tl.destroy();
+      if (histRaf) cancelAnimationFrame(histRaf);
       for (const d of document.querySelectorAll('dialog.ex-dialog')) { try { d.close(); } catch { /* gone */ } }
     };
   },
