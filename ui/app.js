@@ -42,7 +42,8 @@ function toast(message, kind = 'info') {
 let confirmResolve = null;
 function confirmDialog(message, { confirmLabel, title } = {}) {
   if (confirmResolve) { confirmResolve(false); confirmResolve = null; }
-  document.getElementById('confirm-title').textContent = title || confirmLabel || 'Please confirm';
+  const heading = title || (confirmLabel ? (/[?.!]$/.test(confirmLabel) ? confirmLabel : `${confirmLabel}?`) : 'Please confirm');
+  document.getElementById('confirm-title').textContent = heading;
   document.getElementById('confirm-message').textContent = String(message);
   dialog.returnValue = '';
   return new Promise((resolve) => {
@@ -173,6 +174,7 @@ async function render() {
   try {
     mod = await import(route.page);
   } catch (e) {
+    console.error(e);
     if (seq !== renderSeq) return;
     showError(route.page.endsWith('execution.js')
       ? 'The execution page is not available in this build.'
