@@ -254,15 +254,30 @@ function applyState(g, n, st) {
   let cls = `node kind-${n.ty.toLowerCase()}`;
   if (status) cls += ` st-${status.toLowerCase()}`;
   if (g.classList.contains('selected')) cls += ' selected';
+  if (g.classList.contains('dg-busy')) cls += ' dg-busy';
   if (g.getAttribute('class') !== cls) g.setAttribute('class', cls);
   setText(g._title, nodeTitle(n, st));
   if (g._extra) {
-    let s = '';
-    if (n.ty === 'FORK_JOIN_DYNAMIC') {
-      const total = st && st.counts ? Object.values(st.counts).reduce((a, b) => a + b, 0) : 0;
-      s = total ? `${total} tasks  ${countsText(st.counts, false)}` : 'children not forked yet';
+    // dynamic children: "432 / 1000 done · 2 failed" and a bar of their states
+    const c = (st && st.counts) || {};
+    const total = st && st.count ? st.count : Object.values(c).reduce((a, b) => a + b, 0);
+    const done = (c.COMPLETED || 0) + (c.COMPLETED_WITH_ERRORS || 0) + (c.SKIPPED || 0);
+    const bad = (c.FAILED || 0) + (c.FAILED_WITH_TERMINAL_ERROR || 0) + (c.TIMED_OUT || 0) + (c.CANCELED || 0);
+    const run = c.IN_PROGRESS || 0;
+    const queued = c.SCHEDULED || 0;
+    let s = 'children not forked yet';
+    if (total) s = `${done.toLocaleString()} / ${total.toLocaleString()} done${bad ? ` · ${bad.toLocaleString()} failed` : ''}${run ? ` · ${run} running` : ''}`;
+    setText(g._extra, clip(s, 30));
+    let x = 14;
+    const span = n.w - 28;
+    for (const [k, v] of [['done', done], ['bad', bad], ['run', run], ['queued', queued]]) {
+      const w = total ? (span * v) / total : 0;
+      const r = g._prog[k];
+      r.setAttribute('x', x.toFixed(1));
+      r.setAttribute('width', Math.max(0, w).toFixed(1));
+      x += w;
     }
-    setText(g._extra, clip(s, 34));
+    g.classList.toggle('dg-busy', run + queued > 0);
   }
   if (n.ty === 'DO_WHILE' && g._frameLabel) {
     const it = st && (st.count || st.iteration) ? (st.count || st.iteration) : 0;
@@ -324,9 +339,16 @@ function drawNode(n, st, frameLabels) {
     g.appendChild(gl);
   }
   if (n.ty === 'FORK_JOIN_DYNAMIC') {
-    const ex = svgEl('text', { x: 14, y: 52, class: 'dg-extra' });
+    const ex = svgEl('text', { x: 14, y: 50, class: 'dg-extra' });
     g.appendChild(ex);
     g._extra = ex;
+    g.appendChild(svgEl('rect', { x: 14, y: n.h - 6, width: n.w - 28, height: 3, rx: 1.5, class: 'dg-prog-track' }));
+    g._prog = {};
+    for (const k of ['done', 'bad', 'run', 'queued']) {
+      const r = svgEl('rect', { x: 14, y: n.h - 6, width: 0, height: 3, class: `dg-prog dg-prog-${k}` });
+      g.appendChild(r);
+      g._prog[k] = r;
+    }
   }
   if (n.ty === 'DO_WHILE') g._frameLabel = frameLabels.get(t.taskReferenceName) || null;
   g._n = n;
