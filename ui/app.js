@@ -67,7 +67,7 @@ function showWho() {
     document.getElementById('who-subject').textContent = me.subject || '';
     document.getElementById('who-role').textContent = me.role || 'role unknown';
     who.hidden = false;
-  } else if (me && !me.auth) {
+  } else if (me && me.auth === false) {
     document.getElementById('who-subject').textContent = 'auth off';
     document.getElementById('who-role').textContent = me.role || 'admin';
     who.hidden = false;

@@ -25,14 +25,14 @@ export default {
     const nodesNote = h('p', { class: 'muted small', hidden: true });
     const partsNote = h('p', { class: 'muted small', hidden: true });
     nodesBody.appendChild(emptyRow(5, 'Loading…'));
-    partsBody.appendChild(emptyRow(4, 'Loading…'));
+    partsBody.appendChild(emptyRow(5, 'Loading…'));
 
     root.append(
       h('div', { class: 'page-head' }, h('div', h('h1', 'Cluster'), note)),
       errBox,
       h('div', { class: 'kpis' },
         kpi('This node', kNode), kpi('Live nodes', kNodes), kpi('Partitions here', kParts), kpi('Pending decisions', kPending)),
-      h('div', { class: 'grid-2 wide-left' },
+      h('div', { class: 'grid-2' },
         h('section', { 'aria-labelledby': 'nodes-h' },
           h('h2', { id: 'nodes-h' }, 'Nodes'),
           nodesNote,
@@ -40,9 +40,9 @@ export default {
             h('thead', h('tr',
               h('th', { scope: 'col' }, 'Node id'),
               h('th', { scope: 'col' }, 'Address'),
-              h('th', { scope: 'col', class: 'num' }, 'Heartbeat age'),
+              h('th', { scope: 'col', class: 'num', title: 'time since its last heartbeat' }, 'Heartbeat'),
               h('th', { scope: 'col' }, 'Alive'),
-              h('th', { scope: 'col', class: 'num' }, 'Partitions'))),
+              h('th', { scope: 'col', class: 'num', title: 'partitions owned' }, 'Partitions'))),
             nodesBody)),
           h('section', { class: 'section', 'aria-labelledby': 'shards-h' },
             h('h2', { id: 'shards-h' }, 'Pending decisions by shard'),
@@ -55,9 +55,10 @@ export default {
           h('div', { class: 'table-wrap' }, h('table', { class: 'data', 'data-testid': 'cluster-partitions' },
             h('thead', h('tr',
               h('th', { scope: 'col', class: 'num' }, 'Partition'),
-              h('th', { scope: 'col' }, 'Owner'),
+              h('th', { scope: 'col' }, 'Owner node'),
               h('th', { scope: 'col', class: 'num' }, 'Epoch'),
-              h('th', { scope: 'col', class: 'num' }, 'Lease remaining'))),
+              h('th', { scope: 'col', class: 'num', title: 'lease remaining' }, 'Lease left'),
+              h('th', { scope: 'col', class: 'num' }, 'Held for'))),
             partsBody)))));
 
     function shortId(id) {
@@ -76,6 +77,7 @@ export default {
       const partitions = Array.isArray(c.partitions) ? c.partitions : null;
       const owned = new Map();
       if (partitions) for (const p of partitions) if (p.owner) owned.set(p.owner, (owned.get(p.owner) || 0) + 1);
+      if (Array.isArray(c.nodes)) for (const n of c.nodes) if (typeof n.partitions === 'number') owned.set(n.id, n.partitions);
       nodesNote.hidden = !!nodes;
       if (!nodes) {
         nodesNote.textContent = 'This node does not list the other nodes; showing itself.';
@@ -85,13 +87,19 @@ export default {
       kNodes.textContent = fmtNum(c.nodes ? nodes.filter((n) => n.alive).length : (node.liveNodes ?? nodes.length));
       const frag = document.createDocumentFragment();
       if (!nodes.length) frag.appendChild(emptyRow(5, 'No nodes.'));
-      for (const n of nodes) {
+      const sorted = nodes.slice().sort((a, b) => (b.alive ? 1 : 0) - (a.alive ? 1 : 0)
+        || (a.heartbeatAgeMs ?? 0) - (b.heartbeatAgeMs ?? 0));
+      for (const n of sorted) {
         const isSelf = n.self || n.id === selfId;
         frag.appendChild(h('tr', { dataset: { nodeId: n.id } },
-          h('td', { class: 'mono nowrap', title: n.id }, shortId(n.id), isSelf ? h('span', { class: 'tag', title: 'the node serving this page' }, 'this node') : null),
+          h('td', { class: 'mono', title: n.id }, shortId(n.id), isSelf ? h('span', { class: 'tag', title: 'the node serving this page' }, 'this node') : null),
           h('td', { class: 'mono' }, n.address || ''),
           h('td', { class: 'num nowrap' }, n.heartbeatAgeMs === null || n.heartbeatAgeMs === undefined ? '—' : duration(n.heartbeatAgeMs)),
-          h('td', h('span', { class: `badge ${n.alive ? 'st-alive' : 'st-dead'}` }, n.alive ? 'alive' : 'down')),
+          h('td', n.alive
+            ? h('span', { class: 'badge st-alive' }, 'alive')
+            : n.stopped
+              ? h('span', { class: 'badge st-terminated', title: 'stopped cleanly' }, 'stopped')
+              : h('span', { class: 'badge st-dead', title: 'no heartbeat' }, 'down')),
           h('td', { class: 'num' }, fmtNum(owned.get(n.id) || 0))));
       }
       clear(nodesBody).appendChild(frag);
@@ -103,19 +111,21 @@ export default {
         partsNote.textContent = 'This node reports only the partitions it runs.';
         parts = (Array.isArray(node.partitions) ? node.partitions : []).map((p) => ({ ...p, owner: selfId }));
       }
+      const addr = new Map(nodes.filter((n) => n.address).map((n) => [n.id, n.address]));
       const mine = parts.filter((p) => p.owner === selfId).length;
       kParts.textContent = `${fmtNum(mine)}${node.partitionCount ? ` / ${node.partitionCount}` : ''}`;
       const pf = document.createDocumentFragment();
-      if (!parts.length) pf.appendChild(emptyRow(4, 'No partitions.'));
+      if (!parts.length) pf.appendChild(emptyRow(5, 'No partitions.'));
       for (const p of parts.slice().sort((a, b) => a.partition - b.partition)) {
         const lr = p.leaseRemainingMs;
         pf.appendChild(h('tr', { dataset: { partition: String(p.partition) } },
           h('td', { class: 'num' }, String(p.partition)),
-          h('td', { class: 'mono nowrap', title: p.owner || '' }, p.owner ? shortId(p.owner) : h('span', { class: 'muted' }, 'unowned'),
-            p.owner && p.owner === selfId ? h('span', { class: 'tag' }, 'this node') : null),
+          h('td', { class: 'mono nowrap', title: p.owner || '' }, p.owner ? (addr.get(p.owner) || shortId(p.owner)) : h('span', { class: 'muted' }, 'unowned'),
+            p.owner && p.owner === selfId ? h('span', { class: 'self-mark', title: 'this node' }, ' ●') : null),
           h('td', { class: 'num' }, p.epoch === undefined ? '—' : String(p.epoch)),
           h('td', { class: ['num', 'nowrap', typeof lr === 'number' && lr <= 0 ? 'age-bad' : ''] },
-            lr === undefined || lr === null ? '—' : lr <= 0 ? 'expired' : duration(lr))));
+            lr === undefined || lr === null ? '—' : lr <= 0 ? 'expired' : duration(lr)),
+          h('td', { class: 'num nowrap muted' }, typeof p.heldMs === 'number' ? duration(p.heldMs) : '—')));
       }
       clear(partsBody).appendChild(pf);
 
