@@ -134,8 +134,15 @@ export function timeline(tasks, { start = null, end = null, onSelect = null } = 
     ref.addEventListener('click', () => onSelect && onSelect(t));
     const att = el('span', 'tl-c-att');
     att.textContent = `#${(t.retryCount || 0) + 1}`;
-    if (t._retried) att.appendChild(el('span', 'tl-flag tl-flag-retry', '↻ retried'));
-    if (status === 'TIMED_OUT') att.appendChild(el('span', 'tl-flag tl-flag-to', '◷ timed out'));
+    if (status === 'TIMED_OUT') {
+      const f = el('span', 'tl-flag tl-flag-to', t._retried ? '◷ timed out ↻' : '◷ timed out');
+      f.title = t._retried ? 'timed out, then retried' : 'timed out';
+      att.appendChild(f);
+    } else if (t._retried) {
+      const f = el('span', 'tl-flag tl-flag-retry', '↻ retried');
+      f.title = `${status.toLowerCase()}, then retried`;
+      att.appendChild(f);
+    }
     cols.append(ref, att, el('span', 'tl-c-it', t.iteration ? String(t.iteration) : ''), el('span', 'tl-c-worker', t.workerId || ''));
     const lane = el('div', 'tl-lane');
     const sch = ms(t.scheduledTime);
