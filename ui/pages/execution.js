@@ -279,6 +279,7 @@ export default {
     }
     if (closed) return undefined;
     const diagramDef = def && Array.isArray(def.tasks) ? def : definitionFromTasks(wf);
+    document.title = `${wf.workflowName} ${String(id).slice(0, 8)}… · nodeflow`;
     defRefs = indexDefinition(diagramDef);
     idx = indexTasks(wf, defRefs);
     root.textContent = '';
@@ -628,7 +629,7 @@ export default {
 
     // ---- task details (the selected node)
     function attemptView(t, open) {
-      const d = el('details', { class: 'ex-attempt' });
+      const d = el('details', { class: 'ex-attempt', 'data-task-id': t.taskId });
       const dur = msOf(t.startTime) ? fmtDuration((msOf(t.endTime) || Date.now()) - msOf(t.startTime)) : '';
       d.appendChild(el('summary', null,
         el('span', { class: 'ex-att-n' }, `Attempt #${(t.retryCount || 0) + 1}`),
@@ -676,7 +677,8 @@ export default {
       step();
     }
 
-    function renderDetail(focusTaskId) {
+    // focus: a taskId to open, or a Set of taskIds (those open before a live re-render)
+    function renderDetail(focus) {
       detail.textContent = '';
       if (!selected) {
         detail.appendChild(el('h2', null, 'Tasks'));
@@ -725,7 +727,11 @@ export default {
         const ol = el('div', { class: 'ex-attempts' });
         detail.appendChild(ol);
         const newest = list.slice().reverse();
-        chunked(ol, newest, (t, i) => attemptView(t, focusTaskId ? t.taskId === focusTaskId : i === 0), ATTEMPTS_CHUNK,
+        const isOpen = (t, i) => {
+          if (focus instanceof Set) return focus.has(t.taskId) || (i === 0 && !list.some((x) => focus.has(x.taskId)));
+          return focus ? t.taskId === focus : i === 0;
+        };
+        chunked(ol, newest, (t, i) => attemptView(t, isOpen(t, i)), ATTEMPTS_CHUNK,
           (n) => `Show ${Math.min(n, ATTEMPTS_CHUNK)} older (${n.toLocaleString()} left)`);
       }
       detailSig = signature(selected);
@@ -789,8 +795,9 @@ export default {
       renderTimeline();
       renderIO();
       if (selected && signature(selected) !== detailSig) {
-        const openIds = [...detail.querySelectorAll('details.ex-attempt[open]')].length;
-        renderDetail(openIds ? undefined : undefined);
+        const keep = detail.scrollTop;
+        renderDetail(new Set([...detail.querySelectorAll('details.ex-attempt[open]')].map((d) => d.getAttribute('data-task-id'))));
+        detail.scrollTop = keep;
       } else if (!selected) {
         renderDetail();
       }
@@ -814,9 +821,6 @@ export default {
     }
     function ensureStream() {
       if (stream || closed || !historyReady) return;
-      if (TERMINAL.has(wf.status) && lastSeq > 0) {
-        // it may have been started again (retry, restart, rerun): the stream answers 204 if not
-      }
       stream = api.stream(`${base}/events/stream`, onEvent, {
         after: lastSeq,
         onEnd: () => { stream = null; if (!closed) { updateLive(); renderHistory(); if (!TERMINAL.has(wf.status)) refresh(); } },
