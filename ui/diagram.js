@@ -279,6 +279,13 @@ function applyState(g, n, st) {
     }
     g.classList.toggle('dg-busy', run + queued > 0);
   }
+  // more than one run (retries, loop iterations): "↻ 3" in the corner
+  const runs = st && st.attempts > 1 && n.ty !== 'FORK_JOIN_DYNAMIC' && n.ty !== 'SUB_WORKFLOW' ? `↻ ${st.attempts}` : '';
+  if (runs && !g._runs) {
+    g._runs = svgEl('text', { x: n.w - 8, y: n.h - 9, 'text-anchor': 'end', class: 'dg-runs' });
+    g.appendChild(g._runs);
+  }
+  if (g._runs) setText(g._runs, runs);
   if (n.ty === 'DO_WHILE' && g._frameLabel) {
     const it = st && (st.count || st.iteration) ? (st.count || st.iteration) : 0;
     setText(g._frameLabel, it ? `loop · ${it} iteration${it === 1 ? '' : 's'}` : 'loop');

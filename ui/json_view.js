@@ -122,10 +122,11 @@ async function copyText(text) {
 }
 
 /** A collapsible tree of `value`, opened down to collapsedDepth, with a Copy button. */
+// label names the value for assistive technology (the Copy button and the tree); the
+// surrounding heading shows it.
 export function jsonView(value, { collapsedDepth = 2, label = null } = {}) {
   const wrap = el('div', 'jv');
   const bar = el('div', 'jv-bar');
-  if (label) bar.appendChild(el('span', 'jv-label', label));
   const copy = el('button', 'btn btn-small jv-copy', 'Copy');
   copy.type = 'button';
   if (label) copy.setAttribute('aria-label', `Copy ${label}`);
@@ -141,6 +142,7 @@ export function jsonView(value, { collapsedDepth = 2, label = null } = {}) {
   bar.appendChild(copy);
   wrap.appendChild(bar);
   const tree = el('div', 'jv-tree');
+  if (label) tree.setAttribute('aria-label', label);
   if (value === undefined) tree.appendChild(el('span', 'jv-null', '(none)'));
   else tree.appendChild(entry(null, value, 0, collapsedDepth, false));
   wrap.appendChild(tree);

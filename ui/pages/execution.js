@@ -688,6 +688,23 @@ export default {
         const ul = el('ul', { class: 'ex-counts' });
         for (const k of Object.keys(counts).sort()) ul.appendChild(el('li', null, badge(k), ` ${counts[k].toLocaleString()}`));
         if (ul.firstChild) detail.appendChild(ul);
+        // what an operator looks for first: what failed, what runs now
+        for (const [title, want] of [['Failed', /FAILED|TIMED_OUT/], ['Running now', /IN_PROGRESS|SCHEDULED/]]) {
+          const hits = [];
+          for (const [ref, list] of idx.byRef) {
+            const last = list[list.length - 1];
+            if (want.test(String(last.status))) hits.push(last);
+          }
+          if (!hits.length) continue;
+          hits.sort((a, b) => (a.seq || 0) - (b.seq || 0));
+          detail.appendChild(el('h3', null, `${title} (${hits.length.toLocaleString()})`));
+          const tl2 = el('ul', { class: 'ex-children' });
+          for (const t of hits.slice(0, 24)) {
+            tl2.appendChild(el('li', null, el('button', { type: 'button', class: 'btn-link', onclick: () => select(t.referenceTaskName) }, t.referenceTaskName), ' ', badge(t.status)));
+          }
+          detail.appendChild(tl2);
+          if (hits.length > 24) detail.appendChild(el('p', { class: 'muted small' }, `and ${(hits.length - 24).toLocaleString()} more`));
+        }
         detailSig = '';
         return;
       }
