@@ -164,12 +164,23 @@ export default {
         h('td', { class: 'nowrap' }, start !== null
           ? h('time', { datetime: new Date(start).toISOString(), title: absTime(start) }, relTime(start))
           : h('span', { class: 'muted' }, '—')),
-        h('td', { class: ['num', 'nowrap', running ? 'muted' : ''] }, dur || '—'),
+        h('td', { class: ['num', 'nowrap', running ? 'muted' : ''], dataset: running && start !== null ? { runningSince: String(start) } : null }, dur || '—'),
         h('td', { class: 'ellipsis mono', title: w.correlationId || '' }, w.correlationId || ''),
         h('td', { class: 'reason', title: w.reasonForIncompletion || '' }, w.reasonForIncompletion || ''));
     }
 
+    let lastSig = null;
+    function refreshTimes() {
+      const now = Date.now();
+      for (const t of tbody.querySelectorAll('time[datetime]')) t.textContent = relTime(Date.parse(t.getAttribute('datetime')), now);
+      for (const td of tbody.querySelectorAll('td[data-running-since]')) td.textContent = duration(now - Number(td.dataset.runningSince));
+    }
+
     function renderRows(results) {
+      // the same rows as on screen: only the clocks move (keeps selection, focus and hover)
+      const sig = `${pager.cursor}|${results.map((w) => `${w.workflowId}:${w.status}:${w.endTime || ''}:${w.reasonForIncompletion || ''}`).join(',')}`;
+      if (sig === lastSig && tbody.querySelector('tr[data-workflow-id]')) { refreshTimes(); return; }
+      lastSig = sig;
       const focusedId = document.activeElement && tbody.contains(document.activeElement)
         ? document.activeElement.closest('tr')?.dataset.workflowId : null;
       const frag = document.createDocumentFragment();
@@ -250,7 +261,7 @@ export default {
         if (e.status === 401) return;
         errBox.hidden = false;
         errBox.textContent = `Could not load executions: ${e.message}`;
-        if (userAction) { clear(tbody).appendChild(emptyRow(COLS, '—')); nextCursor = null; renderPager(0); }
+        if (userAction) { clear(tbody).appendChild(emptyRow(COLS, '—')); lastSig = null; nextCursor = null; renderPager(0); }
       } finally {
         loading = false;
       }
