@@ -448,6 +448,7 @@ export default {
         },
       },
     ];
+    const rerunAction = ACTIONS.find((a) => a.label === 'Rerun from task');
     for (const a of ACTIONS) {
       a.button = el('button', { type: 'button', class: a.danger ? 'btn btn-danger' : 'btn' }, a.label);
       a.button.addEventListener('click', () => { a.run().catch((e) => ctx.toast(`${a.label} failed: ${e.message}`, 'error')); });
@@ -737,6 +738,12 @@ export default {
           return el('li', null, el('button', { type: 'button', class: 'btn-link', onclick: () => select(k) }, k), ' ', s ? badge(s) : el('span', { class: 'muted small' }, 'not started'));
         }, CHILDREN_CHUNK, (n) => `Show ${Math.min(n, CHILDREN_CHUNK)} more (${n.toLocaleString()} left)`);
       }
+      if (list.length && TERMINAL.has(wf.status)) {
+        const rr = el('button', { type: 'button', class: 'btn btn-small' }, 'Rerun from this task…');
+        if (!canAct) { rr.disabled = true; rr.title = 'needs the operator role'; }
+        rr.addEventListener('click', () => { rerunAction.run().catch((e) => ctx.toast(`Rerun failed: ${e.message}`, 'error')); });
+        detail.appendChild(el('p', null, rr));
+      }
       if (!list.length) {
         detail.appendChild(el('p', { class: 'muted' }, d ? 'Not reached yet.' : 'No attempts.'));
       } else {
@@ -758,7 +765,7 @@ export default {
       const last = list[list.length - 1];
       const kids = idx.children.get(ref);
       const st = idx.states.get(ref);
-      return `${list.length}|${last ? `${last.status}|${last.updateTime}` : ''}|${kids ? JSON.stringify(st && st.counts) : ''}`;
+      return `${wf.status}|${list.length}|${last ? `${last.status}|${last.updateTime}` : ''}|${kids ? JSON.stringify(st && st.counts) : ''}`;
     }
     function select(ref, taskId) {
       selected = ref || null;
