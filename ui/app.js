@@ -204,6 +204,14 @@ function showError(text) {
     h('div', { class: 'notice notice-error', role: 'alert' }, text)));
 }
 
+// "Skip to content" must not change the hash (the router owns it)
+document.querySelector('.skip-link').addEventListener('click', (ev) => {
+  ev.preventDefault();
+  const target = pageRoot.querySelector('h1') || pageRoot;
+  if (!target.hasAttribute('tabindex')) target.setAttribute('tabindex', '-1');
+  target.focus();
+});
+
 window.addEventListener('hashchange', render);
 if (!location.hash) history.replaceState(null, '', '#/executions');
 render();
