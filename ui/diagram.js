@@ -266,7 +266,10 @@ function applyState(g, n, st) {
     const run = c.IN_PROGRESS || 0;
     const queued = c.SCHEDULED || 0;
     let s = 'children not forked yet';
-    if (total) s = `${done.toLocaleString()} / ${total.toLocaleString()} done${bad ? ` · ${bad.toLocaleString()} failed` : ''}${run ? ` · ${run} running` : ''}`;
+    if (total) {
+      s = `${done.toLocaleString()} / ${total.toLocaleString()} done${bad ? ` · ${bad.toLocaleString()} failed` : ''}${run ? ` · ${run} running` : ''}`;
+      if (s.length > 28) s = `✓ ${done}/${total}${bad ? `  ✗ ${bad}` : ''}${run ? `  ▶ ${run}` : ''}${queued ? `  … ${queued}` : ''}`;
+    }
     setText(g._extra, clip(s, 30));
     let x = 14;
     const span = n.w - 28;
@@ -539,7 +542,7 @@ export function diagramViewer(svg) {
       const aw = area.clientWidth || 900;   // measured before the svg is in (one layout, not two)
       cur = s;
       // readable first: fit the width, but never smaller than 35 % (big graphs scroll)
-      scale = Math.max(0.35, Math.min(1, (aw - 4) / s._size.w));
+      scale = Math.max(0.35, Math.min(1, (aw - 24) / s._size.w));
       s.setAttribute('width', Math.round(s._size.w * scale));
       s.setAttribute('height', Math.round(s._size.h * scale));
       level.textContent = `${Math.round(scale * 100)} %`;
