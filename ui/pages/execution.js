@@ -699,7 +699,7 @@ export default {
           if (!hits.length) continue;
           hits.sort((a, b) => (a.seq || 0) - (b.seq || 0));
           detail.appendChild(el('h3', null, `${title} (${hits.length.toLocaleString()})`));
-          const tl2 = el('ul', { class: 'ex-children' });
+          const tl2 = el('ul', { class: 'ex-tasklist' });
           for (const t of hits.slice(0, 24)) {
             tl2.appendChild(el('li', null, el('button', { type: 'button', class: 'btn-link', onclick: () => select(t.referenceTaskName) }, t.referenceTaskName), ' ', badge(t.status)));
           }
