@@ -95,7 +95,11 @@ export default {
           h('td', { class: ['num', 'nowrap', ageClass(q.oldestReadyAgeMs)] },
             !hasAge ? h('span', { class: 'muted', title: 'this node does not report ages' }, 'n/a')
               : q.oldestReadyAgeMs === null ? h('span', { class: 'muted' }, '—') : duration(q.oldestReadyAgeMs)),
-          h('td', { class: 'num' }, q.polling === undefined || q.polling === null ? h('span', { class: 'muted' }, '—') : fmtNum(q.polling))));
+          (() => {
+            if (q.polling === undefined || q.polling === null) return h('td', { class: 'num' }, h('span', { class: 'muted' }, '—'));
+            const starving = (q.ready ?? 0) > 0 && q.polling === 0 && (q.leased ?? 0) === 0;
+            return h('td', { class: ['num', starving ? 'age-warn' : ''], title: starving ? 'tasks are waiting and no worker is polling this queue here' : null }, fmtNum(q.polling));
+          })()));
       }
       clear(tbody).appendChild(frag);
       const totalReady = data.reduce((s, q) => s + (q.ready ?? 0), 0);
@@ -114,12 +118,15 @@ export default {
         errBox.hidden = true;
         const queues = Array.isArray(c && c.queues) ? c.queues.map((q) => ({ ...q })) : [];
         // an older node reports the parked polls per queue on the node instead
-        const hasPolling = queues.some((q) => 'polling' in q);
-        const waiting = (!hasPolling && c && c.node && c.node.waitingPolls) || {};
+        // queues with no task but workers parked here are listed too (from the node's polls)
+        const hasAge = queues.some((q) => 'oldestReadyAgeMs' in q);
+        const waiting = (c && c.node && c.node.waitingPolls) || {};
         const byName = new Map(queues.map((q) => [q.name, q]));
         for (const [name, n] of Object.entries(waiting)) {
           const q = byName.get(name);
-          if (q) { if (q.polling === undefined) q.polling = n; } else if (!name.startsWith('_system.')) queues.push({ name, ready: 0, leased: 0, polling: n });
+          if (q) { if (q.polling === undefined) q.polling = n; } else if (!name.startsWith('_system.')) {
+            queues.push(hasAge ? { name, ready: 0, leased: 0, oldestReadyAgeMs: null, polling: n } : { name, ready: 0, leased: 0, polling: n });
+          }
         }
         data = queues;
         note.textContent = `Live · refreshed ${absTime(Date.now()).slice(11)} · polls counted at this node`;
