@@ -97,7 +97,7 @@ function lanesLayout(lanes) {
 // so that a 200-branch fork stays readable instead of 40,000 px wide.
 const WRAP_W = 1400;
 
-function branchesBlock(head, lanes, labels, tail) {
+function branchesBlock(head, lanes, labels, tail, keys = null) {
   const L = lanesLayout(lanes);
   const lab = labels ? 14 : 0;
   const rows = [];
@@ -148,12 +148,13 @@ function branchesBlock(head, lanes, labels, tail) {
           const l = lanes[i];
           const lc = lx + l.w / 2;
           const top = y + r.top;
+          const tag = keys ? { from: head.taskReferenceName, kase: keys[i] } : {};
           if (l.empty) {
-            out.edges.push({ d: `${into}H${lc}V${busOut}${outOf}`, arrow: true });
+            out.edges.push({ d: `${into}H${lc}V${busOut}${outOf}`, arrow: true, ...tag });
           } else {
-            out.edges.push({ d: `${into}H${lc}V${top}`, arrow: true });
+            out.edges.push({ d: `${into}H${lc}V${top}`, arrow: true, ...tag });
             l.emit(lx, top, out);
-            out.edges.push({ d: `M${lc} ${top + l.h}V${busOut}${outOf}`, arrow: true });
+            out.edges.push({ d: `M${lc} ${top + l.h}V${busOut}${outOf}`, arrow: true, ...tag });
           }
           if (labels) out.labels.push({ x: lc + 4, y: busIn + 14, text: labels[i] });
           lx += l.w + HG;
@@ -174,10 +175,12 @@ function forkBlock(fork, join) {
 function switchBlock(t) {
   const lanes = [];
   const labels = [];
-  for (const [k, v] of Object.entries(t.decisionCases || {})) { lanes.push(seqBlock(v)); labels.push(clip(k, 18)); }
+  const keys = [];
+  for (const [k, v] of Object.entries(t.decisionCases || {})) { lanes.push(seqBlock(v)); labels.push(clip(k, 18)); keys.push(k); }
   lanes.push(seqBlock(t.defaultCase || []));
   labels.push('default');
-  return branchesBlock(t, lanes, labels, null);
+  keys.push('\u0000default');
+  return branchesBlock(t, lanes, labels, null, keys);
 }
 
 function loopBlock(t) {
@@ -388,7 +391,7 @@ export function drawDiagram(definition, states = new Map()) {
   });
   svg._size = { w: W, h: H };
   const defs = svgEl('defs');
-  const marker = svgEl('marker', { id: 'dg-arrow', viewBox: '0 0 10 10', refX: 9, refY: 5, markerWidth: 7, markerHeight: 7, orient: 'auto-start-reverse' });
+  const marker = svgEl('marker', { id: 'dg-arrow', viewBox: '0 0 10 10', refX: 9, refY: 5, markerWidth: 9, markerHeight: 9, markerUnits: 'userSpaceOnUse', orient: 'auto-start-reverse' });
   marker.appendChild(svgEl('path', { d: 'M0 0L10 5L0 10z', class: 'dg-arrowhead' }));
   defs.appendChild(marker);
   svg.appendChild(defs);
@@ -405,11 +408,20 @@ export function drawDiagram(definition, states = new Map()) {
     frag.appendChild(fg);
   }
   const edges = svgEl('g', { class: 'dg-edges' });
+  const caseEdges = new Map();   // switch ref -> [{kase, path}]
+  const taken = svgEl('g', { class: 'dg-edges-taken' });   // taken branches drawn on top
   for (const e of out.edges) {
     const p = svgEl('path', { d: e.d, class: e.cls ? `dg-edge ${e.cls}` : 'dg-edge' });
     if (e.arrow) p.setAttribute('marker-end', 'url(#dg-arrow)');
     edges.appendChild(p);
+    if (e.from !== undefined) {
+      if (!caseEdges.has(e.from)) caseEdges.set(e.from, []);
+      caseEdges.get(e.from).push({ kase: e.kase, path: p });
+    }
   }
+  edges.appendChild(taken);
+  svg._caseEdges = caseEdges;
+  svg._takenLayer = taken;
   frag.appendChild(edges);
   for (const l of out.labels) {
     const t = svgEl('text', { x: l.x, y: l.y, class: 'dg-case' });
@@ -437,13 +449,30 @@ export function drawDiagram(definition, states = new Map()) {
   frag.appendChild(ng);
   svg.appendChild(frag);
   svg._nodes = nodes;
+  markTaken(svg, states);
   return svg;
+}
+
+// The branch a SWITCH took (states.get(ref).taken: its case, or '\u0000default') stands out.
+function markTaken(svg, states) {
+  for (const [ref, list] of svg._caseEdges) {
+    const st = states.get(ref);
+    const k = st && st.taken !== undefined && st.taken !== null ? st.taken : null;
+    for (const { kase, path } of list) {
+      const on = k !== null && kase === k;
+      if (on !== path.classList.contains('taken')) {
+        path.classList.toggle('taken', on);
+        (on ? svg._takenLayer : svg._takenLayer.parentNode).appendChild(path);
+      }
+    }
+  }
 }
 
 /** Recolour nodes in place (no redraw): data-status, classes, tooltips, counts, links. */
 export function updateStates(svg, states = new Map()) {
   if (!svg || !svg._nodes) return;
   for (const [ref, g] of svg._nodes) applyState(g, g._n, states.get(ref));
+  markTaken(svg, states);
 }
 
 /** Mark one node as selected (or none with null). */

@@ -114,7 +114,13 @@ function indexTasks(wf, defRefs) {
     if (!st) continue;
     const type = String(d.type || '').toUpperCase();
     const last = byRef.get(ref)[byRef.get(ref).length - 1];
-    if (type === 'DO_WHILE') {
+    if (type === 'SWITCH' || type === 'DECISION') {
+      const r = last.outputData && last.outputData.evaluationResult;
+      const v = Array.isArray(r) ? r[0] : r;
+      if (v !== undefined && v !== null && last.status === 'COMPLETED') {
+        st.taken = Object.prototype.hasOwnProperty.call(d.decisionCases || {}, String(v)) ? String(v) : '\u0000default';
+      }
+    } else if (type === 'DO_WHILE') {
       const it = last.outputData && Number(last.outputData.iteration);
       let max = 0;
       for (const b of loopBodyRefs(d)) {
