@@ -450,6 +450,8 @@ export function drawDiagram(definition, states = new Map()) {
   svg.appendChild(frag);
   svg._nodes = nodes;
   markTaken(svg, states);
+  // no states at all: a definition, not an execution; nothing is "not reached"
+  svg.classList.toggle('dg-nostate', !states || states.size === 0);
   return svg;
 }
 
@@ -473,6 +475,7 @@ export function updateStates(svg, states = new Map()) {
   if (!svg || !svg._nodes) return;
   for (const [ref, g] of svg._nodes) applyState(g, g._n, states.get(ref));
   markTaken(svg, states);
+  svg.classList.toggle('dg-nostate', !states || states.size === 0);
 }
 
 /** Mark one node as selected (or none with null). */
