@@ -40,9 +40,9 @@ function stringNode(s) {
 }
 
 function summary(v) {
-  if (Array.isArray(v)) return `[ ${v.length} item${v.length === 1 ? '' : 's'} ]`;
+  if (Array.isArray(v)) return `[ ${v.length.toLocaleString()} item${v.length === 1 ? '' : 's'} ]`;
   const n = Object.keys(v).length;
-  return `{ ${n} key${n === 1 ? '' : 's'} }`;
+  return `{ ${n.toLocaleString()} key${n === 1 ? '' : 's'} }`;
 }
 
 function keyNode(k, isIndex) {

@@ -733,17 +733,6 @@ export default {
       if (last && last.subWorkflowId) {
         detail.appendChild(el('p', null, 'Child execution: ', el('a', { href: `#/executions/${encodeURIComponent(last.subWorkflowId)}`, class: 'mono' }, last.subWorkflowId)));
       }
-      const kids = idx.children.get(selected);
-      if (kids && kids.length) {
-        detail.appendChild(el('h3', null, `Dynamic children (${kids.length.toLocaleString()})`));
-        const ul = el('ul', { class: 'ex-children' });
-        detail.appendChild(ul);
-        chunked(ul, kids, (k) => {
-          const kl = idx.byRef.get(k);
-          const s = kl ? kl[kl.length - 1].status : null;
-          return el('li', null, el('button', { type: 'button', class: 'btn-link', onclick: () => select(k) }, k), ' ', s ? badge(s) : el('span', { class: 'muted small' }, 'not started'));
-        }, CHILDREN_CHUNK, (n) => `Show ${Math.min(n, CHILDREN_CHUNK)} more (${n.toLocaleString()} left)`);
-      }
       if (list.length && TERMINAL.has(wf.status)) {
         const rr = el('button', { type: 'button', class: 'btn btn-small' }, 'Rerun from this task…');
         if (!canAct) { rr.disabled = true; rr.title = 'needs the operator role'; }
@@ -763,6 +752,28 @@ export default {
         };
         chunked(ol, newest, (t, i) => attemptView(t, isOpen(t, i)), ATTEMPTS_CHUNK,
           (n) => `Show ${Math.min(n, ATTEMPTS_CHUNK)} older (${n.toLocaleString()} left)`);
+      }
+      const kids = idx.children.get(selected);
+      if (kids && kids.length) {
+        detail.appendChild(el('h3', null, `Dynamic children (${kids.length.toLocaleString()})`));
+        const ul = el('ul', { class: 'ex-children' });
+        detail.appendChild(ul);
+        // the ones that need a look first: failed, then running, waiting, not started, done
+        const rank = (k) => {
+          const kl = idx.byRef.get(k);
+          const st = kl ? String(kl[kl.length - 1].status) : '';
+          if (/FAILED|TIMED_OUT|CANCELED/.test(st)) return 0;
+          if (st === 'IN_PROGRESS') return 1;
+          if (st === 'SCHEDULED') return 2;
+          if (!st) return 3;
+          return 4;
+        };
+        const sorted = kids.map((k, i) => [rank(k), i, k]).sort((x, y) => (x[0] - y[0]) || (x[1] - y[1])).map((x) => x[2]);
+        chunked(ul, sorted, (k) => {
+          const kl = idx.byRef.get(k);
+          const s = kl ? kl[kl.length - 1].status : null;
+          return el('li', null, el('button', { type: 'button', class: 'btn-link', onclick: () => select(k) }, k), ' ', s ? badge(s) : el('span', { class: 'muted small' }, 'not started'));
+        }, CHILDREN_CHUNK, (n) => `Show ${Math.min(n, CHILDREN_CHUNK)} more (${n.toLocaleString()} left)`);
       }
       detailSig = signature(selected);
     }
