@@ -561,6 +561,19 @@ export function diagramViewer(svg) {
   const end = () => { if (drag) { try { area.releasePointerCapture(drag.id); } catch { /* gone */ } } drag = null; area.classList.remove('dragging'); };
   area.addEventListener('pointerup', end);
   area.addEventListener('pointercancel', end);
+  // ctrl/⌘ + wheel (and pinch on a touchpad) zooms around the pointer
+  area.addEventListener('wheel', (e) => {
+    if (!cur || !(e.ctrlKey || e.metaKey)) return;
+    e.preventDefault();
+    const r = area.getBoundingClientRect();
+    const px = e.clientX - r.left;
+    const py = e.clientY - r.top;
+    const ux = (area.scrollLeft + px) / scale;
+    const uy = (area.scrollTop + py) / scale;
+    apply(scale * Math.exp(-e.deltaY * 0.002), false);
+    area.scrollLeft = ux * scale - px;
+    area.scrollTop = uy * scale - py;
+  }, { passive: false });
   area.addEventListener('keydown', (e) => {
     if (e.target !== area) return;
     if (e.key === '+' || e.key === '=') { apply(scale * 1.25); e.preventDefault(); }

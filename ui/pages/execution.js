@@ -378,7 +378,7 @@ export default {
         label: 'Terminate', danger: true, applies: (s) => s === 'RUNNING' || s === 'PAUSED', when: 'only a RUNNING or PAUSED workflow can be terminated',
         async run() {
           const v = await formDialog({
-            title: 'Terminate',
+            title: 'Terminate the workflow?',
             message: `Terminate ${wf.workflowName} ${id}? Its running tasks are canceled.`,
             fields: [{ name: 'reason', label: 'Reason', kind: 'textarea', rows: 3, value: '', hint: 'Recorded as its reasonForIncompletion' }],
           });
@@ -413,7 +413,7 @@ export default {
             label: `${t.referenceTaskName}${t.iteration ? ` (iteration ${t.iteration})` : ''} · ${t.status}`,
           }));
           const v = await formDialog({
-            title: 'Rerun from task',
+            title: 'Rerun from a task?',
             message: `Run ${wf.workflowName} ${id} again from this task (the tasks after it run again):`,
             fields: [{ name: 'task', label: 'Task', kind: 'select', options, value: preId }],
           });
@@ -437,7 +437,7 @@ export default {
           fields.push({ name: 'name', label: 'Signal name', value: waits.length ? sigOf(waits[0]) : '', required: true });
           fields.push({ name: 'payload', label: 'Payload (JSON)', kind: 'textarea', rows: 5, value: '{}' });
           const v = await formDialog({
-            title: 'Signal',
+            title: 'Send a signal?',
             message: options.length ? `Deliver a signal to ${wf.workflowName} ${id}; it completes the WAIT tasks waiting for that name.`
               : 'No WAIT task is waiting now; the signal may find none.',
             fields,
