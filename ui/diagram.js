@@ -260,6 +260,8 @@ function applyState(g, n, st) {
   if (g.classList.contains('dg-busy')) cls += ' dg-busy';
   if (g.getAttribute('class') !== cls) g.setAttribute('class', cls);
   setText(g._title, nodeTitle(n, st));
+  const label = `${n.t.taskReferenceName} (${n.ty}), ${status ? status.toLowerCase().replace(/_/g, ' ') : 'not reached'}`;
+  if (g.getAttribute('aria-label') !== label) g.setAttribute('aria-label', label);
   if (g._extra) {
     // dynamic children: "432 / 1000 done · 2 failed" and a bar of their states
     const c = (st && st.counts) || {};
