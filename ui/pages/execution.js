@@ -599,7 +599,29 @@ export default {
       hNav.appendChild(b);
       return b;
     };
-    const latestFrom = () => Math.max(0, events.length - HIST_PAGE);
+    // a filter on the event type or the task's reference name
+    let hFilter = '';
+    let hList = events;                 // the events shown (all, or those matching the filter)
+    let hListLen = -1;
+    const filterInput = el('input', { type: 'search', id: 'ex-hist-filter', class: 'ex-hist-filter', placeholder: 'type or task, e.g. FAILED', autocomplete: 'off', spellcheck: 'false' });
+    hHead.appendChild(el('div', { class: 'ex-hist-filterbox' }, el('label', { for: 'ex-hist-filter', class: 'small' }, 'Filter events'), filterInput));
+    let filterTimer = 0;
+    filterInput.addEventListener('input', () => {
+      clearTimeout(filterTimer);
+      filterTimer = setTimeout(() => { hFilter = filterInput.value.trim().toLowerCase(); hListLen = -1; hFrom = null; renderHistory(); }, 150);
+    });
+    const matches = (ev) => String(ev.type || '').toLowerCase().includes(hFilter) || String(ev.taskRef || '').toLowerCase().includes(hFilter);
+    const shownList = () => {
+      if (!hFilter) return events;
+      if (hListLen !== events.length) {
+        // new events since the last filtering: filter only those
+        if (hListLen < 0 || hList === events) hList = events.filter(matches);
+        else for (let i = hListLen; i < events.length; i++) if (matches(events[i])) hList.push(events[i]);
+        hListLen = events.length;
+      }
+      return hList;
+    };
+    const latestFrom = () => Math.max(0, shownList().length - HIST_PAGE);
     const curFrom = () => (hFrom === null ? latestFrom() : Math.min(hFrom, latestFrom()));
     const bFirst = navBtn('« First', 'First page of events', () => { hFrom = 0; renderHistory(); });
     const bPrev = navBtn('‹ Earlier', 'Earlier events', () => { hFrom = Math.max(0, curFrom() - HIST_PAGE); renderHistory(); });
@@ -610,13 +632,14 @@ export default {
     hHead.appendChild(hNav);
     function renderHistory() {
       historyTab.tab.textContent = `History (${events.length.toLocaleString()})`;
+      const list = shownList();
       hCount.textContent = historyReady
-        ? `${events.length.toLocaleString()} event${events.length === 1 ? '' : 's'}${stream ? ' · live' : ''}`
+        ? `${hFilter ? `${list.length.toLocaleString()} of ` : ''}${events.length.toLocaleString()} event${events.length === 1 ? '' : 's'}${stream ? ' · live' : ''}`
         : 'Loading the history…';
       if (current !== 'history') return;
       const from = curFrom();
-      const to = Math.min(events.length, from + HIST_PAGE);
-      const key = `${from}`;
+      const to = Math.min(list.length, from + HIST_PAGE);
+      const key = `${hFilter}\u0000${from}`;
       if (hShown !== key) {
         hBody.textContent = '';
         historyRendered = from;
@@ -624,14 +647,14 @@ export default {
       }
       if (historyRendered < to) {
         const frag = document.createDocumentFragment();
-        for (let i = historyRendered; i < to; i++) frag.appendChild(eventRow(events[i]));
+        for (let i = historyRendered; i < to; i++) frag.appendChild(eventRow(list[i]));
         hBody.appendChild(frag);
         historyRendered = to;
       }
-      hPos.textContent = events.length ? `${(from + 1).toLocaleString()}–${to.toLocaleString()} of ${events.length.toLocaleString()}` : 'no events';
+      hPos.textContent = list.length ? `${(from + 1).toLocaleString()}–${to.toLocaleString()} of ${list.length.toLocaleString()}` : 'no events';
       bFirst.disabled = bPrev.disabled = from === 0;
-      bNext.disabled = bLast.disabled = to >= events.length;
-      hNav.hidden = events.length <= HIST_PAGE;
+      bNext.disabled = bLast.disabled = to >= list.length;
+      hNav.hidden = list.length <= HIST_PAGE;
     }
 
     // ---- task details (the selected node)
@@ -926,6 +949,7 @@ export default {
       if (stream) { stream.close(); stream = null; }
       if (tl) tl.destroy();
       if (histRaf) cancelAnimationFrame(histRaf);
+      clearTimeout(filterTimer);
       for (const d of document.querySelectorAll('dialog.ex-dialog')) { try { d.close(); } catch { /* gone */ } }
     };
   },
