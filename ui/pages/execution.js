@@ -265,6 +265,13 @@ export default {
     let historyReady = false;
     let historyRendered = 0;
     let fitGrid = () => {};
+    let durationEl = null;
+    // a running workflow's duration ticks
+    const clock = setInterval(() => {
+      if (!wf || !durationEl || TERMINAL.has(wf.status) || msOf(wf.endTime)) return;
+      const st = msOf(wf.startTime || wf.createTime);
+      if (st) durationEl.textContent = `${fmtDuration(Date.now() - st)} so far`;
+    }, 1000);
     let histRaf = 0;
 
     root.appendChild(el('p', { class: 'muted', 'aria-live': 'polite' }, 'Loading execution…'));
@@ -275,6 +282,7 @@ export default {
       root.appendChild(el('div', { class: 'notice notice-error', role: 'alert' },
         e.status === 404 ? `No execution ${id}.` : `Cannot load execution ${id}: ${e.message}`));
       root.appendChild(el('p', null, el('a', { href: '#/executions' }, '← All executions')));
+      clearInterval(clock);
       return undefined;
     }
     try {
@@ -310,12 +318,18 @@ export default {
       statusBadge.className = `badge st-${String(wf.status).toLowerCase()}`;
       metaList.textContent = '';
       const add = (k, v) => metaList.append(el('div', { class: 'ex-meta-item' }, el('dt', null, k), el('dd', null, v)));
-      add('Workflow id', el('code', null, wf.workflowId));
+      const copyId = el('button', { type: 'button', class: 'btn-link small ex-copy-id', 'aria-label': 'Copy the workflow id' }, 'copy');
+      copyId.addEventListener('click', async () => {
+        try { await navigator.clipboard.writeText(wf.workflowId); copyId.textContent = 'copied'; } catch { copyId.textContent = 'copy failed'; }
+        setTimeout(() => { copyId.textContent = 'copy'; }, 1500);
+      });
+      add('Workflow id', [el('code', null, wf.workflowId), ' ', copyId]);
       add('Started', timeEl(wf.startTime || wf.createTime));
       add('Ended', timeEl(wf.endTime));
       const st = msOf(wf.startTime || wf.createTime);
       const en = msOf(wf.endTime);
-      add('Duration', st ? `${fmtDuration((en || Date.now()) - st)}${en ? '' : ' so far'}` : '—');
+      durationEl = el('span', null, st ? `${fmtDuration((en || Date.now()) - st)}${en ? '' : ' so far'}` : '—');
+      add('Duration', durationEl);
       add('Correlation id', wf.correlationId ? el('code', null, wf.correlationId) : el('span', { class: 'muted' }, '—'));
       if (wf.parentWorkflowId) add('Parent', el('a', { href: `#/executions/${encodeURIComponent(wf.parentWorkflowId)}`, class: 'mono' }, wf.parentWorkflowId));
       const n = (wf.tasks || []).length;
@@ -945,6 +959,7 @@ export default {
 
     return () => {
       closed = true;
+      clearInterval(clock);
       window.removeEventListener('resize', fitGrid);
       if (stream) { stream.close(); stream = null; }
       if (tl) tl.destroy();
