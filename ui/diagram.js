@@ -248,6 +248,12 @@ function countsText(counts, long) {
   return keys.filter((k) => counts[k]).map((k) => (long ? `${counts[k]} ${k}` : `${COUNT_SHORT[k] || k} ${counts[k]}`)).join(long ? ', ' : '  ');
 }
 
+// states may also come as a plain object {ref: state}
+function asMap(states) {
+  if (states instanceof Map) return states;
+  return new Map(states && typeof states === 'object' ? Object.entries(states) : []);
+}
+
 function setText(el, s) { if (el.textContent !== s) el.textContent = s; }
 
 // Everything about a node that depends on its state; used by draw and by updateStates.
@@ -373,6 +379,7 @@ function drawNode(n, st, frameLabels) {
 
 /** The definition as an SVG element; states: Map ref -> {status, count?, counts?, ...}. */
 export function drawDiagram(definition, states = new Map()) {
+  states = asMap(states);
   const root = seqBlock((definition && definition.tasks) || []);
   const out = { nodes: [], edges: [], labels: [], frames: [], dots: [] };
   const TERM = 22;   // start and end markers
@@ -475,6 +482,7 @@ function markTaken(svg, states) {
 /** Recolour nodes in place (no redraw): data-status, classes, tooltips, counts, links. */
 export function updateStates(svg, states = new Map()) {
   if (!svg || !svg._nodes) return;
+  states = asMap(states);
   for (const [ref, g] of svg._nodes) applyState(g, g._n, states.get(ref));
   markTaken(svg, states);
   svg.classList.toggle('dg-nostate', !states || states.size === 0);
