@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Installs the Debian packages nodeflow builds against, only those missing.
 # Safe to run repeatedly; needs root (or sudo) only when something is missing. tzdata is
-# read at run time: schedules take IANA time zones from /usr/share/zoneinfo.
+# read at run time: schedules take IANA time zones from /usr/share/zoneinfo. chromium and
+# postgresql-client are for the tests only: the web UI's run in headless Chromium and read
+# the database with psql.
 set -euo pipefail
 
 packages=(
@@ -10,6 +12,7 @@ packages=(
   duktape-dev libjq-dev pkg-config
   nodejs npm ca-certificates procps iproute2
   tzdata faketime
+  chromium postgresql-client
 )
 
 missing=()

@@ -1,0 +1,96 @@
+#!/usr/bin/env bash
+# The web UI in a real headless Chromium (ctest label `ui`): installs the pinned Playwright
+# library (package-lock.json, playwright-core only: it drives Debian's /usr/bin/chromium and
+# downloads no browser) into BUILD/ui-node once, starts a Postgres 18 and a `nodeflow serve`
+# of its own with authentication on, makes an admin user, a reader and an admin API key, and
+# runs ui.test.js against the node's own UI (served from the binary).
+#
+#   tests/ui/run.sh NODEFLOW_BIN BUILD_DIR [SCREENSHOT_DIR]
+#
+# With SCREENSHOT_DIR it also runs the sample workflows with the sample worker and saves the
+# list, an execution's diagram and the cluster page there (docs/img, by `ninja ui_screenshots`).
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/../.." && pwd)
+bin=${1:?usage: run.sh NODEFLOW_BIN BUILD_DIR [SCREENSHOT_DIR]}
+build=${2:?usage: run.sh NODEFLOW_BIN BUILD_DIR [SCREENSHOT_DIR]}
+shots=${3:-}
+
+die() { echo "ui test: $*" >&2; exit 1; }
+command -v node >/dev/null && command -v npm >/dev/null \
+  || die "node and npm are needed (scripts/deps.sh installs them)"
+chromium=${NF_CHROMIUM:-/usr/bin/chromium}
+[ -x "$chromium" ] || die "Chromium is needed at $chromium (scripts/deps.sh installs Debian's chromium)"
+psql=$(command -v psql || ls /usr/lib/postgresql/*/bin/psql 2>/dev/null | tail -1 || true)
+[ -n "$psql" ] || die "psql is needed to read the database (scripts/deps.sh installs postgresql-client)"
+
+# The library, installed again only when the lock file changed.
+lib="$build/ui-node"
+mkdir -p "$lib"
+if ! cmp -s "$here/package-lock.json" "$lib/package-lock.json" || [ ! -d "$lib/node_modules" ]; then
+  cp "$here/package.json" "$here/package-lock.json" "$lib/"
+  (cd "$lib" && PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 npm ci --no-audit --no-fund --loglevel=error)
+fi
+cp "$here/ui.test.js" "$lib/"
+
+work=$(mktemp -d "${TMPDIR:-/tmp}/nf-ui.XXXXXX")
+chmod 755 "$work"
+pids=()
+cleanup() {
+  for p in "${pids[@]}"; do kill "$p" 2>/dev/null && wait "$p" 2>/dev/null || true; done
+  if [ -z "${NF_TEST_DSN:-}" ]; then "$root/scripts/pg18.sh" stop "$work/pg" >/dev/null 2>&1 || true; fi
+  rm -rf "$work"
+}
+trap cleanup EXIT
+
+if [ -n "${NF_TEST_DSN:-}" ]; then
+  dsn=$NF_TEST_DSN
+else
+  dsn=$("$root/scripts/pg18.sh" start "$work/pg" | tail -1)
+fi
+
+: >"$work/node.log"
+"$bin" serve --dsn "$dsn" --migrate --port 0 --http-port -1 --auth on >"$work/node.log" 2>&1 &
+pids+=($!)
+http="" client=""
+for _ in $(seq 1 300); do
+  http=$(sed -n 's/^http \(.*\)$/\1/p' "$work/node.log" | head -1)
+  client=$(sed -n 's/^listening \(.*\)$/\1/p' "$work/node.log" | head -1)
+  [ -n "$http" ] && [ -n "$client" ] && break
+  kill -0 "${pids[0]}" 2>/dev/null || { cat "$work/node.log" >&2; exit 1; }
+  sleep 0.1
+done
+[ -n "$client" ] || { echo "ui test: the node did not start" >&2; cat "$work/node.log" >&2; exit 1; }
+
+# An admin and a reader who sign in with a password, and an admin key for the test's own setup.
+export NF_UI_ADMIN=ada NF_UI_ADMIN_PASSWORD=correct-horse-battery NF_UI_READER=rita
+export NF_UI_READER_PASSWORD=staple-staple-staple
+"$bin" users create "$NF_UI_ADMIN" --dsn "$dsn" --role admin <<<"$NF_UI_ADMIN_PASSWORD" >/dev/null
+"$bin" users create "$NF_UI_READER" --dsn "$dsn" --role reader <<<"$NF_UI_READER_PASSWORD" >/dev/null
+key=$("$bin" keys create --dsn "$dsn" --role admin --name ui-test | tail -1)
+field() { sed -n "s/.*$1=\([^ ]*\).*/\1/p" <<<"$2"; }
+export NF_UI_KEY_ID=$(field keyId "$key") NF_UI_KEY_SECRET=$(field keySecret "$key")
+[ -n "$NF_UI_KEY_SECRET" ] || die "nodeflow keys create printed no key"
+
+if [ -n "$shots" ]; then
+  # Sample workflows in every state worth a picture: run by the sample worker.
+  export NODEFLOW_KEY_ID=$NF_UI_KEY_ID NODEFLOW_KEY_SECRET=$NF_UI_KEY_SECRET
+  "$bin" defs put --node "$client" "$root/config/samples/tasks.json" \
+    "$root/config/samples/sample_shipping.json" "$root/config/samples/sample_order.json" >/dev/null
+  "$(dirname "$bin")/nodeflow-sample-worker" --node "$client" --concurrency 4 \
+    >"$work/worker.out" 2>"$work/worker.log" &
+  pids+=($!)
+  input='{"orderId":"A-1001","items":[{"sku":"mug","qty":2,"priceCents":1250}],"customer":{"email":"ada@example.com","address":"1 Analytical Street"}}'
+  "$bin" start sample_order --count 40 --input "$input" --node "$client" >/dev/null
+  mkdir -p "$shots"
+  export NF_UI_SCREENSHOTS=$(cd "$shots" && pwd)
+fi
+
+status=0
+(cd "$lib" && NF_UI_URL="http://$http" NF_UI_DSN="$dsn" NF_UI_PSQL="$psql" NF_CHROMIUM="$chromium" \
+   NODE_PATH="$lib/node_modules" node --test --test-concurrency=1 ui.test.js) || status=$?
+if [ "$status" -ne 0 ]; then
+  echo "--- node log (tail)" >&2
+  tail -n 60 "$work/node.log" >&2
+fi
+exit "$status"
