@@ -122,4 +122,5 @@ printf '  tasks       %d completed by the sample worker, %d failed (charge_card 
 awk -v e="$elapsed" -v t="$tasks" -v c="$completed" \
   'BEGIN { printf "  elapsed     %.1f s   (%.0f tasks/s, %.0f workflows/s)\n", e, t / e, c / e }'
 echo "  next: $nf status --node $node   (while a node runs: $nf serve --dsn '$(shown_dsn "$dsn")')"
+echo "        the web UI of a running node: http://127.0.0.1:${NF_RUN_HTTP_PORT:-8080}/"
 [ "$completed" -eq "$count" ]
