@@ -1,7 +1,6 @@
 #!/usr/bin/env bash
 # The web UI in a real headless Chromium (ctest label `ui`): installs the pinned Playwright
-# library (package-lock.json, playwright-core only: it drives Debian's /usr/bin/chromium and
-# downloads no browser) into BUILD/ui-node once, starts a Postgres 18 and a `nodeflow serve`
+# library (install.sh) into BUILD/ui-node once, starts a Postgres 18 and a `nodeflow serve`
 # of its own with authentication on, makes an admin user, a reader and an admin API key, and
 # runs ui.test.js against the node's own UI (served from the binary).
 #
@@ -17,20 +16,12 @@ build=${2:?usage: run.sh NODEFLOW_BIN BUILD_DIR [SCREENSHOT_DIR]}
 shots=${3:-}
 
 die() { echo "ui test: $*" >&2; exit 1; }
-command -v node >/dev/null && command -v npm >/dev/null \
-  || die "node and npm are needed (scripts/deps.sh installs them)"
 chromium=${NF_CHROMIUM:-/usr/bin/chromium}
 [ -x "$chromium" ] || die "Chromium is needed at $chromium (scripts/deps.sh installs Debian's chromium)"
 psql=$(command -v psql || ls /usr/lib/postgresql/*/bin/psql 2>/dev/null | tail -1 || true)
 [ -n "$psql" ] || die "psql is needed to read the database (scripts/deps.sh installs postgresql-client)"
 
-# The library, installed again only when the lock file changed.
-lib="$build/ui-node"
-mkdir -p "$lib"
-if ! cmp -s "$here/package-lock.json" "$lib/package-lock.json" || [ ! -d "$lib/node_modules" ]; then
-  cp "$here/package.json" "$here/package-lock.json" "$lib/"
-  (cd "$lib" && PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 npm ci --no-audit --no-fund --loglevel=error)
-fi
+lib=$("$here/install.sh" "$build")
 cp "$here/ui.test.js" "$lib/"
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/nf-ui.XXXXXX")
