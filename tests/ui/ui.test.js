@@ -96,7 +96,7 @@ test('the list shows executions started through the API after signing in', async
   await signIn(page, env('NF_UI_ADMIN'), env('NF_UI_ADMIN_PASSWORD'));
   await page.goto(`${base}/#/executions`);
   for (const id of ids)
-    await page.locator(`tr[data-workflow-id="${id}"]`).waitFor({ timeout: 10000 });
+    await page.locator(`tr[data-workflow-id="${id}"]`).waitFor({ timeout: 20000 });
   const row = page.locator(`tr[data-workflow-id="${ids[0]}"]`);
   assert.match(await row.innerText(), /RUNNING/);
   assert.match(await row.innerText(), /ui_hold/);
@@ -108,7 +108,7 @@ test('a task turns from scheduled to completed on screen without a reload', asyn
   const page = await newPage();
   await signIn(page, env('NF_UI_ADMIN'), env('NF_UI_ADMIN_PASSWORD'));
   await page.goto(`${base}/#/executions/${id}`);
-  await page.locator('g[data-ref="step"][data-status="SCHEDULED"]').waitFor({ timeout: 10000 });
+  await page.locator('g[data-ref="step"][data-status="SCHEDULED"]').waitFor({ timeout: 20000 });
   await page.evaluate(() => { window.nfSamePage = true; });
   // A worker: lease the task and complete it through the API.
   let task = null;
@@ -120,8 +120,8 @@ test('a task turns from scheduled to completed on screen without a reload', asyn
   await call('POST', '/api/tasks', {
     workflowInstanceId: id, taskId: task.taskId, status: 'COMPLETED', outputData: { done: true },
   });
-  await page.locator('g[data-ref="step"][data-status="COMPLETED"]').waitFor({ timeout: 10000 });
-  await page.getByTestId('workflow-status').filter({ hasText: 'COMPLETED' }).waitFor({ timeout: 10000 });
+  await page.locator('g[data-ref="step"][data-status="COMPLETED"]').waitFor({ timeout: 20000 });
+  await page.getByTestId('workflow-status').filter({ hasText: 'COMPLETED' }).waitFor({ timeout: 20000 });
   assert.equal(await page.evaluate(() => window.nfSamePage), true, 'the page was not reloaded');
   await page.context().close();
 });
@@ -136,7 +136,7 @@ test('terminate from the UI ends the workflow in the database', async () => {
   const dialog = page.getByRole('dialog');
   await dialog.getByLabel('Reason').fill('stopped from the web UI');
   await dialog.getByRole('button', { name: 'Confirm' }).click();
-  await page.getByTestId('workflow-status').filter({ hasText: 'TERMINATED' }).waitFor({ timeout: 10000 });
+  await page.getByTestId('workflow-status').filter({ hasText: 'TERMINATED' }).waitFor({ timeout: 20000 });
   assert.equal(statusInDb(id), 'TERMINATED');
   assert.equal(sql(`SELECT "reasonForIncompletion" FROM "WorkflowExecutions" WHERE "id" = '${id}'`),
     'stopped from the web UI');
@@ -155,7 +155,7 @@ test('a reader sees the actions disabled and the server refuses them when forced
   await terminate.evaluate((b) => { b.disabled = false; b.click(); });
   const dialog = page.getByRole('dialog');
   await dialog.getByRole('button', { name: 'Confirm' }).click();
-  await page.getByRole('status').filter({ hasText: /reader may not/ }).waitFor({ timeout: 10000 });
+  await page.getByRole('status').filter({ hasText: /reader may not/ }).waitFor({ timeout: 20000 });
   assert.equal(statusInDb(id), 'RUNNING');
   // The same with the reader's own token, outside the page's code.
   const refused = await page.evaluate(async (wf) => {
