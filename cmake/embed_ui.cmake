@@ -35,10 +35,5 @@ ${body}  };
 
 } // namespace nf::net::web
 ")
-if(EXISTS "${OUTPUT}")
-  file(READ "${OUTPUT}" old)
-  if(old STREQUAL content)
-    return()
-  endif()
-endif()
-file(WRITE "${OUTPUT}" "${content}")
+include("${CMAKE_CURRENT_LIST_DIR}/write_if_changed.cmake")
+nf_write_if_changed("${OUTPUT}" "${content}")

@@ -189,3 +189,17 @@ export function actionButton(label, me, needed, onClick, attrs = {}) {
 export function emptyRow(cols, text) {
   return h('tr', { class: 'empty' }, h('td', { colspan: String(cols) }, text));
 }
+
+// Calls `load` every `ms` after the previous call ended, skipping while the tab is hidden;
+// the answer stops it (a page's cleanup).
+export function repeat(ms, load) {
+  let timer = null;
+  let stopped = false;
+  const tick = async () => {
+    if (stopped) return;
+    if (!document.hidden) await load();
+    if (!stopped) timer = setTimeout(tick, ms);
+  };
+  timer = setTimeout(tick, ms);
+  return () => { stopped = true; clearTimeout(timer); };
+}

@@ -23,34 +23,10 @@ if ! cmp -s "$here/package-lock.json" "$sdk/package-lock.json" || [ ! -d "$sdk/n
 fi
 cp "$here/conductor_sdk.test.js" "$sdk/"
 
-work=$(mktemp -d "${TMPDIR:-/tmp}/nf-sdk.XXXXXX")
-chmod 755 "$work"
-node_pid=""
-cleanup() {
-  [ -n "$node_pid" ] && kill "$node_pid" 2>/dev/null && wait "$node_pid" 2>/dev/null || true
-  if [ -z "${NF_TEST_DSN:-}" ]; then "$root/scripts/pg18.sh" stop "$work/pg" >/dev/null 2>&1 || true; fi
-  rm -rf "$work"
-}
-trap cleanup EXIT
-
-if [ -n "${NF_TEST_DSN:-}" ]; then
-  dsn=$NF_TEST_DSN
-else
-  dsn=$("$root/scripts/pg18.sh" start "$work/pg" | tail -1)
-fi
-
-# Created before the node starts: the loop below may read it before the child opens it.
-: >"$work/node.log"
-"$bin" serve --dsn "$dsn" --migrate --port 0 --http-port -1 >"$work/node.log" 2>&1 &
-node_pid=$!
-http=""
-for _ in $(seq 1 300); do
-  http=$(sed -n 's/^http \(.*\)$/\1/p' "$work/node.log" | head -1)
-  [ -n "$http" ] && grep -q '^listening ' "$work/node.log" && break
-  kill -0 "$node_pid" 2>/dev/null || { cat "$work/node.log" >&2; exit 1; }
-  sleep 0.1
-done
-[ -n "$http" ] || { echo "sdk test: the node printed no http line" >&2; cat "$work/node.log" >&2; exit 1; }
+source "$root/tests/support/test_node.sh"
+nf_test_begin
+nf_test_postgres
+nf_test_serve "$bin"
 
 # Authentication is on (the default): a worker key for the workers, an admin key for the
 # definitions and the workflows. `keys create` prints `keyId=… keySecret=…` last.

@@ -24,34 +24,10 @@ psql=$(command -v psql || ls /usr/lib/postgresql/*/bin/psql 2>/dev/null | tail -
 lib=$("$here/install.sh" "$build")
 cp "$here/ui.test.js" "$lib/"
 
-work=$(mktemp -d "${TMPDIR:-/tmp}/nf-ui.XXXXXX")
-chmod 755 "$work"
-pids=()
-cleanup() {
-  for p in "${pids[@]}"; do kill "$p" 2>/dev/null && wait "$p" 2>/dev/null || true; done
-  if [ -z "${NF_TEST_DSN:-}" ]; then "$root/scripts/pg18.sh" stop "$work/pg" >/dev/null 2>&1 || true; fi
-  rm -rf "$work"
-}
-trap cleanup EXIT
-
-if [ -n "${NF_TEST_DSN:-}" ]; then
-  dsn=$NF_TEST_DSN
-else
-  dsn=$("$root/scripts/pg18.sh" start "$work/pg" | tail -1)
-fi
-
-: >"$work/node.log"
-"$bin" serve --dsn "$dsn" --migrate --port 0 --http-port -1 --auth on >"$work/node.log" 2>&1 &
-pids+=($!)
-http="" client=""
-for _ in $(seq 1 300); do
-  http=$(sed -n 's/^http \(.*\)$/\1/p' "$work/node.log" | head -1)
-  client=$(sed -n 's/^listening \(.*\)$/\1/p' "$work/node.log" | head -1)
-  [ -n "$http" ] && [ -n "$client" ] && break
-  kill -0 "${pids[0]}" 2>/dev/null || { cat "$work/node.log" >&2; exit 1; }
-  sleep 0.1
-done
-[ -n "$client" ] || { echo "ui test: the node did not start" >&2; cat "$work/node.log" >&2; exit 1; }
+source "$root/tests/support/test_node.sh"
+nf_test_begin
+nf_test_postgres
+nf_test_serve "$bin" --auth on
 
 # An admin and a reader who sign in with a password, and an admin key for the test's own setup.
 export NF_UI_ADMIN=ada NF_UI_ADMIN_PASSWORD=correct-horse-battery NF_UI_READER=rita
@@ -70,7 +46,7 @@ if [ -n "$shots" ]; then
     "$root/config/samples/sample_shipping.json" "$root/config/samples/sample_order.json" >/dev/null
   "$(dirname "$bin")/nodeflow-sample-worker" --node "$client" --concurrency 4 \
     >"$work/worker.out" 2>"$work/worker.log" &
-  pids+=($!)
+  nf_test_spawned $!
   input='{"orderId":"A-1001","items":[{"sku":"mug","qty":2,"priceCents":1250}],"customer":{"email":"ada@example.com","address":"1 Analytical Street"}}'
   "$bin" start sample_order --count 40 --input "$input" --node "$client" >/dev/null
   mkdir -p "$shots"

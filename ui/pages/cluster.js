@@ -1,5 +1,5 @@
 // Cluster: the nodes, who owns which partition, pending decisions; refreshed every 3 s.
-import { h, clear, duration, fmtNum, emptyRow, absTime } from '../dom.js';
+import { h, clear, duration, fmtNum, emptyRow, absTime, repeat } from '../dom.js';
 
 const REFRESH_MS = 3000;
 
@@ -11,7 +11,6 @@ export default {
   title: 'Cluster',
   async mount(root, params, ctx) {
     let alive = true;
-    let timer = null;
 
     const note = h('span', { class: 'sub' });
     const errBox = h('div', { class: 'notice notice-error', role: 'alert', hidden: true });
@@ -151,13 +150,8 @@ export default {
         errBox.textContent = `Could not load the cluster: ${e.message}`;
       }
     }
-    const tick = async () => {
-      if (!alive) return;
-      if (!document.hidden) await load();
-      if (alive) timer = setTimeout(tick, REFRESH_MS);
-    };
     await load();
-    timer = setTimeout(tick, REFRESH_MS);
-    return () => { alive = false; clearTimeout(timer); };
+    const stop = repeat(REFRESH_MS, load);
+    return () => { alive = false; stop(); };
   },
 };

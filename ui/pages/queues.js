@@ -1,5 +1,5 @@
 // Queues: depth, the oldest ready task's age and the workers polling, refreshed every 3 s.
-import { h, clear, duration, fmtNum, emptyRow, absTime } from '../dom.js';
+import { h, clear, duration, fmtNum, emptyRow, absTime, repeat } from '../dom.js';
 
 const REFRESH_MS = 3000;
 const COLS = 5;
@@ -8,7 +8,6 @@ export default {
   title: 'Queues',
   async mount(root, params, ctx) {
     let alive = true;
-    let timer = null;
     let data = [];
     const initialSort = params.query.get('sort');
     let sort = { key: ['name', 'depth', 'leased', 'age', 'polling'].includes(initialSort) ? initialSort : 'depth', dir: params.query.get('dir') === 'asc' ? 'asc' : 'desc' };
@@ -138,13 +137,8 @@ export default {
       }
     }
 
-    const tick = async () => {
-      if (!alive) return;
-      if (!document.hidden) await load();
-      if (alive) timer = setTimeout(tick, REFRESH_MS);
-    };
     await load();
-    timer = setTimeout(tick, REFRESH_MS);
-    return () => { alive = false; clearTimeout(timer); };
+    const stop = repeat(REFRESH_MS, load);
+    return () => { alive = false; stop(); };
   },
 };
