@@ -13,7 +13,10 @@ SELECT "namespaceId", "workflowName", "status", "shard" FROM "WorkflowExecutions
 // One statement per filter shape, so each runs on the index made for it
 // (docs/schema.md §2: _ns_status_idx, _ns_name_idx, _ns_startedAt_idx). The
 // keyset is ("startedAt", "id") < the previous page's last row; "startedAt"
-// is uuid_extract_timestamp("id"), so that id alone gives both.
+// is uuid_extract_timestamp("id"), so that id alone gives both. Every bound on
+// "startedAt" is also written as a plain comparison (COALESCE to ±infinity when
+// absent), so it bounds the index scan even in a generic plan: a page half-way
+// back through a million executions starts there instead of scanning to it.
 #define NF_SEARCH_COLUMNS                                                                        \
   R"(SELECT "id", "workflowName", "workflowVersion", "status",)"                                \
   R"( (extract(epoch FROM "startedAt") * 1000)::bigint AS started_at_ms,)"                     \
@@ -21,10 +24,11 @@ SELECT "namespaceId", "workflowName", "status", "shard" FROM "WorkflowExecutions
   R"( "correlationId", "reasonForIncompletion")"                                               \
   R"( FROM "WorkflowExecutions" WHERE "namespaceId" = $1)"
 #define NF_SEARCH_BOUNDS                                                                         \
-  R"( AND ($2::bigint IS NULL OR "startedAt" >= to_timestamp($2::bigint / 1000.0)))"           \
-  R"( AND ($3::bigint IS NULL OR "startedAt" < to_timestamp($3::bigint / 1000.0)))"            \
+  R"( AND "startedAt" >= COALESCE(to_timestamp($2::bigint / 1000.0), '-infinity'))"            \
+  R"( AND "startedAt" < COALESCE(to_timestamp($3::bigint / 1000.0), 'infinity'))"              \
+  R"( AND "startedAt" <= COALESCE(uuid_extract_timestamp($4::uuid), 'infinity'))"              \
   R"( AND ($4::uuid IS NULL OR "startedAt" < uuid_extract_timestamp($4::uuid))"                \
-  R"(      OR ("startedAt" = uuid_extract_timestamp($4::uuid) AND "id" < $4::uuid)))"          \
+  R"(      OR "id" < $4::uuid))"                                                                 \
   R"( ORDER BY "startedAt" DESC, "id" DESC LIMIT $5)"
 
 constexpr statement search_all{"api.search", NF_SEARCH_COLUMNS NF_SEARCH_BOUNDS};
@@ -46,23 +50,25 @@ constexpr statement search_correlation{
     R"( AND ($8::text IS NULL OR "workflowName" = $8))" NF_SEARCH_BOUNDS};
 
 // Per status, the executions matching the filters up to a cap: a count stops at the cap, so
-// over millions of finished executions it costs at most `cap` index entries per status.
-#define NF_COUNT_HEAD                                                                            \
-  R"(SELECT s."status"::text AS status, (SELECT count(*) FROM (SELECT 1)"                    \
-  R"( FROM "WorkflowExecutions" w WHERE w."namespaceId" = $1 AND w."status" = s."status")"     \
-  R"( AND ($2::bigint IS NULL OR w."startedAt" >= to_timestamp($2::bigint / 1000.0)))"         \
-  R"( AND ($3::bigint IS NULL OR w."startedAt" < to_timestamp($3::bigint / 1000.0)))"
-#define NF_COUNT_TAIL                                                                            \
-  R"( LIMIT $4) AS capped) AS n)"                                                           \
-  R"( FROM unnest(enum_range(NULL::workflow_execution_status)) AS s("status"))"
+// over millions of finished executions it costs at most `cap` index entries per status. One
+// branch per status, each with its status as a constant, so the planner weighs each on its
+// own (a status few executions have: its index; RUNNING and PAUSED: the active index).
+#define NF_COUNT_ONE(STATUS, FILTER)                                                             \
+  R"(SELECT ')" STATUS R"(' AS status, (SELECT count(*) FROM (SELECT 1)"                         \
+  R"( FROM "WorkflowExecutions" w WHERE w."namespaceId" = $1 AND w."status" = ')" STATUS R"(')" \
+  R"( AND w."startedAt" >= COALESCE(to_timestamp($2::bigint / 1000.0), '-infinity'))"          \
+  R"( AND w."startedAt" < COALESCE(to_timestamp($3::bigint / 1000.0), 'infinity'))" FILTER     \
+  R"( LIMIT $4) AS capped) AS n)"
+#define NF_COUNT(FILTER)                                                                         \
+  NF_COUNT_ONE("RUNNING", FILTER) " UNION ALL " NF_COUNT_ONE("PAUSED", FILTER)                   \
+  " UNION ALL " NF_COUNT_ONE("COMPLETED", FILTER) " UNION ALL " NF_COUNT_ONE("FAILED", FILTER)   \
+  " UNION ALL " NF_COUNT_ONE("TIMED_OUT", FILTER) " UNION ALL " NF_COUNT_ONE("TERMINATED", FILTER)
 
-constexpr statement count_all{"api.count", NF_COUNT_HEAD NF_COUNT_TAIL};
-constexpr statement count_name{"api.count_name",
-                               NF_COUNT_HEAD R"( AND w."workflowName" = $5)" NF_COUNT_TAIL};
+constexpr statement count_all{"api.count", NF_COUNT("")};
+constexpr statement count_name{"api.count_name", NF_COUNT(R"( AND w."workflowName" = $5)")};
 constexpr statement count_correlation{
   "api.count_correlation",
-  NF_COUNT_HEAD R"( AND w."correlationId" = $5 AND ($6::text IS NULL OR w."workflowName" = $6))"
-    NF_COUNT_TAIL};
+  NF_COUNT(R"( AND w."correlationId" = $5 AND ($6::text IS NULL OR w."workflowName" = $6))")};
 
 constexpr statement pending{"api.pending_decisions", R"(
 SELECT "shard", count(*) AS pending FROM "DecideQueues" GROUP BY "shard" ORDER BY "shard")"};

@@ -19,6 +19,7 @@
 #include "engine/metrics/node_metrics.hpp"
 #include "engine/metrics/store_part.hpp"
 #include "proto/errors.hpp"
+#include "store/pg/link_settings.hpp"
 #include "store/pg/session.hpp"
 
 namespace nf::net {
@@ -62,7 +63,7 @@ struct worker_state {
 
 caf::behavior store_worker(caf::stateful_actor<worker_state>* self, store_worker_options opts) {
   self->state.opts = std::move(opts);
-  self->state.db.emplace(self->state.opts.dsn);
+  self->state.db.emplace(self->state.opts.dsn, &store::plan_each_execution);
   auto& st = self->state;
   return {
     [&st](register_atom, const msg::definitions_registration& r) -> caf::result<std::string> {

@@ -78,6 +78,12 @@ caf::expected<void> without_statement_timeout(connection& conn) {
   return {};
 }
 
+caf::expected<void> plan_each_execution(connection& conn) {
+  if (auto r = conn.exec("SET plan_cache_mode = force_custom_plan"); !r)
+    return std::move(r.error());
+  return {};
+}
+
 std::vector<conn_key> link_keys(const std::string& dsn, const link_settings& s) {
   char* err = nullptr;
   PQconninfoOption* opts = PQconninfoParse(dsn.c_str(), &err);

@@ -37,6 +37,12 @@ const link_settings& link_defaults();
 /// The lock timeout stays, so such work never queues the engine behind it for long.
 caf::expected<void> without_statement_timeout(connection& conn);
 
+/// A session setup for the API's reads (searches, counts): every execution of a prepared
+/// statement is planned with its values. A generic plan cannot tell a status no execution
+/// has from one they all have, and scans a million rows for the first; the planning this
+/// costs (a fraction of a millisecond) is nothing beside that.
+caf::expected<void> plan_each_execution(connection& conn);
+
 /// A libpq keyword and its value.
 struct conn_key {
   std::string key;
