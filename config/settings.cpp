@@ -106,6 +106,11 @@ const std::vector<setting>& all_settings() {
      "claims look at the last hour only)"},
     {keys::relay_poll_interval_ms, "1000", 10, 3600000,
      "how often the relay polls the outbox when no nudge arrives"},
+    {keys::poll_idle_max_ms, "8000", 10, 3600000,
+     "the longest a decider, a lessor or a relay without webhook sinks waits between its "
+     "polls while they find nothing (each empty poll doubles the wait from its "
+     "poll_interval_ms; a hint or work found brings it back): what a lost hint costs at worst "
+     "on an idle node"},
     {keys::relay_batch_size, "128", 1, 10000,
      "outbox events one relay transaction claims"},
     {keys::relay_max_attempts, "10", 1, 1000,

@@ -72,6 +72,7 @@ inline constexpr key<int64_t> timer_poll_interval_ms{"timer.poll_interval_ms"};
 inline constexpr key<int64_t> timer_batch_size{"timer.batch_size"};
 inline constexpr key<int64_t> timer_full_sweep_interval_ms{"timer.full_sweep_interval_ms"};
 inline constexpr key<int64_t> relay_poll_interval_ms{"relay.poll_interval_ms"};
+inline constexpr key<int64_t> poll_idle_max_ms{"poll.idle_max_ms"};
 inline constexpr key<int64_t> relay_batch_size{"relay.batch_size"};
 inline constexpr key<int64_t> relay_max_attempts{"relay.max_attempts"};
 inline constexpr key<int64_t> relay_base_backoff_ms{"relay.base_backoff_ms"};

@@ -20,6 +20,11 @@ constexpr statement read_expired{"lease.read_expired", R"(
 SELECT "queueName", "taskId", "workflowId", "leaseToken", "shard" FROM "TaskQueues"
  WHERE "leaseExpiresAt" < now() ORDER BY "leaseExpiresAt" LIMIT $1)"};
 
+// When the next lease runs out, on its partial index (every partition's first entry).
+constexpr statement next_expiry{"lease.next_expiry", R"(
+SELECT (extract(epoch FROM min("leaseExpiresAt") - now()) * 1000)::bigint AS due_in_ms
+  FROM "TaskQueues" WHERE "leaseExpiresAt" IS NOT NULL)"};
+
 // The task rows of the expired leases, in their order; read only when there are some.
 constexpr statement expired_tasks{"lease.expired_tasks", R"(
 SELECT t."namespaceId", t."status"::text, t."refName", t."scheduledAt", t."attempt"
@@ -31,6 +36,13 @@ SELECT t."namespaceId", t."status"::text, t."refName", t."scheduledAt", t."attem
  ORDER BY u.ord)"};
 
 } // namespace
+
+caf::expected<std::optional<int64_t>> next_lease_expiry(connection& conn) {
+  auto r = conn.run(next_expiry);
+  if (!r)
+    return std::move(r.error());
+  return r->opt_i64(0, r->column_named("due_in_ms"));
+}
 
 caf::expected<std::vector<swept_lease>> sweep_expired_leases(connection& conn, int limit) {
   if (limit < 1 || limit > 10000)

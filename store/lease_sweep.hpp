@@ -4,6 +4,8 @@
 // heartbeat (lost worker, response timeout) times its attempt out and wakes the decider,
 // which schedules the retry (attempt + 1) per the task's definition.
 
+#include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -25,5 +27,9 @@ struct swept_lease {
 /// the token read AND the expiry, re-checked under the row lock: a heartbeat or a
 /// completion that got there first wins and its task is left alone.
 caf::expected<std::vector<swept_lease>> sweep_expired_leases(connection& conn, int limit);
+
+/// Milliseconds until the earliest lease of any queue runs out (negative: it has), none when
+/// no task is leased: what lets the sweep sleep until then on an idle node.
+caf::expected<std::optional<int64_t>> next_lease_expiry(connection& conn);
 
 } // namespace nf::store

@@ -10,6 +10,7 @@
 #include <caf/stateful_actor.hpp>
 #include <spdlog/logger.h>
 
+#include "actors/idle_poll.hpp"
 #include "engine/decide/batch.hpp"
 #include "actors/decider/committer_split.hpp"
 #include "engine/decide/requests.hpp"
@@ -65,8 +66,10 @@ struct committer_state {
   bool busy = false;
   std::chrono::microseconds group_commit{0};
   size_t group_commit_from = 2;
-  std::chrono::milliseconds poll_interval{1000};
-  int64_t timer_poll_interval_ms = 1000;  ///< timer.poll_interval_ms (timer_hint_wanted)
+  idle_poll poll;
+  /// The longest the node timer may sleep between its polls (timer_hint_wanted): an idle
+  /// timer backs off to poll.idle_max_ms.
+  int64_t timer_poll_interval_ms = 1000;
   warn_limiter errors;
   // The node's flush metrics (engine/metrics/node_metrics.hpp), looked up once.
   engine::metrics::histogram& flush_seconds =
@@ -121,7 +124,7 @@ void schedule_flush(committer_actor* self) {
 }
 
 /// Whether the node's timer needs to hear of a timer due at `fire_at_ms` (wall clock): only
-/// when it is due before the timer's own polls (timer.poll_interval_ms) would find it in
+/// when it is due before the timer's own polls (at most poll.idle_max_ms apart) would find it in
 /// time, with as much again for the clocks of node and server to disagree. Most timers a
 /// decision arms are task and workflow timeouts minutes away: their hint woke three actors
 /// for nothing.
@@ -221,6 +224,7 @@ void flush(committer_actor* self) {
   const auto& s = out.stats;
   // Idle polls (nothing claimed, nothing asked) would bury the flushes that did work.
   if (s.workflows > 0 || requests > 0) {
+    st.poll.active();
     st.flush_seconds.observe(s.ms / 1000.0);
     st.batch_requests.observe(static_cast<double>(requests));
     st.batch_workflows.observe(static_cast<double>(s.workflows));
@@ -270,14 +274,16 @@ caf::behavior committer_behavior(committer_actor* self, committer_context ctx) {
     std::chrono::microseconds{ctx.settings.get(config::keys::decider_group_commit_us)};
   st.group_commit_from =
     static_cast<size_t>(ctx.settings.get(config::keys::decider_group_commit_from_requests));
-  st.poll_interval =
-    std::chrono::milliseconds{ctx.settings.get(config::keys::decider_poll_interval_ms)};
-  st.timer_poll_interval_ms = ctx.settings.get(config::keys::timer_poll_interval_ms);
+  st.poll = idle_poll{
+    std::chrono::milliseconds{ctx.settings.get(config::keys::decider_poll_interval_ms)},
+    std::chrono::milliseconds{ctx.settings.get(config::keys::poll_idle_max_ms)}};
+  st.timer_poll_interval_ms = std::max(ctx.settings.get(config::keys::timer_poll_interval_ms),
+                                       ctx.settings.get(config::keys::poll_idle_max_ms));
   st.core = ctx.batches(ctx);
   st.ctx = std::move(ctx);
   // A partition that moved away takes its shard with it; the others go on.
   self->set_down_handler([self](caf::down_msg& dm) { self->state.served.leave(dm.source); });
-  self->delayed_send(self, st.poll_interval, tick_atom_v);
+  self->delayed_send(self, st.poll.base(), tick_atom_v);
   return {
     [=](join_atom, int16_t shard) {
       // The first flush claims whatever waited while nobody served this shard.
@@ -301,11 +307,14 @@ caf::behavior committer_behavior(committer_actor* self, committer_context ctx) {
     [=](command_atom, const msg::workflow_command& m) {
       return enqueue(self, self->state.commands, engine::to_command(m));
     },
-    [=](decide_atom) { schedule_flush(self); },
+    [=](decide_atom) {
+      self->state.poll.active();
+      schedule_flush(self);
+    },
     [=](tick_atom) {
       // The poll that keeps the engine going when every hint is lost (I9).
       schedule_flush(self);
-      self->delayed_send(self, self->state.poll_interval, tick_atom_v);
+      self->delayed_send(self, self->state.poll.next(), tick_atom_v);
     },
     [=](flush_atom) { flush(self); },
   };

@@ -1,4 +1,5 @@
 #include "actors/lessor/lessor.hpp"
+#include "actors/idle_poll.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -101,7 +102,7 @@ struct lessor_state {
   caf::actor_id self_id = 0;
   int max_batch = 256;
   int lease_seconds = 300;
-  milliseconds poll_interval{1000};
+  idle_poll poll; ///< retrying parked polls (lessor.poll_interval_ms, poll.idle_max_ms)
   milliseconds max_poll_timeout{60000};
   /// Leases answered to polls, by task definition (engine/metrics/node_metrics.hpp).
   engine::metrics::label_cache<engine::metrics::counter> leased{
@@ -204,6 +205,8 @@ void schedule_flush(lessor_actor* self) {
 /// Answers a poll and forgets it. Every lease reaches its worker here, the lessor's own and
 /// those a committer made in its decision (lent_atom), so they are counted here.
 void answer(lessor_actor* self, open_poll& p, std::vector<msg::leased_task> tasks) {
+  if (!tasks.empty())
+    self->state.poll.active();
   for (const auto& t : tasks)
     self->state.leased.with(t.task_def_name).inc();
   p.promise.deliver(std::move(tasks));
@@ -333,7 +336,8 @@ caf::behavior lessor(lessor_actor* self, partition_context ctx, lease_store_fact
   st.self_id = self->id();
   st.max_batch = static_cast<int>(st.ctx.settings.get(config::keys::lessor_max_batch));
   st.lease_seconds = static_cast<int>(st.ctx.settings.get(config::keys::lessor_lease_seconds));
-  st.poll_interval = milliseconds{st.ctx.settings.get(config::keys::lessor_poll_interval_ms)};
+  st.poll = idle_poll{milliseconds{st.ctx.settings.get(config::keys::lessor_poll_interval_ms)},
+                      milliseconds{st.ctx.settings.get(config::keys::poll_idle_max_ms)}};
   st.max_poll_timeout = milliseconds{st.ctx.settings.get(config::keys::lessor_max_poll_timeout_ms)};
   self->send(self, tick_atom_v);
   return {
@@ -362,6 +366,7 @@ caf::behavior lessor(lessor_actor* self, partition_context ctx, lease_store_fact
       // One poll at a time: a hint does not say how much work arrived, and waking
       // every parked poll made one claim statement per poll, most finding nothing.
       // A poll that fills its batch wakes the next one (flush).
+      self->state.poll.active();
       self->state.dry.erase(queue);
       if (self->state.polls.wake(queue, 1, reclaimer(self)) > 0)
         schedule_flush(self);
@@ -412,7 +417,7 @@ caf::behavior lessor(lessor_actor* self, partition_context ctx, lease_store_fact
       st.dry.clear();
       if (st.polls.wake_all(reclaimer(self)) > 0)
         schedule_flush(self);
-      self->delayed_send(self, st.poll_interval, tick_atom_v);
+      self->delayed_send(self, st.poll.next(), tick_atom_v);
     },
   };
 }

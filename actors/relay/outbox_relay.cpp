@@ -1,4 +1,5 @@
 #include "actors/relay/outbox_relay.hpp"
+#include "actors/idle_poll.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -36,7 +37,10 @@ struct relay_state {
   served_shards served;  ///< the shards of the partition relays that joined
   std::optional<partition_db> db;
   int batch_size = 128;
-  milliseconds poll_interval{1000};
+  /// relay.poll_interval_ms, backing off to poll.idle_max_ms only while no sink is
+  /// configured: with sinks, failed deliveries wait for their retry times, which only a poll
+  /// finds.
+  idle_poll poll;
   engine::delivery_limits limits;
   store::backoff_policy backoff;
   int visibility_seconds = 30;
@@ -114,6 +118,8 @@ bool round(relay_actor* self) {
     drop_fenced(st.served, st.db->log(), "relay", err);
     return true;
   };
+  if (!(*targets)->empty())
+    st.poll.active();
   if ((*targets)->empty()) {
     // Nothing to deliver to: every event would be claimed only to be marked published.
     auto n = store::publish_undeliverable(*conn, claim);
@@ -123,6 +129,8 @@ bool round(relay_actor* self) {
       st.db->failed("relay_publish_failed", n.error());
       return false;
     }
+    if (*n > 0)
+      st.poll.active();
     if (*n > 0)
       st.db->log().debug("outbox_published_without_sinks n={} partitions={}", *n,
                          claim.shards.size());
@@ -178,7 +186,8 @@ caf::behavior relay(relay_actor* self, outbox_relay_context ctx) {
   st.db.emplace(st.ctx.dsn, "relay");
   const auto& s = st.ctx.settings;
   st.batch_size = static_cast<int>(s.get(config::keys::relay_batch_size));
-  st.poll_interval = milliseconds{s.get(config::keys::relay_poll_interval_ms)};
+  st.poll = idle_poll{milliseconds{s.get(config::keys::relay_poll_interval_ms)},
+                      milliseconds{s.get(config::keys::poll_idle_max_ms)}};
   st.limits.request_timeout_ms = s.get(config::keys::relay_request_timeout_ms);
   st.limits.max_attempts = static_cast<int>(s.get(config::keys::relay_max_attempts));
   st.limits.allow_plain_http = s.get(config::keys::relay_allow_plain_http);
@@ -202,6 +211,7 @@ caf::behavior relay(relay_actor* self, outbox_relay_context ctx) {
         queue_round(self);
     },
     [=](outbox_atom) {
+      self->state.poll.active();
       if (hints_wanted(self))
         queue_round(self);
     },
@@ -212,7 +222,7 @@ caf::behavior relay(relay_actor* self, outbox_relay_context ctx) {
     },
     [=](tick_atom) {
       queue_round(self); // the poll that needs no hint (I9)
-      self->delayed_send(self, self->state.poll_interval, tick_atom_v);
+      self->delayed_send(self, self->state.poll.next(), tick_atom_v);
     },
   };
 }

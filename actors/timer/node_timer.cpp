@@ -1,4 +1,5 @@
 #include "actors/timer/node_timer.hpp"
+#include "actors/idle_poll.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -45,7 +46,10 @@ struct timer_state {
   served_shards served;  ///< the shards of the partition timers that joined
   std::optional<partition_db> db;
   int batch_size = 256;
-  milliseconds poll_interval{1000};
+  /// The poll that needs no hint: timer.poll_interval_ms, backing off to poll.idle_max_ms
+  /// while it finds nothing, and never past the next lease's expiry.
+  idle_poll poll;
+  std::optional<milliseconds> next_lease; ///< until the earliest lease runs out
   milliseconds full_sweep_interval{60000};
   /// How far back a full sweep claims (retention.timers_hours): as far as timer hours are
   /// kept, since a dropped hour's pending timers are moved to fire now.
@@ -142,6 +146,7 @@ void check(timer_actor* self) {
     st.sweep_again = filled; // drains an old backlog at full speed
   }
   if (!fired->empty()) {
+    st.poll.active();
     log_fired(self, *fired, opt.shards.size());
     send_hints(self, *fired);
   }
@@ -177,8 +182,18 @@ void sweep(timer_actor* self) {
     st.db->failed("sweep_failed", swept.error());
     return;
   }
-  if (swept->empty())
+  if (swept->empty()) {
+    auto next = store::next_lease_expiry(*conn);
+    if (!next) {
+      st.db->failed("sweep_failed", next.error());
+      st.next_lease.reset();
+      return;
+    }
+    st.next_lease = *next ? std::optional<milliseconds>{milliseconds{**next}} : std::nullopt;
     return;
+  }
+  st.next_lease = milliseconds{0}; // a full batch may have left more: sweep again soon
+  st.poll.active();
   std::set<int16_t> shards;
   auto& expired = engine::metrics::node_metrics().leases_expired;  // rare: no cache
   for (const auto& s : *swept) {
@@ -199,7 +214,8 @@ caf::behavior timer(timer_actor* self, node_timer_context ctx) {
   st.ctx = std::move(ctx);
   st.db.emplace(st.ctx.dsn, "timer");
   st.batch_size = static_cast<int>(st.ctx.settings.get(config::keys::timer_batch_size));
-  st.poll_interval = milliseconds{st.ctx.settings.get(config::keys::timer_poll_interval_ms)};
+  st.poll = idle_poll{milliseconds{st.ctx.settings.get(config::keys::timer_poll_interval_ms)},
+                      milliseconds{st.ctx.settings.get(config::keys::poll_idle_max_ms)}};
   st.full_sweep_interval =
     milliseconds{st.ctx.settings.get(config::keys::timer_full_sweep_interval_ms)};
   st.horizon_hours = static_cast<int>(st.ctx.settings.get(config::keys::retention_timers_hours));
@@ -223,6 +239,7 @@ caf::behavior timer(timer_actor* self, node_timer_context ctx) {
       }
     },
     [=](armed_atom, int64_t fire_at_ms) {
+      self->state.poll.active();
       // The hint carries Postgres's time; the wait is measured on the actor clock.
       auto now_ms = db_clock_now_ms();
       arm(self, milliseconds{fire_at_ms - now_ms});
@@ -237,7 +254,11 @@ caf::behavior timer(timer_actor* self, node_timer_context ctx) {
     [=](tick_atom) {
       check(self); // the poll that needs no hint (I9)
       sweep(self);
-      self->delayed_send(self, self->state.poll_interval, tick_atom_v);
+      auto& st = self->state;
+      auto wait = st.poll.next();
+      if (st.next_lease)
+        wait = std::clamp(*st.next_lease + milliseconds{1}, st.poll.base() / 10, wait);
+      self->delayed_send(self, wait, tick_atom_v);
     },
   };
 }

@@ -287,7 +287,7 @@ CAF_TEST(a hint for another queue wakes nothing) {
 }
 
 CAF_TEST(parked polls are retried every lessor.poll_interval_ms without a hint) {
-  start_lessor({{"lessor.poll_interval_ms", "1000"}});
+  start_lessor({{"lessor.poll_interval_ms", "1000"}, {"poll.idle_max_ms", "1000"}});
   poll("a", "q");
   drain();
   CAF_CHECK_EQUAL(transactions(), 1u);
@@ -298,6 +298,42 @@ CAF_TEST(parked polls are retried every lessor.poll_interval_ms without a hint) 
   advance(1ms);
   CAF_CHECK_EQUAL(transactions(), 2u);
   CAF_CHECK_EQUAL(tasks_of("a"), (strings{uuid(1)}));
+}
+
+CAF_TEST(retries that find nothing back off to poll.idle_max_ms and work brings them back) {
+  start_lessor({{"lessor.poll_interval_ms", "1000"}, {"poll.idle_max_ms", "4000"}});
+  poll("a", "q");
+  drain();
+  CAF_CHECK_EQUAL(transactions(), 1u);
+  // The tick at start found nothing: 2 s, then 4 s, then 4 s (the cap).
+  advance(2000ms);
+  CAF_CHECK_EQUAL(transactions(), 2u);
+  advance(3999ms);
+  CAF_CHECK_EQUAL(transactions(), 2u);
+  advance(1ms);
+  CAF_CHECK_EQUAL(transactions(), 3u);
+  advance(4000ms);
+  CAF_CHECK_EQUAL(transactions(), 4u);
+  // A retry that leases brings the retries after the one already set back to
+  // lessor.poll_interval_ms.
+  db->ready["q"] = {task("q", 1)};
+  advance(4000ms);
+  CAF_CHECK_EQUAL(transactions(), 5u);
+  CAF_CHECK_EQUAL(tasks_of("a"), (strings{uuid(1)}));
+  poll("b", "q");
+  drain();
+  CAF_CHECK_EQUAL(transactions(), 6u);
+  db->ready["q"] = {task("q", 2)};
+  advance(4000ms);
+  CAF_CHECK_EQUAL(transactions(), 7u);
+  CAF_CHECK_EQUAL(tasks_of("b"), (strings{uuid(2)}));
+  poll("c", "q");
+  drain();
+  CAF_CHECK_EQUAL(transactions(), 8u);
+  db->ready["q"] = {task("q", 3)};
+  advance(1000ms);
+  CAF_CHECK_EQUAL(transactions(), 9u);
+  CAF_CHECK_EQUAL(tasks_of("c"), (strings{uuid(3)}));
 }
 
 CAF_TEST(a parked poll is offered to the committers and answered with what one leased it) {
