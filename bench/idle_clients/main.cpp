@@ -4,7 +4,13 @@
 // memory and the normal client's start latency p50/p99, alone and beside the idle clients.
 //
 //   nodeflow-idle-clients --http 127.0.0.1:8080 --pid NODE_PID [--idle 10000]
-//                         [--starts 2000] [--conns 8] [--queues 8]
+//                         [--starts 2000] [--conns 8] [--queues 8] [--polls-only]
+//                         [--hold-s N]
+//
+// --polls-only: every idle client is a poll. --hold-s N: keeps them open N seconds (at most
+// 55: a poll waits 60 s at most) and says so on stderr ("idle clients open", then "closing"),
+// for bench/idle/run to measure what parked polls cost a node that does nothing else;
+// --starts 0 then skips the start measurements.
 //
 // Half of --idle are polls (spread over --queues queues, each waiting the longest a poll may,
 // so they stay parked for the run), half are streams of one workflow that never ends; every
@@ -42,6 +48,8 @@ struct options {
   int pid = 0;
   int idle = 10000;
   int starts = 2000;
+  bool polls_only = false;
+  int hold_s = 0;
   int conns = 8;
   int queues = 8;
 };
@@ -55,6 +63,10 @@ options parse(int argc, char** argv) {
   options o;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
+    if (a == "--polls-only") {
+      o.polls_only = true;
+      continue;
+    }
     if (i + 1 >= argc)
       die(a + ": expected a value after it");
     std::string v = argv[++i];
@@ -68,6 +80,10 @@ options parse(int argc, char** argv) {
       o.pid = std::atoi(v.c_str());
     } else if (a == "--idle") {
       o.idle = std::atoi(v.c_str());
+    } else if (a == "--hold-s") {
+      o.hold_s = std::atoi(v.c_str());
+      if (o.hold_s < 0 || o.hold_s > 55)
+        die("--hold-s: expected 0 … 55 seconds, got " + v);
     } else if (a == "--starts") {
       o.starts = std::atoi(v.c_str());
     } else if (a == "--conns") {
@@ -174,6 +190,8 @@ struct latencies {
 
 // `n` starts over `conns` connections at once, one call in flight on each.
 latencies measure(const options& o, int n) {
+  if (n <= 0)
+    return {};
   std::vector<double> ms;
   std::mutex mx;
   std::atomic<int> next{0};
@@ -215,7 +233,8 @@ int main(int argc, char** argv) {
       die("registering the bench's workflow: HTTP " + std::to_string(st) + " " + body);
     ::close(fd);
   }
-  measure(o, std::min(o.starts, 200)); // warm-up
+  if (o.starts > 0)
+    measure(o, std::min(o.starts, 200)); // warm-up
   auto rss_alone = rss_mb(o.pid);
   auto alone = measure(o, o.starts);
   auto rss_after_alone = rss_mb(o.pid);
@@ -227,7 +246,7 @@ int main(int argc, char** argv) {
   if (st != 200)
     die("starting the streams' workflow: HTTP " + std::to_string(st) + " " + id);
   std::vector<int> idle;
-  int polls = o.idle / 2;
+  int polls = o.polls_only ? o.idle : o.idle / 2;
   int streams = o.idle - polls;
   auto t0 = std::chrono::steady_clock::now();
   for (int i = 0; i < o.idle; ++i) {
@@ -249,6 +268,11 @@ int main(int argc, char** argv) {
       ++refused;
   }
   auto rss_idle = rss_mb(o.pid);
+  if (o.hold_s > 0) {
+    std::cerr << "idle clients open" << std::endl;
+    std::this_thread::sleep_for(std::chrono::seconds(o.hold_s));
+    std::cerr << "closing" << std::endl;
+  }
   auto beside = measure(o, o.starts);
   auto rss_end = rss_mb(o.pid);
   for (int c : idle)
