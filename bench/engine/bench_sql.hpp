@@ -88,6 +88,12 @@ SELECT count(*) FILTER (WHERE "status" = 'COMPLETED'),
        coalesce(extract(epoch FROM max("endedAt")) * 1e6, 0)::bigint
 FROM "WorkflowExecutions"
 WHERE "namespaceId" = '00000000-0000-0000-0000-000000000001' AND "workflowName" = $1)";
+// How many of this run's executions ended in a window (unix microseconds, server clock).
+inline constexpr const char* ended_between = R"(
+SELECT count(*) FROM "WorkflowExecutions"
+WHERE "namespaceId" = '00000000-0000-0000-0000-000000000001' AND "workflowName" = $1
+  AND "status" = 'COMPLETED' AND "endedAt" >= to_timestamp($2::bigint / 1e6)
+  AND "endedAt" < to_timestamp($3::bigint / 1e6))";
 // The history facts the latencies need: when each task was scheduled and each
 // workflow completed, as event sequence numbers (matched to commit times).
 inline constexpr const char* run_events = R"(

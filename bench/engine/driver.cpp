@@ -24,6 +24,7 @@
 #include <chrono>
 #include <cmath>
 #include <condition_variable>
+#include <deque>
 #include <cstdio>
 #include <fstream>
 #include <map>
@@ -133,6 +134,10 @@ struct workload_spec {
   /// every workflow a key of its own, so every task goes to a worker; `hit`: every workflow
   /// the key the warm-up cached, so no task does.
   enum class cache_mode { none, miss, hit } cache = cache_mode::none;
+  /// > 0 (W2, W3 with --duration): starts go on for this many seconds, as many as the engine
+  /// takes (starts_in_flight at a time), instead of `workflows`; tasks/s is then measured
+  /// over the steady part, from the ramp's end to the last start.
+  double duration_s = 0;
 };
 
 std::string definitions_json(const workload_spec& w, const std::string& wf, const std::string& td) {
@@ -372,6 +377,8 @@ struct workload_result {
   double workflows_per_s = 0;
   double tasks_per_s = 0;
   double start_calls_per_s = 0;
+  double steady_window_s = 0;   ///< duration runs: the window tasks/s was measured over
+  double whole_tasks_per_s = 0; ///< duration runs: first start → last completion, as without
   percentiles e2e, dispatch;
   /// One-task workflows only: e2e in its three commits' parts (dispatch between them).
   percentiles to_scheduled; ///< start call made → the start's commit (TASK_SCHEDULED) seen
@@ -414,7 +421,7 @@ public:
 
 private:
   void write_statements(const std::string& name, long long tasks);
-  void write_latencies(const std::string& name, const std::vector<started>& starts,
+  void write_latencies(const std::string& name, const std::deque<started>& starts,
                        const std::unordered_map<std::string, commit_times>& times);
 
   const run_options& o_;
@@ -447,7 +454,7 @@ void runner::write_statements(const std::string& name, long long tasks) {
 // One line per workflow, in start order, to find when the slow ones started (against
 // autovacuum's or a checkpoint's log lines, say): the start call's wall-clock time, then
 // milliseconds from it; a part left empty was not seen.
-void runner::write_latencies(const std::string& name, const std::vector<started>& starts,
+void runner::write_latencies(const std::string& name, const std::deque<started>& starts,
                              const std::unordered_map<std::string, commit_times>& times) {
   auto path = o_.latencies_dir + "/" + name + ".tsv";
   std::ofstream out(path);
@@ -470,8 +477,9 @@ void runner::write_latencies(const std::string& name, const std::vector<started>
   say("latencies of " + name + ": " + path);
 }
 
-workload_result runner::run(const workload_spec& w) {
+workload_result runner::run(const workload_spec& spec) {
   workload_result res;
+  auto w = spec; // a duration run learns its number of workflows as it goes
   res.spec = w;
   auto tag = flow::ascii_lower("bench_" + w.name + "_" + run_tag_ + "_" + std::to_string(++seq_));
   auto wf_name = tag;
@@ -558,7 +566,8 @@ workload_result runner::run(const workload_spec& w) {
 
   // Starts: one client call per workflow; up to starts_in_flight at once,
   // or issued at a fixed rate.
-  std::vector<started> starts(static_cast<size_t>(w.workflows));
+  // A deque: a duration run adds to it while answers are written into it (under mx).
+  std::deque<started> starts(static_cast<size_t>(w.duration_s > 0 ? 0 : w.workflows));
   std::mutex mx;
   std::condition_variable cv;
   int in_flight = 0;
@@ -566,7 +575,8 @@ workload_result runner::run(const workload_spec& w) {
   std::string first_start_error;
   int limit = w.rate > 0 ? 100000 : w.starts_in_flight;
   auto t0 = mono_ns();
-  for (int i = 0; i < w.workflows; ++i) {
+  const int64_t stop_ns = t0 + static_cast<int64_t>(w.duration_s * 1e9);
+  for (int i = 0; w.duration_s > 0 ? mono_ns() < stop_ns : i < w.workflows; ++i) {
     if (w.rate > 0) {
       auto due = t0 + static_cast<int64_t>(1e9 * i / w.rate);
       auto now = mono_ns();
@@ -577,10 +587,12 @@ workload_result runner::run(const workload_spec& w) {
       std::unique_lock<std::mutex> g{mx};
       cv.wait(g, [&] { return in_flight < limit; });
       ++in_flight;
+      if (w.duration_s > 0)
+        starts.emplace_back();
+      auto& s = starts[static_cast<size_t>(i)];
+      s.call_us_real = real_us();
+      s.call_ns = mono_ns();
     }
-    auto& s = starts[static_cast<size_t>(i)];
-    s.call_us_real = real_us();
-    s.call_ns = mono_ns();
     auto one = req;
     one.input_json = input_of(i);
     client_->start_async(one, [&, i](caf::expected<msg::start_reply> r) {
@@ -600,6 +612,11 @@ workload_result runner::run(const workload_spec& w) {
     cv.wait(g, [&] { return in_flight == 0; });
   }
   auto starts_done = mono_ns();
+  if (w.duration_s > 0) {
+    w.workflows = static_cast<int>(starts.size());
+    res.spec.workflows = w.workflows;
+    res.tasks = static_cast<long long>(w.workflows) * w.tasks_per_workflow;
+  }
   res.start_calls_per_s = w.workflows / (static_cast<double>(starts_done - t0) / 1e9);
   if (start_errors > 0)
     res.problem = std::to_string(start_errors.load()) + " starts failed: " + first_start_error;
@@ -660,6 +677,22 @@ workload_result runner::run(const workload_spec& w) {
   res.seconds = std::max(by_table, by_listener);
   res.workflows_per_s = w.workflows / res.seconds;
   res.tasks_per_s = static_cast<double>(res.tasks) / res.seconds;
+  if (w.duration_s > 0 && !starts.empty()) {
+    // The steady part: from when the first workflows have had time to come through (a third
+    // of the run, at most 10 s: W3's e2e is seconds) to the last start, when the drain begins.
+    res.whole_tasks_per_s = res.tasks_per_s;
+    double ramp_s = std::min(10.0, w.duration_s / 3);
+    int64_t from_us = first_call_us + static_cast<int64_t>(ramp_s * 1e6);
+    int64_t to_us = starts.back().call_us_real;
+    res.steady_window_s = static_cast<double>(to_us - from_us) / 1e6;
+    if (res.steady_window_s > 0) {
+      auto ended = db_.exec(sql::ended_between,
+                            {wf_name, std::to_string(from_us), std::to_string(to_us)})
+                     .i64(0, 0);
+      res.tasks_per_s = static_cast<double>(ended) * w.tasks_per_workflow / res.steady_window_s;
+      res.workflows_per_s = static_cast<double>(ended) / res.steady_window_s;
+    }
+  }
 
   for (size_t i = 0; i < workers.size(); ++i)
     res.workers_cpu_s += cpu_seconds(workers[i].pid).value_or(0) - worker_cpu0[i];
@@ -799,6 +832,11 @@ json::object to_json(const workload_result& r, const ceiling_result* batched,
   if (r.spec.cache != workload_spec::cache_mode::none)
     o["cache"] = r.spec.cache == workload_spec::cache_mode::hit ? "hit" : "miss";
   o["seconds"] = r2(r.seconds);
+  if (r.spec.duration_s > 0) {
+    o["duration_s"] = r.spec.duration_s;
+    o["steady_window_s"] = r2(r.steady_window_s);
+    o["whole_run_tasks_per_s"] = r2(r.whole_tasks_per_s);
+  }
   o["workflows_per_s"] = r2(r.workflows_per_s);
   o["tasks_per_s"] = r2(r.tasks_per_s);
   o["start_calls_per_s"] = r2(r.start_calls_per_s);
@@ -1065,10 +1103,12 @@ int run_benchmark(const run_options& o) {
       w.kind = shape::chain;
       w.workflows = o.w2_workflows;
       w.tasks_per_workflow = o.w2_tasks;
+      w.duration_s = o.duration_seconds;
     } else if (name == "W3") {
       w.kind = shape::fan_out;
       w.workflows = o.w3_workflows;
       w.tasks_per_workflow = o.w3_fanout;
+      w.duration_s = o.duration_seconds;
     } else if (name == "W4") {
       w.kind = shape::chain;
       w.workflows = o.w4_workflows;
@@ -1102,7 +1142,9 @@ int run_benchmark(const run_options& o) {
       for (const auto& t : o.transports) {
         w.transport = t;
         auto ceil = ceiling_for(labelled(name, t));
-        say(labelled(name, t) + ": " + std::to_string(w.workflows) + " workflows");
+        say(labelled(name, t) + ": "
+            + (w.duration_s > 0 ? "starts for " + fixed2(w.duration_s) + " s"
+                                : std::to_string(w.workflows) + " workflows"));
         auto r = run.run(w);
         auto j = to_json(r, ceil ? &*ceil : nullptr, unbatched);
         if (t == "caf")

@@ -51,6 +51,9 @@ struct run_options {
   int w2_tasks = 10;
   int w3_workflows = 200;
   int w3_fanout = 50;
+  /// > 0: W2 and W3 start workflows for this many seconds instead of a fixed number, and
+  /// their tasks/s is measured over the steady part (workload_spec::duration_s).
+  double duration_seconds = 0;
   int w4_workflows = 2000;
   std::vector<long long> w4_history{1000000, 10000000};
   /// Connections that generate W4's history side by side; 0 = one per core.

@@ -37,6 +37,9 @@ const char* usage = R"(usage:
       --w1-workflows N --w1lat-rate R --w1lat-seconds S --w2-workflows N --w2-tasks N
       --w1cache-rate R --w1cache-seconds S
       --w3-workflows N --w3-fanout N --w4-workflows N --w4-history N[,N...]
+      --duration S                   W2 and W3 start for S seconds (as many workflows as
+                                     the engine takes) and measure tasks/s over the steady
+                                     part, from a ramp of min(10 s, S/3) to the last start
       --w4-writers N                 connections generating W4's history (default: one per core)
       --w4-control-node HOST:PORT --w4-control-dsn DSN [--w4-control-serve-pid PID]
                                      a node on an empty database beside each W4 step
@@ -255,6 +258,7 @@ int main(int argc, char** argv) {
     else if (a == "--w1lat-seconds") o.w1lat_seconds = number(a, value(i), 0.1, 3600);
     else if (a == "--w1cache-rate") o.w1cache_rate = number(a, value(i), 1, 100000);
     else if (a == "--w1cache-seconds") o.w1cache_seconds = number(a, value(i), 0.1, 3600);
+    else if (a == "--duration") o.duration_seconds = static_cast<double>(integer(a, value(i), 0, 3600));
     else if (a == "--w2-workflows") o.w2_workflows = static_cast<int>(integer(a, value(i), 1, 10000000));
     else if (a == "--w2-tasks") o.w2_tasks = static_cast<int>(integer(a, value(i), 1, 1000));
     else if (a == "--w3-workflows") o.w3_workflows = static_cast<int>(integer(a, value(i), 1, 1000000));
