@@ -359,7 +359,7 @@ CAF_TEST(a joining partition or a decide hint makes a flush and hints before it 
 }
 
 CAF_TEST(the committer polls every poll_interval_ms without any hint) {
-  auto c = committer({{"decider.poll_interval_ms", "1000"}});
+  auto c = committer({{"decider.poll_interval_ms", "1000"}, {"poll.idle_max_ms", "1000"}});
   CAF_CHECK(seen->batches.empty());
   advance(999ms);
   CAF_CHECK(seen->batches.empty());
@@ -375,14 +375,50 @@ CAF_TEST(the committer polls every poll_interval_ms without any hint) {
   CAF_CHECK_EQUAL(seen->batches.size(), 4u);
 }
 
+CAF_TEST(polls that find nothing back off to poll.idle_max_ms and a hint brings them back) {
+  auto c = committer({{"decider.poll_interval_ms", "1000"}, {"poll.idle_max_ms", "4000"}});
+  // Nothing found: 1 s, then 2 s, then 4 s (the cap), and 4 s again.
+  advance(1000ms);
+  CAF_CHECK_EQUAL(seen->batches.size(), 1u);
+  advance(1999ms);
+  CAF_CHECK_EQUAL(seen->batches.size(), 1u);
+  advance(1ms);
+  CAF_CHECK_EQUAL(seen->batches.size(), 2u);
+  advance(4000ms);
+  CAF_CHECK_EQUAL(seen->batches.size(), 3u);
+  advance(4000ms);
+  CAF_CHECK_EQUAL(seen->batches.size(), 4u);
+  // A hint: its flush at once, and the polls after the one already set are 1 s apart again.
+  anon_send(c, decide_atom_v);
+  drain();
+  CAF_CHECK_EQUAL(seen->batches.size(), 5u);
+  advance(4000ms);
+  CAF_CHECK_EQUAL(seen->batches.size(), 6u);
+  advance(1000ms);
+  CAF_CHECK_EQUAL(seen->batches.size(), 7u);
+}
+
 CAF_TEST(a timer is hinted only when due before the node timer polls would find it) {
-  auto c = committer({{"timer.poll_interval_ms", "1000"}});
+  auto c = committer({{"timer.poll_interval_ms", "1000"}, {"poll.idle_max_ms", "1000"}});
   auto wall_ms = std::chrono::duration_cast<std::chrono::milliseconds>(1000h).count();
   seen->timer_ms = wall_ms + 2000;
   starts(c, 1);
   drain();
   CAF_CHECK_EQUAL(armed_hints, 1);
   seen->timer_ms = wall_ms + 2001;
+  starts(c, 1);
+  drain();
+  CAF_CHECK_EQUAL(armed_hints, 1);
+}
+
+CAF_TEST(an idle timer may sleep poll.idle_max_ms so a timer due before two of those is hinted) {
+  auto c = committer({{"timer.poll_interval_ms", "1000"}, {"poll.idle_max_ms", "8000"}});
+  auto wall_ms = std::chrono::duration_cast<std::chrono::milliseconds>(1000h).count();
+  seen->timer_ms = wall_ms + 16000;
+  starts(c, 1);
+  drain();
+  CAF_CHECK_EQUAL(armed_hints, 1);
+  seen->timer_ms = wall_ms + 16001;
   starts(c, 1);
   drain();
   CAF_CHECK_EQUAL(armed_hints, 1);
