@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
 # Installs the Debian packages nodeflow builds against, only those missing.
 # Safe to run repeatedly; needs root (or sudo) only when something is missing. tzdata is
-# read at run time: schedules take IANA time zones from /usr/share/zoneinfo. chromium and
-# postgresql-client are for the tests only: the web UI's run in headless Chromium and read
-# the database with psql.
+# read at run time: schedules take IANA time zones from /usr/share/zoneinfo.
+#
+#   scripts/deps.sh            what building and running a node needs
+#   scripts/deps.sh --tests    and what the tests need besides: faketime (a node's clock
+#                              shifted), chromium (the web UI's tests, headless) and
+#                              postgresql-client (psql, which they read the database with)
 set -euo pipefail
 
 packages=(
@@ -11,9 +14,13 @@ packages=(
   libcaf-dev libpq-dev libboost-json1.81-dev libboost1.81-dev libspdlog-dev libsodium-dev libssl-dev
   duktape-dev libjq-dev pkg-config
   nodejs npm ca-certificates procps iproute2
-  tzdata faketime
-  chromium postgresql-client
+  tzdata
 )
+case "${1:-}" in
+  "") ;;
+  --tests) packages+=(faketime chromium postgresql-client) ;;
+  *) echo "deps: unknown argument $1 (only --tests)" >&2; exit 2 ;;
+esac
 
 missing=()
 for p in "${packages[@]}"; do

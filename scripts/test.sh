@@ -10,7 +10,7 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 build=${NF_BUILD_DIR:-$root/build}
 jobs=$(nproc)
 
-"$root/scripts/deps.sh"
+"$root/scripts/deps.sh" --tests
 [ -n "${NF_TEST_DSN:-}" ] || "$root/scripts/pg18.sh" install >/dev/null
 
 cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null

@@ -11,7 +11,7 @@ using namespace std::chrono_literals;
 
 namespace {
 
-// libfaketime's thread-safe build (Debian's faketime package, scripts/deps.sh).
+// libfaketime's thread-safe build (Debian's faketime package, scripts/deps.sh --tests).
 constexpr const char* libfaketime = "/usr/lib/x86_64-linux-gnu/faketime/libfaketimeMT.so.1";
 
 // The node is started with these in its environment (execv passes ours on); the test

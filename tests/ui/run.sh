@@ -17,9 +17,9 @@ shots=${3:-}
 
 die() { echo "ui test: $*" >&2; exit 1; }
 chromium=${NF_CHROMIUM:-/usr/bin/chromium}
-[ -x "$chromium" ] || die "Chromium is needed at $chromium (scripts/deps.sh installs Debian's chromium)"
+[ -x "$chromium" ] || die "Chromium is needed at $chromium (scripts/deps.sh --tests installs Debian's chromium)"
 psql=$(command -v psql || ls /usr/lib/postgresql/*/bin/psql 2>/dev/null | tail -1 || true)
-[ -n "$psql" ] || die "psql is needed to read the database (scripts/deps.sh installs postgresql-client)"
+[ -n "$psql" ] || die "psql is needed to read the database (scripts/deps.sh --tests installs postgresql-client)"
 
 lib=$("$here/install.sh" "$build")
 cp "$here/ui.test.js" "$lib/"
