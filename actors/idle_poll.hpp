@@ -30,7 +30,6 @@ public:
   }
 
   duration base() const { return base_; }
-  duration idle_max() const { return max_; }
 
 private:
   duration base_{1000};

@@ -69,7 +69,7 @@ struct committer_state {
   idle_poll poll;
   /// The longest the node timer may sleep between its polls (timer_hint_wanted): an idle
   /// timer backs off to poll.idle_max_ms.
-  int64_t timer_poll_interval_ms = 1000;
+  int64_t timer_longest_gap_ms = 1000;
   warn_limiter errors;
   // The node's flush metrics (engine/metrics/node_metrics.hpp), looked up once.
   engine::metrics::histogram& flush_seconds =
@@ -132,7 +132,7 @@ bool timer_hint_wanted(const committer_state& st, int64_t fire_at_ms) {
   auto now_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
                   st.ctx.wall_clock().time_since_epoch())
                   .count();
-  return fire_at_ms - now_ms <= 2 * st.timer_poll_interval_ms;
+  return fire_at_ms - now_ms <= 2 * st.timer_longest_gap_ms;
 }
 
 void send_hints(committer_actor* self, const engine::batch_hints& h) {
@@ -277,8 +277,8 @@ caf::behavior committer_behavior(committer_actor* self, committer_context ctx) {
   st.poll = idle_poll{
     std::chrono::milliseconds{ctx.settings.get(config::keys::decider_poll_interval_ms)},
     std::chrono::milliseconds{ctx.settings.get(config::keys::poll_idle_max_ms)}};
-  st.timer_poll_interval_ms = std::max(ctx.settings.get(config::keys::timer_poll_interval_ms),
-                                       ctx.settings.get(config::keys::poll_idle_max_ms));
+  st.timer_longest_gap_ms = std::max(ctx.settings.get(config::keys::timer_poll_interval_ms),
+                                     ctx.settings.get(config::keys::poll_idle_max_ms));
   st.core = ctx.batches(ctx);
   st.ctx = std::move(ctx);
   // A partition that moved away takes its shard with it; the others go on.

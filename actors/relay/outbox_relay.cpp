@@ -118,8 +118,6 @@ bool round(relay_actor* self) {
     drop_fenced(st.served, st.db->log(), "relay", err);
     return true;
   };
-  if (!(*targets)->empty())
-    st.poll.active();
   if ((*targets)->empty()) {
     // Nothing to deliver to: every event would be claimed only to be marked published.
     auto n = store::publish_undeliverable(*conn, claim);
@@ -129,13 +127,14 @@ bool round(relay_actor* self) {
       st.db->failed("relay_publish_failed", n.error());
       return false;
     }
-    if (*n > 0)
+    if (*n > 0) {
       st.poll.active();
-    if (*n > 0)
       st.db->log().debug("outbox_published_without_sinks n={} partitions={}", *n,
                          claim.shards.size());
+    }
     return *n == st.batch_size;
   }
+  st.poll.active(); // sinks: failed deliveries wait for retry times only a poll finds
   auto events = store::claim_outbox(*conn, claim);
   if (!events && refused(events.error()))
     return !st.served.shards().empty();

@@ -15,7 +15,7 @@
 #include "engine/auth/credentials.hpp"
 #include "engine/auth/passwords.hpp"
 #include "flow/ascii.hpp"
-#include "store/db_clock.hpp"
+#include "store/db_clock.hpp" // token and lease times are Postgres's, whichever node stamped them
 #include "proto/errors.hpp"
 #include "store/api_keys.hpp"
 #include "store/users.hpp"
@@ -34,10 +34,6 @@ constexpr const char* bad_login = "username/password: the name or the password i
 // One name for now: rotating it would add a second and accept both for a token's life.
 constexpr const char* signing_secret_name = "http-tokens";
 
-// Postgres's clock: what it is compared with was stamped by Postgres or by another node.
-int64_t now_ms() {
-  return db_clock_now_ms();
-}
 
 std::string credentials_of(const exchange& ex) {
   auto x = ex.header("x-authorization");
@@ -174,7 +170,7 @@ struct authenticator::impl {
       return;
     }
     remember(found->user);
-    int64_t expires = now_ms() / 1000 + opts.token_ttl_s;
+    int64_t expires = db_clock_now_ms() / 1000 + opts.token_ttl_s;
     p.done({}, engine::auth::sign_token(signing_secret, std::string{user_claim} + found->user.id,
                                         expires),
            expires);
@@ -211,7 +207,7 @@ struct authenticator::impl {
            {}, 0);
       return;
     }
-    auto now = now_ms();
+    auto now = db_clock_now_ms();
     if (it->second.expires_at_ms && *it->second.expires_at_ms <= now) {
       done({401, "keyId: the key has expired", {}}, {}, 0);
       return;
@@ -308,7 +304,7 @@ auth_outcome authenticator::authenticate_token(const std::string& token) const {
   auto claims = engine::auth::check_token(impl_->signing_secret, token);
   if (!claims)
     return {401, "the token is not valid", {}};
-  auto now = now_ms();
+  auto now = db_clock_now_ms();
   if (claims->expires_unix_s * 1000 <= now)
     return {401, "the token has expired: ask POST /api/token (or /api/login) for another", {}};
   if (claims->key_id.compare(0, user_claim.size(), user_claim) == 0) {

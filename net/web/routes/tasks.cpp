@@ -19,7 +19,7 @@
 #include "proto/domains.hpp"
 #include "proto/errors.hpp"
 #include "net/web/scope.hpp"
-#include "store/db_clock.hpp"
+#include "store/db_clock.hpp" // token and lease times are Postgres's, whichever node stamped them
 
 namespace nf::net::web {
 
@@ -27,10 +27,6 @@ namespace {
 
 namespace json = boost::json;
 
-// Postgres's clock: what it is compared with was stamped by Postgres or by another node.
-int64_t now_ms() {
-  return db_clock_now_ms();
-}
 
 // Conductor's Task as a worker reads it. A SIMPLE task's taskType is its definition's name,
 // as in Conductor. responseTimeoutSeconds is what is left of the lease, so an SDK that
@@ -38,7 +34,7 @@ int64_t now_ms() {
 json::object conductor_task(const msg::leased_task& t, const std::string& worker_id) {
   json::error_code ec;
   auto input = json::parse(t.input_json, ec);
-  auto now = now_ms();
+  auto now = db_clock_now_ms();
   auto left_ms = std::max<int64_t>(0, t.lease_expires_at_ms - now);
   return json::object{
     {"taskId", format_task_handle(t.task_id, t.workflow_id, t.lease_token)},
@@ -143,7 +139,7 @@ bool read_logs(const refusal& refuse, const json::value* logs, json::array& out)
       refuse(field + ".log: expected the log line as a string", field + ".log");
       return false;
     }
-    int64_t at = now_ms();
+    int64_t at = db_clock_now_ms();
     if (const auto* c = o->if_contains("createdTime"); c != nullptr && !c->is_null()) {
       if (!c->is_int64() && !c->is_uint64()) {
         refuse(field + ".createdTime: expected milliseconds since the epoch",
@@ -576,7 +572,7 @@ void add_task_routes(router& r, const route_context& ctx) {
            p.task_id = h->task_id;
            p.workflow_id = h->workflow_id;
            p.logs_json = json::serialize(json::array{
-             json::object{{"log", body->get_string()}, {"createdTime", now_ms()}}});
+             json::object{{"log", body->get_string()}, {"createdTime", db_clock_now_ms()}}});
            api->ask<std::string>([ex](std::string&) { ex->respond_text(200, ""); },
                                  [ex](caf::error& e) { ex->fail(e); }, progress_atom_v,
                                  scoped(ex, std::move(p)));
