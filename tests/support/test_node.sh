@@ -1,11 +1,12 @@
-# Sourced by the test scripts that drive a node from outside (tests/sdk/run.sh,
-# tests/ui/run.sh): a scratch folder, a Postgres 18 of its own (or NF_TEST_DSN's), one
+# Sourced by the scripts that drive a node from outside (tests/sdk/run.sh, tests/ui/run.sh,
+# bench/idle/run, bench/ui/run): a scratch folder, a Postgres 18 of its own (or NF_TEST_DSN's), one
 # `nodeflow serve`, and a cleanup on exit that stops what was started.
 #
 #   source tests/support/test_node.sh
 #   nf_test_begin                 # sets work; stops everything on exit
 #   nf_test_postgres              # sets dsn
-#   nf_test_serve BIN ARGS...     # sets http and client once the node listens; log: $work/node.log
+#   nf_test_serve BIN ARGS...     # sets http, client and node_pid once the node listens;
+#                                 # log: $work/node.log
 #   nf_test_spawned PID           # another process to stop on exit
 
 nf_test_root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
@@ -43,6 +44,7 @@ nf_test_serve() {
   : >"$work/node.log"
   "$bin" serve --dsn "$dsn" --migrate --port 0 --http-port -1 "$@" >"$work/node.log" 2>&1 &
   local pid=$!
+  node_pid=$pid
   nf_test_spawned "$pid"
   http="" client=""
   for _ in $(seq 1 300); do
