@@ -21,11 +21,15 @@ constexpr auto ns = "00000000-0000-0000-0000-000000000001";
 
 struct fixture : test::decide_fixture {
   fixture() : decide_fixture("store_explain_search") {
+    // One millisecond apart: executions sharing a start time are all read at a cursor on
+    // one of them (the index orders by "startedAt" only), and generate_series makes
+    // thousands a millisecond, as many as the machine's speed allows.
     sql(R"(INSERT INTO "WorkflowExecutions" ("id", "startedAt", "namespaceId", "workflowName",
                                               "workflowVersion", "status", "endedAt", "shard")
            SELECT id, uuid_extract_timestamp(id), '00000000-0000-0000-0000-000000000001', 'wf', 1,
                   'COMPLETED', uuid_extract_timestamp(id), 0
-             FROM (SELECT uuidv7() AS id FROM generate_series(1, 20000)) n)");
+             FROM (SELECT uuidv7(-(g * interval '1 millisecond')) AS id
+                     FROM generate_series(1, 20000) g) n)");
     sql(R"(ANALYZE "WorkflowExecutions")");
     // What a prepared statement runs after its first five executions, at worst.
     sql("SET plan_cache_mode = force_generic_plan");
