@@ -68,6 +68,10 @@ const std::vector<setting>& all_settings() {
     {keys::cluster_max_relayed_per_peer, "1000", 1, 1000000,
      "requests relayed to one peer and not yet answered; beyond: the work is done through the "
      "database on this node"},
+    {keys::cluster_lease_locally, "true", 0, 0,
+     "a poll is leased by this node from the database, whichever node owns its queue's "
+     "partition, so that this node's decisions lease new tasks to it; false forwards it to the "
+     "owner"},
     {keys::engine_partitions, "16", 1, 1024,
      "logical partitions P; must equal the database's ClusterSettings.partitionCount"},
     {keys::engine_nudges, "true", 0, 0,
@@ -75,7 +79,8 @@ const std::vector<setting>& all_settings() {
     {keys::decider_batch_size, "128", 1, 10000,
      "DecideQueues rows one decider transaction claims"},
     {keys::decider_committers, "2", 1, 16,
-     "decide committers per node, each with its own connection; partition p goes to p mod N"},
+     "decide committers per node, each with its own connection; partition p goes to p mod N "
+     "(with K nodes owning partitions, a node uses ceil(N / K): they share one Postgres)"},
     {keys::decider_split_at_requests, "64", 0, 100000,
      "below this many requests per flush one committer decides for every partition (0: always "
      "p mod N)"},

@@ -10,9 +10,10 @@ committer_split::committer_split(size_t committers, int64_t split_at, clock::dur
 }
 
 size_t committer_split::committer_of(int16_t shard) const {
-  if (committers_ == 1 || !split())
+  auto n = in_use();
+  if (n == 1 || !split())
     return 0;
-  return static_cast<size_t>(shard) % committers_;
+  return static_cast<size_t>(shard) % n;
 }
 
 void committer_split::note_flush(size_t requests, clock::time_point now) {

@@ -8,6 +8,10 @@
 // partition p goes to committer p mod N, until no committer's flush has carried a quarter
 // of that for `hold`.
 //
+// The nodes of a cluster share one Postgres, whose cores the deciding backends of every node
+// compete for: with K nodes deciding, a node splits over ceil(N / K) committers only, so the
+// cluster keeps about as many deciding backends as one node alone would (docs/perf/).
+//
 // The committers and the partitions' deciders of one node share an instance; a switch
 // takes effect at each committer's next flush. For a moment two committers may then
 // decide the same shard, as two nodes do while a partition moves: the compare-and-set
@@ -39,14 +43,24 @@ public:
 
   bool split() const { return split_.load(std::memory_order_relaxed); }
 
-  /// How many committers decide now: all of them while split, else one.
-  size_t deciding() const { return split() ? committers_ : 1; }
+  /// How many committers decide now: those in use while split, else one.
+  size_t deciding() const { return split() ? in_use() : 1; }
+
+  /// The nodes of the cluster that decide (this one included), as membership last said.
+  void cluster_nodes(size_t nodes) { nodes_.store(nodes == 0 ? 1 : nodes, std::memory_order_relaxed); }
+
+  /// The committers a split spreads partitions over: ceil(N / nodes).
+  size_t in_use() const {
+    auto nodes = nodes_.load(std::memory_order_relaxed);
+    return (committers_ + nodes - 1) / nodes;
+  }
 
 private:
   size_t committers_;
   int64_t split_at_;
   clock::duration hold_;
   std::atomic<bool> split_;
+  std::atomic<size_t> nodes_{1};
   std::atomic<int64_t> last_busy_ns_{0};  ///< the last flush that kept the split
 };
 

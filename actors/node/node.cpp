@@ -88,6 +88,13 @@ struct node_state {
   /// Lessors of partitions owned by a peer this node cannot reach, by shard: the polls for
   /// their queues lease from the database here meanwhile (write_through).
   std::map<int16_t, caf::actor> stand_ins;
+  /// cluster.lease_locally: polls for the queues of partitions another node owns are leased
+  /// here, by these lessors (by shard), which offer them to this node's committers.
+  bool lease_locally = true;
+  std::map<int16_t, caf::actor> local_lessors;
+  /// The other nodes that own partitions (from `owners`): where work hints go when polls
+  /// are leased locally, since any of them may hold a parked poll for the queue.
+  std::vector<std::string> peer_addresses;
   size_t next_start = 0;
   bool stopping = false;
   std::shared_ptr<spdlog::logger> log;
@@ -134,18 +141,41 @@ partition_context context_of(node_actor* self, int16_t shard) {
   return ctx;
 }
 
-/// The lessor that leases `shard`'s queues here while their owner cannot be reached: the
-/// same lease statement (FOR UPDATE SKIP LOCKED) the owner's runs, so the two may overlap.
+/// A lessor of `shard`'s queues on this node, which does not own the partition: the same
+/// lease statement (FOR UPDATE SKIP LOCKED) the owner's runs, so the two may overlap (I9),
+/// with no epoch to fence it. `lend`: its parked polls are offered to this node's
+/// committers, which lease them the tasks they decide.
+caf::actor spawn_guest_lessor(node_actor* self, int16_t shard, bool lend) {
+  auto ctx = context_of(self, shard);
+  if (!lend)
+    ctx.waiting = nullptr;
+  auto lessor = spawn_lessor(self->system(), ctx);
+  self->monitor(lessor);
+  return lessor;
+}
+
+/// The lessor that leases `shard`'s queues here while their owner cannot be reached.
 caf::actor stand_in_lessor(node_actor* self, int16_t shard) {
   auto& st = self->state;
   if (auto it = st.stand_ins.find(shard); it != st.stand_ins.end())
     return it->second;
-  auto ctx = context_of(self, shard);
-  ctx.waiting = nullptr; // this node's committers do not decide the shard's workflows
-  auto lessor = spawn_lessor(self->system(), ctx);
-  self->monitor(lessor);
+  auto lessor = spawn_guest_lessor(self, shard, false);
   st.stand_ins.emplace(shard, lessor);
   st.log->warn("stand_in_lessor_started partition={} owner={}", shard, owner_elsewhere(self, shard));
+  return lessor;
+}
+
+/// The lessor that leases `shard`'s queues to this node's polls (cluster.lease_locally) while
+/// another node owns the partition. Its polls wait here, where this node's committers lease
+/// them the tasks they decide; forwarded to the owner, they would wait where only the owner's
+/// decisions could.
+caf::actor local_lessor(node_actor* self, int16_t shard) {
+  auto& st = self->state;
+  if (auto it = st.local_lessors.find(shard); it != st.local_lessors.end())
+    return it->second;
+  auto lessor = spawn_guest_lessor(self, shard, true);
+  st.local_lessors.emplace(shard, lessor);
+  st.log->info("local_lessor_started partition={}", shard);
   return lessor;
 }
 
@@ -380,10 +410,43 @@ caf::response_promise to_decider(node_actor* self, const std::string& workflow, 
                forwarded, atom, m);
 }
 
-/// Routes a poll to the lessor of its queue's shard.
+/// Routes a poll to the lessor of its queue's shard: the partition's when this node owns it,
+/// else this node's local lessor of the shard (cluster.lease_locally) or the owner's.
 caf::response_promise to_lessor(node_actor* self, bool forwarded, const msg::poll_request& m) {
-  return route(self, queue_shard(m.queue, self->state.partitions), &partition_handles::lessor,
-               forwarded, poll_atom_v, m);
+  auto shard = queue_shard(m.queue, self->state.partitions);
+  if (self->state.lease_locally && owner(self, shard) == nullptr) {
+    auto rp = self->make_response_promise();
+    rp.delegate(local_lessor(self, shard), poll_atom_v, m);
+    return rp;
+  }
+  return route(self, shard, &partition_handles::lessor, forwarded, poll_atom_v, m);
+}
+
+/// Hands a work hint for `queue` to this node's lessors of its shard: the partition's, a
+/// stand-in and a local lessor, whichever run here.
+void hint_lessors_here(node_actor* self, const std::string& queue) {
+  auto& st = self->state;
+  if (!st.nudges)
+    return;
+  auto shard = queue_shard(queue, st.partitions);
+  hint(self, shard, &partition_handles::lessor, work_atom_v, queue);
+  for (auto* guests : {&st.stand_ins, &st.local_lessors})
+    if (auto it = guests->find(shard); it != guests->end())
+      self->send(it->second, work_atom_v, queue);
+}
+
+/// Sends `(forward_atom, work_atom, queue, credential)` to every other node whose link is open
+/// (cluster.lease_locally: any of them may hold a parked poll for the queue); a link not open
+/// yet starts opening and misses this hint (I9).
+void hint_every_peer(node_actor* self, const std::string& queue) {
+  auto& st = self->state;
+  if (!st.nudges)
+    return;
+  auto now = std::chrono::steady_clock::now();
+  for (const auto& address : st.peer_addresses)
+    if (!st.health->suspect(address, now))
+      if (const auto* peer = st.opt.peers->open_or_start(self, address))
+        self->send(*peer, forward_atom_v, work_atom_v, queue, st.opt.peer_credential);
 }
 
 /// Brings the running partitions in line with `st.owned`.
@@ -405,6 +468,17 @@ void sync_partitions(node_actor* self) {
   stop_stand_ins(self, [&](int16_t shard) {
     return std::find(st.owned.begin(), st.owned.end(), shard) != st.owned.end();
   });
+  // The partition's own lessor takes over its queues' polls here; the local one's open
+  // polls are answered "poll again".
+  for (auto it = st.local_lessors.begin(); it != st.local_lessors.end();) {
+    if (std::find(st.owned.begin(), st.owned.end(), it->first) == st.owned.end()) {
+      ++it;
+      continue;
+    }
+    st.log->info("local_lessor_stopped partition={} (owned here now)", it->first);
+    self->send_exit(it->second, caf::exit_reason::user_shutdown);
+    it = st.local_lessors.erase(it);
+  }
   for (auto shard : st.owned) {
     if (st.parts.count(shard) != 0)
       continue;
@@ -442,9 +516,11 @@ void stop_everything(node_actor* self, const caf::error& reason) {
   for (auto& [shard, h] : st.parts)
     self->send_exit(h.supervisor, reason);
   st.parts.clear();
-  for (auto& [shard, l] : st.stand_ins)
-    self->send_exit(l, reason);
-  st.stand_ins.clear();
+  for (auto* guests : {&st.stand_ins, &st.local_lessors}) {
+    for (auto& [shard, l] : *guests)
+      self->send_exit(l, reason);
+    guests->clear();
+  }
   for (const auto& a : st.committers)
     self->send_exit(a, reason);
   for (const auto& a : {st.outbox_relay, st.node_timer, st.maintenance, st.scheduler,
@@ -503,6 +579,11 @@ std::string status_json(node_actor* self, const std::string& membership_json) {
   out["address"] = st.address;
   out["partitionCount"] = st.partitions;
   out["running"] = std::move(running);
+  // Partitions owned elsewhere whose queues this node leases to its own polls.
+  boost::json::array local;
+  for (const auto& [shard, l] : st.local_lessors)
+    local.push_back(shard);
+  out["localLessors"] = std::move(local);
   out["nudges"] = st.nudges;
   // How many of the node's committers decide now (committer_split).
   out["decidingCommitters"] = st.split->deciding();
@@ -535,6 +616,7 @@ caf::behavior node_behavior(node_actor* self, node_options opt) {
     static_cast<size_t>(st.opt.settings.get(config::keys::cluster_max_relayed_per_peer)));
   st.peer_answer =
     std::chrono::milliseconds{st.opt.settings.get(config::keys::cluster_peer_answer_ms)};
+  st.lease_locally = st.opt.settings.get(config::keys::cluster_lease_locally);
   auto me = caf::actor_cast<caf::actor>(self);
 
   membership_options m;
@@ -594,11 +676,12 @@ caf::behavior node_behavior(node_actor* self, node_options opt) {
     auto& st = self->state;
     if (st.opt.peers->forget(self, dm.source))
       return;
-    for (auto it = st.stand_ins.begin(); it != st.stand_ins.end(); ++it)
-      if (it->second.address() == dm.source) {
-        st.stand_ins.erase(it); // the next poll for its queues starts another
-        return;
-      }
+    for (auto* guests : {&st.stand_ins, &st.local_lessors})
+      for (auto it = guests->begin(); it != guests->end(); ++it)
+        if (it->second.address() == dm.source) {
+          guests->erase(it); // the next poll for its queues starts another
+          return;
+        }
     for (auto it = st.parts.begin(); it != st.parts.end(); ++it) {
       if (it->second.supervisor.address() != dm.source)
         continue;
@@ -665,6 +748,13 @@ caf::behavior node_behavior(node_actor* self, node_options opt) {
                || owners[i] != self->state.owners[i];
       });
       self->state.owners = std::move(owners);
+      auto& peers = self->state.peer_addresses;
+      peers.clear();
+      for (const auto& a : self->state.owners)
+        if (!a.empty() && a != self->state.address
+            && std::find(peers.begin(), peers.end(), a) == peers.end())
+          peers.push_back(a);
+      self->state.split->cluster_nodes(1 + peers.size());
       self->state.opt.peers->owners_known(self, self->state.owners);
       start_runner(self);
     },
@@ -683,19 +773,18 @@ caf::behavior node_behavior(node_actor* self, node_options opt) {
       return to_decider(self, m.workflow_id, true, command_atom_v, m);
     },
     [=](forward_atom, const msg::poll_request& m) { return to_lessor(self, true, m); },
-    [=](forward_atom, work_atom, const std::string& queue) {
-      hint(self, queue_shard(queue, self->state.partitions), &partition_handles::lessor,
-           work_atom_v, queue);
-    },
+    [=](forward_atom, work_atom, const std::string& queue) { hint_lessors_here(self, queue); },
     [=](forward_atom, decide_atom, int16_t shard) {
       hint(self, shard, &partition_handles::decider, decide_atom_v);
     },
     [=](work_atom, const std::string& queue) {
+      // Work no poll here was lent in the decision: a poll parked on any node may take it.
       auto shard = queue_shard(queue, self->state.partitions);
-      if (!hint(self, shard, &partition_handles::lessor, work_atom_v, queue))
+      hint_lessors_here(self, queue);
+      if (self->state.lease_locally)
+        hint_every_peer(self, queue);
+      else if (owner(self, shard) == nullptr)
         hint_elsewhere(self, shard, work_atom_v, queue);
-      if (auto it = self->state.stand_ins.find(shard); it != self->state.stand_ins.end())
-        self->send(it->second, work_atom_v, queue);
     },
     [=](decide_atom, int16_t shard) {
       if (!hint(self, shard, &partition_handles::decider, decide_atom_v))

@@ -54,3 +54,19 @@ CAF_TEST(split_at 0 always splits and one committer never does) {
   CAF_CHECK(!one.split());
   CAF_CHECK_EQUAL(one.committer_of(5), 0u);
 }
+
+CAF_TEST(with more nodes deciding a split spreads over ceil(N / nodes) committers) {
+  committer_split s{4, 64, 1s};
+  s.note_flush(100, t0);
+  CAF_CHECK_EQUAL(s.deciding(), 4u);
+  CAF_CHECK_EQUAL(s.committer_of(7), 3u);
+  s.cluster_nodes(3); // ceil(4 / 3) = 2
+  CAF_CHECK_EQUAL(s.deciding(), 2u);
+  CAF_CHECK_EQUAL(s.committer_of(7), 1u);
+  CAF_CHECK_EQUAL(s.committer_of(6), 0u);
+  s.cluster_nodes(4); // one each: the node decides on one backend however busy
+  CAF_CHECK_EQUAL(s.deciding(), 1u);
+  CAF_CHECK_EQUAL(s.committer_of(7), 0u);
+  s.cluster_nodes(1);
+  CAF_CHECK_EQUAL(s.committer_of(7), 3u);
+}

@@ -17,10 +17,11 @@ constexpr int partitions = 16; // the suites' default engine.partitions
 
 // docs/engine.md §2: a worker may talk to any node. Two nodes share the sixteen
 // partitions; the workers reach only the second, yet half the workflows belong to the
-// first and one of the two queues is leased by the first's lessor. Without forwarding
-// those polls and reports are answered `unavailable` for ever and the workflows never
-// finish. Both nodes check credentials, as nodes do by default: a forwarded request is
-// taken only with the cluster's node credential, which each node derives on its own.
+// first and one of the two queues is owned by the first. The second leases that queue
+// itself (cluster.lease_locally), and forwards the reports of the first's workflows: without
+// forwarding they are answered `unavailable` for ever and those workflows never finish.
+// Both nodes check credentials, as nodes do by default: a forwarded request is taken only
+// with the cluster's node credential, which each node derives on its own.
 CAF_TEST(a worker connected to one node serves the workflows and queues of another) {
   test::e2e_fixture f{"e2e_cluster"};
   f.start_node({{"auth.enabled", "true"}});

@@ -54,13 +54,15 @@ bool file_has(const std::string& path, const std::string& what) {
 // partitions and both reach Postgres, but not each other: the second advertises an address
 // that leads into a black hole, and it leaves the link to the first to open (the address
 // that sorts first opens it). Each node's workers poll the queue the OTHER node owns and
-// report the tasks of workflows the other node decides. Without the write-through every such
+// report the tasks of workflows the other node decides. Polls are forwarded to the owner here
+// (cluster.lease_locally off), as reports always are. Without the write-through every such
 // poll and report is answered `unavailable` for the whole outage and no workflow ends; with
 // it each node leases and commits through the database itself, leaving the decisions to the
 // owners, and every workflow ends within seconds.
 CAF_TEST(nodes that cannot reach each other serve the partitions of the other through Postgres) {
   test::e2e_fixture f{"e2e_partitioned"};
-  const test::settings_list fast_giving_up{{"cluster.peer_answer_ms", "1000"}};
+  const test::settings_list fast_giving_up{{"cluster.peer_answer_ms", "1000"},
+                                           {"cluster.lease_locally", "false"}};
   f.start_node(fast_giving_up);
   black_hole hole{"127.0.0.2"};
   auto port2 = test::free_port();
@@ -68,7 +70,8 @@ CAF_TEST(nodes that cannot reach each other serve the partitions of the other th
   test::child_process node2{{NF_NODEFLOW_BIN, "serve", "--dsn", f.db.dsn(), "--config",
                              f.config_path, "--port", std::to_string(port2), "--http-port", "-1",
                              "--auth", "off", "--node.advertise", hole.address,
-                             "--cluster.peer_answer_ms", "1000"},
+                             "--cluster.peer_answer_ms", "1000", "--cluster.lease_locally",
+                             "false"},
                             log2, true};
   CAF_REQUIRE(node2.wait_for_line("listening ", 60s));
   auto addr1 = "127.0.0.1:" + std::to_string(f.port);
@@ -96,6 +99,56 @@ CAF_TEST(nodes that cannot reach each other serve the partitions of the other th
   CAF_CHECK(file_has(f.node_log, "stand_in_lessor_started"));
   CAF_CHECK(file_has(log2, "stand_in_lessor_started"));
   at1.stop();
+  at2.stop();
+  auto st = node2.stop(SIGTERM);
+  CAF_CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+  CAF_CHECK(f.stop_node());
+}
+
+// docs/engine.md §2, cluster.lease_locally: a poll is leased by the node it reaches, whichever
+// node owns its queue's partition, and that node's decisions lease new tasks to it, so a
+// workflow started through a node runs on it from start to end. The two nodes cannot reach
+// each other, and the write-through is off (cluster.peer_answer_ms 0): anything sent to the
+// other node would wait for it, or fail `unavailable`, for the whole outage. Workflows are
+// started through the second node only, and its workers poll both queues, one of which the
+// first node owns. Forwarded to the owner, every poll of that queue would fail and no
+// workflow would end; leased where they arrive, all of them end.
+CAF_TEST(a poll is leased by the node it reaches so its own workflows need no other node) {
+  test::e2e_fixture f{"e2e_partitioned_local"};
+  const test::settings_list no_write_through{{"cluster.peer_answer_ms", "0"}};
+  f.start_node(no_write_through);
+  black_hole hole{"127.0.0.2"};
+  auto port2 = test::free_port();
+  auto log2 = f.dir + "/node2.log";
+  test::child_process node2{{NF_NODEFLOW_BIN, "serve", "--dsn", f.db.dsn(), "--config",
+                             f.config_path, "--port", std::to_string(port2), "--http-port", "-1",
+                             "--auth", "off", "--node.advertise", hole.address,
+                             "--cluster.peer_answer_ms", "0"},
+                            log2, true};
+  CAF_REQUIRE(node2.wait_for_line("listening ", 60s));
+  auto addr1 = "127.0.0.1:" + std::to_string(f.port);
+  const auto& addr2 = hole.address;
+  CAF_REQUIRE(test::await_even_split(f, addr1, addr2, partitions));
+  std::this_thread::sleep_for(1s);
+  auto [on1, on2] = test::define_crossing_flow(f, "e2e_partitioned_local", "local_q", addr1,
+                                               addr2, partitions);
+  auto opts2 = f.client_opts();
+  opts2.port = port2;
+  client api2{opts2};
+  test::worker_pool at2{opts2, {on1, on2}, 2, test::echo_handler(), 4};
+  std::vector<std::string> ids;
+  for (int i = 0; i < 10; ++i) {
+    msg::start_request req;
+    req.workflow_name = "e2e_partitioned_local";
+    req.input_json = R"({"n": )" + std::to_string(i) + "}";
+    auto r = api2.start(req);
+    CAF_REQUIRE(r);
+    ids.push_back(r->workflow_id);
+  }
+  test::expect_echoed(f, ids);
+  CAF_CHECK_EQUAL(at2.rejected(), 0);
+  CAF_CHECK_EQUAL(f.workflows_with_history_gaps(), 0);
+  CAF_CHECK(file_has(log2, "local_lessor_started"));
   at2.stop();
   auto st = node2.stop(SIGTERM);
   CAF_CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
