@@ -396,15 +396,22 @@ struct workload_result {
 class runner {
 public:
   explicit runner(const run_options& o) : o_(o), db_(o.dsn) {
-    auto node = parse_node_address(o.node);
-    if (!node)
-      bench_die("--node: " + describe(node.error()));
-    client_options copts = *node;
-    key_from_environment(copts);
-    copts.timeout = std::chrono::milliseconds(60000);
-    client_ = std::make_unique<client>(copts);
-    if (auto ok = client_->connect(); !ok)
-      bench_die("cannot reach the node at " + o.node + ": " + describe(ok.error()));
+    // One client per node: start i goes to node i mod n, as from clients behind a load
+    // balancer (a node makes the workflow's id in one of its own partitions).
+    std::vector<std::string> addresses{o.node};
+    addresses.insert(addresses.end(), o.more_nodes.begin(), o.more_nodes.end());
+    for (const auto& address : addresses) {
+      auto node = parse_node_address(address);
+      if (!node)
+        bench_die("--node: " + describe(node.error()));
+      client_options copts = *node;
+      key_from_environment(copts);
+      copts.timeout = std::chrono::milliseconds(60000);
+      starters_.push_back(std::make_unique<client>(copts));
+      if (auto ok = starters_.back()->connect(); !ok)
+        bench_die("cannot reach the node at " + address + ": " + describe(ok.error()));
+    }
+    client_ = starters_.front().get();
     pg_pid_ = o.pg_pid != 0 ? o.pg_pid : parent_of(db_.backend_pid());
     if (!o.statements_dir.empty()) {
       std::string err;
@@ -426,7 +433,8 @@ private:
 
   const run_options& o_;
   sql_conn db_;
-  std::unique_ptr<client> client_;
+  std::vector<std::unique_ptr<client>> starters_; ///< one per node, in --node's order
+  client* client_ = nullptr;                       ///< the first node's: set-up and warm-up
   pid_t pg_pid_ = 0;
   bool statements_ = false;
   std::string run_tag_;
@@ -595,7 +603,8 @@ workload_result runner::run(const workload_spec& spec) {
     }
     auto one = req;
     one.input_json = input_of(i);
-    client_->start_async(one, [&, i](caf::expected<msg::start_reply> r) {
+    auto& starter = *starters_[static_cast<size_t>(i) % starters_.size()];
+    starter.start_async(one, [&, i](caf::expected<msg::start_reply> r) {
       std::lock_guard<std::mutex> g{mx};
       if (r)
         starts[static_cast<size_t>(i)].id = r->workflow_id;

@@ -44,6 +44,8 @@ const char* usage = R"(usage:
       --w4-control-node HOST:PORT --w4-control-dsn DSN [--w4-control-serve-pid PID]
                                      a node on an empty database beside each W4 step
       --worker-procs N --pollers N --batch N
+                                     worker processes (default 2, at least one per
+                                     --node), long polls in each, tasks a poll may take
       --transport caf|http           how the workers poll and report (repeatable: each
                                      workload runs once per transport; default caf)
       --http HOST:PORT               a node's HTTP door, once per --node in the same order
@@ -205,6 +207,7 @@ int main(int argc, char** argv) {
   o.exe = self_path(argv[0]);
   std::vector<std::string> workloads;
   bool node_given = false;
+  bool worker_procs_given = false;
   bool transport_given = false;
   std::string http_only; // a flag of the HTTP workers', given
   // --quick first, so explicit sizes after it still win.
@@ -281,7 +284,10 @@ int main(int argc, char** argv) {
         at = comma + 1;
       }
     }
-    else if (a == "--worker-procs") o.worker_procs = static_cast<int>(integer(a, value(i), 1, 64));
+    else if (a == "--worker-procs") {
+      o.worker_procs = static_cast<int>(integer(a, value(i), 1, 64));
+      worker_procs_given = true;
+    }
     else if (a == "--pollers") o.pollers = static_cast<int>(integer(a, value(i), 1, 256));
     else if (a == "--batch") o.batch = static_cast<int>(integer(a, value(i), 1, 1000));
     else if (a == "--reports") o.batch_reports = reports_mode(value(i));
@@ -300,6 +306,9 @@ int main(int argc, char** argv) {
       bad("--workload: expected W1, W1lat, W1cache, W2, W3 or W4, got \"" + w + "\"");
   if (o.dsn.empty())
     bad("run needs --dsn (the node's Postgres)");
+  // Every node gets workers of its own unless the count was asked for.
+  if (!worker_procs_given)
+    o.worker_procs = std::max(o.worker_procs, static_cast<int>(o.more_nodes.size()) + 1);
   if (o.w4_control_node.empty() != o.w4_control_dsn.empty())
     bad("--w4-control-node and --w4-control-dsn go together (the control node and its database)");
   bool over_http = std::find(o.transports.begin(), o.transports.end(), "http") != o.transports.end();
