@@ -86,7 +86,8 @@ void cluster::add_node() {
   start(size() - 1);
 }
 
-void cluster::start(int idx, const std::string& clock_offset) {
+void cluster::start(int idx, const std::string& clock_offset, const std::string& other_dsn) {
+  const bool direct = !other_dsn.empty();
   auto& n = at(idx);
   if (n.proc && n.proc->running())
     throw std::runtime_error("node " + std::to_string(idx) + " still runs");
@@ -96,15 +97,18 @@ void cluster::start(int idx, const std::string& clock_offset) {
   if (!clock_offset.empty())
     argv = {"/usr/bin/env", "LD_PRELOAD=" + std::string{libfaketime}, "FAKETIME=" + clock_offset,
             "FAKETIME_DONT_FAKE_MONOTONIC=1"};
-  for (auto a : {opts_.nodeflow_bin, std::string{"serve"}, std::string{"--dsn"}, n.dsn,
+  auto dsn = direct ? other_dsn : n.dsn;
+  auto advertise = direct ? "127.0.0.1:" + std::to_string(n.port) : n.advertise();
+  for (auto a : {opts_.nodeflow_bin, std::string{"serve"}, std::string{"--dsn"}, dsn,
                  std::string{"--config"}, n.config, std::string{"--port"},
                  std::to_string(n.port), std::string{"--http-port"}, std::string{"-1"},
                  std::string{"--auth"}, std::string{"off"}, std::string{"--node.advertise"},
-                 n.advertise()})
+                 advertise})
     argv.push_back(a);
   {
     std::ofstream{n.log, std::ios::app}
       << "---- " << stamp() << " nodeflow serve starts" << (clock_offset.empty() ? "" : " (clock " + clock_offset + ")")
+      << (direct ? " (on " + other_dsn + ", not through the proxy)" : "")
       << "\n";
   }
   n.proc = std::make_unique<test::child_process>(argv, n.log, true);

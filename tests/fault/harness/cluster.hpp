@@ -44,8 +44,11 @@ public:
   int size() const { return static_cast<int>(nodes_.size()); }
   node_proc& at(int i) { return *nodes_.at(static_cast<size_t>(i)); }
 
-  /// Starts node i (its `listening` line awaited; throws when it does not come).
-  void start(int i, const std::string& clock_offset = "");
+  /// Starts node i (its `listening` line awaited; throws when it does not come). With
+  /// `other_dsn` it serves that database instead, and its Postgres connection and cluster
+  /// door bypass the proxy (a measurement of the nodes alone: the proxy relays every byte on
+  /// the same cores).
+  void start(int i, const std::string& clock_offset = "", const std::string& other_dsn = "");
   void kill9(int i);
   /// SIGTERM, waits for its exit; true when it exited 0.
   bool stop(int i);

@@ -14,9 +14,9 @@ const char* usage =
   "         [--nodes N] [--lease-ms MS] [--workflows N] [--load-workflows N] [--fan-width N]\n"
   "         [--fan-every N] [--kills N] [--pg-restarts N] [--terminates N] [--cuts N]\n"
   "         [--partition-s S] [--stop-leases X] [--clock-shift-min M] [--wait-s S]\n"
-  "         [--poison-pct P] [--scale-workflows N] [--starters N] [--workers N]\n"
+  "         [--poison-pct P] [--scale-seconds S] [--starters N] [--workers N]\n"
   "         [--delay-ms MS] [--loss-pct P] [--response-timeout-s S] [--keep]\n"
-  "         [--nodeflow BIN] [--proxy BIN] [--source DIR]\n"
+  "         [--nodeflow BIN] [--proxy BIN] [--bench BIN] [--source DIR]\n"
   "scenarios: kill9 sigstop pg-terminate pg-restart cut-after-commit partition delay-loss\n"
   "           poison scale clock (--short runs all but scale; clock last, as a clock that\n"
   "           was off leaves rows stamped by it)\n";
@@ -30,7 +30,7 @@ void long_sizes(options& o) {
   o.terminates = 100;
   o.cuts = 1000;
   o.partition_s = 60;
-  o.scale_workflows = 1000;
+  o.scale_seconds = 30;
   o.starters = 16;
   o.workers = 12;
 }
@@ -48,6 +48,7 @@ std::optional<options> parse_options(int argc, char** argv) {
   options o;
   o.nodeflow_bin = NF_NODEFLOW_BIN;
   o.proxy_bin = NF_FAULT_PROXY_BIN;
+  o.bench_bin = NF_BENCH_BIN;
   o.source_dir = NF_SOURCE_DIR;
   bool form_given = false;
   std::map<std::string, std::function<void(const std::string&)>> sized{
@@ -66,7 +67,7 @@ std::optional<options> parse_options(int argc, char** argv) {
     {"--clock-shift-min", [&](auto v) { o.clock_shift_min = std::stoi(v); }},
     {"--wait-s", [&](auto v) { o.wait_s = std::stoi(v); }},
     {"--poison-pct", [&](auto v) { o.poison_pct = std::stod(v); }},
-    {"--scale-workflows", [&](auto v) { o.scale_workflows = std::stoi(v); }},
+    {"--scale-seconds", [&](auto v) { o.scale_seconds = std::stoi(v); }},
     {"--starters", [&](auto v) { o.starters = std::stoi(v); }},
     {"--workers", [&](auto v) { o.workers = std::stoi(v); }},
     {"--delay-ms", [&](auto v) { o.delay_ms = std::stoi(v); }},
@@ -76,6 +77,7 @@ std::optional<options> parse_options(int argc, char** argv) {
     {"--scenario", [&](auto v) { o.scenarios.push_back(v); }},
     {"--nodeflow", [&](auto v) { o.nodeflow_bin = v; }},
     {"--proxy", [&](auto v) { o.proxy_bin = v; }},
+    {"--bench", [&](auto v) { o.bench_bin = v; }},
     {"--source", [&](auto v) { o.source_dir = v; }},
   };
   // The form first, so a size flag overrides the form's size wherever it stands.
@@ -111,7 +113,7 @@ std::optional<options> parse_options(int argc, char** argv) {
       return std::nullopt;
     }
     if (a != "--report" && a != "--scenario" && a != "--nodeflow" && a != "--proxy"
-        && a != "--source")
+        && a != "--bench" && a != "--source")
       o.resized = true;
     try {
       it->second(argv[++i]);
@@ -139,7 +141,8 @@ std::optional<options> parse_options(int argc, char** argv) {
       if (o.long_form || n != "scale")
         o.scenarios.push_back(n);
   if (o.nodes < 2 || o.lease_ms < 100 || o.workflows < 1 || o.load_workflows < 1
-      || o.fan_every < 1 || o.fan_width < 1 || o.starters < 1 || o.workers < 1) {
+      || o.fan_every < 1 || o.fan_width < 1 || o.starters < 1 || o.workers < 1
+      || o.scale_seconds < 1) {
     std::cerr << "nodeflow-fault-harness: --nodes needs at least 2, --lease-ms at least 100, "
                  "the counts at least 1\n";
     return std::nullopt;

@@ -17,6 +17,7 @@ struct options {
   std::string report_path;            ///< --report: the markdown table written after a run
   std::string nodeflow_bin;
   std::string proxy_bin;
+  std::string bench_bin;  ///< nodeflow-bench: the scale scenario's W2
   std::string source_dir; ///< the repository: scripts/pg18.sh
   bool keep = false;      ///< keep the scratch directory (logs, database) after the run
   bool resized = false;   ///< a size flag was given: not the form's own sizes
@@ -37,7 +38,7 @@ struct options {
   int clock_shift_min = 15;     ///< the faked clock's offset (both signs in the long form)
   int wait_s = 5;               ///< WAIT duration of the clock scenario's workflows
   double poison_pct = 1.0;      ///< share of poisoned starts
-  int scale_workflows = 150;    ///< workflows per node count in the scale scenario
+  int scale_seconds = 10;       ///< W2's starts per node count in the scale scenario
   int starters = 8;             ///< threads starting workflows
   int workers = 8;              ///< threads polling and reporting
   int delay_ms = 50;            ///< the delay scenario's link delay
