@@ -89,9 +89,12 @@ void pg_server::restart_immediate() {
   if (pg_ctl("-m immediate -w stop") != 0)
     throw std::runtime_error("pg_ctl -m immediate stop failed (see " + data_ + ".pg_ctl.log)");
   // The same port: every proxy link and DSN names it. A client may hold it for a
-  // moment after the crash, so a failed start is tried again.
+  // moment after the crash, so a failed start is tried again. The wait covers crash
+  // recovery: up to max_wal_size (4 GB) of WAL since the last checkpoint took 87 s to replay
+  // after the kill scenario, and a start that stops waiting leaves the recovering server
+  // running, so every later try would fail on its lock file.
   for (int i = 0;; ++i) {
-    if (pg_ctl("-l " + data_ + "/server.log -w -t 60 -o \"-p " + std::to_string(port_)
+    if (pg_ctl("-l " + data_ + "/server.log -w -t 900 -o \"-p " + std::to_string(port_)
                + "\" start")
         == 0)
       break;

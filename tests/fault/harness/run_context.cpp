@@ -79,6 +79,7 @@ std::string load_outcome::summary() const {
   std::ostringstream s;
   s << prefix << ": " << acked << " acknowledged starts in " << seconds << " s; lost starts "
     << lost_starts << ", not ended " << not_ended << ", lost completions " << lost_completions
+    << (lost_completion_examples.empty() ? "" : " (" + lost_completion_examples + ")")
     << ", duplicate completions " << dup_accepted << " (workers) / " << dup_db
     << " (database), stale reports refused " << lease_lost << ", other refusals " << rejected
     << (rejected_example.empty() ? "" : " (" + rejected_example + ")") << ", starts refused "
@@ -171,9 +172,17 @@ load_outcome run_load(run_context& ctx, start_plan plan,
       completed.insert(r->str(i, 0));
   }
   for (const auto& [identity, ids] : work.accepted()) {
+    // The workers poll a shared queue: a task of an earlier run's workflow (one a scenario
+    // that stopped left running) is not this run's to account for.
+    if (status_of.count(std::get<0>(identity)) == 0)
+      continue;
     out.dup_accepted += ids.size() > 1 ? 1 : 0;
     for (const auto& id : ids)
-      out.lost_completions += completed.count(id) == 0 ? 1 : 0;
+      if (completed.count(id) == 0 && ++out.lost_completions <= 3)
+        out.lost_completion_examples += (out.lost_completion_examples.empty() ? "" : "; ") + id
+                                        + " (" + std::get<0>(identity) + ", "
+                                        + std::get<1>(identity) + ", "
+                                        + std::to_string(std::get<2>(identity)) + ")";
   }
   out.dup_db = ctx.count(
     "SELECT count(*) AS \"n\" FROM (SELECT 1 FROM \"TaskExecutions\" t JOIN "

@@ -53,6 +53,7 @@ struct load_outcome {
   int64_t lost_starts = 0;      ///< acknowledged, yet not in the database
   int64_t not_ended = 0;        ///< acknowledged, not ended before the deadline
   int64_t lost_completions = 0; ///< accepted completions the database does not hold COMPLETED
+  std::string lost_completion_examples; ///< up to three: "task id (workflow, ref, iteration)"
   int64_t dup_accepted = 0;     ///< task identities completed twice (as the workers saw it)
   int64_t dup_db = 0;           ///< task identities with two COMPLETED attempts in the database
   int64_t lease_lost = 0;       ///< reports refused as stale (`lease lost`)
