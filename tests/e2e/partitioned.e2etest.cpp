@@ -8,6 +8,7 @@
 
 #include <csignal>
 #include <fstream>
+#include <memory>
 #include <sstream>
 
 #include "tests/e2e/e2e_fixture.hpp"
@@ -48,6 +49,31 @@ bool file_has(const std::string& path, const std::string& what) {
   return all.str().find(what) != std::string::npos;
 }
 
+// Two nodes on `f`'s database, each with `settings` (name, value): the fixture's, and a
+// second that advertises an address leading into a black hole and leaves the link to the
+// first to open (the address that sorts first opens it), so neither can reach the other.
+// Returns once each holds half of the partitions and has heard who owns what.
+struct cut_pair {
+  black_hole hole{"127.0.0.2"};
+  uint16_t port2 = test::free_port();
+  std::string log2, addr1;
+  std::unique_ptr<test::child_process> node2;
+
+  cut_pair(test::e2e_fixture& f, const test::settings_list& settings) : log2(f.dir + "/node2.log") {
+    f.start_node(settings);
+    std::vector<std::string> argv{NF_NODEFLOW_BIN, "serve", "--dsn", f.db.dsn(), "--config",
+                                  f.config_path, "--port", std::to_string(port2), "--http-port",
+                                  "-1", "--auth", "off", "--node.advertise", hole.address};
+    for (const auto& [name, value] : settings)
+      argv.insert(argv.end(), {"--" + name, value});
+    node2 = std::make_unique<test::child_process>(argv, log2, true);
+    CAF_REQUIRE(node2->wait_for_line("listening ", 60s));
+    addr1 = "127.0.0.1:" + std::to_string(f.port);
+    CAF_REQUIRE(test::await_even_split(f, addr1, hole.address, partitions));
+    std::this_thread::sleep_for(1s);
+  }
+};
+
 } // namespace
 
 // DESIGN I9: ownership is an optimisation, the database the authority. Two nodes share the
@@ -61,23 +87,9 @@ bool file_has(const std::string& path, const std::string& what) {
 // owners, and every workflow ends within seconds.
 CAF_TEST(nodes that cannot reach each other serve the partitions of the other through Postgres) {
   test::e2e_fixture f{"e2e_partitioned"};
-  const test::settings_list fast_giving_up{{"cluster.peer_answer_ms", "1000"},
-                                           {"cluster.lease_locally", "false"}};
-  f.start_node(fast_giving_up);
-  black_hole hole{"127.0.0.2"};
-  auto port2 = test::free_port();
-  auto log2 = f.dir + "/node2.log";
-  test::child_process node2{{NF_NODEFLOW_BIN, "serve", "--dsn", f.db.dsn(), "--config",
-                             f.config_path, "--port", std::to_string(port2), "--http-port", "-1",
-                             "--auth", "off", "--node.advertise", hole.address,
-                             "--cluster.peer_answer_ms", "1000", "--cluster.lease_locally",
-                             "false"},
-                            log2, true};
-  CAF_REQUIRE(node2.wait_for_line("listening ", 60s));
-  auto addr1 = "127.0.0.1:" + std::to_string(f.port);
+  cut_pair pair{f, {{"cluster.peer_answer_ms", "1000"}, {"cluster.lease_locally", "false"}}};
+  const auto& [hole, port2, log2, addr1, node2] = pair;
   const auto& addr2 = hole.address;
-  CAF_REQUIRE(test::await_even_split(f, addr1, addr2, partitions));
-  std::this_thread::sleep_for(1s);
   auto [on1, on2] = test::define_crossing_flow(f, "e2e_partitioned", "cut_q", addr1, addr2,
                                                partitions);
   auto opts2 = f.client_opts();
@@ -100,7 +112,7 @@ CAF_TEST(nodes that cannot reach each other serve the partitions of the other th
   CAF_CHECK(file_has(log2, "stand_in_lessor_started"));
   at1.stop();
   at2.stop();
-  auto st = node2.stop(SIGTERM);
+  auto st = node2->stop(SIGTERM);
   CAF_CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
   CAF_CHECK(f.stop_node());
 }
@@ -115,21 +127,9 @@ CAF_TEST(nodes that cannot reach each other serve the partitions of the other th
 // workflow would end; leased where they arrive, all of them end.
 CAF_TEST(a poll is leased by the node it reaches so its own workflows need no other node) {
   test::e2e_fixture f{"e2e_partitioned_local"};
-  const test::settings_list no_write_through{{"cluster.peer_answer_ms", "0"}};
-  f.start_node(no_write_through);
-  black_hole hole{"127.0.0.2"};
-  auto port2 = test::free_port();
-  auto log2 = f.dir + "/node2.log";
-  test::child_process node2{{NF_NODEFLOW_BIN, "serve", "--dsn", f.db.dsn(), "--config",
-                             f.config_path, "--port", std::to_string(port2), "--http-port", "-1",
-                             "--auth", "off", "--node.advertise", hole.address,
-                             "--cluster.peer_answer_ms", "0"},
-                            log2, true};
-  CAF_REQUIRE(node2.wait_for_line("listening ", 60s));
-  auto addr1 = "127.0.0.1:" + std::to_string(f.port);
+  cut_pair pair{f, {{"cluster.peer_answer_ms", "0"}}};
+  const auto& [hole, port2, log2, addr1, node2] = pair;
   const auto& addr2 = hole.address;
-  CAF_REQUIRE(test::await_even_split(f, addr1, addr2, partitions));
-  std::this_thread::sleep_for(1s);
   auto [on1, on2] = test::define_crossing_flow(f, "e2e_partitioned_local", "local_q", addr1,
                                                addr2, partitions);
   auto opts2 = f.client_opts();
@@ -150,7 +150,7 @@ CAF_TEST(a poll is leased by the node it reaches so its own workflows need no ot
   CAF_CHECK_EQUAL(f.workflows_with_history_gaps(), 0);
   CAF_CHECK(file_has(log2, "local_lessor_started"));
   at2.stop();
-  auto st = node2.stop(SIGTERM);
+  auto st = node2->stop(SIGTERM);
   CAF_CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
   CAF_CHECK(f.stop_node());
 }
