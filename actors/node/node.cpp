@@ -179,20 +179,27 @@ caf::actor local_lessor(node_actor* self, int16_t shard) {
   return lessor;
 }
 
-/// Stops the stand-in lessors of `shards` (owned here now, by a new owner, or by a peer
-/// that answers again); their open polls are answered "poll again".
+/// Stops the lessors of `guests` (stand-ins or local lessors, logged as `what`_stopped) whose
+/// shard `stop` names; their open polls are answered "poll again".
 template <class Pred>
-void stop_stand_ins(node_actor* self, Pred stop) {
-  auto& st = self->state;
-  for (auto it = st.stand_ins.begin(); it != st.stand_ins.end();) {
+void stop_guests(node_actor* self, std::map<int16_t, caf::actor>& guests, const char* what,
+                 Pred stop) {
+  for (auto it = guests.begin(); it != guests.end();) {
     if (!stop(it->first)) {
       ++it;
       continue;
     }
-    st.log->info("stand_in_lessor_stopped partition={}", it->first);
+    self->state.log->info("{}_stopped partition={}", what, it->first);
     self->send_exit(it->second, caf::exit_reason::user_shutdown);
-    it = st.stand_ins.erase(it);
+    it = guests.erase(it);
   }
+}
+
+/// Stops the stand-in lessors of `shards` (owned here now, by a new owner, or by a peer
+/// that answers again).
+template <class Pred>
+void stop_stand_ins(node_actor* self, Pred stop) {
+  stop_guests(self, self->state.stand_ins, "stand_in_lessor", stop);
 }
 
 /// Does, on this node, through the database, what the owner of `shard` would have done
@@ -465,20 +472,12 @@ void sync_partitions(node_actor* self) {
       ++it;
     }
   }
-  stop_stand_ins(self, [&](int16_t shard) {
+  // The partition's own lessor takes over its queues' polls here.
+  auto owned_here = [&](int16_t shard) {
     return std::find(st.owned.begin(), st.owned.end(), shard) != st.owned.end();
-  });
-  // The partition's own lessor takes over its queues' polls here; the local one's open
-  // polls are answered "poll again".
-  for (auto it = st.local_lessors.begin(); it != st.local_lessors.end();) {
-    if (std::find(st.owned.begin(), st.owned.end(), it->first) == st.owned.end()) {
-      ++it;
-      continue;
-    }
-    st.log->info("local_lessor_stopped partition={} (owned here now)", it->first);
-    self->send_exit(it->second, caf::exit_reason::user_shutdown);
-    it = st.local_lessors.erase(it);
-  }
+  };
+  stop_stand_ins(self, owned_here);
+  stop_guests(self, st.local_lessors, "local_lessor", owned_here);
   for (auto shard : st.owned) {
     if (st.parts.count(shard) != 0)
       continue;
