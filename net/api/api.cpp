@@ -14,6 +14,7 @@
 #include <caf/typed_event_based_actor.hpp>
 #include <spdlog/spdlog.h>
 
+#include "net/api/poll_requesters.hpp"
 #include "net/api/store_worker.hpp"
 #include "net/client/request_deadlines.hpp"
 #include "config/folder_logger.hpp"
@@ -69,6 +70,8 @@ struct api_state {
   /// Polls open, on the node and by queue (api.max_open_polls, api.max_open_polls_per_queue).
   size_t open_polls = 0;
   std::unordered_map<std::string, size_t> polls_by_queue;
+  /// The network senders of those polls, watched while one is open (poll_requesters.hpp).
+  poll_requesters requesters;
   /// Namespace ids by name, each as read at `read` (namespace_ttl): a namespace removed
   /// elsewhere is forgotten here within that time; one removed through this api at once.
   struct known_namespace {
@@ -272,9 +275,12 @@ caf::error over_backlog(api_pointer self, const char* what) {
 
 // Sends a request on and delivers its answer (or error) to the client; `done` runs once it is
 // answered, however (the open polls' counts).
+// `requester_gone`, for a poll: set when its sender went away, so that what it leased goes
+// back rather than to nobody.
 template <class Reply, class Done, class... Ts>
 caf::result<Reply> relay_then(api_pointer self, const caf::actor& dest, const char* what,
-                              std::chrono::milliseconds timeout, Done done, Ts&&... xs) {
+                              std::chrono::milliseconds timeout, Done done,
+                              std::shared_ptr<const bool> requester_gone, Ts&&... xs) {
   if (!dest) {
     done();
     return no_destination(what);
@@ -295,10 +301,16 @@ caf::result<Reply> relay_then(api_pointer self, const caf::actor& dest, const ch
   schedule_sweep(self);
   self->request(dest, caf::infinite, std::forward<Ts>(xs)...)
     .then(
-      [self, id, rp, done](Reply& r) mutable {
+      [self, id, rp, done, requester_gone](Reply& r) mutable {
         if (self->state.deadlines.settle(id)) {
           --self->state.pending;
           done();
+          if constexpr (std::is_same_v<Reply, std::vector<msg::leased_task>>)
+            if (requester_gone && *requester_gone && !r.empty()) {
+              hand_back(self, std::move(r), "client_gone");
+              rp.deliver(Reply{}); // to a stopped proxy: dropped
+              return;
+            }
           rp.deliver(std::move(r));
           return;
         }
@@ -317,7 +329,7 @@ caf::result<Reply> relay_then(api_pointer self, const caf::actor& dest, const ch
 template <class Reply, class... Ts>
 caf::result<Reply> relay(api_pointer self, const caf::actor& dest, const char* what,
                          std::chrono::milliseconds timeout, Ts&&... xs) {
-  return relay_then<Reply>(self, dest, what, timeout, [] {}, std::forward<Ts>(xs)...);
+  return relay_then<Reply>(self, dest, what, timeout, [] {}, nullptr, std::forward<Ts>(xs)...);
 }
 
 // A poll on to the node, counted while it is open: beyond api.max_open_polls for the node or
@@ -341,18 +353,30 @@ caf::result<std::vector<msg::leased_task>> open_poll(api_pointer self, caf::erro
                             + " polls open for this queue (api.max_open_polls_per_queue): retry");
   ++st.open_polls;
   ++of_queue;
-  auto done = [self, queue = m.queue] {
+  // A client's call, or a peer node relaying its own client's poll: watched until answered.
+  caf::actor_addr requester;
+  std::shared_ptr<const bool> gone;
+  if (const auto& sender = self->current_sender(); sender && from_network(self)) {
+    requester = caf::actor_cast<caf::actor_addr>(sender);
+    auto opened = st.requesters.open(requester);
+    if (opened.first)
+      self->monitor(sender);
+    gone = std::move(opened.gone);
+  }
+  auto done = [self, queue = m.queue, requester] {
     auto& st = self->state;
     --st.open_polls;
     auto it = st.polls_by_queue.find(queue);
     if (it != st.polls_by_queue.end() && --it->second == 0)
       st.polls_by_queue.erase(it);
+    if (requester && st.requesters.close(requester))
+      self->demonitor(requester);
   };
   if (forwarded)
-    return relay_then<reply>(self, st.opts.node, engine_node, timeout, done, forward_atom_v,
-                             std::move(m));
-  return relay_then<reply>(self, st.opts.node, engine_node, timeout, done, poll_atom_v,
-                           std::move(m));
+    return relay_then<reply>(self, st.opts.node, engine_node, timeout, done, std::move(gone),
+                             forward_atom_v, std::move(m));
+  return relay_then<reply>(self, st.opts.node, engine_node, timeout, done, std::move(gone),
+                           poll_atom_v, std::move(m));
 }
 
 // A checked request on to a store worker, or its rejection.
@@ -660,6 +684,13 @@ api_actor::behavior_type api(api_pointer self, api_options opts) {
   });
   folder_logger("net")->info("api_started store_workers={} node={}", n,
                                      st.opts.node ? "yes" : "no");
+  // Only the senders of open polls are monitored (poll_requesters.hpp).
+  self->set_down_handler([self](caf::down_msg& down) {
+    if (self->state.requesters.went_away(down.source))
+      folder_logger("net")->info("poll_requester_gone from={} (what its open polls lease goes "
+                                 "back to the queues)",
+                                 caf::to_string(down.source.node()));
+  });
   auto timeout = st.opts.request_timeout;
   const auto& limits = st.opts.limits;
   return {

@@ -3,6 +3,7 @@
 
 #include <csignal>
 #include <map>
+#include <optional>
 
 #include "tests/e2e/e2e_fixture.hpp"
 
@@ -131,5 +132,53 @@ CAF_TEST(a worker killed mid task times out and the task is retried while its la
   CAF_CHECK_EQUAL(attempts(f, id, "step").size(), 2u);
   CAF_CHECK_EQUAL(f.workflows_with_history_gaps(), 0);
   workers.stop();
+  CAF_CHECK(f.stop_node());
+}
+
+CAF_TEST(a task leased to a long poll whose client went away goes to the next poller at once) {
+  test::e2e_fixture f{"e2e_retries_gone"};
+  f.start_node();
+  f.define(R"([{"name": "gone_step", "retryCount": 0, "responseTimeoutSeconds": 60},
+    {"name": "e2e_gone", "version": 1, "tasks": [
+      {"name": "gone_step", "taskReferenceName": "g"}]}])");
+  msg::poll_request long_poll;
+  long_poll.queue = "gone_step";
+  long_poll.worker_id = "gone";
+  long_poll.timeout_ms = 20000;
+  {
+    // A worker parks a long poll, then goes away (its client, and its connection, end)
+    // before any task comes.
+    client gone{f.client_opts()};
+    gone.poll_async(long_poll, [](caf::expected<std::vector<msg::leased_task>>) {});
+    std::this_thread::sleep_for(500ms); // parked in the lessor by now
+  }
+  std::this_thread::sleep_for(300ms);
+  // The task comes: leased to the parked poll, whose answer reaches nobody. Its lease goes
+  // back at once, so the next worker gets it now, not after responseTimeoutSeconds (60).
+  auto wf = f.start("e2e_gone");
+  auto t0 = std::chrono::steady_clock::now();
+  msg::poll_request next = long_poll;
+  next.worker_id = "next";
+  next.timeout_ms = 500;
+  std::optional<msg::leased_task> got;
+  while (!got && std::chrono::steady_clock::now() - t0 < 20s) {
+    auto r = f.api->poll(next);
+    CAF_REQUIRE(r);
+    if (!r->empty())
+      got = r->front();
+  }
+  auto waited = std::chrono::steady_clock::now() - t0;
+  CAF_REQUIRE(got);
+  CAF_MESSAGE("the next poller got the task after "
+              << std::chrono::duration_cast<std::chrono::milliseconds>(waited).count() << " ms");
+  CAF_CHECK(waited < 5s);
+  CAF_CHECK_EQUAL(got->workflow_id, wf);
+  // The same attempt, leased twice: handed back, not timed out and retried.
+  CAF_CHECK_EQUAL(f.scalar(R"(SELECT count(*) || ' ' || max("pollCount")
+                                FROM "TaskExecutions" WHERE "workflowId" = $1)",
+                           store::params::of(wf)),
+                  "1 2");
+  CAF_REQUIRE(f.api->complete(*got));
+  CAF_CHECK_EQUAL(f.await_end(wf), "COMPLETED");
   CAF_CHECK(f.stop_node());
 }
