@@ -38,6 +38,7 @@
 #include "flow/uuid.hpp"
 #include "store/ids.hpp"
 #include "proto/errors.hpp"
+#include "store/queues.hpp"
 #include "store/sharding.hpp"
 
 namespace nf::actors {
@@ -83,6 +84,15 @@ struct node_state {
   };
   std::map<uint64_t, relayed> relays;
   uint64_t next_relay = 1;
+  /// Reports for the owners of their workflows' partitions, by owner address, gathered
+  /// until the node reaches the flush it queued behind the first (forward_reports).
+  struct queued_report {
+    int16_t shard;
+    caf::response_promise rp;
+    msg::task_result m;
+    std::chrono::steady_clock::time_point since;
+  };
+  std::map<std::string, std::vector<queued_report>> outgoing_reports;
   std::optional<peer_health> health;
   std::chrono::milliseconds peer_answer{2000};
   /// Lessors of partitions owned by a peer this node cannot reach, by shard: the polls for
@@ -289,6 +299,98 @@ void end_relay(node_actor* self, uint64_t id, relay_end how, const std::string& 
   w.here();
 }
 
+/// Relays the reports queued for `address` as one request, `(forward_atom, results)`, which
+/// the node there applies as if each had come alone; each report's answer goes to its own
+/// requester. A report the peer answers `unavailable` (its partition moved, its database is
+/// away), and all of them when the peer does not answer within cluster.peer_answer_ms, are
+/// done here instead (write_through), as a lone forwarded report would be.
+void forward_reports(node_actor* self, const std::string& address) {
+  auto& st = self->state;
+  auto it = st.outgoing_reports.find(address);
+  if (it == st.outgoing_reports.end())
+    return;
+  auto batch = std::make_shared<std::vector<node_state::queued_report>>(std::move(it->second));
+  st.outgoing_reports.erase(it);
+  if (batch->empty())
+    return;
+  auto all_here = [self, batch] {
+    for (auto& r : *batch)
+      write_through(self, r.shard, r.rp, r.m, r.since);
+  };
+  if (!st.health->may_relay(address, std::chrono::steady_clock::now())) {
+    all_here();
+    return;
+  }
+  std::vector<msg::task_result> sent;
+  sent.reserve(batch->size());
+  for (const auto& r : *batch) {
+    sent.push_back(r.m);
+    sent.back().credential = st.opt.peer_credential;
+  }
+  engine::metrics::node_metrics().forwarded_report_batch.with().observe(
+    static_cast<double>(sent.size()));
+  auto id = st.next_relay++;
+  st.relays.emplace(id, node_state::relayed{address, all_here});
+  st.health->sent(address);
+  auto bound = caf::timespan{st.peer_answer};
+  self->delayed_send(self, bound, tick_atom_v, id);
+  st.opt.peers->with(self, address, [self, id, batch, sent = std::move(sent),
+                                     bound](const caf::actor* peer) mutable {
+    if (self->state.relays.count(id) == 0)
+      return; // done here already
+    if (!peer) {
+      end_relay(self, id, relay_end::silent, "no link");
+      return;
+    }
+    self->request(*peer, bound, forward_atom_v, std::move(sent))
+      .then(
+        [self, id, batch](std::vector<msg::report_outcome>& outcomes) {
+          if (self->state.relays.count(id) == 0)
+            return;
+          end_relay(self, id, relay_end::answered, {});
+          for (size_t i = 0; i < batch->size(); ++i) {
+            auto& r = (*batch)[i];
+            auto* o = i < outcomes.size() ? &outcomes[i] : nullptr;
+            if (o != nullptr && !o->error)
+              r.rp.deliver(std::move(o->answer));
+            else if (o != nullptr && nf::is_nodeflow_error(o->error)
+                     && nf::code_of(o->error) != nf::errc::unavailable)
+              r.rp.deliver(std::move(o->error));
+            else
+              write_through(self, r.shard, r.rp, r.m, r.since);
+          }
+        },
+        [self, id, batch](caf::error& e) {
+          if (self->state.relays.count(id) == 0)
+            return;
+          if (nf::is_nodeflow_error(e) && nf::code_of(e) != nf::errc::unavailable) {
+            end_relay(self, id, relay_end::answered, {});
+            for (auto& r : *batch)
+              r.rp.deliver(e);
+            return;
+          }
+          end_relay(self, id,
+                    nf::is_nodeflow_error(e) ? relay_end::refused : relay_end::silent,
+                    nf::message_of(e));
+        });
+  });
+}
+
+/// Queues a report for the owner at `address`. Reports that arrive while the node works
+/// through its mailbox go to a peer together: a worker's batch of reports, or many workers'
+/// at once, cross in one round trip instead of one each (the peer's api gives each to its
+/// node alone). The first one queues a flush behind everything already in the mailbox.
+void queue_report(node_actor* self, const std::string& address, int16_t shard,
+                  caf::response_promise rp, const msg::task_result& m,
+                  std::chrono::steady_clock::time_point now) {
+  auto& q = self->state.outgoing_reports[address];
+  if (q.empty())
+    self->send(self, flush_atom_v, address);
+  q.push_back({shard, std::move(rp), m, now});
+  if (q.size() >= static_cast<size_t>(store::max_lease_tasks)) // what one message may carry
+    forward_reports(self, address);
+}
+
 /// Forwards a request to the node that owns `shard`, as `(forward_atom, m)` (which
 /// that node never forwards again, so two nodes that disagree about an owner cannot
 /// pass a request back and forth); its answer goes straight to the requester. When that
@@ -320,6 +422,10 @@ void forward(node_actor* self, int16_t shard, caf::response_promise rp, const Ms
   auto now = std::chrono::steady_clock::now();
   if (!st.health->may_relay(address, now)) {
     write_through(self, shard, rp, m, now);
+    return;
+  }
+  if constexpr (std::is_same_v<Msg, msg::task_result>) {
+    queue_report(self, address, shard, std::move(rp), m, now);
     return;
   }
   auto id = st.next_relay++;
@@ -718,6 +824,7 @@ caf::behavior node_behavior(node_actor* self, node_options opt) {
     [=](tick_atom) { sync_partitions(self); },
     // A relayed request's answer_bound passed: unless answered, it is done here.
     [=](tick_atom, uint64_t relay) { end_relay(self, relay, relay_end::silent, "no answer in time"); },
+    [=](flush_atom, const std::string& address) { forward_reports(self, address); },
     [=](start_atom, const msg::start_request& m) {
       // Any decider may start a workflow: it makes the id in its own shard.
       auto& st = self->state;

@@ -61,6 +61,10 @@ node_families::node_families(registry& r)
       {}, short_seconds)),
     partitions_owned(r.gauges("nodeflow_partitions_owned",
                               "Partitions whose lease this node holds and runs")),
+    forwarded_report_batch(r.histograms("nodeflow_forwarded_report_batch",
+                                        "Task reports per message this node relayed to the "
+                                        "node that decides their workflows",
+                                        {}, batch_sizes)),
     stale_writes_refused(r.counters("nodeflow_stale_writes_refused_total",
                                     "Writes for a partition refused because its lease had "
                                     "moved to a newer epoch (another owner), by writer",

@@ -33,6 +33,8 @@ struct node_families {
   histogram_family& http_request_seconds;   ///< {route, method}
   histogram_family& store_worker_wait_seconds;
   gauge_family& partitions_owned;  ///< actors/node
+  /// Reports per message relayed to the node that decides their workflows (actors/node).
+  histogram_family& forwarded_report_batch;
   /// Partition writes refused by the epoch fence (store/partition_fence.hpp): the
   /// partition moved to another owner while this node still acted for it.
   counter_family& stale_writes_refused;  ///< {writer}

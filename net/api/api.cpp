@@ -37,6 +37,8 @@ namespace {
 using api_actor = client_api::extend<
   caf::reacts_to<tick_atom, uint64_t>, caf::reacts_to<tick_atom>, caf::reacts_to<caf::actor>,
   caf::replies_to<forward_atom, msg::task_result>::with<std::string>,
+  caf::replies_to<forward_atom, std::vector<msg::task_result>>::with<
+    std::vector<msg::report_outcome>>,
   caf::replies_to<forward_atom, msg::workflow_command>::with<std::string>,
   caf::replies_to<forward_atom, msg::poll_request>::with<std::vector<msg::leased_task>>,
   caf::reacts_to<forward_atom, work_atom, std::string, std::string>,
@@ -403,10 +405,13 @@ caf::result<Reply> to_node(api_pointer self, caf::error rejected,
 // is answered when every result is, or at the deadline, with `unavailable` for those still
 // out (applied or not, as a lone report that timed out: completions are fenced by the lease
 // token). Why a batch: a worker that finished a poll's worth of tasks sends one message each
-// way over the network instead of one per task.
+// way over the network instead of one per task (and the node sends those of workflows
+// another node decides on to it together: forward_reports in actors/node).
+// `forwarded`: another node's batch of reports for partitions of this one, each given to
+// the node as a lone forwarded report would be (served here, never forwarded again).
 caf::result<std::vector<msg::report_outcome>>
 report_all(api_pointer self, std::chrono::milliseconds timeout,
-           std::vector<msg::task_result> results) {
+           std::vector<msg::task_result> results, bool forwarded = false) {
   if (auto err = check_report_count(results.size()))
     return err;
   if (results.empty())
@@ -457,8 +462,9 @@ report_all(api_pointer self, std::chrono::milliseconds timeout,
       answer(i, {}, std::move(err));
       continue;
     }
-    self->request(node, caf::infinite, complete_atom_v, std::move(results[i]))
-      .then([answer, i](std::string& r) mutable { answer(i, std::move(r), caf::error{}); },
+    auto sent = forwarded ? self->request(node, caf::infinite, forward_atom_v, std::move(results[i]))
+                          : self->request(node, caf::infinite, complete_atom_v, std::move(results[i]));
+    std::move(sent).then([answer, i](std::string& r) mutable { answer(i, std::move(r), caf::error{}); },
             [answer, i](caf::error& e) mutable {
               answer(i, {}, as_protocol_error(std::move(e), engine_node));
             });
@@ -959,6 +965,13 @@ api_actor::behavior_type api(api_pointer self, api_options opts) {
       if (auto refused = admit_peer(self, r.credential, "forwarded task result"))
         return refused;
       return to_node<std::string>(self, check(r, self->state.opts.limits), timeout, forward_atom_v, std::move(r));
+    },
+    [self, timeout](forward_atom, std::vector<msg::task_result>& rs)
+      -> caf::result<std::vector<msg::report_outcome>> {
+      for (const auto& r : rs)
+        if (auto refused = admit_peer(self, r.credential, "forwarded task results"))
+          return refused;
+      return report_all(self, timeout, std::move(rs), true);
     },
     [self, timeout](forward_atom, msg::workflow_command& c) -> caf::result<std::string> {
       if (auto refused = admit_peer(self, c.credential, "forwarded workflow command"))

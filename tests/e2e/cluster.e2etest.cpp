@@ -2,6 +2,10 @@
 #include "caf/test/unit_test.hpp"
 
 #include <csignal>
+#include <set>
+
+#include "store/ids.hpp"
+#include "store/sharding.hpp"
 
 #include "tests/e2e/e2e_fixture.hpp"
 #include "tests/e2e/two_nodes.hpp"
@@ -51,6 +55,89 @@ CAF_TEST(a worker connected to one node serves the workflows and queues of anoth
   CAF_CHECK_EQUAL(workers.rejected(), 0);
   CAF_CHECK_EQUAL(f.workflows_with_history_gaps(), 0);
   workers.stop();
+  auto st = node2.stop(SIGTERM);
+  CAF_CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+  CAF_CHECK(f.stop_node());
+}
+
+// A worker's batch of reports for workflows another node decides crosses to that node
+// together (forward_reports in actors/node), and each report is still answered in its
+// place: a stale lease token is `lease lost` for that report alone, the rest are applied.
+CAF_TEST(a batch of reports for workflows of another node is answered report by report) {
+  test::e2e_fixture f{"e2e_cluster_batch"};
+  f.start_node({{"auth.enabled", "true"}});
+  f.use_key(f.create_key("admin"));
+  auto port2 = test::free_port();
+  test::child_process node2{{NF_NODEFLOW_BIN, "serve", "--dsn", f.db.dsn(), "--config",
+                             f.config_path, "--port", std::to_string(port2), "--http-port", "-1"},
+                            f.dir + "/node2.log", true};
+  CAF_REQUIRE(node2.wait_for_line("listening ", 60s));
+  auto addr1 = "127.0.0.1:" + std::to_string(f.port);
+  auto addr2 = "127.0.0.1:" + std::to_string(port2);
+  CAF_REQUIRE(test::await_even_split(f, addr1, addr2, partitions));
+  std::this_thread::sleep_for(1s);
+  f.define(R"([{"name": "batch_q", "responseTimeoutSeconds": 60},
+    {"name": "e2e_batch", "version": 1, "tasks": [
+      {"name": "batch_q", "taskReferenceName": "only", "inputParameters": {"v": "${workflow.input.n}"}}],
+     "outputParameters": {"n": "${only.output.v}"}}])");
+  // Started through node 1: workflows of its partitions.
+  constexpr int n = 8;
+  std::set<std::string> ids;
+  for (int i = 0; i < n; ++i)
+    ids.insert(f.start("e2e_batch", R"({"n": )" + std::to_string(i) + "}"));
+  auto owners = f.partition_owners();
+  for (const auto& id : ids)
+    CAF_REQUIRE_EQUAL(owners[shard_of(id, partitions)], addr1);
+  // Leased and reported through node 2 only.
+  auto opts2 = f.client_opts();
+  opts2.port = port2;
+  client api2{opts2};
+  std::vector<msg::leased_task> leased;
+  auto t0 = std::chrono::steady_clock::now();
+  while (leased.size() < n && std::chrono::steady_clock::now() - t0 < 30s) {
+    msg::poll_request p;
+    p.queue = "batch_q";
+    p.worker_id = "batcher";
+    p.max_tasks = n;
+    p.timeout_ms = 1000;
+    auto got = api2.poll(p);
+    CAF_REQUIRE(got);
+    leased.insert(leased.end(), got->begin(), got->end());
+  }
+  CAF_REQUIRE_EQUAL(leased.size(), static_cast<size_t>(n));
+  std::vector<msg::task_result> results;
+  for (const auto& t : leased) {
+    msg::task_result r;
+    r.task_id = t.task_id;
+    r.workflow_id = t.workflow_id;
+    r.lease_token = t.lease_token;
+    r.status = "COMPLETED";
+    r.output_json = t.input_json;
+    results.push_back(r);
+  }
+  results[3].lease_token = new_uuidv7(); // not the lease this task holds
+  auto answers = api2.report_batch(results);
+  CAF_REQUIRE(answers);
+  CAF_REQUIRE_EQUAL(answers->size(), results.size());
+  for (size_t i = 0; i < answers->size(); ++i) {
+    if (i == 3) {
+      CAF_REQUIRE(!(*answers)[i]);
+      CAF_CHECK_EQUAL(describe((*answers)[i].error()), "lease lost");
+    } else {
+      CAF_CHECK((*answers)[i]);
+    }
+  }
+  for (size_t i = 0; i < leased.size(); ++i)
+    if (i != 3)
+      CAF_CHECK_EQUAL(f.await_end(leased[i].workflow_id, 30s), "COMPLETED");
+  CAF_CHECK_EQUAL(f.scalar(R"(SELECT "status"::text FROM "WorkflowExecutions" WHERE "id" = $1)",
+                           store::params::of(leased[3].workflow_id)),
+                  "RUNNING");
+  // The right token, alone this time: applied.
+  results[3].lease_token = leased[3].lease_token;
+  CAF_REQUIRE(api2.report(results[3]));
+  CAF_CHECK_EQUAL(f.await_end(leased[3].workflow_id, 30s), "COMPLETED");
+  CAF_CHECK_EQUAL(f.workflows_with_history_gaps(), 0);
   auto st = node2.stop(SIGTERM);
   CAF_CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
   CAF_CHECK(f.stop_node());

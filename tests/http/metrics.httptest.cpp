@@ -259,7 +259,8 @@ CAF_TEST(metrics parse and move with the work done) {
         "nodeflow_queue_ready_tasks", "nodeflow_queue_leased_tasks",
         "nodeflow_queue_oldest_ready_age_seconds", "nodeflow_decide_pending",
         "nodeflow_decide_oldest_pending_age_seconds", "nodeflow_outbox_backlog",
-        "nodeflow_outbox_dead_letters", "nodeflow_store_read_up"})
+        "nodeflow_outbox_dead_letters", "nodeflow_store_read_up",
+        "nodeflow_forwarded_report_batch"})
     if (before.types.count(family) != 1)
       CAF_FAIL(family << " is missing");
   CAF_CHECK(before.at("nodeflow_partitions_owned{}") > 0);
