@@ -265,6 +265,11 @@ CAF_TEST(a connected client cannot pass its requests off as those of a node) {
     self->request(untyped, 10s, forward_atom_v, r)
       .receive([](std::string&) {}, [&](caf::error& e) { err = e; });
     CAF_CHECK(refused_as(err, errc::forbidden));
+    // A batch of them, as a node sends its peer the completions it gathered.
+    err = caf::error{};
+    self->request(untyped, 10s, forward_atom_v, std::vector<msg::task_result>{r, r})
+      .receive([](std::vector<msg::report_outcome>&) {}, [&](caf::error& e) { err = e; });
+    CAF_CHECK(refused_as(err, errc::forbidden));
     msg::workflow_command c;
     c.op = "terminate";
     c.workflow_id = nobody;
