@@ -24,6 +24,7 @@
 #include "cmd/serve_config.hpp"
 #include "cmd/serve_http.hpp"
 #include "net/api/api.hpp"
+#include "net/door/caf_door_guard.hpp"
 #include "net/web/tls.hpp"
 #include "store/db_clock.hpp"
 #include "store/schema/capabilities.hpp"
@@ -267,12 +268,37 @@ int run_serve_command(int argc, char** argv) {
   auto api = net::spawn_api(sys, std::move(api_opts));
   const auto& host = settings.get(config::keys::node_host);
   auto port = static_cast<uint16_t>(settings.get(config::keys::node_port));
-  auto bound = sys.middleman().publish(api, port, host.c_str(), true);
-  if (!bound) {
+  // Behind the guard (net/door/caf_door_guard.hpp) CAF listens on a free loopback port and
+  // the guard on node.host:node.port; `bound` is the port clients and peers reach.
+  const bool guarded = settings.get(config::keys::node_door_guard);
+  auto caf_bound = guarded ? sys.middleman().publish(api, 0, "127.0.0.1", true)
+                           : sys.middleman().publish(api, port, host.c_str(), true);
+  if (!caf_bound) {
     std::cerr << "nodeflow serve: cannot listen on " << host << ":" << port << ": "
-              << caf::to_string(bound.error()) << "\n";
+              << caf::to_string(caf_bound.error()) << "\n";
     caf::anon_send_exit(api, caf::exit_reason::user_shutdown);
     return 1;
+  }
+  std::unique_ptr<net::caf_door_guard> guard;
+  auto bound = caf_bound;
+  if (guarded) {
+    net::door_guard_options go;
+    go.host = host;
+    go.port = port;
+    go.target_port = *caf_bound;
+    go.max_connections = static_cast<size_t>(settings.get(config::keys::node_max_connections));
+    go.max_message_bytes = static_cast<uint64_t>(settings.get(config::keys::node_max_message_bytes));
+    go.max_buffered_bytes =
+      static_cast<uint64_t>(settings.get(config::keys::node_max_buffered_bytes));
+    guard = std::make_unique<net::caf_door_guard>(go);
+    bound = guard->start();
+    if (!bound) {
+      std::cerr << "nodeflow serve: cannot listen on " << host << ":" << port << ": "
+                << nf::message_of(bound.error()) << "\n";
+      sys.middleman().unpublish(api, *caf_bound);
+      caf::anon_send_exit(api, caf::exit_reason::user_shutdown);
+      return 1;
+    }
   }
   // With cluster TLS peers reach the api through a door of their own that takes only a
   // certificate of the cluster CA; clients keep the plain one.
@@ -283,7 +309,7 @@ int run_serve_command(int argc, char** argv) {
     if (!tls_port) {
       std::cerr << "nodeflow serve: cluster.port: cannot listen on " << host << ":" << wanted
                 << ": " << caf::to_string(tls_port.error()) << "\n";
-      sys.middleman().unpublish(api, *bound);
+      sys.middleman().unpublish(api, *caf_bound);
       caf::anon_send_exit(api, caf::exit_reason::user_shutdown);
       return 1;
     }
@@ -317,7 +343,7 @@ int run_serve_command(int argc, char** argv) {
     auto http_port = http->start();
     if (!http_port) {
       std::cerr << "nodeflow serve: " << nf::message_of(http_port.error()) << "\n";
-      sys.middleman().unpublish(api, *bound);
+      sys.middleman().unpublish(api, *caf_bound);
       if (cluster_bound)
         net::close_cluster_door(sys, api, *cluster_bound);
       caf::anon_send_exit(api, caf::exit_reason::user_shutdown);
@@ -348,7 +374,9 @@ int run_serve_command(int argc, char** argv) {
   // Stop taking requests, then stop the node: it stops its partitions and
   // membership releases their leases so another node can take them at once.
   http->stop();
-  sys.middleman().unpublish(api, *bound);
+  if (guard)
+    guard->stop();
+  sys.middleman().unpublish(api, *caf_bound);
   if (cluster_bound)
     net::close_cluster_door(sys, api, *cluster_bound);
   caf::anon_send_exit(api, caf::exit_reason::user_shutdown);

@@ -48,6 +48,20 @@ const std::vector<setting>& all_settings() {
     {keys::node_advertise, "", 0, 0,
      "HOST:PORT other nodes use to reach this node (default node.host:node.port; with cluster "
      "TLS node.host:cluster.port, and a value given here must name that door)"},
+    {keys::node_door_guard, "true", 0, 0,
+     "the client port is served by a guard that relays each connection to CAF and bounds "
+     "connections, message sizes and the bytes of messages still arriving (the three "
+     "settings below); false: CAF listens on it itself, with none of those bounds"},
+    {keys::node_max_connections, "4096", 1, 1000000,
+     "client-protocol connections a node keeps at once (peers' included); one more is "
+     "closed as soon as it is accepted, and logged"},
+    {keys::node_max_message_bytes, "268435456", 65536, 4294967295,
+     "largest client-protocol message a node takes; a connection whose next message "
+     "announces more is closed before any of it is read, and logged"},
+    {keys::node_max_buffered_bytes, "1073741824", 65536, 1099511627776,
+     "bytes of client-protocol messages still arriving a node holds over all connections "
+     "(a message goes to the engine only once whole); a connection that would pass it is "
+     "closed, and logged"},
     {keys::cluster_port, "0", -1, 65535,
      "port of the node-to-node door (mutual TLS) on node.host: required with the cluster.tls_* "
      "settings, refused without them; -1 picks a free one, 0 none"},

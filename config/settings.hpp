@@ -47,6 +47,10 @@ inline constexpr key<int64_t> db_idle_in_transaction_timeout_ms{
 inline constexpr key<std::string> node_host{"node.host"};
 inline constexpr key<int64_t> node_port{"node.port"};
 inline constexpr key<std::string> node_advertise{"node.advertise"};
+inline constexpr key<bool> node_door_guard{"node.door_guard"};
+inline constexpr key<int64_t> node_max_connections{"node.max_connections"};
+inline constexpr key<int64_t> node_max_message_bytes{"node.max_message_bytes"};
+inline constexpr key<int64_t> node_max_buffered_bytes{"node.max_buffered_bytes"};
 inline constexpr key<int64_t> cluster_port{"cluster.port"};
 inline constexpr key<std::string> cluster_tls_ca_file{"cluster.tls_ca_file"};
 inline constexpr key<std::string> cluster_tls_cert_file{"cluster.tls_cert_file"};
