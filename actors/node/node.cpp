@@ -299,6 +299,13 @@ void end_relay(node_actor* self, uint64_t id, relay_end how, const std::string& 
   w.here();
 }
 
+/// Whether a relayed request's error is the peer's own answer for the client (lease lost, not
+/// found, …) rather than a link that failed or a peer that no longer owns the partition,
+/// whose work is then done here.
+bool peers_answer(const caf::error& e) {
+  return nf::is_nodeflow_error(e) && nf::code_of(e) != nf::errc::unavailable;
+}
+
 /// Relays the reports queued for `address` as one request, `(forward_atom, results)`, which
 /// the node there applies as if each had come alone; each report's answer goes to its own
 /// requester. A report the peer answers `unavailable` (its partition moved, its database is
@@ -353,8 +360,7 @@ void forward_reports(node_actor* self, const std::string& address) {
             auto* o = i < outcomes.size() ? &outcomes[i] : nullptr;
             if (o != nullptr && !o->error)
               r.rp.deliver(std::move(o->answer));
-            else if (o != nullptr && nf::is_nodeflow_error(o->error)
-                     && nf::code_of(o->error) != nf::errc::unavailable)
+            else if (o != nullptr && peers_answer(o->error))
               r.rp.deliver(std::move(o->error));
             else
               write_through(self, r.shard, r.rp, r.m, r.since);
@@ -363,7 +369,7 @@ void forward_reports(node_actor* self, const std::string& address) {
         [self, id, batch](caf::error& e) {
           if (self->state.relays.count(id) == 0)
             return;
-          if (nf::is_nodeflow_error(e) && nf::code_of(e) != nf::errc::unavailable) {
+          if (peers_answer(e)) {
             end_relay(self, id, relay_end::answered, {});
             for (auto& r : *batch)
               r.rp.deliver(e);
@@ -453,9 +459,7 @@ void forward(node_actor* self, int16_t shard, caf::response_promise rp, const Ms
         [self, id, rp](caf::error& e) mutable {
           if (self->state.relays.count(id) == 0)
             return;
-          // The peer's own answer (lease lost, not found, …) is the client's; a link that
-          // failed, or a peer that no longer owns the partition, sends the work here.
-          if (nf::is_nodeflow_error(e) && nf::code_of(e) != nf::errc::unavailable) {
+          if (peers_answer(e)) {
             end_relay(self, id, relay_end::answered, {});
             rp.deliver(std::move(e));
             return;
