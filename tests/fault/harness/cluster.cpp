@@ -93,10 +93,12 @@ void cluster::start(int idx, const std::string& clock_offset, const std::string&
     throw std::runtime_error("node " + std::to_string(idx) + " still runs");
   n.clock_offset = clock_offset;
   n.paused = false;
-  std::vector<std::string> argv;
-  if (!clock_offset.empty())
-    argv = {"/usr/bin/env", "LD_PRELOAD=" + std::string{libfaketime}, "FAKETIME=" + clock_offset,
-            "FAKETIME_DONT_FAKE_MONOTONIC=1"};
+  std::vector<std::string> argv{"/usr/bin/env", "NF_FAULT_SOURCE_ADDR=" + n.source()};
+  if (clock_offset.empty())
+    argv.push_back("LD_PRELOAD=" + std::string{NF_FAULT_SOURCE_LIB});
+  else
+    argv.insert(argv.end(), {"LD_PRELOAD=" + std::string{NF_FAULT_SOURCE_LIB} + ":" + libfaketime,
+                             "FAKETIME=" + clock_offset, "FAKETIME_DONT_FAKE_MONOTONIC=1"});
   auto dsn = direct ? other_dsn : n.dsn;
   auto advertise = direct ? "127.0.0.1:" + std::to_string(n.port) : n.advertise();
   for (auto a : {opts_.nodeflow_bin, std::string{"serve"}, std::string{"--dsn"}, dsn,

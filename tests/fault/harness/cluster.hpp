@@ -31,6 +31,9 @@ struct node_proc {
   bool paused = false;
 
   std::string advertise() const { return "127.0.0.1:" + std::to_string(door_port); }
+  /// The loopback address its connections leave from (tests/fault/source), so the proxy
+  /// can cut the links of one pair of nodes.
+  std::string source() const { return "127.0.0." + std::to_string(11 + index); }
 };
 
 class cluster {

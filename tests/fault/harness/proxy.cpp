@@ -89,6 +89,14 @@ void fault_proxy::cut_after_commit(const std::string& name, int n) {
   command("cut-after-commit " + name + " " + std::to_string(n));
 }
 
+std::vector<std::string> fault_proxy::sources(const std::string& name) {
+  std::istringstream in{command("sources " + name)};
+  std::vector<std::string> out;
+  for (std::string s; in >> s;)
+    out.push_back(s);
+  return out;
+}
+
 std::map<std::string, int64_t> fault_proxy::stats(const std::string& name) {
   std::map<std::string, int64_t> out;
   std::istringstream in{command("stats " + name)};

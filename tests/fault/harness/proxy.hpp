@@ -9,6 +9,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <vector>
 
 #include "tests/e2e/process.hpp"
 
@@ -22,8 +23,11 @@ public:
 
   /// `add NAME TARGET`: a new link; answers the port it listens on.
   uint16_t add(const std::string& name, const std::string& target);
-  /// `set NAME MODE…` (pass, blackhole, reset, half-open, refuse, delay MS [J], loss PCT).
+  /// `set NAME MODE…` (pass, blackhole, reset, half-open, refuse, delay MS [J], loss PCT),
+  /// optionally ending `from ADDRESS`: that client address's connections only.
   void set(const std::string& name, const std::string& mode);
+  /// `sources NAME`: the client addresses of the link's open connections.
+  std::vector<std::string> sources(const std::string& name);
   /// `cut-after-commit NAME N`.
   void cut_after_commit(const std::string& name, int n);
   /// `stats NAME`, as numbers by key (connections, open, cuts, resets, commits_seen, …).

@@ -8,6 +8,8 @@
 #include <optional>
 #include <string>
 
+#include <sys/socket.h>
+
 namespace nf::fault {
 
 struct endpoint {
@@ -24,6 +26,9 @@ std::string to_string(const endpoint& e);
 
 /// A non-blocking listening socket (port 0 = a free one), or -1 with `error`.
 int listen_on(const endpoint& e, std::string& error);
+
+/// A socket address's host, numeric (127.0.0.11, ::1); "" for another family.
+std::string numeric_host(const sockaddr_storage& a);
 
 /// The port a bound socket ended up on.
 std::uint16_t local_port(int fd);

@@ -1,5 +1,6 @@
 #include "control.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <sstream>
 
@@ -30,7 +31,7 @@ std::string error(const std::string& why) {
 std::string execute(proxy& p, const std::string& line) {
   auto words = split(line);
   if (words.empty())
-    return error("empty command (add, set, cut-after-commit, stats, links, quit)");
+    return error("empty command (add, set, cut-after-commit, stats, sources, links, quit)");
   const auto& cmd = words[0];
   auto link_named = [&](link*& l) -> std::string {
     if (words.size() < 2)
@@ -54,11 +55,26 @@ std::string execute(proxy& p, const std::string& line) {
     link* l = nullptr;
     if (auto why = link_named(l); !why.empty())
       return error(why);
+    // set NAME MODE... [from HOST]: the mode of that client address's connections only.
+    std::vector<std::string> mode_words{words.begin() + 2, words.end()};
+    std::string source;
+    if (auto from = std::find(mode_words.begin(), mode_words.end(), "from");
+        from != mode_words.end()) {
+      std::string why;
+      if (from + 2 != mode_words.end() || !parse_endpoint(*(from + 1) + ":1", why))
+        return error("set " + words[1] + ": `from` takes one loopback address last, e.g. "
+                     "from 127.0.0.11");
+      source = *(from + 1);
+      mode_words.erase(from, mode_words.end());
+    }
     std::string why;
-    auto m = parse_mode({words.begin() + 2, words.end()}, why);
+    auto m = parse_mode(mode_words, why);
     if (!m)
       return error(why);
-    l->set_mode(*m);
+    if (source.empty())
+      l->set_mode(*m);
+    else
+      l->set_mode_from(source, *m);
     return "ok";
   }
   if (cmd == "cut-after-commit") {
@@ -79,6 +95,17 @@ std::string execute(proxy& p, const std::string& line) {
       return error("stats takes only NAME");
     return "ok " + l->stats();
   }
+  if (cmd == "sources") {
+    link* l = nullptr;
+    if (auto why = link_named(l); !why.empty())
+      return error(why);
+    if (words.size() != 2)
+      return error("sources takes only NAME");
+    std::string reply = "ok";
+    for (const auto& s : l->sources())
+      reply += " " + s;
+    return reply;
+  }
   if (cmd == "links" || cmd == "quit") {
     if (words.size() != 1)
       return error(cmd + " takes no arguments");
@@ -91,7 +118,8 @@ std::string execute(proxy& p, const std::string& line) {
       reply += " " + l->name() + "=" + std::to_string(l->port()) + "->" + to_string(l->target());
     return reply;
   }
-  return error("unknown command '" + cmd + "' (add, set, cut-after-commit, stats, links, quit)");
+  return error("unknown command '" + cmd
+               + "' (add, set, cut-after-commit, stats, sources, links, quit)");
 }
 
 int run_ctl(const std::vector<std::string>& args) {

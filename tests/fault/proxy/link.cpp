@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <set>
 #include <thread>
 
 #include <linux/sockios.h>
@@ -41,6 +42,7 @@ link::~link() {
 
 void link::set_mode(const mode& m) {
   mode_ = m;
+  by_source_.clear();
   if (m.kind != mode_kind::reset)
     return;
   for (auto& [id, c] : connections_)
@@ -48,6 +50,30 @@ void link::set_mode(const mode& m) {
       abort(*c);
       ++resets_;
     }
+}
+
+void link::set_mode_from(const std::string& source, const mode& m) {
+  by_source_[source] = m;
+  if (m.kind != mode_kind::reset)
+    return;
+  for (auto& [id, c] : connections_)
+    if (!c->dead && c->source == source) {
+      abort(*c);
+      ++resets_;
+    }
+}
+
+const mode& link::mode_of(const connection& c) const {
+  auto it = by_source_.find(c.source);
+  return it == by_source_.end() ? mode_ : it->second;
+}
+
+std::vector<std::string> link::sources() const {
+  std::set<std::string> seen;
+  for (auto& [id, c] : connections_)
+    if (!c->dead)
+      seen.insert(c->source);
+  return {seen.begin(), seen.end()};
 }
 
 std::string link::stats() const {
@@ -62,24 +88,29 @@ std::string link::stats() const {
 
 void link::accept_all() {
   for (;;) {
-    int fd = accept4(listen_fd_, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
+    sockaddr_storage from{};
+    socklen_t from_len = sizeof from;
+    int fd = accept4(listen_fd_, reinterpret_cast<sockaddr*>(&from), &from_len,
+                     SOCK_NONBLOCK | SOCK_CLOEXEC);
     if (fd < 0)
       return;
     ++accepted_;
-    if (mode_.kind == mode_kind::refuse) {
+    auto c = std::make_unique<connection>();
+    c->source = numeric_host(from);
+    const auto& m = mode_of(*c);
+    if (m.kind == mode_kind::refuse) {
       close(fd);
       continue;
     }
-    if (mode_.kind == mode_kind::reset) {
+    if (m.kind == mode_kind::reset) {
       reset_close(fd);
       ++resets_;
       continue;
     }
     int one = 1;
     setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-    auto c = std::make_unique<connection>();
     c->client = fd;
-    if (mode_.kind != mode_kind::blackhole)
+    if (m.kind != mode_kind::blackhole)
       start_target(*c);
     connections_.emplace(next_id_++, std::move(c));
   }
@@ -120,11 +151,11 @@ void link::target_lost(connection& c) {
 
 void link::watch_into(std::vector<watch>& out, clock::time_point& wake) {
   out.push_back({listen_fd_, POLLIN, [this](short) { accept_all(); }});
-  bool hold = mode_.kind == mode_kind::blackhole;
   for (auto& [id, cp] : connections_) {
     auto& c = *cp;
     if (c.dead)
       continue;
+    const bool hold = mode_of(c).kind == mode_kind::blackhole;
     auto find = [this, id = id]() -> connection* {
       auto it = connections_.find(id);
       return it == connections_.end() || it->second->dead ? nullptr : it->second.get();
@@ -221,7 +252,7 @@ void link::on_target_readable(connection& c) {
   if (n < 0) {
     if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)
       return;
-    if (dropping_answers())
+    if (dropping_answers(c))
       target_lost(c);
     else
       abort(c);
@@ -231,22 +262,22 @@ void link::on_target_readable(connection& c) {
     c.down.source_done = true;
     return;
   }
-  if (dropping_answers())
+  if (dropping_answers(c))
     return;
   enqueue(c, c.down, std::string{buf, static_cast<std::size_t>(n)}, false);
 }
 
-void link::enqueue(connection&, direction& d, std::string bytes, bool cut_after) {
-  auto due = d.pace.due_for(mode_, clock::now(), rng_);
+void link::enqueue(connection& c, direction& d, std::string bytes, bool cut_after) {
+  auto due = d.pace.due_for(mode_of(c), clock::now(), rng_);
   d.queued += bytes.size();
   d.queue.push_back({std::move(bytes), due, cut_after});
 }
 
 void link::flush(connection& c, direction& d, int to, clock::time_point now) {
   bool up = &d == &c.up;
-  if (c.dead || to < 0 || (up && c.connecting) || mode_.kind == mode_kind::blackhole)
+  if (c.dead || to < 0 || (up && c.connecting) || mode_of(c).kind == mode_kind::blackhole)
     return;
-  if (!up && dropping_answers()) {
+  if (!up && dropping_answers(c)) {
     d.queue.clear();
     d.queued = 0;
     d.front_sent = 0;
@@ -262,7 +293,7 @@ void link::flush(connection& c, direction& d, int to, clock::time_point now) {
         d.blocked = true;
       else if (errno == EINTR)
         continue;
-      else if (up && dropping_answers())
+      else if (up && dropping_answers(c))
         target_lost(c);
       else
         abort(c);
@@ -285,7 +316,7 @@ void link::flush(connection& c, direction& d, int to, clock::time_point now) {
   }
   if (d.queue.empty() && d.source_done && !d.fin_passed) {
     // Half-open never tells the client its server went away.
-    if (!up && dropping_answers() && !c.up.source_done)
+    if (!up && dropping_answers(c) && !c.up.source_done)
       return;
     shutdown(to, SHUT_WR);
     d.fin_passed = true;
@@ -294,7 +325,7 @@ void link::flush(connection& c, direction& d, int to, clock::time_point now) {
 
 void link::pump(clock::time_point now) {
   for (auto& [id, c] : connections_) {
-    if (!c->dead && !c->target_started && mode_.kind != mode_kind::blackhole)
+    if (!c->dead && !c->target_started && mode_of(*c).kind != mode_kind::blackhole)
       start_target(*c);
     flush(*c, c->up, c->target, now);
     flush(*c, c->down, c->client, now);

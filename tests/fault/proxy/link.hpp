@@ -38,8 +38,14 @@ public:
   std::uint16_t port() const { return port_; }
   const endpoint& target() const { return target_; }
 
-  /// Replaces the mode; `reset` also resets every open connection now.
+  /// Replaces the link's mode, and with it every mode set for one source; `reset`
+  /// also resets every open connection now.
   void set_mode(const mode& m);
+  /// The mode of connections from one source address only (a pair of nodes cut while
+  /// each still reaches the others); `reset` resets that source's open connections now.
+  void set_mode_from(const std::string& source, const mode& m);
+  /// The distinct source addresses of the open connections, in order.
+  std::vector<std::string> sources() const;
   /// The next `n` COMMITs (over all connections) cut their connection.
   void cut_after_commit(long n) { cuts_pending_ = n; }
   /// `connections=N open=N bytes_up=N ...`
@@ -75,7 +81,10 @@ private:
     direction up; // client -> target
     direction down; // target -> client
     pg_scanner scanner;
+    std::string source; // the client's address, numeric
   };
+
+  const mode& mode_of(const connection& c) const;
 
   void accept_all();
   void start_target(connection& c);
@@ -89,13 +98,16 @@ private:
   void finish(connection& c);
   void cut(connection& c);
   void abort(connection& c);
-  bool dropping_answers() const { return mode_.kind == mode_kind::half_open; }
+  bool dropping_answers(const connection& c) const {
+    return mode_of(c).kind == mode_kind::half_open;
+  }
 
   std::string name_;
   endpoint target_;
   int listen_fd_;
   std::uint16_t port_;
   mode mode_;
+  std::map<std::string, mode> by_source_; // overrides mode_ for one client address
   long cuts_pending_ = 0;
   bool target_failing_ = false;
   std::mt19937 rng_{std::random_device{}()};

@@ -81,6 +81,32 @@ CAF_TEST(blackhole holds both ways and keeps the connection open until pass) {
   close(late);
 }
 
+CAF_TEST(a mode from one source address holds only the connections from there) {
+  int a = dial(proxy.link_port("echo"), "127.0.0.1");
+  int b = dial(proxy.link_port("echo"), "127.0.0.2");
+  CAF_REQUIRE(a >= 0 && b >= 0);
+  CAF_REQUIRE_EQUAL(echo_of(b, "x").data, "x");
+  CAF_CHECK_EQUAL(proxy.ctl("sources echo"), "ok 127.0.0.1 127.0.0.2");
+  set("blackhole from 127.0.0.2");
+  CAF_CHECK_EQUAL(echo_of(a, "a").data, "a");
+  CAF_CHECK_EQUAL(echo_of(b, "b", milliseconds{400}).data, "");
+  int late_b = dial(proxy.link_port("echo"), "127.0.0.2"); // held from its first byte
+  int late_a = dial(proxy.link_port("echo"), "127.0.0.1");
+  CAF_CHECK_EQUAL(echo_of(late_b, "c", milliseconds{300}).data, "");
+  CAF_CHECK_EQUAL(echo_of(late_a, "d").data, "d");
+  set("pass from 127.0.0.2");
+  CAF_CHECK_EQUAL(read_for(b, milliseconds{2000}, 1).data, "b");
+  CAF_CHECK_EQUAL(read_for(late_b, milliseconds{2000}, 1).data, "c");
+  set("reset from 127.0.0.2"); // resets that source's open connections, and no other
+  CAF_CHECK_EQUAL(read_for(b, milliseconds{2000}, 1).error, ECONNRESET);
+  CAF_CHECK_EQUAL(echo_of(a, "e").data, "e");
+  set("blackhole from 127.0.0.1");
+  set("pass"); // the link's own mode replaces every per-source one
+  CAF_CHECK_EQUAL(echo_of(a, "f").data, "f");
+  for (int fd : {a, b, late_a, late_b})
+    close(fd);
+}
+
 CAF_TEST(reset sends an RST on open and new connections) {
   int fd = open_link();
   CAF_REQUIRE_EQUAL(echo_of(fd, "a").data, "a");
@@ -215,7 +241,15 @@ CAF_TEST(bad commands get an error naming what is wrong) {
   CAF_CHECK_EQUAL(proxy.ctl("cut-after-commit echo x"),
                   "error cut-after-commit takes NAME N, N a whole number from 0 to 1000000");
   CAF_CHECK_EQUAL(proxy.ctl("frobnicate"), "error unknown command 'frobnicate' (add, set, "
-                                           "cut-after-commit, stats, links, quit)");
+                                           "cut-after-commit, stats, sources, links, "
+                                           "quit)");
+  CAF_CHECK_EQUAL(proxy.ctl("set echo blackhole from 10.0.0.1"),
+                  "error set echo: `from` takes one loopback address last, e.g. from 127.0.0.11");
+  CAF_CHECK_EQUAL(proxy.ctl("set echo blackhole from"),
+                  "error set echo: `from` takes one loopback address last, e.g. from 127.0.0.11");
+  CAF_CHECK_EQUAL(proxy.ctl("set echo from 127.0.0.2"),
+                  "error set needs a mode: pass, blackhole, reset, half-open, delay MS "
+                  "[JITTER_MS], loss PCT or refuse");
 }
 
 CAF_TEST(ctl sends one command from the shell and quit stops the proxy) {

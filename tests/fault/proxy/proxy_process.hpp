@@ -62,8 +62,9 @@ struct read_result {
   int error = 0; // errno of a failed recv (ECONNRESET after an RST)
 };
 
-/// A blocking connection to 127.0.0.1:port (-1 when refused).
-int dial(std::uint16_t port);
+/// A blocking connection to 127.0.0.1:port, from `source` when given (another loopback
+/// address, as another node would come from); -1 when refused.
+int dial(std::uint16_t port, const std::string& source = "");
 /// Reads until `want` bytes, EOF, an error or `wait` has passed.
 read_result read_for(int fd, milliseconds wait, std::size_t want = 1 << 20);
 void send_all(int fd, const std::string& bytes);
