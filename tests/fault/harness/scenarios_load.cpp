@@ -122,20 +122,21 @@ row poison_scenario(run_context& ctx) {
 
 /// W2 (bench/README.md: 10-step chains of one task, started for `seconds`, each start to the
 /// next node, worker processes polling each node) on nodes 0 … k-1, run by nodeflow-bench with
-/// its own driver and workers. Its tasks/s over the steady part; 0 and `problem` when the run
-/// did not complete.
+/// its own driver and `worker_procs` worker processes. Its tasks/s over the steady part; 0 and
+/// `problem` when the run did not complete.
 struct w2_run {
   double tasks_per_s = 0;
   double cpu_ms_per_task = 0; ///< the nodes' and Postgres' CPU
   std::string problem;
 };
 
-w2_run run_w2(run_context& ctx, const std::string& dsn, int k, int seconds,
+w2_run run_w2(run_context& ctx, const std::string& dsn, int k, int worker_procs, int seconds,
               const std::string& dir) {
   w2_run out;
   auto json = dir + "/w2.jsonl";
   std::vector<std::string> argv{ctx.opts.bench_bin, "run", "--dsn", dsn,
                                 "--workload", "W2", "--duration", std::to_string(seconds),
+                                "--worker-procs", std::to_string(worker_procs),
                                 "--no-ceiling", "--out", json, "--work-dir", dir};
   for (int i = 0; i < k; ++i) {
     argv.insert(argv.end(), {"--node", "127.0.0.1:" + std::to_string(ctx.nodes.at(i).port)});
@@ -208,7 +209,9 @@ row scale_scenario(run_context& ctx) {
         ctx.nodes.start(i, "", dsn);
     std::this_thread::sleep_for(std::chrono::milliseconds(2 * o.lease_ms));
     auto dir = std::filesystem::path{ctx.nodes.at(0).log}.parent_path() / ("scale" + std::to_string(k));
-    runs.push_back(run_w2(ctx, dsn, k, o.scale_seconds, dir.string()));
+    // The same workers whatever the node count (nodeflow-bench's default grows with it):
+    // only the nodes change between the runs compared.
+    runs.push_back(run_w2(ctx, dsn, k, n, o.scale_seconds, dir.string()));
     if (!runs.back().problem.empty()) {
       clean = false;
       problem = runs.back().problem;
@@ -235,7 +238,8 @@ row scale_scenario(run_context& ctx) {
   r.scenario = "scale";
   r.fault = "W2 (bench/README.md) started for " + std::to_string(o.scale_seconds)
             + " s on 1 … " + std::to_string(n)
-            + " nodes of one Postgres, no fault (the nodes not through the proxy)";
+            + " nodes of one Postgres, " + std::to_string(n)
+            + " worker processes each time, no fault (the nodes not through the proxy)";
   r.bar = std::to_string(n) + " nodes ≥ 1.0 × one node";
   std::ostringstream f;
   f << std::fixed;
