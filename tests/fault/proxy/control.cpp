@@ -87,20 +87,22 @@ std::string execute(proxy& p, const std::string& line) {
     l->cut_after_commit(*n);
     return "ok";
   }
+  // A command that takes a link's NAME and nothing else.
+  auto link_alone = [&](link*& l) -> std::string {
+    if (auto why = link_named(l); !why.empty())
+      return why;
+    return words.size() == 2 ? "" : cmd + " takes only NAME";
+  };
   if (cmd == "stats") {
     link* l = nullptr;
-    if (auto why = link_named(l); !why.empty())
+    if (auto why = link_alone(l); !why.empty())
       return error(why);
-    if (words.size() != 2)
-      return error("stats takes only NAME");
     return "ok " + l->stats();
   }
   if (cmd == "sources") {
     link* l = nullptr;
-    if (auto why = link_named(l); !why.empty())
+    if (auto why = link_alone(l); !why.empty())
       return error(why);
-    if (words.size() != 2)
-      return error("sources takes only NAME");
     std::string reply = "ok";
     for (const auto& s : l->sources())
       reply += " " + s;
