@@ -93,12 +93,22 @@ void cluster::start(int idx, const std::string& clock_offset, const std::string&
     throw std::runtime_error("node " + std::to_string(idx) + " still runs");
   n.clock_offset = clock_offset;
   n.paused = false;
+  // Through the proxy, the node's connections leave from its own address (node_proc::source);
+  // direct, they reach Postgres itself, whose pg_hba.conf trusts 127.0.0.1 alone.
+  std::vector<std::string> preload;
+  if (!direct)
+    preload.push_back(NF_FAULT_SOURCE_LIB);
+  if (!clock_offset.empty())
+    preload.push_back(libfaketime);
   std::vector<std::string> argv{"/usr/bin/env", "NF_FAULT_SOURCE_ADDR=" + n.source()};
-  if (clock_offset.empty())
-    argv.push_back("LD_PRELOAD=" + std::string{NF_FAULT_SOURCE_LIB});
-  else
-    argv.insert(argv.end(), {"LD_PRELOAD=" + std::string{NF_FAULT_SOURCE_LIB} + ":" + libfaketime,
-                             "FAKETIME=" + clock_offset, "FAKETIME_DONT_FAKE_MONOTONIC=1"});
+  if (!preload.empty()) {
+    std::string list;
+    for (const auto& lib : preload)
+      list += (list.empty() ? "" : ":") + lib;
+    argv.push_back("LD_PRELOAD=" + list);
+  }
+  if (!clock_offset.empty())
+    argv.insert(argv.end(), {"FAKETIME=" + clock_offset, "FAKETIME_DONT_FAKE_MONOTONIC=1"});
   auto dsn = direct ? other_dsn : n.dsn;
   auto advertise = direct ? "127.0.0.1:" + std::to_string(n.port) : n.advertise();
   for (auto a : {opts_.nodeflow_bin, std::string{"serve"}, std::string{"--dsn"}, dsn,
