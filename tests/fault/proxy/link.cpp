@@ -43,21 +43,20 @@ link::~link() {
 void link::set_mode(const mode& m) {
   mode_ = m;
   by_source_.clear();
-  if (m.kind != mode_kind::reset)
-    return;
-  for (auto& [id, c] : connections_)
-    if (!c->dead) {
-      abort(*c);
-      ++resets_;
-    }
+  reset_if(m, [](const connection&) { return true; });
 }
 
 void link::set_mode_from(const std::string& source, const mode& m) {
   by_source_[source] = m;
+  reset_if(m, [&](const connection& c) { return c.source == source; });
+}
+
+template <class Pred>
+void link::reset_if(const mode& m, Pred which) {
   if (m.kind != mode_kind::reset)
     return;
   for (auto& [id, c] : connections_)
-    if (!c->dead && c->source == source) {
+    if (!c->dead && which(*c)) {
       abort(*c);
       ++resets_;
     }

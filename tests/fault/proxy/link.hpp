@@ -85,6 +85,9 @@ private:
   };
 
   const mode& mode_of(const connection& c) const;
+  /// With `m` the reset mode: RSTs the open connections `which` names.
+  template <class Pred>
+  void reset_if(const mode& m, Pred which);
 
   void accept_all();
   void start_target(connection& c);
