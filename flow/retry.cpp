@@ -62,8 +62,6 @@ std::optional<deadline> next_deadline(const task_def& def, const task_execution&
     consider(deadline_kind::poll, e.scheduled_time + e.start_delay_ms, def.poll_timeout_seconds);
   } else if (e.status == task_status::in_progress) {
     consider(deadline_kind::start_to_close, e.start_time, def.timeout_seconds);
-    consider(deadline_kind::response, std::max(e.update_time, e.start_time),
-             def.response_timeout_seconds);
   } else {
     return std::nullopt;
   }
@@ -75,7 +73,6 @@ std::string_view field_of(deadline_kind k) {
   switch (k) {
     case deadline_kind::poll: return "pollTimeoutSeconds";
     case deadline_kind::start_to_close: return "timeoutSeconds";
-    case deadline_kind::response: return "responseTimeoutSeconds";
     case deadline_kind::total: return "totalTimeoutSeconds";
   }
   return "";

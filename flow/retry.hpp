@@ -29,7 +29,7 @@ std::int64_t retry_delay_ms(const task_def& def, std::string_view workflow_id,
                             const task_identity& failed);
 
 /// Which deadline of a task execution expires first, and when.
-enum class deadline_kind : std::uint8_t { poll, start_to_close, response, total };
+enum class deadline_kind : std::uint8_t { poll, start_to_close, total };
 
 struct deadline {
   deadline_kind kind;
@@ -38,9 +38,11 @@ struct deadline {
 
 /// The earliest deadline that applies to a non-terminal execution:
 /// pollTimeoutSeconds from when it became available (scheduled + start delay)
-/// while SCHEDULED; timeoutSeconds from its start and responseTimeoutSeconds
-/// from its last update while IN_PROGRESS; totalTimeoutSeconds from
-/// `first_scheduled` (the first attempt's scheduled time) in either state.
+/// while SCHEDULED; timeoutSeconds from its start while IN_PROGRESS;
+/// totalTimeoutSeconds from `first_scheduled` (the first attempt's scheduled time)
+/// in either state. Not responseTimeoutSeconds: that is the length of the worker's
+/// lease, which heartbeats extend and which only the lease's holder and the sweep of
+/// expired leases see (store/lease_sweep.cpp); the execution row cannot tell it.
 std::optional<deadline> next_deadline(const task_def& def, const task_execution& e,
                                       time_ms first_scheduled);
 

@@ -182,3 +182,57 @@ CAF_TEST(a task leased to a long poll whose client went away goes to the next po
   CAF_CHECK_EQUAL(f.await_end(wf), "COMPLETED");
   CAF_CHECK(f.stop_node());
 }
+
+// responseTimeoutSeconds counts from the last sign of life: a heartbeat is one. An
+// evaluation of the workflow between heartbeats (a sibling's completion) must not time out
+// a task whose worker is still beating.
+CAF_TEST(a heartbeating task outlives its responseTimeoutSeconds while its workflow is decided) {
+  test::e2e_fixture f{"e2e_retries_beating"};
+  f.start_node();
+  f.define(R"([{"name": "beating", "retryCount": 0, "responseTimeoutSeconds": 2,
+                "timeoutSeconds": 60},
+    {"name": "sibling", "retryCount": 0, "responseTimeoutSeconds": 60},
+    {"name": "e2e_beating", "version": 1, "tasks": [
+      {"name": "fan", "taskReferenceName": "fan", "type": "FORK_JOIN", "forkTasks": [
+        [{"name": "beating", "taskReferenceName": "long"}],
+        [{"name": "sibling", "taskReferenceName": "s1"}],
+        [{"name": "sibling", "taskReferenceName": "s2"}]]},
+      {"name": "join", "taskReferenceName": "join", "type": "JOIN",
+       "joinOn": ["long", "s1", "s2"]}]}])");
+  auto wf = f.start("e2e_beating");
+  auto take = [&](const std::string& queue, size_t n) {
+    msg::poll_request p;
+    p.queue = queue;
+    p.worker_id = "w-" + queue;
+    p.max_tasks = static_cast<int>(n);
+    p.timeout_ms = 500;
+    std::vector<msg::leased_task> got;
+    for (int i = 0; i < 20 && got.size() < n; ++i) {
+      auto r = f.api->poll(p);
+      CAF_REQUIRE(r);
+      got.insert(got.end(), r->begin(), r->end());
+    }
+    CAF_REQUIRE_EQUAL(got.size(), n);
+    return got;
+  };
+  auto beating = take("beating", 1).front();
+  auto siblings = take("sibling", 2);
+  // Five seconds of heartbeats, each well inside the 2 s response timeout; a sibling
+  // completes at 2.5 s and the other at 4 s, so the workflow is decided past the
+  // deadline the attempt's start alone would give.
+  for (int i = 1; i <= 10; ++i) {
+    std::this_thread::sleep_for(500ms);
+    CAF_REQUIRE(f.api->heartbeat(beating));
+    if (i == 5)
+      CAF_REQUIRE(f.api->complete(siblings[0]));
+    if (i == 8)
+      CAF_REQUIRE(f.api->complete(siblings[1]));
+  }
+  auto done = f.api->complete(beating);
+  CAF_REQUIRE(done);
+  CAF_CHECK_EQUAL(f.await_end(wf), "COMPLETED");
+  auto a = attempts(f, wf, "long");
+  CAF_CHECK_EQUAL(a.size(), 1u);
+  CAF_CHECK_EQUAL(a[0].status, "COMPLETED");
+  CAF_CHECK(f.stop_node());
+}

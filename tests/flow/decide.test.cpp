@@ -410,7 +410,7 @@ CAF_TEST(timeouts by policy) {
     CAF_CHECK_EQUAL(s.scheduled(), "a");
   }
   {  // ALERT_ONLY: an event, the task keeps running
-    sim s(def, with(R"({"name":"a","responseTimeoutSeconds":5,"timeoutPolicy":"ALERT_ONLY"})"));
+    sim s(def, with(R"({"name":"a","timeoutSeconds":5,"timeoutPolicy":"ALERT_ONLY"})"));
     s.start("a");
     s.advance(5'000);
     CAF_CHECK(s.task("a").status == task_status::in_progress);
