@@ -133,7 +133,18 @@ SELECT i."workflowId", i."id", i."refName", i."iteration", i."attempt", i."taskT
           FROM (SELECT count(*) AS n FROM u WHERE u.token IS NOT NULL) l,
                (SELECT count(*) AS n FROM i WHERE i."workerId" IS NOT NULL) k))", 1};
 
+// A change names the status its evaluation saw ($9; NULL for a task the same write
+// inserts). Outside the evaluation's claim only a lease (SCHEDULED -> IN_PROGRESS) and a
+// lease handed back (IN_PROGRESS -> SCHEDULED) change a task row; a change whose row moved
+// so was decided on what is no longer true (a timeout of an attempt that was handed back,
+// a poll timeout of a task just leased), and the statement fails the write as stale
+// (NF001, as the compare-and-set does), naming the workflow, so it is evaluated again.
 constexpr statement change_tasks{"decide.change_tasks", R"(
+WITH u AS (
+  SELECT * FROM unnest($1::uuid[], $2::text[], $3::integer[], $4::integer[], $5::text[],
+                       $6::jsonb[], $7::text[], $8::uuid[], $9::text[])
+    AS u(wf, ref, iter, att, status, output, reason, output_ref, from_st)),
+c AS (
 UPDATE "TaskExecutions" t SET
   "status" = u.status::task_execution_status,
   "output" = CASE WHEN u.output IS NULL AND u.output_ref IS NULL THEN t."output"
@@ -147,11 +158,21 @@ UPDATE "TaskExecutions" t SET
   "deciderSeenAt" = CASE WHEN u.status IN ('SCHEDULED', 'IN_PROGRESS') THEN t."deciderSeenAt"
                          ELSE now() END,
   "updatedAt" = now()
-  FROM unnest($1::uuid[], $2::text[], $3::integer[], $4::integer[], $5::text[], $6::jsonb[],
-              $7::text[], $8::uuid[]) AS u(wf, ref, iter, att, status, output, reason, output_ref)
+  FROM u
  WHERE t."workflowId" = u.wf AND t."refName" = u.ref AND t."iteration" = u.iter
    AND t."attempt" = u.att AND t."status" IN ('SCHEDULED', 'IN_PROGRESS')
-   AND t."workflowId" = ANY($1::uuid[]))", 1};
+   AND (u.from_st IS NULL OR t."status" = u.from_st::task_execution_status)
+   AND t."workflowId" = ANY($1::uuid[])
+RETURNING t."workflowId", t."refName", t."iteration", t."attempt")
+SELECT count(*) FROM c
+ WHERE (SELECT "fail_if"('stale evaluation: a task changed under the evaluation of workflow '
+                         || string_agg(DISTINCT m.wf::text, ', ')
+                         || '; roll back and requeue', 'NF001')
+          FROM u m
+         WHERE m.from_st IS NOT NULL
+           AND NOT EXISTS (SELECT 1 FROM c
+                            WHERE c."workflowId" = m.wf AND c."refName" = m.ref
+                              AND c."iteration" = m.iter AND c."attempt" = m.att)))", 1};
 
 // docs/schema.md §4.5: no timer of a task fires before the task was scheduled,
 // which prunes every older partition.
@@ -412,11 +433,12 @@ caf::expected<apply_result> apply_decisions(transaction& tx,
   {
     identity_columns ids;
     std::vector<std::string> statuses;
-    std::vector<std::optional<std::string>> outputs, reasons, output_refs;
+    std::vector<std::optional<std::string>> outputs, reasons, output_refs, froms;
     for (const auto& w : writes)
       for (const auto& c : w.changes) {
         ids.add(w.id, c.identity);
         statuses.emplace_back(flow::to_string(c.status));
+        froms.push_back(c.from ? std::optional<std::string>{flow::to_string(*c.from)} : std::nullopt);
         auto output = payloads.place(w.id, c.output);
         outputs.push_back(output.inline_text());
         output_refs.push_back(output.payload_id);
@@ -426,7 +448,7 @@ caf::expected<apply_result> apply_decisions(transaction& tx,
       p.add(change_tasks, params::of(text_array(ids.wf), text_array(ids.ref), int_array(ids.iter),
                                      int_array(ids.att), text_array(statuses),
                                      text_array(outputs), text_array(reasons),
-                                     text_array(output_refs)));
+                                     text_array(output_refs), text_array(froms)));
     }
   }
 

@@ -171,6 +171,10 @@ struct task_change {
   flow::task_status status = flow::task_status::canceled;
   std::optional<json_text> output;  ///< replaces the output when set
   std::optional<std::string> reason_for_incompletion;
+  /// The status the evaluation saw the task in: the write is stale (errc::stale) if the
+  /// row has another by then (a lease taken or handed back meanwhile). None: any
+  /// non-terminal status (a task the same write inserts, or a cancel, right from either).
+  std::optional<flow::task_status> from;
 };
 
 /// A deadline to arm at `fire_at_ms`, Unix milliseconds on the clock decide() read

@@ -251,14 +251,28 @@ store::decision_write to_write(const store::workflow_snapshot& s, const flow::de
   const auto domains = task_to_domain_of(s);
   for (const auto& t : d.schedule)
     w.inserts.push_back(to_insert(t, s.ns, domains));
+  // One change per task: an UPDATE joined to two rows for one target applies either. A
+  // later update of the same task in the decision wins, field by field.
+  std::map<flow::task_identity, size_t> changed;
+  std::map<flow::task_identity, flow::task_status> seen;
+  if (!d.updates.empty())
+    for (const auto& t : s.tasks)
+      seen.emplace(t.identity, t.status);
   for (const auto& u : d.updates) {
-    store::task_change c;
-    c.identity = u.id;
+    auto [at, fresh] = changed.emplace(u.id, w.changes.size());
+    if (fresh) {
+      store::task_change c;
+      c.identity = u.id;
+      if (auto was = seen.find(u.id); was != seen.end() && u.status != flow::task_status::canceled)
+        c.from = was->second;
+      w.changes.push_back(std::move(c));
+    }
+    auto& c = w.changes[at->second];
     c.status = u.status;
     if (u.output)
       c.output = store::json(*u.output);
-    c.reason_for_incompletion = text_or_none(u.reason_for_incompletion);
-    w.changes.push_back(std::move(c));
+    if (auto reason = text_or_none(u.reason_for_incompletion))
+      c.reason_for_incompletion = std::move(reason);
   }
   for (const auto& t : d.arm)
     if (auto a = to_arm(t))

@@ -10,6 +10,8 @@
 #include "store/decisions.hpp"
 #include "store/index_scans.hpp"
 #include "store/json.hpp"
+#include "store/lease_hand_back.hpp"
+#include "store/queues.hpp"
 #include "store/pg/transaction.hpp"
 #include "store/sharding.hpp"
 #include "store/signals.hpp"
@@ -613,6 +615,57 @@ CAF_TEST(I4 a stale decision with its COMMIT in the same round trip commits noth
   CAF_CHECK_EQUAL(tasks_of(started.id, "late"), 0);
   CAF_CHECK(table_counts() == before);
   CAF_CHECK_EQUAL(count(R"(SELECT "version" FROM "WorkflowExecutions")"), 1);
+}
+
+// A lease handed back (or taken) between an evaluation's read and its write moves the task
+// row outside the evaluation's claim. A timeout decided on the attempt as it was read is
+// then stale: refused whole and requeued, never applied to the row as it is now (which
+// would end, and stamp as started, an attempt that is waiting for its next worker).
+CAF_TEST(a change decided on a task status that moved meanwhile is stale and commits nothing) {
+  auto started = start("order");
+  NF_REQUIRE_OK(apply_one(schedule(started.id, 0, "a")));
+  lease_request lr;
+  lr.queue = "work";
+  lr.max_tasks = 1;
+  lr.worker_id = "w1";
+  lr.lease_seconds = 300;
+  auto leased = lease_tasks(conn, lr);
+  CAF_REQUIRE(leased);
+  CAF_REQUIRE_EQUAL(leased->size(), 1u);
+  const auto t = leased->front();
+  // Decided while the attempt was IN_PROGRESS: time it out and schedule the retry.
+  auto timeout = [&] {
+    auto w = write_for(started.id, 1);
+    w.changes.push_back({{"a", 0, 0}, flow::task_status::timed_out, std::nullopt,
+                         std::string{"timeoutSeconds exceeded"}, flow::task_status::in_progress});
+    w.inserts.push_back(simple("a", 1));
+    return w;
+  };
+  // Meanwhile its lease is handed back: SCHEDULED again, as the same attempt.
+  auto back = hand_back_leases(conn, {undelivered_lease{started.id, t.task, t.token}});
+  CAF_REQUIRE(back);
+  CAF_REQUIRE_EQUAL(back->size(), 1u);
+  auto before = table_counts();
+  auto r = apply_one(timeout());
+  CAF_REQUIRE(!r);
+  CAF_CHECK_EQUAL(nf::code_of(r.error()), nf::errc::stale);
+  CAF_CHECK(nf::message_of(r.error()).find(started.id.str()) != std::string::npos);
+  CAF_CHECK(table_counts() == before);
+  CAF_CHECK_EQUAL(scalar(R"(SELECT "status"::text || ' ' || ("startedAt" IS NULL)
+                              FROM "TaskExecutions" WHERE "id" = $1)",
+                         params::of(t.task)),
+                  "SCHEDULED true");
+  CAF_CHECK_EQUAL(tasks_of(started.id, "a"), 1);
+  CAF_CHECK_EQUAL(count(R"(SELECT "version" FROM "WorkflowExecutions")"), 1);
+  // Leased again, the row is what the decision saw: it applies.
+  auto again = lease_tasks(conn, lr);
+  CAF_REQUIRE(again);
+  CAF_REQUIRE_EQUAL(again->size(), 1u);
+  NF_REQUIRE_OK(apply_one(timeout()));
+  CAF_CHECK_EQUAL(scalar(R"(SELECT "status"::text FROM "TaskExecutions"
+                             WHERE "id" = $1)", params::of(t.task)),
+                  "TIMED_OUT");
+  CAF_CHECK_EQUAL(tasks_of(started.id, "a"), 2);
 }
 
 CAF_TEST(a task leased in a decision whose identity exists fails the insert before its COMMIT) {
