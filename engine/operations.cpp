@@ -21,6 +21,7 @@
 #include "proto/errors.hpp"
 #include "proto/namespaces.hpp"
 #include "store/pg/transaction.hpp"
+#include "store/lease_postpone.hpp"
 #include "store/queues.hpp"
 #include "store/schema/migrator.hpp"
 #include "store/signals.hpp"
@@ -453,6 +454,9 @@ caf::expected<int64_t> heartbeat(store::connection& conn, const msg::heartbeat_r
   auto secs = store::task_response_timeout(conn, wf, task, namespace_of(r.namespace_id));
   if (!secs)
     return std::move(secs.error());
+  if (r.callback_after_seconds > 0)
+    return store::postpone_lease(conn, store::postponed_lease{wf, task, lease_token{r.lease_token},
+                                                             r.callback_after_seconds});
   store::heartbeat_request req{wf, task, lease_token{r.lease_token},
                                secs->value_or(default_lease_seconds)};
   return store::heartbeat_task(conn, req);

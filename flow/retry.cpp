@@ -59,7 +59,11 @@ std::optional<deadline> next_deadline(const task_def& def, const task_execution&
       best = deadline{k, at};
   };
   if (e.status == task_status::scheduled) {
-    consider(deadline_kind::poll, e.scheduled_time + e.start_delay_ms, def.poll_timeout_seconds);
+    // pollTimeoutSeconds waits for a first poll: a task a worker took and gave back (a
+    // callback, a lease handed back) was polled.
+    if (e.poll_count == 0)
+      consider(deadline_kind::poll, e.scheduled_time + e.start_delay_ms,
+               def.poll_timeout_seconds);
   } else if (e.status == task_status::in_progress) {
     consider(deadline_kind::start_to_close, e.start_time, def.timeout_seconds);
   } else {

@@ -38,7 +38,7 @@ struct deadline {
 
 /// The earliest deadline that applies to a non-terminal execution:
 /// pollTimeoutSeconds from when it became available (scheduled + start delay)
-/// while SCHEDULED; timeoutSeconds from its start while IN_PROGRESS;
+/// while SCHEDULED and never polled; timeoutSeconds from its start while IN_PROGRESS;
 /// totalTimeoutSeconds from `first_scheduled` (the first attempt's scheduled time)
 /// in either state. Not responseTimeoutSeconds: that is the length of the worker's
 /// lease, which heartbeats extend and which only the lease's holder and the sweep of

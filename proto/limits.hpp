@@ -12,4 +12,7 @@ namespace nf {
 /// ("WorkflowExecutions_correlation_idx") or a request id ("RequestIds" primary key).
 inline constexpr size_t max_key_bytes = 1024;
 
+/// The longest a worker may give a task back for (callbackAfterSeconds): a year.
+inline constexpr long long max_callback_after_seconds = 365LL * 24 * 3600;
+
 } // namespace nf

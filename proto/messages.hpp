@@ -192,13 +192,17 @@ struct task_ref_update {
   std::string request_id;
 };
 
-/// Extends a lease; answered with the new expiry (ms since epoch).
+/// Extends a lease; answered with the new expiry (ms since epoch). With
+/// `callback_after_seconds` > 0 it gives the task back instead (Conductor's IN_PROGRESS
+/// with callbackAfterSeconds, store/lease_postpone.hpp): the lease ends, and the task is
+/// queued again, as the same attempt, that many seconds later; answered with that time.
 struct heartbeat_request {
   std::string task_id;
   std::string workflow_id;
   std::string lease_token;
   std::string namespace_id; ///< the namespace's name; empty = "default" (see start_request)
   std::string credential;
+  int64_t callback_after_seconds = 0;  ///< 0 … a year; 0 = extend the lease
 };
 
 /// A workflow's history after `after_seq`; `wait_ms` > 0 waits for new events.
@@ -488,7 +492,7 @@ typename Inspector::result_type inspect(Inspector& f, task_ref_update& x) {
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, heartbeat_request& x) {
   return f(caf::meta::type_name("nf::msg::heartbeat_request"), x.task_id, x.workflow_id,
-           x.lease_token, x.namespace_id, x.credential);
+           x.lease_token, x.namespace_id, x.credential, x.callback_after_seconds);
 }
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, events_request& x) {

@@ -58,13 +58,14 @@ SELECT f."id", f."kind"::text, f."workflowId", f."taskId", f."leaseToken", f."sh
 constexpr statement claimed_targets{"timer.claimed_targets", R"(
 SELECT w."status"::text AS workflow_status, w."namespaceId",
        te."status"::text AS task_status, te."queueName", te."refName", te."scheduledAt",
+       te."pollCount",
        q."taskId" IS NOT NULL AS queued, q."leaseToken", o.is_open IS NOT NULL AS ref_open
   FROM unnest($1::uuid[], $2::uuid[]) WITH ORDINALITY AS f(wf, tid, ord)
   LEFT JOIN LATERAL (
     SELECT we."status", we."namespaceId" FROM "WorkflowExecutions" we
      WHERE we."id" = f.wf AND we."startedAt" = uuid_extract_timestamp(f.wf)) w ON true
   LEFT JOIN LATERAL (
-    SELECT x."status", x."queueName", x."refName", x."iteration", x."scheduledAt"
+    SELECT x."status", x."queueName", x."refName", x."iteration", x."scheduledAt", x."pollCount"
       FROM "TaskExecutions" x WHERE x."workflowId" = f.wf AND x."id" = f.tid) te
     ON true
   LEFT JOIN LATERAL (
@@ -129,8 +130,8 @@ struct target_columns {
       task_status(r.column_named("task_status")), queue(r.column_named("queueName")),
       ref(r.column_named("refName")), scheduled_at(r.column_named("scheduledAt")),
       queued(r.column_named("queued")), token(r.column_named("leaseToken")),
-      ref_open(r.column_named("ref_open")) {}
-  int workflow_status, ns, task_status, queue, ref, scheduled_at, queued, token, ref_open;
+      ref_open(r.column_named("ref_open")), polls(r.column_named("pollCount")) {}
+  int workflow_status, ns, task_status, queue, ref, scheduled_at, queued, token, ref_open, polls;
 };
 
 bool open_workflow(const result& t, const target_columns& tc, int i) {
@@ -179,7 +180,8 @@ fired_timer plan_one(const result& c, const claim_columns& cc, const result& t,
   };
   switch (f.kind) {
     case timer_kind::schedule_to_start:
-      f.acted = scheduled && !leased;
+      // It waits for a first poll: a task polled and given back (a callback) is not late.
+      f.acted = scheduled && !leased && (t.is_null(i, tc.polls) || t.i64(i, tc.polls) == 0);
       if (f.acted)
         timed_out(flow::task_status::scheduled, std::nullopt);
       break;

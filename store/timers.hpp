@@ -56,7 +56,8 @@ struct fire_options {
 };
 
 /// Claims due timers (both bounds, SKIP LOCKED) and fires them in one transaction:
-///  - scheduleToStart: task still SCHEDULED and unleased → TIMED_OUT, decider woken;
+///  - scheduleToStart: task still SCHEDULED, unleased and never polled → TIMED_OUT,
+///    decider woken;
 ///  - startToClose: task IN_PROGRESS and its queue row still holds the timer's lease token →
 ///    TIMED_OUT, queue row deleted, decider woken;
 ///  - taskTimeout: an attempt of the task's ref still open → decider woken;

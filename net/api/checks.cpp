@@ -237,6 +237,11 @@ caf::error check(const msg::heartbeat_request& r) {
   problems p;
   p.uuid("namespace_id", r.namespace_id, false);
   p.lease(r.task_id, r.workflow_id, r.lease_token);
+  if (r.callback_after_seconds < 0 || r.callback_after_seconds > max_callback_after_seconds)
+    p.add("callback_after_seconds", "expected 0 … "
+                                      + std::to_string(max_callback_after_seconds)
+                                      + " seconds, got "
+                                      + std::to_string(r.callback_after_seconds));
   return p.done();
 }
 

@@ -461,6 +461,12 @@ caf::expected<int64_t> client::heartbeat(const msg::leased_task& t) {
                                                                  t.lease_token}));
 }
 
+caf::expected<int64_t> client::postpone(const msg::leased_task& t, int64_t seconds) {
+  msg::heartbeat_request r{t.task_id, t.workflow_id, t.lease_token};
+  r.callback_after_seconds = seconds;
+  return impl_->call_sync<int64_t>(impl_->opts.timeout, heartbeat_atom_v, scoped(std::move(r)));
+}
+
 caf::expected<std::string> client::progress(const msg::task_progress& p) {
   return impl_->call_sync<std::string>(impl_->opts.timeout, progress_atom_v, scoped(p));
 }

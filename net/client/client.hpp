@@ -127,6 +127,10 @@ public:
   caf::expected<report_answers> report_batch(const std::vector<msg::task_result>& rs);
   /// Extends a lease; answers the new expiry (ms since the epoch).
   caf::expected<int64_t> heartbeat(const msg::leased_task& t);
+  /// Gives the task back for `seconds` (1 … a year; Conductor's callbackAfterSeconds): the
+  /// lease ends, and the task is queued again, as the same attempt, when they have passed.
+  /// Answers that time (ms since the epoch).
+  caf::expected<int64_t> postpone(const msg::leased_task& t, int64_t seconds);
   /// A running task's log lines and output so far (msg::task_progress).
   caf::expected<std::string> progress(const msg::task_progress& p);
   /// Completes a WAIT task by its reference name (msg::task_ref_update).

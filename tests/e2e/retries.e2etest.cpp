@@ -236,3 +236,45 @@ CAF_TEST(a heartbeating task outlives its responseTimeoutSeconds while its workf
   CAF_CHECK_EQUAL(a[0].status, "COMPLETED");
   CAF_CHECK(f.stop_node());
 }
+
+// The client protocol's callback (client::postpone): the task comes back to the next poll,
+// as the same attempt, once the seconds have passed.
+CAF_TEST(a task its worker postpones comes back to the next poll when due) {
+  test::e2e_fixture f{"e2e_retries_postponed"};
+  f.start_node();
+  f.define(R"([{"name": "later_step", "retryCount": 0, "responseTimeoutSeconds": 60},
+    {"name": "e2e_later", "version": 1, "tasks": [
+      {"name": "later_step", "taskReferenceName": "l"}]}])");
+  auto wf = f.start("e2e_later");
+  msg::poll_request p;
+  p.queue = "later_step";
+  p.worker_id = "w";
+  p.timeout_ms = 500;
+  auto take = [&](std::chrono::milliseconds within) {
+    std::optional<msg::leased_task> got;
+    auto until = std::chrono::steady_clock::now() + within;
+    while (!got && std::chrono::steady_clock::now() < until) {
+      auto r = f.api->poll(p);
+      CAF_REQUIRE(r);
+      if (!r->empty())
+        got = r->front();
+    }
+    return got;
+  };
+  auto first = take(20s);
+  CAF_REQUIRE(first);
+  auto bad = f.api->postpone(*first, -1);
+  CAF_REQUIRE(!bad);
+  CAF_CHECK_EQUAL(nf::code_of(bad.error()), nf::errc::invalid);
+  auto due = f.api->postpone(*first, 1);
+  CAF_REQUIRE(due);
+  CAF_CHECK(!take(300ms));
+  auto again = take(20s);
+  CAF_REQUIRE(again);
+  CAF_CHECK_EQUAL(again->task_id, first->task_id);
+  CAF_CHECK_EQUAL(again->attempt, first->attempt);
+  CAF_CHECK(!f.api->complete(*first));  // its lease ended with the postponement
+  CAF_REQUIRE(f.api->complete(*again));
+  CAF_CHECK_EQUAL(f.await_end(wf), "COMPLETED");
+  CAF_CHECK(f.stop_node());
+}

@@ -338,4 +338,16 @@ CAF_TEST(retry arithmetic) {
   CAF_REQUIRE(dl.has_value());
   CAF_CHECK(dl->kind == deadline_kind::start_to_close);
   CAF_CHECK_EQUAL(dl->at, 61'000);
+  // pollTimeoutSeconds waits for the first poll only: a task given back after one (a
+  // worker's callback) has no poll deadline.
+  t.poll_timeout_seconds = 5;
+  task_execution waiting;
+  waiting.status = task_status::scheduled;
+  waiting.scheduled_time = 1000;
+  auto first = next_deadline(t, waiting, 0);
+  CAF_REQUIRE(first.has_value());
+  CAF_CHECK(first->kind == deadline_kind::poll);
+  CAF_CHECK_EQUAL(first->at, 6'000);
+  waiting.poll_count = 1;
+  CAF_CHECK(!next_deadline(t, waiting, 0).has_value());
 }

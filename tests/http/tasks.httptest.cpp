@@ -269,6 +269,46 @@ CAF_TEST(each report status does what it says) {
   CAF_CHECK_EQUAL(f.await_end(wf2), "COMPLETED");
 }
 
+// Conductor's callback: IN_PROGRESS with callbackAfterSeconds gives the task back for that
+// long (its logs kept); then the next poll takes it again, as the same attempt. With
+// extendLease the worker keeps it instead (above).
+CAF_TEST(an IN_PROGRESS report with callbackAfterSeconds gives the task back until then) {
+  auto wf = f.start("ht_one");
+  auto t = poll_one("ht_a");
+  check_error(report(t, "IN_PROGRESS", {{"callbackAfterSeconds", -1}}), 400,
+              "callbackAfterSeconds");
+  check_error(report(t, "IN_PROGRESS", {{"callbackAfterSeconds", 1.5}}), 400,
+              "callbackAfterSeconds");
+  auto later = report(t, "IN_PROGRESS",
+                      {{"callbackAfterSeconds", 2},
+                       {"logs", json::array{{{"log", "not yet"}, {"createdTime", 7}}}}});
+  auto given_back = std::chrono::steady_clock::now();
+  CAF_CHECK_EQUAL(later.status, 200u);
+  CAF_CHECK_EQUAL(task_status(f, wf, "a"), "SCHEDULED");
+  // Given back: its old lease is lost, and nobody gets it before the two seconds.
+  CAF_CHECK_EQUAL(report(t, "COMPLETED").status, 409u);
+  CAF_CHECK_EQUAL(http->get("/api/tasks/poll/ht_a?timeout=1000").status, 204u);
+  auto again = poll_one("ht_a");
+  auto waited = std::chrono::steady_clock::now() - given_back;
+  CAF_MESSAGE("taken again after "
+              << std::chrono::duration_cast<std::chrono::milliseconds>(waited).count() << " ms");
+  CAF_CHECK(waited >= 2s);
+  auto id_of = [](const json::object& x) {
+    return std::string{x.at("taskId").as_string()}.substr(0, 36);
+  };
+  CAF_CHECK_EQUAL(id_of(again), id_of(t));
+  CAF_CHECK_EQUAL(again.at("retryCount").as_int64(), 0);
+  CAF_CHECK_EQUAL(f.scalar(R"(SELECT "pollCount"::text FROM "TaskExecutions"
+                               WHERE "workflowId" = $1 AND "refName" = 'a')",
+                           store::params::of(wf)),
+                  "2");
+  CAF_CHECK_EQUAL(report(again, "COMPLETED").status, 200u);
+  CAF_CHECK_EQUAL(f.await_end(wf), "COMPLETED");
+  auto logs = http->get("/api/tasks/" + std::string{again.at("taskId").as_string()} + "/log");
+  CAF_REQUIRE_EQUAL(logs.status, 200u);
+  CAF_CHECK(json::serialize(logs.json()).find("not yet") != std::string::npos);
+}
+
 CAF_TEST(a result for a lost lease is 409 and changes nothing) {
   auto wf = f.start("ht_lease");
   auto old = poll_one("ht_short");
@@ -333,8 +373,7 @@ CAF_TEST(task logs round trip) {
   CAF_CHECK_EQUAL(http->post("/api/tasks/" + id + "/log", "\"first line\"").status, 200u);
   check_error(http->post("/api/tasks/" + id + "/log", "{\"log\":1}"), 400, "body");
   auto progress = report(t, "IN_PROGRESS",
-                         {{"callbackAfterSeconds", 1},
-                          {"outputData", {{"step", 1}}},
+                         {{"outputData", {{"step", 1}}},
                           {"logs", json::array{{{"log", "second"}, {"createdTime", 42}}}}});
   CAF_CHECK_EQUAL(progress.status, 200u);
   auto done = report(t, "COMPLETED",

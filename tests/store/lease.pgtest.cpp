@@ -6,6 +6,8 @@
 #include <thread>
 
 #include "store/lease_hand_back.hpp"
+#include "store/lease_postpone.hpp"
+#include "store/timers.hpp"
 #include "store/partition_fence.hpp"
 #include "store/pg/transaction.hpp"
 #include "store/queue_partitions.hpp"
@@ -429,6 +431,63 @@ CAF_TEST(a lease handed back is leased again as the same attempt and its old tok
   CAF_CHECK_EQUAL(scalar(R"(SELECT "status"::text FROM "TaskExecutions" WHERE "id" = $1)",
                          params::of(t.task)),
                   "IN_PROGRESS");
+}
+
+// Conductor's callback: a worker gives its task back for a while. The lease ends at once (its
+// token is lost), the task waits SCHEDULED with no queue row, and its delay timer queues it
+// again when due, for the next poll to take as the same attempt.
+CAF_TEST(a postponed lease ends now and its task is queued again when due) {
+  auto wf = insert_workflow();
+  insert_task(wf, "cb", "qcb");
+  auto got = lease_tasks(conn, req("qcb", 1));
+  CAF_REQUIRE(got);
+  CAF_REQUIRE_EQUAL(got->size(), 1u);
+  const auto t = (*got)[0];
+  auto bad = postpone_lease(conn, postponed_lease{wf, t.task, t.token, 0});
+  CAF_REQUIRE(!bad);
+  CAF_CHECK_EQUAL(nf::code_of(bad.error()), nf::errc::invalid);
+  auto now_ms = std::stoll(scalar("SELECT (extract(epoch FROM now()) * 1000)::bigint"));
+  auto due = postpone_lease(conn, postponed_lease{wf, t.task, t.token, 1});
+  CAF_REQUIRE(due);
+  CAF_CHECK_GREATER_OR_EQUAL(*due, now_ms + 1000);
+  CAF_CHECK_LESS(*due, now_ms + 60000);
+  CAF_CHECK_EQUAL(scalar(R"(SELECT "status"::text || ' ' || ("startedAt" IS NULL) || ' '
+                                   || "pollCount" FROM "TaskExecutions" WHERE "id" = $1)",
+                         params::of(t.task)),
+                  "SCHEDULED true 1");
+  CAF_CHECK_EQUAL(scalar(R"(SELECT count(*) FROM "TaskQueues" WHERE "taskId" = $1)",
+                         params::of(t.task)),
+                  "0");
+  CAF_CHECK_EQUAL(scalar(R"(SELECT count(*) FROM "Timers" WHERE "taskId" = $1 AND "kind" = 'delay'
+                              AND "claimedAt" IS NULL)",
+                         params::of(t.task)),
+                  "1");
+  // The token is lost: no heartbeat, no second postponement, nothing to lease until due.
+  auto hb = heartbeat_task(conn, heartbeat_request{wf, t.task, t.token, 60});
+  CAF_REQUIRE(!hb);
+  CAF_CHECK_EQUAL(nf::code_of(hb.error()), nf::errc::lease_lost);
+  auto twice = postpone_lease(conn, postponed_lease{wf, t.task, t.token, 1});
+  CAF_REQUIRE(!twice);
+  CAF_CHECK_EQUAL(nf::code_of(twice.error()), nf::errc::lease_lost);
+  auto early = lease_tasks(conn, req("qcb", 1));
+  CAF_REQUIRE(early);
+  CAF_CHECK(early->empty());
+  // Due: the delay timer queues it, and the next poll takes the same attempt.
+  std::this_thread::sleep_for(std::chrono::milliseconds(1100));
+  auto fired = fire_due_timers(conn, fire_options{});
+  CAF_REQUIRE(fired);
+  CAF_REQUIRE_EQUAL(fired->size(), 1u);
+  CAF_CHECK(fired->front().acted);
+  CAF_CHECK_EQUAL(fired->front().queue, "qcb");
+  auto again = lease_tasks(conn, req("qcb", 1));
+  CAF_REQUIRE(again);
+  CAF_REQUIRE_EQUAL(again->size(), 1u);
+  CAF_CHECK_EQUAL((*again)[0].task, t.task);
+  CAF_CHECK_EQUAL((*again)[0].attempt, t.attempt);
+  CAF_CHECK_NOT_EQUAL((*again)[0].token, t.token);
+  CAF_CHECK_EQUAL(scalar(R"(SELECT "status"::text || ' ' || "pollCount" FROM "TaskExecutions"
+                             WHERE "id" = $1)", params::of(t.task)),
+                  "IN_PROGRESS 2");
 }
 
 CAF_TEST(a lease fenced at a partition epoch that moved on is refused and leases nothing) {

@@ -9,6 +9,7 @@
 #include "store/json.hpp"
 #include "store/pg/transaction.hpp"
 #include "store/tasks.hpp"
+#include "store/lease_postpone.hpp"
 #include "store/timers.hpp"
 #include "tests/store/worker_fixture.hpp"
 
@@ -213,6 +214,22 @@ CAF_TEST(a scheduleToStart deadline times out a task still waiting in its queue)
   CAF_CHECK_EQUAL(count(R"(SELECT count(*) FROM "TaskQueues" WHERE "taskId" = $1)", params::of(t)), 0);
   CAF_CHECK_EQUAL(events(wf), "1:TASK_TIMED_OUT");
   CAF_CHECK_EQUAL(decide_reason(wf), "scheduleToStart");
+}
+
+// pollTimeoutSeconds waits for a first poll. A task its worker gave back for a while (a
+// callback) is SCHEDULED again without a queue row until due: its poll deadline, passed
+// meanwhile, must not time it out.
+CAF_TEST(a scheduleToStart deadline is a no-op for a task given back after a poll) {
+  auto wf = insert_workflow();
+  insert_task(wf, "a", "q7");
+  auto t = lease_one("q7");
+  CAF_REQUIRE(postpone_lease(conn, postponed_lease{wf, t.task, t.token, 3600}));
+  CAF_REQUIRE(arm_timers(conn, {due_now(timer_kind::schedule_to_start, wf, t.task)}));
+  auto fired = fire();
+  CAF_REQUIRE_EQUAL(fired.size(), 1u);
+  CAF_CHECK(fired[0].kind == timer_kind::schedule_to_start);
+  CAF_CHECK(!fired[0].acted);
+  CAF_CHECK_EQUAL(task_status(t.task), "SCHEDULED");
 }
 
 CAF_TEST(a delay enqueues its task once and tells which queue to nudge) {

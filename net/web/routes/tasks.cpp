@@ -18,6 +18,7 @@
 #include "net/web/task_handle.hpp"
 #include "proto/domains.hpp"
 #include "proto/errors.hpp"
+#include "proto/limits.hpp"
 #include "net/web/scope.hpp"
 #include "store/db_clock.hpp" // token and lease times are Postgres's, whichever node stamped them
 
@@ -166,6 +167,8 @@ struct report {
   bool has_output = false;
   std::string reason;
   json::array logs;
+  int64_t callback_after_seconds = 0;
+  bool extend_lease = false;
 };
 
 std::optional<report> read_report(const refusal& refuse, const json::object& body) {
@@ -249,6 +252,15 @@ std::optional<report> read_report(const refusal& refuse, const json::object& bod
                "callbackAfterSeconds");
       return std::nullopt;
     }
+    auto secs = c->to_number<double>();
+    if (secs < 0 || secs > static_cast<double>(max_callback_after_seconds)
+        || secs != static_cast<double>(static_cast<int64_t>(secs))) {
+      refuse("callbackAfterSeconds: expected a whole number of seconds 0 … "
+               + std::to_string(max_callback_after_seconds),
+             "callbackAfterSeconds");
+      return std::nullopt;
+    }
+    r.callback_after_seconds = static_cast<int64_t>(secs);
   }
   if (const auto* e = body.if_contains("extendLease"); e != nullptr && !e->is_null()) {
     if (!e->is_bool()) {
@@ -259,6 +271,7 @@ std::optional<report> read_report(const refusal& refuse, const json::object& bod
       refuse("extendLease: only an IN_PROGRESS report extends a lease", "extendLease");
       return std::nullopt;
     }
+    r.extend_lease = e->get_bool();
   }
   for (const char* unsupported : {"externalOutputPayloadStoragePath", "subWorkflowId"})
     if (const auto* v = body.if_contains(unsupported);
@@ -294,13 +307,22 @@ msg::task_progress progress_of(const report& r) {
 }
 
 // Applies a report. IN_PROGRESS: a heartbeat (the lease extended by the task's
-// responseTimeoutSeconds; nodeflow keeps the task with this worker, it does not requeue it
-// after callbackAfterSeconds as Conductor does), then its logs and output so far into the
-// history. COMPLETED / FAILED…: the logs first, behind a heartbeat that proves the lease
-// (a lost one is refused before anything is written), then the report itself.
+// responseTimeoutSeconds), then its logs and output so far into the history; with
+// callbackAfterSeconds (and no extendLease, which keeps the task) the worker then gives the
+// task back, and it is queued again when the seconds have passed, as in Conductor.
+// COMPLETED / FAILED…: the logs first, behind a heartbeat that proves the lease (a lost one
+// is refused before anything is written), then the report itself.
 void apply_report(gateway* api, const exchange_ptr& ex, std::shared_ptr<report> r,
                   std::string answer) {
   auto finish = [api, ex, r, answer]() {
+    if (r->status == "IN_PROGRESS" && r->callback_after_seconds > 0 && !r->extend_lease) {
+      msg::heartbeat_request later{r->task.task_id, r->task.workflow_id, r->task.lease_token};
+      later.callback_after_seconds = r->callback_after_seconds;
+      api->ask<int64_t>([ex, answer](int64_t) { ex->respond_text(200, answer); },
+                        [ex](caf::error& e) { fail_report(ex, e); }, heartbeat_atom_v,
+                        scoped(ex, std::move(later)));
+      return;
+    }
     if (r->status == "IN_PROGRESS") {
       ex->respond_text(200, answer);
       return;
@@ -525,7 +547,8 @@ void add_task_routes(router& r, const route_context& ctx) {
          {}, body_kind::json,
          "{taskId (as polled), workflowInstanceId, status: COMPLETED | FAILED | "
          "FAILED_WITH_TERMINAL_ERROR | IN_PROGRESS (extends the lease), outputData, "
-         "reasonForIncompletion, callbackAfterSeconds, extendLease, logs: [{log, "
+         "reasonForIncompletion, callbackAfterSeconds (with IN_PROGRESS: give the task back "
+         "for that long), extendLease, logs: [{log, "
          "createdTime}], workerId}",
          "the taskId, as text; 409 when the lease was lost", "task", access::worker,
          [api, lim](const exchange_ptr& ex) {
