@@ -138,6 +138,7 @@ struct leased_task {
   std::string input_json;
   std::string lease_token;
   int64_t lease_expires_at_ms = 0;
+  int32_t poll_count = 1;  ///< this lease counted: more than 1 after a callback or a hand-back
 };
 
 /// A worker's report. `status`: COMPLETED, FAILED (retryable) or
@@ -467,7 +468,7 @@ template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, leased_task& x) {
   return f(caf::meta::type_name("nf::msg::leased_task"), x.task_id, x.workflow_id, x.ref,
            x.iteration, x.attempt, x.task_type, x.task_def_name, x.input_json, x.lease_token,
-           x.lease_expires_at_ms);
+           x.lease_expires_at_ms, x.poll_count);
 }
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, task_result& x) {

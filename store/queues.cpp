@@ -85,11 +85,11 @@ SELECT q."id", q."taskId", q."workflowId", q."taskType"::text, q."shard", q."lea
 // database kept reading all of them at every lease.
 constexpr statement claimed_tasks{"lease.claimed_tasks", R"(
 SELECT t."status"::text, t."namespaceId", t."refName", t."iteration", t."attempt",
-       t."taskDefName", t."input"::text, t."inputPayloadId"
+       t."taskDefName", t."input"::text, t."inputPayloadId", t."pollCount"
   FROM unnest($1::uuid[], $2::uuid[]) WITH ORDINALITY AS u(wf, tid, ord)
   LEFT JOIN LATERAL (
     SELECT te."status", te."namespaceId", te."refName", te."iteration", te."attempt",
-           te."taskDefName", te."input", te."inputPayloadId"
+           te."taskDefName", te."input", te."inputPayloadId", te."pollCount"
       FROM "TaskExecutions" te WHERE te."workflowId" = u.wf AND te."id" = u.tid
     OFFSET 0) t
     ON true
@@ -242,7 +242,8 @@ caf::expected<void> claim_queue(connection& conn, const std::vector<lease_reques
             ref = tasks->column_named("refName"), iteration = tasks->column_named("iteration"),
             attempt = tasks->column_named("attempt"), def = tasks->column_named("taskDefName"),
             input = tasks->column_named("input"),
-            input_payload = tasks->column_named("inputPayloadId");
+            input_payload = tasks->column_named("inputPayloadId"),
+            polls = tasks->column_named("pollCount");
   // The inputs stored out of line, read in one more statement only when a claim has any.
   std::vector<std::pair<std::string, std::string>> refs;
   for (int i = 0; i < tasks->rows(); ++i)
@@ -274,6 +275,7 @@ caf::expected<void> claim_queue(connection& conn, const std::vector<lease_reques
       t.iteration = tasks->i32(i, iteration);
       t.attempt = tasks->i32(i, attempt);
       t.task_def_name = tasks->str(i, def);
+      t.poll_count = tasks->i32(i, polls) + 1;  // start_tasks counts this lease
       auto ref = tasks->opt_str(i, input_payload);
       t.input = ref ? bodies->at(*ref) : tasks->str(i, input);
     }

@@ -57,6 +57,7 @@ struct leased_task {
   std::string input;            ///< JSON text of "input"
   lease_token token;
   int64_t lease_expires_at_ms = 0; ///< server clock
+  int32_t poll_count = 1;          ///< "pollCount" with this lease counted
 };
 
 /// The lease-relevant fields of a task definition.

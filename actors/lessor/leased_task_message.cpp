@@ -14,6 +14,7 @@ msg::leased_task to_message(const store::leased_task& t) {
   m.input_json = t.input;
   m.lease_token = t.token.str();
   m.lease_expires_at_ms = t.lease_expires_at_ms;
+  m.poll_count = t.poll_count;
   return m;
 }
 

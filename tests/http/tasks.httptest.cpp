@@ -298,6 +298,9 @@ CAF_TEST(an IN_PROGRESS report with callbackAfterSeconds gives the task back unt
   };
   CAF_CHECK_EQUAL(id_of(again), id_of(t));
   CAF_CHECK_EQUAL(again.at("retryCount").as_int64(), 0);
+  // Conductor's callback workers count their rounds by it.
+  CAF_CHECK_EQUAL(t.at("pollCount").as_int64(), 1);
+  CAF_CHECK_EQUAL(again.at("pollCount").as_int64(), 2);
   CAF_CHECK_EQUAL(f.scalar(R"(SELECT "pollCount"::text FROM "TaskExecutions"
                                WHERE "workflowId" = $1 AND "refName" = 'a')",
                            store::params::of(wf)),

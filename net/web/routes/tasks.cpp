@@ -47,7 +47,7 @@ json::object conductor_task(const msg::leased_task& t, const std::string& worker
     {"status", "IN_PROGRESS"},
     {"retryCount", t.attempt},
     {"iteration", t.iteration},
-    {"pollCount", 1},
+    {"pollCount", t.poll_count},
     {"seq", 0},
     {"responseTimeoutSeconds", (left_ms + 999) / 1000},
     {"callbackAfterSeconds", 0},
