@@ -372,8 +372,9 @@ lease_in(transaction& tx, const std::vector<lease_request>& reqs,
 
 queue_policy read_policy(const result& row, const namespace_id& ns, const std::string& name) {
   queue_policy p;
-  // 0 would expire every lease at once
-  p.lease_seconds = std::max(1, row.i32(0, row.column_named("responseTimeoutSeconds")));
+  // 0: the definition sets none (a 0 would expire every lease at once); the lessor leases
+  // for lessor.lease_seconds then, as it does a queue no definition serves.
+  p.lease_seconds = std::max(0, row.i32(0, row.column_named("responseTimeoutSeconds")));
   p.start_to_close_seconds = row.i32(0, row.column_named("timeoutSeconds"));
   const int limit = row.column_named("concurrentExecLimit");
   if (!row.is_null(0, limit))

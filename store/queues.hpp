@@ -62,6 +62,7 @@ struct leased_task {
 
 /// The lease-relevant fields of a task definition.
 struct queue_policy {
+  /// responseTimeoutSeconds; 0 when the definition sets none (the lessor's own length then)
   int lease_seconds = 3600;
   int start_to_close_seconds = 0;
   std::optional<int> concurrency_limit;

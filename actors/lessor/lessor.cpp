@@ -139,6 +139,8 @@ caf::expected<store::queue_policy> policy_for(lessor_actor* self, const msg::pol
   store::queue_policy policy;
   if (got) {
     policy = std::move(*got);
+    if (policy.lease_seconds < 1)  // responseTimeoutSeconds left unset: as heartbeats extend
+      policy.lease_seconds = st.lease_seconds;
   } else if (nf::code_of(got.error()) == nf::errc::not_found) {
     policy.lease_seconds = st.lease_seconds;
   } else {

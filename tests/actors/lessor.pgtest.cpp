@@ -229,4 +229,26 @@ CAF_TEST(a poll asking for more than one lease carries is served within the boun
   CAF_CHECK_EQUAL(poll(l, poll_of("many", 1024, 0)).size(), 3u);
 }
 
+// responseTimeoutSeconds left out of a definition (stored as 0) is no 1-second lease: the
+// task is leased for lessor.lease_seconds, as a heartbeat would extend it, and as a queue
+// no definition serves is leased.
+CAF_TEST(a definition without responseTimeoutSeconds leases for lessor lease_seconds) {
+  task_def("unset", R"("responseTimeoutSeconds")", "0");  // as registering leaves it
+  task_def("set", R"("responseTimeoutSeconds")", "30");
+  enqueue("unset", 1);
+  enqueue("set", 1);
+  auto l = lessor({{"lessor.lease_seconds", "120"}});
+  auto lease_s = [&](const std::string& queue) {
+    auto got = poll(l, poll_of(queue, 1, 0));
+    CAF_REQUIRE_EQUAL(got.size(), 1u);
+    return count(R"(SELECT round(extract(epoch FROM "leaseExpiresAt" - now()))::bigint
+                      FROM "TaskQueues" WHERE "leaseToken" = $1)",
+                 store::params::of(got.front().lease_token));
+  };
+  auto unset = lease_s("unset");
+  CAF_CHECK(unset > 110 && unset <= 120);
+  auto set = lease_s("set");
+  CAF_CHECK(set > 20 && set <= 30);
+}
+
 CAF_TEST_FIXTURE_SCOPE_END()

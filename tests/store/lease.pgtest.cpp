@@ -560,6 +560,9 @@ CAF_TEST(a task definition gives the queue policy) {
           WHERE "name" = 'enc')");
   CAF_CHECK_EQUAL(load_queue_policy(conn, default_namespace, "enc")->timers_within_s.value_or(0),
                   7201);
+  // No responseTimeoutSeconds: 0, which the lessor takes as its own lease length.
+  sql(R"(UPDATE "TaskDefinitions" SET "responseTimeoutSeconds" = 0 WHERE "name" = 'enc')");
+  CAF_CHECK_EQUAL(load_queue_policy(conn, default_namespace, "enc")->lease_seconds, 0);
   auto missing = load_queue_policy(conn, default_namespace, "nope");
   CAF_REQUIRE(!missing);
   CAF_CHECK_EQUAL(nf::code_of(missing.error()), nf::errc::not_found);
