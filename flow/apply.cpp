@@ -39,7 +39,6 @@ void change(snapshot& s, const task_update& u, time_ms now) {
   if (u.output)
     e->output = *u.output;
   e->reason_for_incompletion = u.reason_for_incompletion;
-  e->update_time = now;
   e->end_time = is_terminal(u.status) ? now : 0;
 }
 

@@ -28,7 +28,6 @@ struct task_execution {
   time_ms scheduled_time = 0;        ///< when the row was inserted
   std::int64_t start_delay_ms = 0;   ///< not pollable before scheduled_time + this
   time_ms start_time = 0;            ///< leased by a worker (0 = not yet)
-  time_ms update_time = 0;           ///< last heartbeat or update (0 = none)
   time_ms end_time = 0;              ///< reached a terminal status (0 = not yet)
   std::int32_t poll_count = 0;       ///< leases taken of it (a worker's callback makes more)
 };

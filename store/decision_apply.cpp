@@ -135,10 +135,11 @@ SELECT i."workflowId", i."id", i."refName", i."iteration", i."attempt", i."taskT
 
 // A change names the status its evaluation saw ($9; NULL for a task the same write
 // inserts). Outside the evaluation's claim only a lease (SCHEDULED -> IN_PROGRESS) and a
-// lease handed back (IN_PROGRESS -> SCHEDULED) change a task row; a change whose row moved
-// so was decided on what is no longer true (a timeout of an attempt that was handed back,
-// a poll timeout of a task just leased), and the statement fails the write as stale
-// (NF001, as the compare-and-set does), naming the workflow, so it is evaluated again.
+// lease handed back or given back by its worker's callback (IN_PROGRESS -> SCHEDULED,
+// store/lease_hand_back.hpp, store/lease_postpone.hpp) change a task row; a change whose
+// row moved so was decided on what is no longer true (a timeout of an attempt that was
+// handed back, a poll timeout of a task just leased), and the statement fails the write as
+// stale (NF001, as the compare-and-set does), naming the workflow, so it is evaluated again.
 constexpr statement change_tasks{"decide.change_tasks", R"(
 WITH u AS (
   SELECT * FROM unnest($1::uuid[], $2::text[], $3::integer[], $4::integer[], $5::text[],

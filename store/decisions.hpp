@@ -172,7 +172,7 @@ struct task_change {
   std::optional<json_text> output;  ///< replaces the output when set
   std::optional<std::string> reason_for_incompletion;
   /// The status the evaluation saw the task in: the write is stale (errc::stale) if the
-  /// row has another by then (a lease taken or handed back meanwhile). None: any
+  /// row has another by then (a lease taken, handed back or given back meanwhile). None: any
   /// non-terminal status (a task the same write inserts, or a cancel, right from either).
   std::optional<flow::task_status> from;
 };

@@ -104,7 +104,6 @@ flow::snapshot to_flow(const store::workflow_snapshot& s, const store::history_f
     e.scheduled_time = t.scheduled_at_ms;
     e.start_delay_ms = start_delay_of(t, index, task_defs, out.workflow_id);
     e.start_time = t.started_at_ms.value_or(0);
-    e.update_time = t.updated_at_ms;
     e.end_time = t.ended_at_ms.value_or(0);
     e.poll_count = t.poll_count;
     out.tasks.push_back(std::move(e));

@@ -329,7 +329,6 @@ CAF_TEST(retry arithmetic) {
   task_execution e;
   e.status = task_status::in_progress;
   e.start_time = 1000;
-  e.update_time = 5000;
   task_def t = task_def::unregistered("t");
   t.timeout_seconds = 60;
   t.response_timeout_seconds = 10;

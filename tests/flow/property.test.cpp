@@ -437,7 +437,6 @@ run_result run_one(const workflow_def& def, const task_def_map& defs, boost::jso
       auto what = pick(100);
       if (e.start_time == 0) {
         e.start_time = now;
-        e.update_time = now;
       }
       if (what < 12 && e.status == task_status::scheduled) {
         e.status = task_status::in_progress;

@@ -104,7 +104,6 @@ void sim::start(std::string_view ref, std::int32_t iteration) {
   auto& e = active(ref, iteration);
   e.status = task_status::in_progress;
   e.start_time = now;
-  e.update_time = now;
 }
 
 void sim::complete(std::string_view ref, std::string_view output, std::int32_t iteration) {
