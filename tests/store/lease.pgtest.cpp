@@ -404,10 +404,7 @@ CAF_TEST(a heartbeat extends only the current lease) {
 CAF_TEST(a lease handed back is leased again as the same attempt and its old token is lost) {
   auto wf = insert_workflow();
   insert_task(wf, "g1", "qg");
-  auto got = lease_tasks(conn, req("qg", 1));
-  CAF_REQUIRE(got);
-  CAF_REQUIRE_EQUAL(got->size(), 1u);
-  const auto t = (*got)[0];
+  const auto t = lease_one("qg");
   auto back = hand_back_leases(conn, {undelivered_lease{wf, t.task, t.token}});
   CAF_REQUIRE(back);
   CAF_CHECK_EQUAL(*back, std::vector<std::string>{"qg"});
@@ -439,10 +436,7 @@ CAF_TEST(a lease handed back is leased again as the same attempt and its old tok
 CAF_TEST(a postponed lease ends now and its task is queued again when due) {
   auto wf = insert_workflow();
   insert_task(wf, "cb", "qcb");
-  auto got = lease_tasks(conn, req("qcb", 1));
-  CAF_REQUIRE(got);
-  CAF_REQUIRE_EQUAL(got->size(), 1u);
-  const auto t = (*got)[0];
+  const auto t = lease_one("qcb");
   auto bad = postpone_lease(conn, postponed_lease{wf, t.task, t.token, 0});
   CAF_REQUIRE(!bad);
   CAF_CHECK_EQUAL(nf::code_of(bad.error()), nf::errc::invalid);
