@@ -101,7 +101,8 @@ const std::vector<setting>& all_settings() {
     {keys::decider_poll_interval_ms, "1000", 10, 3600000,
      "how often a decider polls its tables when no nudge arrives"},
     {keys::decider_group_commit_us, "1000", 0, 100000,
-     "how long a decider waits to group more work into one commit"},
+     "how long a busy decider waits to group more work into one commit (K times as long with "
+     "K nodes owning partitions: each receives a K-th of the work)"},
     {keys::decider_group_commit_from_requests, "8", 2, 100000,
      "a commit that carried at least this many requests makes the next one wait "
      "decider.group_commit_us (fewer: the next commits at once)"},

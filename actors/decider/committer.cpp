@@ -118,7 +118,8 @@ void schedule_flush(committer_actor* self) {
   // Behind everything already in the mailbox: what arrived before it shares one
   // transaction (group commit by draining, docs/engine.md §3).
   if (st.busy && st.group_commit.count() > 0)
-    self->delayed_send(self, st.group_commit, flush_atom_v);
+    self->delayed_send(self, st.ctx.split ? st.ctx.split->group_wait(st.group_commit) : st.group_commit,
+                       flush_atom_v);
   else
     self->send(self, flush_atom_v);
 }

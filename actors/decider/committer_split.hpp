@@ -55,6 +55,14 @@ public:
     return (committers_ + nodes - 1) / nodes;
   }
 
+  /// How long a busy committer waits to group a transaction, given one node's wait: K times
+  /// as long with K nodes deciding, since each of them receives a K-th of the requests one
+  /// node alone would, and a transaction should carry as many (docs/engine.md §3).
+  template <class Duration>
+  Duration group_wait(Duration one_node) const {
+    return one_node * static_cast<typename Duration::rep>(nodes_.load(std::memory_order_relaxed));
+  }
+
 private:
   size_t committers_;
   int64_t split_at_;

@@ -315,6 +315,23 @@ CAF_TEST(a busy committer waits group_commit_us before its next flush) {
   CAF_CHECK_EQUAL(batch_sizes(), (sizes{2, 2, 1, 1}));
 }
 
+CAF_TEST(with three nodes deciding a busy committer waits three times group_commit_us) {
+  auto split = std::make_shared<committer_split>(2, 64);
+  split->cluster_nodes(3);
+  auto c = committer({{"decider.group_commit_us", "1000"},
+                      {"decider.group_commit_from_requests", "2"}},
+                     split);
+  starts(c, 2);
+  drain();
+  starts(c, 2);
+  drain();
+  CAF_CHECK_EQUAL(batch_sizes(), (sizes{2}));
+  advance(2999us);
+  CAF_CHECK_EQUAL(batch_sizes(), (sizes{2}));
+  advance(1us);
+  CAF_CHECK_EQUAL(batch_sizes(), (sizes{2, 2}));
+}
+
 CAF_TEST(group_commit_us 0 never waits) {
   auto c = committer({{"decider.group_commit_us", "0"},
                       {"decider.group_commit_from_requests", "2"}});
