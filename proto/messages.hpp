@@ -139,6 +139,9 @@ struct leased_task {
   std::string lease_token;
   int64_t lease_expires_at_ms = 0;
   int32_t poll_count = 1;  ///< this lease counted: more than 1 after a callback or a hand-back
+  /// The output reported so far (an IN_PROGRESS report before a callback), JSON text; empty
+  /// when none.
+  std::string output_json;
 };
 
 /// A worker's report. `status`: COMPLETED, FAILED (retryable) or
@@ -468,7 +471,7 @@ template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, leased_task& x) {
   return f(caf::meta::type_name("nf::msg::leased_task"), x.task_id, x.workflow_id, x.ref,
            x.iteration, x.attempt, x.task_type, x.task_def_name, x.input_json, x.lease_token,
-           x.lease_expires_at_ms, x.poll_count);
+           x.lease_expires_at_ms, x.poll_count, x.output_json);
 }
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, task_result& x) {

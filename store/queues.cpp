@@ -85,11 +85,13 @@ SELECT q."id", q."taskId", q."workflowId", q."taskType"::text, q."shard", q."lea
 // database kept reading all of them at every lease.
 constexpr statement claimed_tasks{"lease.claimed_tasks", R"(
 SELECT t."status"::text, t."namespaceId", t."refName", t."iteration", t."attempt",
-       t."taskDefName", t."input"::text, t."inputPayloadId", t."pollCount"
+       t."taskDefName", t."input"::text, t."inputPayloadId", t."pollCount", t."output"::text,
+       t."outputPayloadId"
   FROM unnest($1::uuid[], $2::uuid[]) WITH ORDINALITY AS u(wf, tid, ord)
   LEFT JOIN LATERAL (
     SELECT te."status", te."namespaceId", te."refName", te."iteration", te."attempt",
-           te."taskDefName", te."input", te."inputPayloadId", te."pollCount"
+           te."taskDefName", te."input", te."inputPayloadId", te."pollCount", te."output",
+           te."outputPayloadId"
       FROM "TaskExecutions" te WHERE te."workflowId" = u.wf AND te."id" = u.tid
     OFFSET 0) t
     ON true
@@ -243,12 +245,15 @@ caf::expected<void> claim_queue(connection& conn, const std::vector<lease_reques
             attempt = tasks->column_named("attempt"), def = tasks->column_named("taskDefName"),
             input = tasks->column_named("input"),
             input_payload = tasks->column_named("inputPayloadId"),
-            polls = tasks->column_named("pollCount");
-  // The inputs stored out of line, read in one more statement only when a claim has any.
+            polls = tasks->column_named("pollCount"), output = tasks->column_named("output"),
+            output_payload = tasks->column_named("outputPayloadId");
+  // The inputs (and outputs so far) stored out of line, read in one more statement only when
+  // a claim has any.
   std::vector<std::pair<std::string, std::string>> refs;
   for (int i = 0; i < tasks->rows(); ++i)
-    if (auto ref = tasks->opt_str(i, input_payload))
-      refs.emplace_back(rows->str(i, workflow), *ref);
+    for (int col : {input_payload, output_payload})
+      if (auto ref = tasks->opt_str(i, col))
+        refs.emplace_back(rows->str(i, workflow), *ref);
   auto bodies = read_payloads(conn, refs);
   if (!bodies)
     return std::move(bodies.error());
@@ -278,6 +283,8 @@ caf::expected<void> claim_queue(connection& conn, const std::vector<lease_reques
       t.poll_count = tasks->i32(i, polls) + 1;  // start_tasks counts this lease
       auto ref = tasks->opt_str(i, input_payload);
       t.input = ref ? bodies->at(*ref) : tasks->str(i, input);
+      auto out_ref = tasks->opt_str(i, output_payload);
+      t.output = out_ref ? bodies->at(*out_ref) : tasks->opt_str(i, output).value_or("");
     }
     out.push_back(std::move(c));
   }

@@ -58,6 +58,9 @@ struct leased_task {
   lease_token token;
   int64_t lease_expires_at_ms = 0; ///< server clock
   int32_t poll_count = 1;          ///< "pollCount" with this lease counted
+  /// JSON text of "output": what a worker reported so far (an IN_PROGRESS report before a
+  /// callback); empty when none
+  std::string output;
 };
 
 /// The lease-relevant fields of a task definition.

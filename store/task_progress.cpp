@@ -5,6 +5,8 @@
 #include "flow/redaction.hpp"
 #include "store/api_reads.hpp"
 #include "store/json.hpp"
+#include "store/payloads.hpp"
+#include "store/pg/pipeline.hpp"
 #include "store/task_transitions.hpp"
 
 namespace nf::store {
@@ -36,6 +38,26 @@ caf::expected<std::vector<std::string>> secret_fields_of(connection& conn, const
   return out;
 }
 
+// The output so far replaces the running task's "output", as a Conductor update's does: the
+// workflow shows it, and the worker that takes the task again after a callback reads it in
+// its poll answer. A task no longer IN_PROGRESS keeps what its end wrote.
+constexpr statement progress_output{"task.progress_output", R"(
+UPDATE "TaskExecutions" t
+   SET "output" = $3::jsonb, "outputPayloadId" = $4::uuid, "updatedAt" = now()
+ WHERE t."workflowId" = $1::uuid AND t."id" = $2::uuid AND t."status" = 'IN_PROGRESS')"};
+
+caf::expected<void> write_progress_output(connection& conn, const workflow_id& wf,
+                                          const task_id& task, const boost::json::value& output) {
+  payload_writes payloads;
+  auto placed = payloads.place(wf, json(output));
+  pipeline p{conn};
+  payloads.add_to(p);
+  p.add(progress_output, params::of(wf, task, placed.inline_json, placed.payload_id));
+  if (auto r = p.run(); !r)
+    return std::move(r.error());
+  return {};
+}
+
 } // namespace
 
 caf::expected<void> record_task_progress(connection& conn, const workflow_id& wf,
@@ -59,7 +81,12 @@ caf::expected<void> record_task_progress(connection& conn, const workflow_id& wf
       return std::move(t.error());
     transition_plan plan;
     plan.events.push_back({wf, h->ns, h->shard, "TASK_IN_PROGRESS", task, std::nullopt, text});
-    return apply_transition(conn, plan);
+    if (auto a = apply_transition(conn, plan); !a)
+      return a;
+    if (const auto* o = redacted.if_object())
+      if (const auto* out = o->if_contains("outputData"); out != nullptr && out->is_object())
+        return write_progress_output(conn, wf, task, *out);
+    return {};
   });
 }
 

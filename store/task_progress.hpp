@@ -14,7 +14,8 @@
 
 namespace nf::store {
 
-/// Appends `payload` as a `TASK_IN_PROGRESS` event of task `task` (its outbox row with it).
+/// Appends `payload` as a `TASK_IN_PROGRESS` event of task `task` (its outbox row with it);
+/// its "outputData", when an object, replaces the task's output while it is IN_PROGRESS.
 /// `not_found` when the workflow has no such task.
 caf::expected<void> record_task_progress(connection& conn, const workflow_id& wf,
                                             const task_id& task,

@@ -15,6 +15,7 @@ msg::leased_task to_message(const store::leased_task& t) {
   m.lease_token = t.token.str();
   m.lease_expires_at_ms = t.lease_expires_at_ms;
   m.poll_count = t.poll_count;
+  m.output_json = t.output;
   return m;
 }
 

@@ -279,12 +279,19 @@ CAF_TEST(an IN_PROGRESS report with callbackAfterSeconds gives the task back unt
               "callbackAfterSeconds");
   check_error(report(t, "IN_PROGRESS", {{"callbackAfterSeconds", 1.5}}), 400,
               "callbackAfterSeconds");
+  CAF_CHECK_EQUAL(json::serialize(t.at("outputData")), "{}");
   auto later = report(t, "IN_PROGRESS",
                       {{"callbackAfterSeconds", 2},
+                       {"outputData", {{"round", 1}}},
                        {"logs", json::array{{{"log", "not yet"}, {"createdTime", 7}}}}});
   auto given_back = std::chrono::steady_clock::now();
   CAF_CHECK_EQUAL(later.status, 200u);
   CAF_CHECK_EQUAL(task_status(f, wf, "a"), "SCHEDULED");
+  // The output so far is the task's, as in Conductor: the workflow shows it meanwhile.
+  CAF_CHECK_EQUAL(f.scalar(R"(SELECT "output"::text FROM "TaskExecutions"
+                               WHERE "workflowId" = $1 AND "refName" = 'a')",
+                           store::params::of(wf)),
+                  R"({"round": 1})");
   // Given back: its old lease is lost, and nobody gets it before the two seconds.
   CAF_CHECK_EQUAL(report(t, "COMPLETED").status, 409u);
   CAF_CHECK_EQUAL(http->get("/api/tasks/poll/ht_a?timeout=1000").status, 204u);
@@ -298,6 +305,8 @@ CAF_TEST(an IN_PROGRESS report with callbackAfterSeconds gives the task back unt
   };
   CAF_CHECK_EQUAL(id_of(again), id_of(t));
   CAF_CHECK_EQUAL(again.at("retryCount").as_int64(), 0);
+  // The worker taking it again reads what the last one reported.
+  CAF_CHECK_EQUAL(json::serialize(again.at("outputData")), R"({"round":1})");
   // Conductor's callback workers count their rounds by it.
   CAF_CHECK_EQUAL(t.at("pollCount").as_int64(), 1);
   CAF_CHECK_EQUAL(again.at("pollCount").as_int64(), 2);

@@ -7,6 +7,7 @@
 #include "store/decisions.hpp"
 #include "store/events.hpp"
 #include "store/json.hpp"
+#include "store/lease_hand_back.hpp"
 #include "store/payloads.hpp"
 #include "store/pg/transaction.hpp"
 #include "store/queues.hpp"
@@ -183,6 +184,44 @@ CAF_TEST(a decision s inputs and outputs over the threshold go out of line and a
   CAF_CHECK_EQUAL(count(R"(SELECT count(*) FROM "Payloads" WHERE "workflowId" = $1)",
                         params::of(wf2)),
                   0);
+}
+
+CAF_TEST(the output a running task reports so far is its output and its next lease reads it) {
+  set_inline_max_bytes(4096);
+  sql(R"(INSERT INTO "TaskDefinitions" ("namespaceId", "name", "secretOutputFields")
+         VALUES ('00000000-0000-0000-0000-000000000001', 'qr', '{token}'))");
+  auto wf = insert_workflow();
+  insert_task(wf, "r", "qr");
+  auto first = lease_one("qr");
+  CAF_CHECK_EQUAL(first.output, "");
+  auto so_far = sized(8000, "progress");
+  so_far["token"] = "s3cr3t";
+  CAF_REQUIRE(record_task_progress(
+    conn, wf, first.task, boost::json::object{{"taskId", first.task.str()}, {"outputData", so_far}}));
+  // Over the threshold: out of line, redacted, as a finished task's output would be.
+  CAF_CHECK_EQUAL(count(R"(SELECT count(*) FROM "TaskExecutions" t JOIN "Payloads" p
+                             ON p."workflowId" = t."workflowId" AND p."id" = t."outputPayloadId"
+                           WHERE t."id" = $1 AND t."output" IS NULL
+                             AND p."body"->>'token' = '***' AND p."body"->>'tag' = 'progress')",
+                        params::of(first.task)),
+                  1);
+  // Given back (as a callback or an undelivered poll does): the next lease reads it whole.
+  auto back = hand_back_leases(conn, {{wf, first.task, first.token}});
+  CAF_REQUIRE(back);
+  auto again = lease_one("qr");
+  CAF_REQUIRE_EQUAL(again.task, first.task);
+  auto out = boost::json::parse(again.output).as_object();
+  CAF_CHECK_EQUAL(out.at("tag").as_string(), "progress");
+  CAF_CHECK_EQUAL(out.at("token").as_string(), "***");
+  CAF_CHECK_EQUAL(out.at("blob").as_string().size(), 8000u);
+  // A task no longer running keeps what its end wrote: a late progress report changes nothing.
+  complete(again, sized(10, "done"));
+  CAF_REQUIRE(record_task_progress(
+    conn, wf, first.task, boost::json::object{{"taskId", first.task.str()}, {"outputData", sized(10, "late")}}));
+  CAF_CHECK_EQUAL(count(R"(SELECT count(*) FROM "TaskExecutions" WHERE "id" = $1
+                             AND "output"->>'tag' = 'done')",
+                        params::of(first.task)),
+                  1);
 }
 
 CAF_TEST(an event carrying a client s value over the threshold keeps a reference in the history) {

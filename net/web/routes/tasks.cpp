@@ -35,6 +35,10 @@ namespace json = boost::json;
 json::object conductor_task(const msg::leased_task& t, const std::string& worker_id) {
   json::error_code ec;
   auto input = json::parse(t.input_json, ec);
+  // The output a worker reported before a callback, for the worker that takes the task again.
+  json::error_code out_ec;
+  auto output = t.output_json.empty() ? json::value(json::object{})
+                                      : json::parse(t.output_json, out_ec);
   auto now = db_clock_now_ms();
   auto left_ms = std::max<int64_t>(0, t.lease_expires_at_ms - now);
   return json::object{
@@ -44,6 +48,7 @@ json::object conductor_task(const msg::leased_task& t, const std::string& worker
     {"referenceTaskName", t.ref},
     {"workflowInstanceId", t.workflow_id},
     {"inputData", ec || !input.is_object() ? json::value(json::object{}) : std::move(input)},
+    {"outputData", out_ec || !output.is_object() ? json::value(json::object{}) : std::move(output)},
     {"status", "IN_PROGRESS"},
     {"retryCount", t.attempt},
     {"iteration", t.iteration},
