@@ -59,13 +59,13 @@ std::map<std::string, earlier_row> earlier_rows(const std::string& path) {
       continue;
     at += 11;
     auto name = l.substr(at, l.find_first_of(" `", at) - at);
-    // Cells: fault, bar, measured, result, [when,] command.
-    size_t cells = 0;
-    for (size_t i = 0; i + 1 < l.size(); ++i)
+    // Cells: fault, bar, measured, result, [when,] command: 6 pipes, or 7 with the time.
+    size_t pipes = 0;
+    for (size_t i = 0; i < l.size(); ++i)
       if (l[i] == '|' && (i == 0 || l[i - 1] != '\\'))
-        ++cells;
+        ++pipes;
     earlier_row r;
-    if (cells >= 7) {
+    if (pipes >= 7) {
       r.line = l;
       auto end = l.rfind(" | `");
       auto start = l.rfind(" | ", end - 1);
