@@ -279,17 +279,16 @@ int run_serve_command(int argc, char** argv) {
     caf::anon_send_exit(api, caf::exit_reason::user_shutdown);
     return 1;
   }
-  std::unique_ptr<net::caf_door_guard> guard;
+  std::unique_ptr<net::caf_door_guard> guard, cluster_guard;
   auto bound = caf_bound;
+  net::door_guard_options go;
+  go.host = host;
+  go.max_connections = static_cast<size_t>(settings.get(config::keys::node_max_connections));
+  go.max_message_bytes = static_cast<uint64_t>(settings.get(config::keys::node_max_message_bytes));
+  go.max_buffered_bytes = static_cast<uint64_t>(settings.get(config::keys::node_max_buffered_bytes));
   if (guarded) {
-    net::door_guard_options go;
-    go.host = host;
     go.port = port;
     go.target_port = *caf_bound;
-    go.max_connections = static_cast<size_t>(settings.get(config::keys::node_max_connections));
-    go.max_message_bytes = static_cast<uint64_t>(settings.get(config::keys::node_max_message_bytes));
-    go.max_buffered_bytes =
-      static_cast<uint64_t>(settings.get(config::keys::node_max_buffered_bytes));
     guard = std::make_unique<net::caf_door_guard>(go);
     bound = guard->start();
     if (!bound) {
@@ -302,18 +301,34 @@ int run_serve_command(int argc, char** argv) {
   }
   // With cluster TLS peers reach the api through a door of their own that takes only a
   // certificate of the cluster CA; clients keep the plain one.
-  std::optional<uint16_t> cluster_bound;
+  // Behind a guard of its own too, which bounds its connections (it cannot read their frames).
+  std::optional<uint16_t> cluster_bound, cluster_caf_bound;
   if (cfg->cluster_tls) {
     auto wanted = settings.get(config::keys::cluster_port);
-    auto tls_port = net::open_cluster_door(api, host, wanted);
-    if (!tls_port) {
+    auto tls_port = guarded ? net::open_cluster_door(api, "127.0.0.1", 0)
+                            : net::open_cluster_door(api, host, wanted);
+    caf::expected<uint16_t> outer = tls_port;
+    if (tls_port && guarded) {
+      go.port = wanted > 0 ? static_cast<uint16_t>(wanted) : 0;
+      go.target_port = *tls_port;
+      go.whole_frames = false;
+      go.name = "cluster_door";
+      cluster_guard = std::make_unique<net::caf_door_guard>(go);
+      outer = cluster_guard->start();
+    }
+    if (!tls_port || !outer) {
       std::cerr << "nodeflow serve: cluster.port: cannot listen on " << host << ":" << wanted
-                << ": " << caf::to_string(tls_port.error()) << "\n";
+                << ": "
+                << (tls_port ? nf::message_of(outer.error()) : caf::to_string(tls_port.error()))
+                << "\n";
+      if (tls_port)
+        net::close_cluster_door(sys, api, *tls_port);
       sys.middleman().unpublish(api, *caf_bound);
       caf::anon_send_exit(api, caf::exit_reason::user_shutdown);
       return 1;
     }
-    cluster_bound = *tls_port;
+    cluster_caf_bound = *tls_port;
+    cluster_bound = *outer;
   }
   actors::node_options node_opts;
   node_opts.dsn = cfg->dsn;
@@ -344,8 +359,8 @@ int run_serve_command(int argc, char** argv) {
     if (!http_port) {
       std::cerr << "nodeflow serve: " << nf::message_of(http_port.error()) << "\n";
       sys.middleman().unpublish(api, *caf_bound);
-      if (cluster_bound)
-        net::close_cluster_door(sys, api, *cluster_bound);
+      if (cluster_caf_bound)
+        net::close_cluster_door(sys, api, *cluster_caf_bound);
       caf::anon_send_exit(api, caf::exit_reason::user_shutdown);
       caf::anon_send_exit(node, caf::exit_reason::user_shutdown);
       return 1;
@@ -376,9 +391,11 @@ int run_serve_command(int argc, char** argv) {
   http->stop();
   if (guard)
     guard->stop();
+  if (cluster_guard)
+    cluster_guard->stop();
   sys.middleman().unpublish(api, *caf_bound);
-  if (cluster_bound)
-    net::close_cluster_door(sys, api, *cluster_bound);
+  if (cluster_caf_bound)
+    net::close_cluster_door(sys, api, *cluster_caf_bound);
   caf::anon_send_exit(api, caf::exit_reason::user_shutdown);
   caf::anon_send_exit(node, caf::exit_reason::user_shutdown);
   watcher.join();

@@ -51,10 +51,12 @@ const std::vector<setting>& all_settings() {
     {keys::node_door_guard, "true", 0, 0,
      "the client port is served by a guard that relays each connection to CAF and bounds "
      "connections, message sizes and the bytes of messages still arriving (the three "
-     "settings below); false: CAF listens on it itself, with none of those bounds"},
+     "settings below), and the cluster TLS door by one that bounds its connections (its "
+     "frames are encrypted); false: CAF listens on both itself, with none of those bounds"},
     {keys::node_max_connections, "4096", 1, 1000000,
-     "client-protocol connections a node keeps at once (peers' included); one more is "
-     "closed as soon as it is accepted, and logged"},
+     "client-protocol connections a node keeps at once on each door (peers' included; the "
+     "cluster TLS door counts its own); one more is closed as soon as it is accepted, and "
+     "logged"},
     {keys::node_max_message_bytes, "268435456", 65536, 4294967295,
      "largest client-protocol message a node takes; a connection whose next message "
      "announces more is closed before any of it is read, and logged"},

@@ -48,9 +48,9 @@ struct caf_door_guard::impl : std::enable_shared_from_this<caf_door_guard::impl>
     auto now = std::chrono::steady_clock::now();
     if (now - last_refusal_log < std::chrono::seconds{1})
       return;
-    folder_logger("net")->warn("client_door_refused what=\"{}\" refusals={} (node.max_connections "
+    folder_logger("net")->warn("{}_refused what=\"{}\" refusals={} (node.max_connections "
                                "{}, node.max_message_bytes {}, node.max_buffered_bytes {})",
-                               what, refusals_unlogged, opts.max_connections,
+                               opts.name, what, refusals_unlogged, opts.max_connections,
                                opts.max_message_bytes, opts.max_buffered_bytes);
     refusals_unlogged = 0;
     last_refusal_log = now;
@@ -73,8 +73,8 @@ struct caf_door_guard::impl : std::enable_shared_from_this<caf_door_guard::impl>
       node.async_connect(tcp::endpoint{asio::ip::address_v4::loopback(), g.opts.target_port},
                          [self](const boost::system::error_code& ec) {
                            if (ec) {
-                             folder_logger("net")->warn("client_door_relay_failed error=\"{}\"",
-                                                        ec.message());
+                             folder_logger("net")->warn("{}_relay_failed error=\"{}\"",
+                                                        self->g.opts.name, ec.message());
                              self->close();
                              return;
                            }
@@ -105,6 +105,10 @@ struct caf_door_guard::impl : std::enable_shared_from_this<caf_door_guard::impl>
 
     void took(size_t n) {
       filled += n;
+      if (!g.opts.whole_frames) {
+        forward(filled);
+        return;
+      }
       auto scan = scan_basp_frames(up.data(), filled, g.opts.max_message_bytes);
       if (scan.refused_payload > 0) {
         g.refused("a message of " + std::to_string(scan.refused_payload) + " bytes");
@@ -126,9 +130,14 @@ struct caf_door_guard::impl : std::enable_shared_from_this<caf_door_guard::impl>
         read_up();
         return;
       }
+      forward(scan.complete);
+    }
+
+    // The first `done` bytes of `up` to the node; then reads on.
+    void forward(size_t done) {
       auto self = shared_from_this();
-      asio::async_write(node, asio::buffer(up.data(), scan.complete),
-                        [self, done = scan.complete](const boost::system::error_code& ec, size_t) {
+      asio::async_write(node, asio::buffer(up.data(), done),
+                        [self, done](const boost::system::error_code& ec, size_t) {
                           if (ec) {
                             self->close();
                             return;

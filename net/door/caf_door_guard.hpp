@@ -12,6 +12,10 @@
 //    the bytes a client has sent, not those it announces; frames still arriving hold at most
 //    node.max_buffered_bytes over all connections (one that would pass it is closed).
 // Answers go back unchanged. One thread of its own.
+//
+// In front of the cluster's TLS door (cluster.tls_*) the stream is encrypted and its frames
+// cannot be read: there the guard bounds connections only (`whole_frames` false), and only a
+// peer holding a certificate of the cluster CA gets a frame to CAF at all.
 
 #include <cstdint>
 #include <memory>
@@ -28,6 +32,9 @@ struct door_guard_options {
   size_t max_connections = 4096;
   uint64_t max_message_bytes = 268435456;
   uint64_t max_buffered_bytes = 1073741824;
+  /// False: bytes go on as they come and only connections are bounded (a TLS stream).
+  bool whole_frames = true;
+  std::string name = "client_door";  ///< in its log lines: `<name>_refused`, `<name>_relay_failed`
 };
 
 class caf_door_guard {

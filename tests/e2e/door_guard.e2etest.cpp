@@ -10,29 +10,17 @@
 #include <string>
 #include <vector>
 
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <poll.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
 #include "tests/e2e/e2e_fixture.hpp"
+#include "tests/e2e/raw_socket.hpp"
 
 using namespace nf;
+using nf::test::closed_by_node;
+using nf::test::connect_to;
 using namespace std::chrono_literals;
 
 namespace {
-
-int connect_to(uint16_t port) {
-  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  CAF_REQUIRE(fd >= 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_port = htons(port);
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  CAF_REQUIRE_EQUAL(::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
-  return fd;
-}
 
 // A BASP client handshake's header announcing `len` payload bytes.
 std::string header(uint32_t len) {
@@ -53,21 +41,6 @@ void send_all(int fd, const std::string& bytes) {
       return; // closed by the node: what some tests expect
     off += static_cast<size_t>(n);
   }
-}
-
-// True once the other side closed `fd` (within `patience`), reading whatever it sent first.
-bool closed_by_node(int fd, std::chrono::milliseconds patience) {
-  auto until = std::chrono::steady_clock::now() + patience;
-  char buf[4096];
-  while (std::chrono::steady_clock::now() < until) {
-    pollfd p{fd, POLLIN, 0};
-    if (::poll(&p, 1, 100) <= 0)
-      continue;
-    auto n = ::recv(fd, buf, sizeof buf, 0);
-    if (n <= 0)
-      return true;
-  }
-  return false;
 }
 
 int64_t rss_kb(pid_t pid) {

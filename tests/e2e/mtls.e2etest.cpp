@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "tests/e2e/e2e_fixture.hpp"
+#include "tests/e2e/raw_socket.hpp"
 #include "tests/e2e/two_nodes.hpp"
 #include "tests/support/test_certs.hpp"
 
@@ -62,7 +63,8 @@ CAF_TEST(nodes talk over mutual TLS and refuse peers without a cluster certifica
   f.start_node({{"cluster.tls_ca_file", ca.cert_file()},
                 {"cluster.tls_cert_file", cert1.cert},
                 {"cluster.tls_key_file", cert1.key},
-                {"cluster-port", std::to_string(cluster1)}});
+                {"cluster-port", std::to_string(cluster1)},
+                {"node.max_connections", "6"}});
   auto port2 = test::free_port();
   auto log2 = f.dir + "/node2.log";
   test::child_process node2{{NF_NODEFLOW_BIN, "serve", "--dsn", f.db.dsn(), "--config",
@@ -112,6 +114,21 @@ CAF_TEST(nodes talk over mutual TLS and refuse peers without a cluster certifica
   CAF_CHECK_EQUAL(f.workflows_with_history_gaps(), 0);
   // Node 2 reached node 1 at its TLS door.
   CAF_CHECK(slurp(log2).find("peer_linked address=" + addr1) != std::string::npos);
+  // That door has a guard of its own: connections that never complete a handshake hold at
+  // most node.max_connections of it, and one more is closed at once.
+  std::vector<int> idle;
+  for (int i = 0; i < 8; ++i)
+    idle.push_back(test::connect_to(cluster1));
+  std::this_thread::sleep_for(300ms);
+  int closed = 0;
+  for (int fd : idle)
+    closed += test::closed_by_node(fd, 500ms) ? 1 : 0;
+  CAF_MESSAGE(closed << " of 8 idle connections to the cluster door closed");
+  CAF_CHECK_GREATER_OR_EQUAL(closed, 2);
+  CAF_CHECK(slurp(f.node_log).find("cluster_door_refused what=\"a connection beyond 6\"")
+            != std::string::npos);
+  for (int fd : idle)
+    ::close(fd);
   workers.stop();
   auto st = node2.stop(SIGTERM);
   CAF_CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
