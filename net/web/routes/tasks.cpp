@@ -29,16 +29,17 @@ namespace {
 namespace json = boost::json;
 
 
+// A stored JSON object as the worker reads it: {} when there is none (empty, or not an object).
+json::value object_of(const std::string& text) {
+  json::error_code ec;
+  auto v = json::parse(text, ec);
+  return ec || !v.is_object() ? json::value(json::object{}) : v;
+}
+
 // Conductor's Task as a worker reads it. A SIMPLE task's taskType is its definition's name,
 // as in Conductor. responseTimeoutSeconds is what is left of the lease, so an SDK that
 // extends leases (LeaseTracker) heartbeats before it ends.
 json::object conductor_task(const msg::leased_task& t, const std::string& worker_id) {
-  json::error_code ec;
-  auto input = json::parse(t.input_json, ec);
-  // The output a worker reported before a callback, for the worker that takes the task again.
-  json::error_code out_ec;
-  auto output = t.output_json.empty() ? json::value(json::object{})
-                                      : json::parse(t.output_json, out_ec);
   auto now = db_clock_now_ms();
   auto left_ms = std::max<int64_t>(0, t.lease_expires_at_ms - now);
   return json::object{
@@ -47,8 +48,9 @@ json::object conductor_task(const msg::leased_task& t, const std::string& worker
     {"taskDefName", t.task_def_name},
     {"referenceTaskName", t.ref},
     {"workflowInstanceId", t.workflow_id},
-    {"inputData", ec || !input.is_object() ? json::value(json::object{}) : std::move(input)},
-    {"outputData", out_ec || !output.is_object() ? json::value(json::object{}) : std::move(output)},
+    {"inputData", object_of(t.input_json)},
+    // What a worker reported before a callback, for the worker that takes the task again.
+    {"outputData", object_of(t.output_json)},
     {"status", "IN_PROGRESS"},
     {"retryCount", t.attempt},
     {"iteration", t.iteration},
