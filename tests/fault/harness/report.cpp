@@ -40,9 +40,10 @@ std::map<std::string, earlier_row> earlier_rows(const std::string& path) {
   bool sized = false;
   std::vector<std::string> lines;
   while (std::getline(in, line)) {
-    if (line.rfind("- when: ", 0) == 0)
-      run_when = line.substr(8, line.find(',') == std::string::npos ? std::string::npos
-                                                                    : line.find(',') - 8);
+    if (line.rfind("- when: ", 0) == 0) {
+      auto comma = line.find(',');
+      run_when = line.substr(8, comma == std::string::npos ? std::string::npos : comma - 8);
+    }
     if (line.rfind("- command: ", 0) == 0)
       sized = line.find(" --long") != std::string::npos;
     if (line.rfind("- reduced: ", 0) == 0)
