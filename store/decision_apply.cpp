@@ -140,6 +140,8 @@ SELECT i."workflowId", i."id", i."refName", i."iteration", i."attempt", i."taskT
 // row moved so was decided on what is no longer true (a timeout of an attempt that was
 // handed back, a poll timeout of a task just leased), and the statement fails the write as
 // stale (NF001, as the compare-and-set does), naming the workflow, so it is evaluated again.
+// A change leaves an ended task alone, but for one: an optional task that failed for good
+// becomes COMPLETED_WITH_ERRORS, from the ended status its evaluation saw, keeping its end.
 constexpr statement change_tasks{"decide.change_tasks", R"(
 WITH u AS (
   SELECT * FROM unnest($1::uuid[], $2::text[], $3::integer[], $4::integer[], $5::text[],
@@ -155,13 +157,17 @@ UPDATE "TaskExecutions" t SET
   "reasonForIncompletion" = COALESCE(u.reason, t."reasonForIncompletion"),
   "startedAt" = CASE WHEN u.status = 'SCHEDULED' THEN t."startedAt"
                      ELSE COALESCE(t."startedAt", now()) END,
-  "endedAt" = CASE WHEN u.status IN ('SCHEDULED', 'IN_PROGRESS') THEN NULL ELSE now() END,
+  "endedAt" = CASE WHEN u.status IN ('SCHEDULED', 'IN_PROGRESS') THEN NULL
+                   WHEN t."status" IN ('SCHEDULED', 'IN_PROGRESS') THEN now()
+                   ELSE t."endedAt" END,
   "deciderSeenAt" = CASE WHEN u.status IN ('SCHEDULED', 'IN_PROGRESS') THEN t."deciderSeenAt"
                          ELSE now() END,
   "updatedAt" = now()
   FROM u
  WHERE t."workflowId" = u.wf AND t."refName" = u.ref AND t."iteration" = u.iter
-   AND t."attempt" = u.att AND t."status" IN ('SCHEDULED', 'IN_PROGRESS')
+   AND t."attempt" = u.att
+   AND (t."status" IN ('SCHEDULED', 'IN_PROGRESS')
+        OR (u.status = 'COMPLETED_WITH_ERRORS' AND u.from_st IS NOT NULL))
    AND (u.from_st IS NULL OR t."status" = u.from_st::task_execution_status)
    AND t."workflowId" = ANY($1::uuid[])
 RETURNING t."workflowId", t."refName", t."iteration", t."attempt")

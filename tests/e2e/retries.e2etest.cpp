@@ -76,6 +76,50 @@ CAF_TEST(a failing task is retried with exponential backoff until it succeeds) {
   CAF_CHECK(f.stop_node());
 }
 
+CAF_TEST(an optional task that fails for good completes with errors and its workflow goes on) {
+  test::e2e_fixture f{"e2e_retries_optional"};
+  f.start_node();
+  // Once alone, once in a fork whose join waits for it; the first retried once.
+  f.define(R"([{"name": "opt_step", "retryCount": 1, "retryDelaySeconds": 0,
+                "responseTimeoutSeconds": 30},
+    {"name": "ok_step", "retryCount": 0, "responseTimeoutSeconds": 30},
+    {"name": "e2e_optional", "version": 1, "tasks": [
+      {"name": "opt_step", "taskReferenceName": "alone", "optional": true},
+      {"name": "fork", "taskReferenceName": "fork", "type": "FORK_JOIN", "forkTasks": [
+        [{"name": "opt_step", "taskReferenceName": "forked", "optional": true,
+          "taskDefinition": {"name": "opt_step", "retryCount": 0}}],
+        [{"name": "ok_step", "taskReferenceName": "beside"}]]},
+      {"name": "join", "taskReferenceName": "join", "type": "JOIN",
+       "joinOn": ["forked", "beside"]},
+      {"name": "ok_step", "taskReferenceName": "after"}],
+     "outputParameters": {"after": "${after.output.done}"}}])");
+  test::worker_pool workers{f.client_opts(), {"opt_step", "ok_step"}, 1,
+                            [](const msg::leased_task& t) {
+    if (t.task_def_name == "opt_step")
+      return test::task_outcome::failed("optional step fails");
+    return test::task_outcome::completed(R"({"done": true})");
+  }};
+  auto id = f.start("e2e_optional");
+  CAF_REQUIRE_EQUAL(f.await_end(id), "COMPLETED");
+  auto alone = attempts(f, id, "alone");
+  CAF_REQUIRE_EQUAL(alone.size(), 2u);
+  CAF_CHECK_EQUAL(alone[0].status, "FAILED");
+  CAF_CHECK_EQUAL(alone[1].status, "COMPLETED_WITH_ERRORS");
+  auto forked = attempts(f, id, "forked");
+  CAF_REQUIRE_EQUAL(forked.size(), 1u);
+  CAF_CHECK_EQUAL(forked[0].status, "COMPLETED_WITH_ERRORS");
+  CAF_CHECK_EQUAL(attempts(f, id, "join")[0].status, "COMPLETED");
+  CAF_CHECK(f.get(id).at("output") == boost::json::parse(R"({"after": true})"));
+  CAF_CHECK_EQUAL(f.count(R"(SELECT count(*) FROM "WorkflowEvents" WHERE "workflowId" = $1
+                             AND "eventType" = 'TASK_COMPLETED'
+                             AND "refName" IN ('alone', 'forked'))",
+                          store::params::of(id)),
+                  2);
+  CAF_CHECK_EQUAL(f.workflows_with_history_gaps(), 0);
+  workers.stop();
+  CAF_CHECK(f.stop_node());
+}
+
 CAF_TEST(a worker killed mid task times out and the task is retried while its late result is fenced off) {
   test::e2e_fixture f{"e2e_retries_killed"};
   f.start_node();
