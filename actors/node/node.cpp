@@ -478,6 +478,15 @@ caf::behavior node_behavior(node_actor* self, node_options opt) {
       if (!hint(self, shard, &partition_handles::decider, decide_atom_v))
         hint_elsewhere(self, shard, decide_atom_v, shard);
     },
+    // The api committed a change that waits in "DecideQueues" for `workflow` (a signal, a
+    // task updated by its reference): its decider, here or on its owner, looks now.
+    [=](decide_atom, const std::string& workflow) {
+      if (!flow::is_uuid(workflow))
+        return;
+      auto shard = shard_of(workflow, self->state.partitions);
+      if (!hint(self, shard, &partition_handles::decider, decide_atom_v))
+        hint_elsewhere(self, shard, decide_atom_v, shard);
+    },
     [=](armed_atom, int16_t shard, int64_t fire_at_ms) {
       hint(self, shard, &partition_handles::timer, armed_atom_v, fire_at_ms);
     },

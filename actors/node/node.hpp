@@ -16,8 +16,9 @@
 // is forwarded to that node's api as (forward_atom, msg), which the node there serves
 // or answers `unavailable: partition N is not owned by this node`, never forwarding it
 // again; so is a request nobody is known to own. Hints — (work_atom, queue),
-// (decide_atom, int16_t shard), (armed_atom, int16_t shard, int64_t fire_at_ms),
-// (outbox_atom, int16_t shard) — go to the owning actor; work and decide hints for
+// (decide_atom, int16_t shard), (decide_atom, std::string workflow: its shard's),
+// (armed_atom, int16_t shard, int64_t fire_at_ms), (outbox_atom, int16_t shard) — go to
+// the owning actor; work and decide hints for
 // another node's partition go to that node while a link to it is open. Hints are
 // dropped when engine.nudges = false or nobody here or linked can take them (the
 // owner's poll finds the work, I9).

@@ -390,6 +390,24 @@ caf::result<Reply> to_store(api_pointer self, caf::error rejected, Ts&&... xs) {
                       std::forward<Ts>(xs)...);
 }
 
+// As to_store, for a write that leaves a "DecideQueues" row for `workflow` (a signal, a
+// WAIT or HUMAN task updated by its reference): once the store answered, the node hints
+// the workflow's decider, which would otherwise find the row only at its next poll (up to
+// poll.idle_max_ms later). A hint after a failed write costs one evaluation, nothing more.
+template <class Reply, class... Ts>
+caf::result<Reply> to_store_then_decide(api_pointer self, caf::error rejected,
+                                        std::string workflow, Ts&&... xs) {
+  if (rejected)
+    return rejected;
+  auto hint = [self, workflow = std::move(workflow)] {
+    if (self->state.opts.node)
+      caf::anon_send(self->state.opts.node, decide_atom_v, workflow);
+  };
+  return relay_then<Reply>(self, self->state.worker(), "database",
+                           self->state.opts.request_timeout, std::move(hint), nullptr,
+                           std::forward<Ts>(xs)...);
+}
+
 // A checked request on to the node (which routes it to the owning actor).
 template <class Reply, class... Ts>
 caf::result<Reply> to_node(api_pointer self, caf::error rejected,
@@ -833,7 +851,10 @@ api_actor::behavior_type api(api_pointer self, api_options opts) {
     [self](signal_atom, msg::signal_request& r) -> caf::result<std::string> {
       return in_namespace<std::string>(self, access::operator_, "signal", signal_atom_v, r,
                                        [self](auto& m) {
-        return to_store<std::string>(self, check(m, self->state.opts.limits), signal_atom_v, std::move(m));
+        auto rejected = check(m, self->state.opts.limits);
+        auto workflow = m.workflow_id;
+        return to_store_then_decide<std::string>(self, std::move(rejected), std::move(workflow),
+                                                 signal_atom_v, std::move(m));
       });
     },
     [self, timeout, limits](poll_atom,
@@ -885,7 +906,10 @@ api_actor::behavior_type api(api_pointer self, api_options opts) {
     [self](task_ref_atom, msg::task_ref_update& r) -> caf::result<std::string> {
       return in_namespace<std::string>(self, access::worker, "task update by reference",
                                        task_ref_atom_v, r, [self](auto& m) {
-        return to_store<std::string>(self, check(m, self->state.opts.limits), task_ref_atom_v, std::move(m));
+        auto rejected = check(m, self->state.opts.limits);
+        auto workflow = m.workflow_id;
+        return to_store_then_decide<std::string>(self, std::move(rejected), std::move(workflow),
+                                                 task_ref_atom_v, std::move(m));
       });
     },
     [self, limits](events_atom, msg::events_request& r)

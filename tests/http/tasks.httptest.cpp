@@ -447,3 +447,24 @@ CAF_TEST(a WAIT task completes by its ref name) {
 }
 
 CAF_TEST_FIXTURE_SCOPE_END()
+
+// A signal and a task update by reference wait in "DecideQueues"; with the deciders' polls an
+// hour apart only the node's hint after the commit gets them evaluated.
+CAF_TEST(a signal and a task updated by its ref name are decided without waiting for a poll) {
+  test::http_node n{"http_tasks_hint",
+                    R"([{"name": "ht_hint", "tasks": [
+                         {"name": "w", "taskReferenceName": "w", "type": "WAIT"},
+                         {"name": "g", "taskReferenceName": "g", "type": "WAIT",
+                          "inputParameters": {"signal": "go"}}],
+                        "outputParameters": {"w": "${w.output.ok}", "g": "${g.output}"}}])",
+                    {{"decider.poll_interval_ms", "3600000"}, {"poll.idle_max_ms", "3600000"}}};
+  auto wf = n.f.start("ht_hint");
+  CAF_REQUIRE(n.f.await([&] { return task_status(n.f, wf, "w") == "IN_PROGRESS"; }, 10s));
+  CAF_REQUIRE_EQUAL(n.http->post("/api/tasks/" + wf + "/w/COMPLETED", R"({"ok": 1})").status,
+                    200u);
+  CAF_REQUIRE(n.f.await([&] { return task_status(n.f, wf, "g") == "IN_PROGRESS"; }, 30s));
+  CAF_REQUIRE_EQUAL(n.http->post("/api/workflow/" + wf + "/signal/go", R"({"k": 2})").status,
+                    200u);
+  CAF_REQUIRE(n.f.await([&] { return wf_status(n.f, wf) == "COMPLETED"; }, 30s));
+  CAF_CHECK_EQUAL(n.f.get(wf).at("output").at("w").as_int64(), 1);
+}
