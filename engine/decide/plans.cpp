@@ -32,8 +32,11 @@ std::optional<store::sub_workflow_end> parent_end_of(const store::workflow_snaps
   e.task = *s.parent_task_id;
   e.child = s.id;
   if (status == flow::workflow_status::completed) {
+    // As Conductor's: the child's output, and the child's id beside it.
     e.status = flow::task_status::completed;
-    e.output = store::json(output);
+    auto with_id = output;
+    with_id.emplace("subWorkflowId", s.id.str());
+    e.output = store::json(with_id);
   } else {
     e.status = flow::task_status::failed;
     std::string why = "sub workflow " + s.id.str() + " ended "
@@ -52,6 +55,7 @@ workflow_plan base_plan(const store::workflow_snapshot& s) {
   p.ns = s.ns;
   p.priority = s.priority;
   p.task_to_domain = task_to_domain_of(s);
+  p.correlation_id = s.correlation_id.value_or("");
   p.workflow_name = s.workflow_name;
   p.write = write_for(s, s.version);
   return p;
@@ -400,6 +404,8 @@ caf::expected<void> apply_plans(store::transaction& tx, const std::vector<workfl
       } else {
         r.parent = store::parent_ref{p.id, it->second};
         r.task_to_domain = p.task_to_domain;  // as Conductor: a child routes like its parent
+        if (!p.correlation_id.empty())        // and is found by the parent's correlation id
+          r.correlation_id = p.correlation_id;
         parents.push_back(store::parent_ref{p.id, it->second});
         starters.push_back(std::nullopt);
       }
@@ -412,6 +418,8 @@ caf::expected<void> apply_plans(store::transaction& tx, const std::vector<workfl
       r.input = p.failure->input;
       r.priority = p.priority;
       r.task_to_domain = p.task_to_domain;
+      if (!p.correlation_id.empty())
+        r.correlation_id = p.correlation_id;
       r.id = workflow_id{new_uuidv7()};
       starts.push_back(std::move(r));
       parents.push_back(std::nullopt);

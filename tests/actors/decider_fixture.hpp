@@ -65,10 +65,12 @@ struct decider_fixture : actor_fixture {
   }
 
   caf::expected<msg::start_reply> start(const caf::actor& d, const std::string& name,
-                                        const std::string& input = "{}") {
+                                        const std::string& input = "{}",
+                                        const std::string& correlation_id = "") {
     msg::start_request r;
     r.workflow_name = name;
     r.input_json = input;
+    r.correlation_id = correlation_id;
     return ask<msg::start_reply>(d, start_atom_v, r);
   }
 

@@ -46,7 +46,7 @@ CAF_TEST_FIXTURE_SCOPE(decider_paths_tests, fixture)
 
 CAF_TEST(a sub workflow runs as a child and its end completes the parent task) {
   auto d = decider();
-  auto parent = start(d, "parent", R"({"n": 21})");
+  auto parent = start(d, "parent", R"({"n": 21})", "order-7");
   NF_REQUIRE_OK(parent);
   // The child started in the parent's transaction and is linked to the parent task.
   auto child = child_of(parent->workflow_id);
@@ -65,6 +65,15 @@ CAF_TEST(a sub workflow runs as a child and its end completes the parent task) {
   CAF_CHECK_EQUAL(scalar(R"(SELECT "output"::text FROM "WorkflowExecutions" WHERE "id" = $1)",
                          store::params::of(parent->workflow_id)),
                   R"({"fromChild": 42})");
+  // As Conductor: the child is found by its parent's correlation id, and the task's output
+  // is the child's with the child's id beside it.
+  CAF_CHECK_EQUAL(scalar(R"(SELECT "correlationId" FROM "WorkflowExecutions" WHERE "id" = $1)",
+                         store::params::of(child)),
+                  "order-7");
+  CAF_CHECK_EQUAL(scalar(R"(SELECT "output"::text FROM "TaskExecutions"
+                             WHERE "workflowId" = $1 AND "refName" = 'sub')",
+                         store::params::of(parent->workflow_id)),
+                  R"({"doubled": 42, "subWorkflowId": ")" + child + R"("})");
 }
 
 CAF_TEST(a failed child fails the parent task and a failed workflow starts its failure workflow) {
@@ -74,7 +83,7 @@ CAF_TEST(a failed child fails the parent task and a failed workflow starts its f
     {"name": "call", "taskReferenceName": "sub", "type": "SUB_WORKFLOW",
      "subWorkflowParam": {"name": "fragile_child"}}]})");
   auto d = decider();
-  auto parent = start(d, "guarded");
+  auto parent = start(d, "guarded", "{}", "order-8");
   NF_REQUIRE_OK(parent);
   auto child = child_of(parent->workflow_id);
   CAF_REQUIRE(!child.empty());
@@ -98,6 +107,13 @@ CAF_TEST(a failed child fails the parent task and a failed workflow starts its f
   }));
   auto t = lease_one("tidy");
   CAF_CHECK_NOT_EQUAL(t.input.find(parent->workflow_id), std::string::npos);
+  // It carries the failed workflow's correlation id, as its child did.
+  CAF_CHECK_EQUAL(scalar(R"(SELECT "correlationId" FROM "WorkflowExecutions"
+                             WHERE "workflowName" = 'cleanup')"),
+                  "order-8");
+  CAF_CHECK_EQUAL(scalar(R"(SELECT "correlationId" FROM "WorkflowExecutions" WHERE "id" = $1)",
+                         store::params::of(child)),
+                  "order-8");
   // A child has no failure workflow of its own: only the parent's started.
   CAF_CHECK_EQUAL(count(R"(SELECT count(*) FROM "WorkflowExecutions" WHERE "workflowName" = 'cleanup')"),
                   1);
