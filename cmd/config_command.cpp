@@ -26,6 +26,8 @@ int run_config_command(int argc, char** argv) {
     read_egress(values, problems);
   if (problems.empty())
     net::read_cluster_tls(values, problems);
+  if (problems.empty())
+    net::check_advertise(values, problems);
   for (const auto& p : problems)
     std::cerr << p << "\n";
   if (!problems.empty())

@@ -113,6 +113,7 @@ std::optional<serve_config> load_serve_config(int argc, char** argv,
   if (auto egress = read_egress(out.settings, errors))
     out.egress = std::move(*egress);
   out.cluster_tls = net::read_cluster_tls(out.settings, errors);
+  net::check_advertise(out.settings, errors);
   if (!errors.empty())
     return std::nullopt;
   return out;

@@ -6,6 +6,7 @@
 
 #include "config/settings.hpp"
 #include "engine/http/egress.hpp"
+#include "net/cluster/peer_address.hpp"
 #include "net/cluster/tls.hpp"
 #include "store/pg/link_settings.hpp"
 

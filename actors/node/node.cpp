@@ -448,7 +448,7 @@ caf::behavior node_behavior(node_actor* self, node_options opt) {
     },
     // A link this node opens failed or went down a moment ago: open it again while its
     // peer owns partitions (peer_links.hpp).
-    [=](peer_atom) { self->state.opt.peers->owners_known(self, self->state.owners); },
+    [=](peer_atom) { self->state.opt.peers->reopen(self, self->state.owners); },
     // Another node opened the link to this one and introduced its api (peer_links.hpp).
     [=](peer_atom, const std::string& address, const caf::actor& peer) {
       self->state.opt.peers->adopt(self, address, peer);

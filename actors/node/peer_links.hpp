@@ -41,6 +41,11 @@ public:
     (void)owners;
   }
 
+  /// The `(peer_atom)` that owners_known asked for came: as owners_known.
+  virtual void reopen(caf::event_based_actor* self, const std::vector<std::string>& owners) {
+    owners_known(self, owners);
+  }
+
   /// The node at `address` opened the link between the two and introduced its api, `peer`.
   virtual void adopt(caf::event_based_actor* self, const std::string& address, caf::actor peer) {
     (void)self;

@@ -9,6 +9,7 @@
 #include <spdlog/logger.h>
 
 #include "config/folder_logger.hpp"
+#include "net/cluster/peer_address.hpp"
 #include "proto/type_ids.hpp"
 
 namespace nf::net {
@@ -54,27 +55,39 @@ void middleman_peers::with(caf::event_based_actor* self, const std::string& addr
 }
 
 void middleman_peers::open_again_soon(caf::event_based_actor* self) {
+  // One retry pending at a time: each failed link would otherwise add its own, and every
+  // retry dials every link still down, so the retries would multiply.
+  if (reopen_pending_)
+    return;
+  reopen_pending_ = true;
   self->delayed_send(self, reopen_delay, peer_atom_v);
 }
 
+void middleman_peers::reopen(caf::event_based_actor* self,
+                             const std::vector<std::string>& owners) {
+  reopen_pending_ = false;
+  owners_known(self, owners);
+}
+
 void middleman_peers::dial(caf::event_based_actor* self, const std::string& address) {
-  auto colon = address.rfind(':');
   auto fail_all = [this, self, address](const std::string& why) {
     folder_logger("node")->warn("peer_unreachable address={} error=\"{}\"", address, why);
     settle(address, nullptr);
     open_again_soon(self);
   };
-  int port = colon == std::string::npos ? 0 : std::atoi(address.c_str() + colon + 1);
-  if (port <= 0 || port > 65535) {
-    fail_all("not HOST:PORT");
+  std::string why;
+  auto parsed = parse_host_port(address, &why);
+  if (!parsed) {
+    fail_all("not HOST:PORT: " + why);
     return;
   }
-  auto host = address.substr(0, colon);
+  const auto& host = parsed->host;
+  auto port = parsed->port;
   // The non-blocking form of caf::openssl::remote_actor / middleman().remote_actor.
   auto connector = tls_ ? self->system().openssl_manager().actor_handle()
                         : self->system().middleman().actor_handle();
   self
-    ->request(connector, connect_timeout, caf::connect_atom_v, host, static_cast<uint16_t>(port))
+    ->request(connector, connect_timeout, caf::connect_atom_v, host, port)
     .then(
       [this, self, address, fail_all](const caf::node_id&, caf::strong_actor_ptr& ptr,
                                       const std::set<std::string>&) {
@@ -96,7 +109,9 @@ void middleman_peers::dial(caf::event_based_actor* self, const std::string& addr
 
 void middleman_peers::owners_known(caf::event_based_actor* self,
                                    const std::vector<std::string>& owners) {
-  for (const auto& a : owners)
+  // `owners` names a node once per partition it owns: each is dialed once.
+  std::set<std::string> distinct(owners.begin(), owners.end());
+  for (const auto& a : distinct)
     if (!a.empty() && a != self_address_ && dials(a))
       open_or_start(self, a);
 }

@@ -39,6 +39,7 @@ public:
   bool forget(caf::event_based_actor* self, const caf::actor_addr& who) override;
   void owners_known(caf::event_based_actor* self,
                     const std::vector<std::string>& owners) override;
+  void reopen(caf::event_based_actor* self, const std::vector<std::string>& owners) override;
   void adopt(caf::event_based_actor* self, const std::string& address, caf::actor peer) override;
 
 private:
@@ -46,13 +47,15 @@ private:
   bool dials(const std::string& address) const { return self_address_ < address; }
   void dial(caf::event_based_actor* self, const std::string& address);
   void settle(const std::string& address, const caf::actor* peer);
-  /// Has the node call owners_known again a moment from now (a link it opens failed).
-  static void open_again_soon(caf::event_based_actor* self);
+  /// Has the node call reopen a moment from now (a link it opens failed or went down),
+  /// unless a call is pending already.
+  void open_again_soon(caf::event_based_actor* self);
 
   bool tls_;
   std::string self_address_;
   caf::actor api_;
   std::string credential_;
+  bool reopen_pending_ = false;  ///< a (peer_atom) from open_again_soon is on its way
   std::map<std::string, caf::actor> open_;
   std::map<std::string, std::vector<ready_fn>> opening_;
   /// When the wait for a peer that opens the link itself began (past connect_timeout, the

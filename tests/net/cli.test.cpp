@@ -124,6 +124,18 @@ CAF_TEST(serve names the key of every bad setting) {
   CAF_CHECK_EQUAL(errors.size(), 1u);
 }
 
+CAF_TEST(serve refuses a node advertise address other nodes could not dial) {
+  for (const char* bad : {"node1.example.com", "a b:4510", ":4510", "h:0", "h:70000", "h:45x"}) {
+    std::vector<std::string> errors;
+    CAF_CHECK(!serve({"--dsn", "d", "--node.advertise", bad}, errors));
+    CAF_REQUIRE_EQUAL(errors.size(), 1u);
+    CAF_CHECK(contains(errors[0], "node.advertise: expected HOST:PORT"));
+  }
+  std::vector<std::string> errors;
+  CAF_CHECK(serve({"--dsn", "d", "--node.advertise", "node1.example.com:4510"}, errors));
+  CAF_CHECK(serve({"--dsn", "d", "--node.advertise", "[::1]:4510"}, errors));
+}
+
 CAF_TEST_FIXTURE_SCOPE(client_commands, fixture)
 
 CAF_TEST(usage errors exit 2 and send nothing) {
