@@ -1048,9 +1048,12 @@ class evaluation {
     const row& x = at(r);
     const task_def* d = def_for(t);
     bool timed_out = x.status == task_status::timed_out;
+    // A response timeout is retried under any policy (Conductor's); TIME_OUT_WF ends the
+    // workflow at once for the other timeouts, and for a response timeout with no retry left.
+    bool response_timeout = timed_out && reason_of(x) == response_timeout_reason;
     if (retriable_type(t.type)
         && (x.status == task_status::failed
-            || (timed_out && d->policy != timeout_policy::time_out_wf))
+            || (timed_out && (d->policy != timeout_policy::time_out_wf || response_timeout)))
         && x.id.attempt < d->retry_count && within_total_timeout(t, *d, fr)) {
       task_identity next{x.id.ref, x.id.iteration, x.id.attempt + 1};
       auto delay = retry_delay_ms(*d, snap_.workflow_id, x.id);

@@ -28,6 +28,13 @@ std::uint64_t stable_hash(std::string_view data, std::uint64_t seed = 1469598103
 std::int64_t retry_delay_ms(const task_def& def, std::string_view workflow_id,
                             const task_identity& failed);
 
+/// The reasonForIncompletion of an attempt whose worker did not answer within
+/// responseTimeoutSeconds (its lease's start_to_close timer, or the sweep of its lease).
+/// Such an attempt is retried whatever the task's timeoutPolicy, as Conductor does: the
+/// policy governs timeoutSeconds and pollTimeoutSeconds only.
+inline constexpr std::string_view response_timeout_reason =
+  "responseTimeout: no completion or heartbeat within responseTimeoutSeconds";
+
 /// Which deadline of a task execution expires first, and when.
 enum class deadline_kind : std::uint8_t { poll, start_to_close, total };
 

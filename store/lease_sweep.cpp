@@ -2,6 +2,7 @@
 
 #include <boost/json.hpp>
 
+#include "flow/retry.hpp"
 #include "store/json.hpp"
 #include "proto/errors.hpp"
 #include "store/task_transitions.hpp"
@@ -82,8 +83,7 @@ caf::expected<std::vector<swept_lease>> sweep_expired_leases(connection& conn, i
         plan.finishes.push_back(task_finish{s.workflow, s.task, flow::task_status::in_progress,
                                             flow::task_status::timed_out,
                                             std::nullopt,
-                                            "lease expired: no completion or heartbeat within "
-                                            "the response timeout",
+                                            std::string{flow::response_timeout_reason},
                                             tasks->str(i, scheduled_at), std::nullopt});
         plan.events.push_back(event_draft{s.workflow, task_ns, s.shard, "TASK_TIMED_OUT", s.task,
                                           tasks->str(i, ref), json(payload)});

@@ -4,6 +4,7 @@
 
 #include <boost/json.hpp>
 
+#include "flow/retry.hpp"
 #include "store/json.hpp"
 #include "proto/errors.hpp"
 #include "store/pg/hour_window.hpp"
@@ -173,7 +174,9 @@ fired_timer plan_one(const result& c, const claim_columns& cc, const result& t,
     if (has_queue_row)
       plan.removals.push_back(queue_removal{t.str(i, tc.queue), *f.task, std::move(token), false});
     plan.finishes.push_back(task_finish{f.workflow, *f.task, from, flow::task_status::timed_out, std::nullopt,
-                                        std::string{to_sql(f.kind)} + " timeout",
+                                        f.kind == timer_kind::start_to_close
+                                          ? std::string{flow::response_timeout_reason}
+                                          : std::string{to_sql(f.kind)} + " timeout",
                                         t.str(i, tc.scheduled_at), std::nullopt});
     plan.events.push_back(event_draft{f.workflow, ns, shard, "TASK_TIMED_OUT", f.task,
                                       t.str(i, tc.ref), json(payload)});

@@ -5,6 +5,7 @@
 #include <boost/json/serialize.hpp>
 
 #include "flow/parse.hpp"
+#include "flow/retry.hpp"
 #include "sim.hpp"
 
 using namespace nf::flow;
@@ -408,6 +409,22 @@ CAF_TEST(timeouts by policy) {
     s.advance(30'000);
     CAF_CHECK_EQUAL(to_string(s.snap.status), "TIMED_OUT");
     CAF_CHECK_EQUAL(s.scheduled(), "a");
+  }
+  {  // TIME_OUT_WF: a response timeout is retried, as Conductor does, until none is left
+    sim s(def, with(R"({"name":"a","responseTimeoutSeconds":5,"retryCount":1,"retryDelaySeconds":0})"));
+    s.start("a");
+    s.fail("a", response_timeout_reason, 0, task_status::timed_out);
+    CAF_CHECK_EQUAL(s.scheduled(), "a a+1");
+    CAF_CHECK_EQUAL(to_string(s.snap.status), "RUNNING");
+    s.start("a");
+    s.fail("a", response_timeout_reason, 0, task_status::timed_out);
+    CAF_CHECK_EQUAL(to_string(s.snap.status), "TIMED_OUT");
+  }
+  {  // TIME_OUT_WF: a poll timeout ends the workflow at once
+    sim s(def, with(R"({"name":"a","retryCount":3})"));
+    s.fail("a", "schedule_to_start timeout", 0, task_status::timed_out);
+    CAF_CHECK_EQUAL(s.scheduled(), "a");
+    CAF_CHECK_EQUAL(to_string(s.snap.status), "TIMED_OUT");
   }
   {  // ALERT_ONLY: an event, the task keeps running
     sim s(def, with(R"({"name":"a","timeoutSeconds":5,"timeoutPolicy":"ALERT_ONLY"})"));

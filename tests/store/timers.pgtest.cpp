@@ -10,6 +10,7 @@
 #include "store/pg/transaction.hpp"
 #include "store/tasks.hpp"
 #include "store/lease_postpone.hpp"
+#include "flow/retry.hpp"
 #include "store/timers.hpp"
 #include "tests/store/worker_fixture.hpp"
 
@@ -153,7 +154,7 @@ CAF_TEST(a startToClose deadline times the running attempt out exactly once) {
   CAF_CHECK_EQUAL(task_status(t.task), "TIMED_OUT");
   CAF_CHECK_EQUAL(scalar(R"(SELECT "reasonForIncompletion" FROM "TaskExecutions" WHERE "id" = $1)",
                          params::of(t.task)),
-                  "startToClose timeout");
+                  std::string{nf::flow::response_timeout_reason});
   CAF_CHECK_EQUAL(count(R"(SELECT count(*) FROM "TaskQueues" WHERE "taskId" = $1)", params::of(t.task)), 0);
   CAF_CHECK_EQUAL(events(wf), "1:TASK_STARTED,2:TASK_TIMED_OUT");
   CAF_CHECK_EQUAL(decide_reason(wf), "startToClose");
