@@ -30,6 +30,21 @@ bool plain_name(std::string_view s) {
   return !s.empty() && std::all_of(s.begin(), s.end(), is_name_char);
 }
 
+// The longest name of a definition or task: names are keys of btree indexes, whose rows
+// Postgres bounds (a few kB), and of the routes that address a definition by its name.
+constexpr std::size_t max_name_bytes = 255;
+
+// A definition's or a task's `name`: within max_name_bytes, without a '/' (a route's path
+// could not name it) or a control character. Empty is another check's problem.
+void check_name(std::string_view name, const std::string& at, problems& out) {
+  if (name.size() > max_name_bytes)
+    out.push_back({at, "expected at most " + std::to_string(max_name_bytes) + " bytes, got "
+                         + std::to_string(name.size())});
+  else if (std::any_of(name.begin(), name.end(),
+                       [](unsigned char c) { return c == '/' || c < ' ' || c == 0x7f; }))
+    out.push_back({at, "expected no '/' or control character, got " + quoted(name)});
+}
+
 void check_email(const std::string& email, const std::string& path, problems& out) {
   auto at = email.find('@');
   if (!email.empty()
@@ -280,6 +295,7 @@ void check_decision(const workflow_task& t, const std::string& path, problems& o
 // Rules that depend on a task alone, not on where it stands.
 void check_rules(const workflow_task& t, const std::string& path, problems& out) {
   misplaced(t, path, out);
+  check_name(t.name, path_key(path, "name"), out);
   check_conductor_task_fields(t, path, out);
   if (!t.task_reference_name.empty() && !plain_name(t.task_reference_name))
     out.push_back({path_key(path, "taskReferenceName"),
@@ -641,6 +657,7 @@ loaded<Def> load(std::string_view json_text, Read read) {
 
 problems validate(const workflow_def& def, const std::string& path) {
   problems out;
+  check_name(def.name, path_key(path, "name"), out);
   validator(def, path, out).run();
   return out;
 }
@@ -648,6 +665,7 @@ problems validate(const workflow_def& def, const std::string& path) {
 problems validate(const task_def& def, const std::string& path) {
   problems out;
   auto field = [&](std::string_view f) { return path_key(path, f); };
+  check_name(def.name, field("name"), out);
   if (def.timeout_seconds > 0 && def.response_timeout_seconds > def.timeout_seconds)
     out.push_back({field("responseTimeoutSeconds"),
                    "must not exceed timeoutSeconds (" + std::to_string(def.response_timeout_seconds)

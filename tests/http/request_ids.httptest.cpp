@@ -119,6 +119,10 @@ CAF_TEST(a command sent twice with one request id is applied once) {
   CAF_CHECK_EQUAL(test::status_over_http(*http, id), "PAUSED");
   auto resumed = with_id("PUT", "/api/workflow/" + id + "/resume", "cmd-2");
   CAF_CHECK_EQUAL(resumed.status, 200u);
+  // Conductor's terminate may ask for the failure workflow: refused, and nothing terminated.
+  check_error(http->del("/api/workflow/" + id + "?reason=x&triggerFailureWorkflow=true"), 400,
+              "triggerFailureWorkflow");
+  CAF_CHECK_EQUAL(test::status_over_http(*http, id), "RUNNING");
   auto terminated = with_id("DELETE", "/api/workflow/" + id + "?reason=x", "cmd-3");
   CAF_CHECK_EQUAL(terminated.status, 200u);
   // A second terminate is refused (409) unless it is the first one retried.

@@ -436,11 +436,23 @@ void add_command_routes(router& r, const route_context& ctx) {
            }});
   }
   r.add({verb::delete_, "/api/workflow/{workflowId}", "Terminate a workflow (X-Request-Id: a retry is applied once)",
-         {{"reason", "why (recorded as its reasonForIncompletion)", false}}, body_kind::none, {},
+         {{"reason", "why (recorded as its reasonForIncompletion)", false},
+          {"triggerFailureWorkflow", "false only: a terminated workflow starts no failure workflow",
+           false, "boolean"}},
+         body_kind::none, {},
          "200, empty (409 when it already ended)", "workflow", access::operator_, [api](const exchange_ptr& ex) {
            const auto& id = ex->param("workflowId");
            if (!check_id(ex, id))
              return;
+           // Conductor's clients send it; refused rather than ignored when it asks for a start.
+           if (const auto* trigger = ex->query("triggerFailureWorkflow");
+               trigger != nullptr && *trigger != "false") {
+             ex->fail(400,
+                      "triggerFailureWorkflow: nodeflow starts a workflow's failureWorkflow when "
+                      "it fails or times out, not when it is terminated; leave it out or false",
+                      "triggerFailureWorkflow");
+             return;
+           }
            const auto* reason = ex->query("reason");
            command(api, ex, command_of("terminate", id, reason ? *reason : std::string{}),
                    [ex] { empty_answer(ex, 200); });
