@@ -330,6 +330,19 @@ int run_serve_command(int argc, char** argv) {
     cluster_caf_bound = *tls_port;
     cluster_bound = *outer;
   }
+  // The HTTP port is taken before the node joins the cluster: a node that cannot serve HTTP
+  // exits without having taken partitions from the others.
+  http = std::make_unique<http_door>(sys, settings, api, cfg->dsn, auth, tls);
+  if (http->enabled()) {
+    if (auto bound_http = http->bind(); !bound_http) {
+      std::cerr << "nodeflow serve: " << nf::message_of(bound_http.error()) << "\n";
+      sys.middleman().unpublish(api, *caf_bound);
+      if (cluster_caf_bound)
+        net::close_cluster_door(sys, api, *cluster_caf_bound);
+      caf::anon_send_exit(api, caf::exit_reason::user_shutdown);
+      return 1;
+    }
+  }
   actors::node_options node_opts;
   node_opts.dsn = cfg->dsn;
   node_opts.settings = settings;
@@ -353,7 +366,6 @@ int run_serve_command(int argc, char** argv) {
                  "owns one)",
                  patience.count());
   self->monitor(node);
-  http = std::make_unique<http_door>(sys, settings, api, cfg->dsn, auth, tls);
   if (http->enabled()) {
     auto http_port = http->start();
     if (!http_port) {

@@ -85,11 +85,17 @@ bool http_door::enabled() const {
   return impl_->server != nullptr;
 }
 
-caf::expected<uint16_t> http_door::start() {
+caf::expected<uint16_t> http_door::bind() {
   if (const auto& dir = impl_->ui_dir;
       !dir.empty() && !std::filesystem::is_regular_file(std::filesystem::path{dir} / "index.html"))
     return make_error(errc::invalid,
                       "http.ui_dir: " + dir + " holds no index.html (a folder like ui/ is expected)");
+  return impl_->server->bind();
+}
+
+caf::expected<uint16_t> http_door::start() {
+  if (auto bound = bind(); !bound)
+    return bound;
   impl_->events->start();
   impl_->series->start();
   return impl_->server->start();

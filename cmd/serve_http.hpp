@@ -34,7 +34,10 @@ public:
   ~http_door();
 
   bool enabled() const;
-  /// Starts the history streams' hub and listens; answers the bound port.
+  /// Checks http.ui_dir and binds the port without serving yet, so that a node that
+  /// could not serve HTTP never joins the cluster; answers the bound port.
+  caf::expected<uint16_t> bind();
+  /// Binds unless bound, starts the history streams' hub and serves; answers the port.
   caf::expected<uint16_t> start();
   void stop();
 

@@ -560,8 +560,10 @@ server::~server() {
   stop();
 }
 
-caf::expected<uint16_t> server::start() {
+caf::expected<uint16_t> server::bind() {
   auto& st = *impl_;
+  if (st.acceptor)
+    return st.acceptor->local_endpoint().port();
   const auto& opts = st.state->opts;
   beast::error_code ec;
   auto addr = asio::ip::make_address(opts.host, ec);
@@ -577,13 +579,22 @@ caf::expected<uint16_t> server::start() {
     st.acceptor->bind(ep, ec);
   if (!ec)
     st.acceptor->listen(asio::socket_base::max_listen_connections, ec);
-  if (ec)
+  if (ec) {
+    st.acceptor.reset();
     return nf::make_error(errc::unavailable, "cannot listen for HTTP on " + opts.host + ":"
                                                + std::to_string(opts.port) + ": " + ec.message());
-  auto bound = st.acceptor->local_endpoint().port();
+  }
+  return st.acceptor->local_endpoint().port();
+}
+
+caf::expected<uint16_t> server::start() {
+  auto& st = *impl_;
+  auto bound = bind();
+  if (!bound)
+    return bound;
   st.work.emplace(asio::make_work_guard(st.ioc));
   st.accept();
-  for (int i = 0; i < std::max(1, opts.threads); ++i)
+  for (int i = 0; i < std::max(1, st.state->opts.threads); ++i)
     st.threads.emplace_back([&st] { st.ioc.run(); });
   st.running = true;
   return bound;

@@ -60,7 +60,10 @@ public:
   server(const server&) = delete;
   server& operator=(const server&) = delete;
 
-  /// Binds and starts the threads; answers the bound port.
+  /// Binds and listens without accepting yet (connections wait in the backlog); answers
+  /// the bound port. Again: the same port.
+  caf::expected<uint16_t> bind();
+  /// Binds unless bound, then accepts and starts the threads; answers the bound port.
   caf::expected<uint16_t> start();
   /// Stops accepting, closes every connection and joins the threads.
   void stop();

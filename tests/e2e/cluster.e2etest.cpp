@@ -142,3 +142,20 @@ CAF_TEST(a batch of reports for workflows of another node is answered report by 
   CAF_CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
   CAF_CHECK(f.stop_node());
 }
+
+// A second node whose HTTP port is taken exits before it joins: it never registers nor
+// takes a partition from the node serving them.
+CAF_TEST(a node that cannot take its HTTP port exits without joining the cluster) {
+  test::e2e_fixture f{"e2e_cluster_http_taken"};
+  f.start_node();
+  auto owners = f.partition_owners();
+  CAF_REQUIRE_EQUAL(owners.size(), static_cast<size_t>(partitions));
+  auto second = f.run_cli({"serve", "--dsn", f.db.dsn(), "--config", f.config_path, "--port",
+                           std::to_string(test::free_port()), "--http-port",
+                           std::to_string(f.http_port)});
+  CAF_CHECK_EQUAL(second.exit_code, 1);
+  CAF_CHECK_NOT_EQUAL(second.log.find("cannot listen for HTTP"), std::string::npos);
+  CAF_CHECK_EQUAL(f.count(R"(SELECT count(*) FROM "Nodes")"), 1);
+  CAF_CHECK(f.partition_owners() == owners);
+  CAF_CHECK(f.stop_node());
+}
