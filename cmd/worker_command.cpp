@@ -132,6 +132,28 @@ std::optional<worker_config> read_config(int argc, char** argv, std::string& err
   return c;
 }
 
+// Sends a report until it is taken or refused for good. `unavailable` (the link lost, a
+// restarted node that does not own the workflow's partition yet) is tried again, at most until
+// the lease runs out by the worker's clock: the lease token fences every send, so a report
+// that committed before its answer was lost is refused `lease lost` then, never applied twice.
+template <class Send>
+caf::expected<std::string> report(Send send, const msg::leased_task& t) {
+  auto pause = std::chrono::milliseconds{200};
+  for (;;) {
+    auto r = send();
+    auto now_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                    std::chrono::system_clock::now().time_since_epoch())
+                    .count();
+    if (r || !is_unavailable(r.error()) || stop_requested
+        || now_ms + pause.count() >= t.lease_expires_at_ms)
+      return r;
+    spdlog::info("task_report_retry task={} workflow={} in_ms={} error=\"{}\"", t.task_id,
+                 t.workflow_id, pause.count(), describe(r.error()));
+    std::this_thread::sleep_for(pause);
+    pause = std::min(pause * 2, std::chrono::milliseconds{5000});
+  }
+}
+
 // Runs one task per the configured behavior and reports it.
 void handle(client& c, const worker_config& cfg, const msg::leased_task& t, counters& n) {
   auto began = std::chrono::steady_clock::now();
@@ -139,11 +161,12 @@ void handle(client& c, const worker_config& cfg, const msg::leased_task& t, coun
   const char* result = "COMPLETED";
   if (cfg.kind == behavior::fail_first_attempt && t.attempt == 0) {
     result = "FAILED";
-    r = c.fail(t, "first attempt fails (worker --behavior fail-first-attempt)");
+    r = report([&] { return c.fail(t, "first attempt fails (worker --behavior fail-first-attempt)"); },
+               t);
   } else {
     if (cfg.kind == behavior::sleep)
       std::this_thread::sleep_for(std::chrono::milliseconds{cfg.sleep_ms});
-    r = c.complete(t, t.input_json.empty() ? "{}" : t.input_json);
+    r = report([&] { return c.complete(t, t.input_json.empty() ? "{}" : t.input_json); }, t);
   }
   auto took = std::chrono::duration_cast<std::chrono::milliseconds>(
                 std::chrono::steady_clock::now() - began)

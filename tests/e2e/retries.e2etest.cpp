@@ -120,6 +120,31 @@ CAF_TEST(an optional task that fails for good completes with errors and its work
   CAF_CHECK(f.stop_node());
 }
 
+// A node killed while its worker runs a task: the worker's report finds no node, then a
+// restarted one that may not own the workflow's partition yet. It is sent again until taken,
+// so the attempt that ran completes and nothing is retried.
+CAF_TEST(a worker whose node restarts mid task reports the attempt it ran) {
+  test::e2e_fixture f{"e2e_retries_node_restart"};
+  f.start_node();
+  f.define(R"([{"name": "long_step", "retryCount": 2, "retryDelaySeconds": 0,
+                "responseTimeoutSeconds": 120},
+    {"name": "e2e_restart", "version": 1, "tasks": [
+      {"name": "long_step", "taskReferenceName": "step", "inputParameters": {"n": 1}}]}])");
+  f.start_worker_process({"--queue", "long_step", "--behavior", "sleep=4000",
+                          "--worker-id", "steady"});
+  auto id = f.start("e2e_restart");
+  CAF_REQUIRE(f.await_count(R"(SELECT count(*) FROM "TaskQueues" WHERE "workflowId" = ')" + id
+                              + R"(' AND "leasedBy" = 'steady')",
+                            1, 30s));
+  f.kill_node();
+  f.start_node();
+  CAF_REQUIRE_EQUAL(f.await_end(id, 90s), "COMPLETED");
+  auto a = attempts(f, id, "step");
+  CAF_CHECK_EQUAL(a.size(), 1u);
+  CAF_CHECK_EQUAL(a[0].status, "COMPLETED");
+  CAF_CHECK(f.stop_node());
+}
+
 CAF_TEST(a worker killed mid task times out and the task is retried while its late result is fenced off) {
   test::e2e_fixture f{"e2e_retries_killed"};
   f.start_node();
