@@ -278,6 +278,9 @@ CAF_TEST(search filters by query clauses and pages by cursor) {
   CAF_CHECK_EQUAL(page2.at("results").as_array()[0].at("workflowId").as_string(), a);
   check_error(http->get("/api/workflow/search?query=input.x%20%3D%201"), 400, "query");
   check_error(http->get("/api/workflow/search?query=status%20%3D%20DONE"), 400, "query");
+  // OR is refused, not read as part of a value (which would match nothing).
+  check_error(http->get("/api/workflow/search?query=workflowType%20%3D%20gate%20OR%20status%20%3D%20RUNNING"),
+              400, "query");
   check_error(http->get("/api/workflow/search?start=10"), 400, "start");
   check_error(http->get("/api/workflow/search?size=0"), 400, "size");
   check_error(http->get("/api/workflow/search?freeText=hello"), 400, "freeText");

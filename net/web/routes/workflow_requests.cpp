@@ -288,6 +288,13 @@ std::optional<search_spec> read_search(const exchange_ptr& ex) {
         return std::nullopt;
       }
       std::string field = m[1], op = m[2], value = m[3];
+      // An unquoted value would take the rest of an OR as its own: refused instead.
+      static const std::regex or_re{R"(\s+OR\s+)", std::regex::icase};
+      if (!value.empty() && value.front() != '\'' && value.front() != '"'
+          && std::regex_search(value, or_re)) {
+        bad("OR is not supported");
+        return std::nullopt;
+      }
       for (auto& c : op)
         c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
       if (field == "status" && (op == "=" || op == "IN")) {
