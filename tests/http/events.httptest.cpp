@@ -194,6 +194,10 @@ CAF_TEST(a stream follows a workflow live to its end) {
   auto last = std::to_string(rest.back().seq);
   test::sse_reader done{"127.0.0.1", f.http_port, stream_target(id), {{"Last-Event-ID", last}}};
   CAF_CHECK_EQUAL(done.head().status, 204u);
+  // Past the last event there is nothing to resume after: refused, never a stream that waits.
+  test::sse_reader past{"127.0.0.1", f.http_port, stream_target(id),
+                        {{"Last-Event-ID", std::to_string(rest.back().seq + 1)}}};
+  check_error(past.head(), 400, "Last-Event-ID");
   // From the middle of a finished history: the rest, then the end.
   test::sse_reader mid{"127.0.0.1", f.http_port, stream_target(id) + "?after=3"};
   CAF_REQUIRE_EQUAL(mid.head().status, 200u);

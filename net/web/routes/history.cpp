@@ -107,11 +107,22 @@ void add_history_routes(router& r, const route_context& ctx) {
              auto after = resume_point(ex);
              if (!after)
                return;
+             // The event to resume after must exist: past the history's last event (of a
+             // workflow that ended there, or any) the stream would wait for ever.
              msg::events_request probe;
              probe.workflow_id = *id;
+             probe.after_seq = *after > 0 ? *after - 1 : 0;
              probe.limit = 1;
              api->ask<std::vector<msg::event_view>>(
-               [hub, ex, id = *id, after = *after](std::vector<msg::event_view>&) {
+               [hub, ex, id = *id, after = *after](std::vector<msg::event_view>& found) {
+                 if (after > 0 && (found.empty() || found.front().seq != after)) {
+                   std::string field =
+                     ex->header("last-event-id").empty() ? "after" : "Last-Event-ID";
+                   ex->fail(400, field + ": workflow " + id + " has no event "
+                                   + std::to_string(after) + " to resume after",
+                            field);
+                   return;
+                 }
                  hub->subscribe(ex, id, after);
                },
                [ex](caf::error& e) { ex->fail(e); }, events_atom_v, scoped(ex, probe));
