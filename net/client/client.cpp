@@ -123,6 +123,10 @@ struct client::impl {
       last_connect_error = caf::to_string(h.error());
       next_attempt = clock_type::now() + backoff;
       backoff = std::min(backoff * 2, opts.max_backoff);
+      // An attempt can outlast its backoff (a connect that waits for its own timeout): the
+      // deadline is checked after each, not only while waiting for the next.
+      if (next_attempt > deadline)
+        return unavailable("cannot reach node " + address + ": " + last_connect_error);
     }
   }
 
@@ -335,12 +339,20 @@ Message with_request_id(Message m) {
 }
 
 template <class T, class Call>
-caf::expected<T> retried(Call call) {
-  auto r = call();
+caf::expected<T> retried(std::chrono::milliseconds timeout, Call call) {
+  // One timeout bounds the call and its resends: each gets what is left of it, and none is
+  // sent once it ran out (a node that cannot be reached is reported within the timeout).
+  auto deadline = std::chrono::steady_clock::now() + timeout;
+  auto r = call(timeout);
   for (int i = 0; i < request_id_retries && !r && nf::is_nodeflow_error(r.error())
                   && nf::code_of(r.error()) == nf::errc::unavailable;
-       ++i)
-    r = call();
+       ++i) {
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+      deadline - std::chrono::steady_clock::now());
+    if (left.count() <= 0)
+      break;
+    r = call(left);
+  }
   return r;
 }
 
@@ -379,8 +391,9 @@ caf::expected<msg::start_reply> client::start(const msg::start_request& r) {
   if (!m.idempotency_key.empty())
     return impl_->call_sync<msg::start_reply>(impl_->opts.timeout, start_atom_v, m);
   m = with_request_id(std::move(m));
-  return retried<msg::start_reply>(
-    [&] { return impl_->call_sync<msg::start_reply>(impl_->opts.timeout, start_atom_v, m); });
+  return retried<msg::start_reply>(impl_->opts.timeout, [&](std::chrono::milliseconds t) {
+    return impl_->call_sync<msg::start_reply>(t, start_atom_v, m);
+  });
 }
 
 caf::expected<std::string> client::get(const std::string& workflow_id, bool include_tasks) {
@@ -394,8 +407,9 @@ caf::expected<msg::search_page> client::search(const msg::search_request& r) {
 
 caf::expected<std::string> client::command(const msg::workflow_command& c) {
   auto m = with_request_id(scoped(c));
-  return retried<std::string>(
-    [&] { return impl_->call_sync<std::string>(impl_->opts.timeout, command_atom_v, m); });
+  return retried<std::string>(impl_->opts.timeout, [&](std::chrono::milliseconds t) {
+    return impl_->call_sync<std::string>(t, command_atom_v, m);
+  });
 }
 
 caf::expected<std::string> client::pause(const std::string& id, const std::string& reason) {
@@ -431,8 +445,9 @@ caf::expected<std::string> client::signal(const std::string& id, const std::stri
 
 caf::expected<std::string> client::signal(const msg::signal_request& r) {
   auto m = with_request_id(scoped(r));
-  return retried<std::string>(
-    [&] { return impl_->call_sync<std::string>(impl_->opts.timeout, signal_atom_v, m); });
+  return retried<std::string>(impl_->opts.timeout, [&](std::chrono::milliseconds t) {
+    return impl_->call_sync<std::string>(t, signal_atom_v, m);
+  });
 }
 
 caf::expected<std::vector<msg::leased_task>> client::poll(const msg::poll_request& r) {
@@ -473,8 +488,9 @@ caf::expected<std::string> client::progress(const msg::task_progress& p) {
 
 caf::expected<std::string> client::update_task(const msg::task_ref_update& u) {
   auto m = with_request_id(scoped(u));
-  return retried<std::string>(
-    [&] { return impl_->call_sync<std::string>(impl_->opts.timeout, task_ref_atom_v, m); });
+  return retried<std::string>(impl_->opts.timeout, [&](std::chrono::milliseconds t) {
+    return impl_->call_sync<std::string>(t, task_ref_atom_v, m);
+  });
 }
 
 caf::expected<std::vector<msg::event_view>> client::events(const msg::events_request& r) {
