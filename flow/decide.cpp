@@ -415,6 +415,8 @@ class evaluation {
       };
       out_.failure_workflow = failure_workflow_start{def_.failure_workflow, std::move(input)};
     }
+    if (status == workflow_status::failed || status == workflow_status::timed_out)
+      out_.failed_task_ref = failed_ref;
     out_.status = status;
     out_.output = std::move(output);
     out_.reason_for_incompletion = std::move(reason);

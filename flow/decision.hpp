@@ -107,6 +107,7 @@ struct decision {
   std::optional<workflow_status> status;  ///< set when the workflow changes status
   boost::json::object output;             ///< with a terminal status
   std::string reason_for_incompletion;    ///< with FAILED / TIMED_OUT / TERMINATED
+  std::string failed_task_ref;            ///< with FAILED / TIMED_OUT: the task that ended it
   std::vector<sub_workflow_start> sub_workflows;
   std::optional<failure_workflow_start> failure_workflow;
   /// decide() stopped early to bound its work (a loop of inline tasks): write

@@ -243,10 +243,8 @@ store::decision_write to_write(const store::workflow_snapshot& s, const flow::de
   if (d.status && flow::is_terminal(*d.status))
     w.output = store::json(d.output);
   w.reason_for_incompletion = text_or_none(d.reason_for_incompletion);
-  if (d.failure_workflow)
-    if (const auto* ref = d.failure_workflow->input.if_contains("failedTaskRef");
-        ref != nullptr && ref->is_string() && !ref->get_string().empty())
-      w.failed_task_ref = std::string{ref->get_string()};
+  if (!d.failed_task_ref.empty())
+    w.failed_task_ref = d.failed_task_ref;
   w.variables = object_or_none(d.variables);
   const auto domains = task_to_domain_of(s);
   for (const auto& t : d.schedule)

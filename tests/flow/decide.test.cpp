@@ -374,6 +374,8 @@ CAF_TEST(failure cancels running tasks and their timers) {
   CAF_CHECK(s.task("b").status == task_status::canceled);
   CAF_CHECK(s.task("join").status == task_status::canceled);
   CAF_CHECK_EQUAL(s.task("b").reason_for_incompletion, "workflow ended FAILED");
+  // The task that failed it is named with no failure workflow too (failedReferenceTaskNames).
+  CAF_CHECK_EQUAL(s.ending().failed_task_ref, "a");
   bool cancels_b = false;
   for (const auto& c : s.ending().cancel)
     cancels_b |= c.task.ref == "b";
