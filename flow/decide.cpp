@@ -346,6 +346,7 @@ class evaluation {
     s.workflow_id = snap_.workflow_id;
     s.workflow_type = def_.name;
     s.workflow_version = def_.version;
+    s.correlation_id = snap_.correlation_id;
     s.input = &snap_.input;
     s.variables = variables_changed_ ? &variables_ : &snap_.variables;
     s.task = [this, fr](std::string_view ref, bool output) -> const boost::json::object* {

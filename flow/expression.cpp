@@ -31,17 +31,20 @@ std::size_t classify(const json_path_view& path, reference::root_t& root, std::s
       root = reference::workflow_input;
     } else if (field == "variables") {
       root = reference::workflow_variables;
-    } else if (field == "workflowId" || field == "workflowType" || field == "version") {
-      root = field == "workflowId"     ? reference::workflow_id
-             : field == "workflowType" ? reference::workflow_type
-                                       : reference::workflow_version;
+    } else if (field == "workflowId" || field == "workflowType" || field == "version"
+               || field == "correlationId") {
+      root = field == "workflowId"      ? reference::workflow_id
+             : field == "workflowType"  ? reference::workflow_type
+             : field == "correlationId" ? reference::workflow_correlation_id
+                                        : reference::workflow_version;
       if (path.size() > 2) {
         error = "workflow." + std::string(field) + " has no fields";
         return 0;
       }
     } else {
       error = "unknown workflow field " + quoted(field)
-              + " (expected input, variables, workflowId, workflowType or version)";
+              + " (expected input, variables, workflowId, workflowType, version or "
+                "correlationId)";
       return 0;
     }
   } else if (field == "input" || field == "output") {
@@ -311,6 +314,9 @@ boost::json::value value_at(const reference& ref, const scope& s) {
     case reference::workflow_id: return boost::json::string(s.workflow_id);
     case reference::workflow_type: return boost::json::string(s.workflow_type);
     case reference::workflow_version: return s.workflow_version;
+    case reference::workflow_correlation_id:
+      return s.correlation_id.empty() ? boost::json::value(nullptr)
+                                      : boost::json::value(boost::json::string(s.correlation_id));
     case reference::secret: return boost::json::string("${secrets." + ref.task_ref + "}");
     case reference::workflow_input: root = s.input; break;
     case reference::workflow_variables: root = s.variables; break;

@@ -53,7 +53,7 @@ bool apply_path_function(path_function f, const boost::json::value& v,
 struct reference {
   enum root_t : unsigned char {
     workflow_input, workflow_variables, workflow_id, workflow_type, workflow_version,
-    task_input, task_output, secret,
+    workflow_correlation_id, task_input, task_output, secret,
   } root = workflow_input;
   std::string task_ref;  ///< for task_input / task_output; the secret's name for secret
   json_path path;        ///< below the root
@@ -99,6 +99,7 @@ struct scope {
   std::string_view workflow_id;
   std::string_view workflow_type;
   std::int64_t workflow_version = 0;
+  std::string_view correlation_id;  ///< empty: none (the expression is null)
   const boost::json::object* input = nullptr;
   const boost::json::object* variables = nullptr;
   /// The input (output == false) or output of task `ref` as visible from the

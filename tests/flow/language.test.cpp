@@ -35,6 +35,7 @@ std::string resolved(const char* tmpl, const char* input) {
   s.workflow_id = "wf-9";
   s.workflow_type = "w";
   s.workflow_version = 2;
+  s.correlation_id = "order-7";
   auto in = boost::json::parse(input).as_object();
   boost::json::object out{{"list", boost::json::array{1, "two", nullptr}}, {"n", 1.5}};
   s.input = &in;
@@ -154,6 +155,7 @@ CAF_TEST(expressions keep types and paths) {
   CAF_CHECK_EQUAL(resolved(R"("${t.input.x}")", "{}"), "null");
   CAF_CHECK_EQUAL(resolved(R"(["${workflow.workflowId}","${workflow.workflowType}","${workflow.version}"])", "{}"),
                   R"(["wf-9","w",2])");
+  CAF_CHECK_EQUAL(resolved(R"("${workflow.correlationId}")", "{}"), R"("order-7")");
   CAF_CHECK_EQUAL(resolved(R"("a ${workflow.input.s} b ${workflow.input.o}")", R"({"s":"x","o":{"k":1}})"),
                   R"("a x b {\"k\":1}")");
   CAF_CHECK_EQUAL(resolved(R"("$${workflow.input.n}")", R"({"n":5})"), R"("${workflow.input.n}")");
