@@ -7,6 +7,7 @@
 #include <unistd.h>
 #include <iostream>
 #include <optional>
+#include <string_view>
 
 #include <boost/json.hpp>
 #include <caf/actor_system.hpp>
@@ -191,6 +192,11 @@ void raise_open_files_limit() {
 } // namespace
 
 int run_serve_command(int argc, char** argv) {
+  for (int i = 0; i < argc; ++i)
+    if (std::string_view{argv[i]} == "--help" || std::string_view{argv[i]} == "-h") {
+      std::cout << serve_usage();
+      return 0;
+    }
   std::vector<std::string> errors;
   auto cfg = load_serve_config(argc, argv, errors);
   if (!cfg) {

@@ -28,7 +28,8 @@ std::optional<task_handle> parse_task_handle(const std::string& text, std::strin
     why = "expected the taskId a poll answered (<taskId>.<workflowId>.<lease>), got \"" + text
           + "\"";
     if (parts.size() == 1 && flow::is_uuid(parts[0]))
-      why += ": a bare task id names no lease (I5); a WAIT task is completed with "
+      why += ": a bare task id names no lease (send the taskId the poll answered, as it "
+             "came); a WAIT or HUMAN task is completed with "
              "POST /api/tasks/{workflowId}/{taskRefName}/{status}";
     return std::nullopt;
   }

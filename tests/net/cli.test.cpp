@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "cmd/client_commands.hpp"
+#include "cmd/serve_command.hpp"
 #include "cmd/serve_config.hpp"
 #include "tests/net/fake_node.hpp"
 
@@ -122,6 +123,11 @@ CAF_TEST(serve names the key of every bad setting) {
   errors.clear();
   CAF_CHECK(!serve({"--dsn", "d", "--config", "/nonexistent/nodeflow.conf"}, errors));
   CAF_CHECK_EQUAL(errors.size(), 1u);
+}
+
+CAF_TEST(serve --help prints the usage and exits 0) {
+  argv_list a{{"--help"}};
+  CAF_CHECK_EQUAL(cmd::run_serve_command(a.argc(), a.argv()), 0);
 }
 
 CAF_TEST(serve refuses a node advertise address other nodes could not dial) {
