@@ -21,12 +21,15 @@ namespace json = boost::json;
 const char* usage =
   "usage: nodeflow sinks add URL [options] [--event-types T1,T2] [--max-attempts N]\n"
   "                              [--timeout-ms N] [--disabled] [--signing-secret-stdin]\n"
+  "                              [--allow-plain-http]\n"
   "       nodeflow sinks list [options]\n"
   "       nodeflow sinks show|enable|disable|remove ID [options]\n"
   "options: --dsn DSN (or NODEFLOW_DSN), --namespace NAME (default \"default\")\n"
   "A signing secret is never an argument: --signing-secret-stdin reads it from stdin (one\n"
   "trailing newline dropped). add, show, enable and disable print the sink as JSON; its\n"
-  "secret is never printed (signingSecretSet says whether it has one).\n";
+  "secret is never printed (signingSecretSet says whether it has one). A plain http:// URL\n"
+  "to a host other than loopback is refused, as the nodes' relay refuses to deliver there,\n"
+  "unless --allow-plain-http says they run with relay.allow_plain_http.\n";
 
 int fail(const std::string& what) {
   std::cerr << "nodeflow sinks: " << what << "\n";
@@ -91,7 +94,7 @@ int run_sinks_command(int argc, char** argv) {
   std::string error;
   auto args = parse_args(argc, argv, 0,
                          {"dsn", "namespace", "event-types", "max-attempts", "timeout-ms"},
-                         {"disabled", "signing-secret-stdin"}, error);
+                         {"disabled", "signing-secret-stdin", "allow-plain-http"}, error);
   if (!args || args->positional.empty()) {
     std::cerr << (args ? "" : "nodeflow sinks: " + error + "\n") << usage;
     return 2;
@@ -166,7 +169,7 @@ int run_sinks_command(int argc, char** argv) {
   if (!ns)
     return fail(nf::message_of(ns.error()));
   r.namespace_id = ns->id.str();
-  auto answer = engine::webhook_sinks(*conn, r);
+  auto answer = engine::webhook_sinks(*conn, r, args->has("allow-plain-http"));
   if (!answer)
     return fail(verb + ": " + nf::message_of(answer.error()));
   if (verb == "remove") {

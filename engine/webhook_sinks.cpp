@@ -7,6 +7,7 @@
 #include <boost/json.hpp>
 
 #include "engine/audit_trail.hpp"
+#include "engine/relay/delivery.hpp"
 #include "engine/relay/event_types.hpp"
 #include "flow/uuid.hpp"
 #include "proto/errors.hpp"
@@ -235,7 +236,8 @@ caf::error check_id(const std::string& id) {
 
 } // namespace
 
-caf::expected<std::string> webhook_sinks(store::connection& conn, const msg::sink_request& r) {
+caf::expected<std::string> webhook_sinks(store::connection& conn, const msg::sink_request& r,
+                                         bool allow_plain_http) {
   const namespace_id ns = r.namespace_id.empty() ? default_namespace : namespace_id{r.namespace_id};
   auto audit = [&](std::string action, const std::string& id, json::object details) {
     auto e = audit_event(r.actor, r.origin, std::move(action), "sink:" + id, std::move(details));
@@ -258,6 +260,8 @@ caf::expected<std::string> webhook_sinks(store::connection& conn, const msg::sin
     auto c = change_of(*body, true);
     if (!c)
       return std::move(c.error());
+    if (auto why = sink_url_refusal(*c->url, allow_plain_http); !why.empty())
+      return invalid("url", why + ": nothing could be delivered to it");
     store::new_webhook_sink s;
     s.url = *c->url;
     if (c->event_types)
@@ -299,6 +303,9 @@ caf::expected<std::string> webhook_sinks(store::connection& conn, const msg::sin
     auto c = change_of(*body, false);
     if (!c)
       return std::move(c.error());
+    if (c->url)
+      if (auto why = sink_url_refusal(*c->url, allow_plain_http); !why.empty())
+        return invalid("url", why + ": nothing could be delivered to it");
     auto row = store::audited(
       conn, [&](store::connection& cn) { return store::update_webhook_sink(cn, ns, r.id, *c); },
       [&](const store::webhook_sink_row&) { return audit("sinks.update", r.id, change_details(*c)); });

@@ -18,6 +18,9 @@ namespace nf::engine {
 
 /// `r.namespace_id` holds the namespace's id (the api actor resolved its name; empty =
 /// "default").
-caf::expected<std::string> webhook_sinks(store::connection& conn, const msg::sink_request& r);
+/// `allow_plain_http` (relay.allow_plain_http): a sink the relay would refuse to deliver to
+/// (plain http:// to a host other than loopback) is refused when it is created or changed.
+caf::expected<std::string> webhook_sinks(store::connection& conn, const msg::sink_request& r,
+                                         bool allow_plain_http = false);
 
 } // namespace nf::engine

@@ -699,7 +699,7 @@ api_actor::behavior_type api(api_pointer self, api_options opts) {
     st.workers.push_back(spawn_store_worker(
       self->system(),
       store_worker_options{st.opts.dsn, st.opts.default_lease_seconds, st.opts.node_silent_after_ms,
-                           st.worker_waits.back()}));
+                           st.worker_waits.back(), st.opts.sink_allow_plain_http}));
   }
   // Workers have no other owner: they stop with the api, whatever its exit reason.
   self->attach_functor([workers = st.workers] {
@@ -1047,6 +1047,7 @@ api_options make_api_options(const config::values& settings, std::string dsn, ca
   o.store_workers = static_cast<int>(settings.get(config::keys::db_connections_per_role));
   o.default_lease_seconds = static_cast<int>(settings.get(config::keys::lessor_lease_seconds));
   o.node_silent_after_ms = settings.get(config::keys::membership_lease_ms);
+  o.sink_allow_plain_http = settings.get(config::keys::relay_allow_plain_http);
   o.limits.max_poll_timeout_ms = settings.get(config::keys::lessor_max_poll_timeout_ms);
   o.limits.max_events_wait_ms = settings.get(config::keys::lessor_max_poll_timeout_ms);
   o.limits.max_payload_bytes = settings.get(config::keys::payloads_max_bytes);

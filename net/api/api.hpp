@@ -29,6 +29,7 @@ struct api_options {
   int store_workers = 2;          ///< db.connections_per_role
   int default_lease_seconds = 300; ///< lessor.lease_seconds
   int64_t node_silent_after_ms = 10000; ///< membership.lease_ms
+  bool sink_allow_plain_http = false;    ///< relay.allow_plain_http (sinks it would refuse)
   check_limits limits;
   std::chrono::milliseconds request_timeout{30000}; ///< client.timeout_ms: node and store requests
   /// How often an events request with `wait_ms` re-reads the history: first

@@ -125,7 +125,7 @@ caf::behavior store_worker(caf::stateful_actor<worker_state>* self, store_worker
       return st.run([&](store::connection& c) { return engine::dead_letters(c, r); });
     },
     [&st](sinks_atom, const msg::sink_request& r) -> caf::result<std::string> {
-      return st.run([&](store::connection& c) { return engine::webhook_sinks(c, r); });
+      return st.run([&](store::connection& c) { return engine::webhook_sinks(c, r, st.opts.sink_allow_plain_http); });
     },
     [&st](task_history_atom, const msg::task_history_query& q) -> caf::result<std::string> {
       return st.run([&](store::connection& c) { return engine::task_history(c, q); });

@@ -21,6 +21,7 @@ struct store_worker_options {
   int64_t node_silent_after_ms = 10000;
   /// When the api sent each request (null: not measured).
   std::shared_ptr<mailbox_clock> waits;
+  bool sink_allow_plain_http = false; ///< relay.allow_plain_http: sinks the relay would refuse
 };
 
 /// Messages (replies as in client_api.hpp): register_atom + msg::definitions_registration

@@ -145,6 +145,8 @@ CAF_TEST(a bad sink is refused naming the field and writes nothing) {
   check_error(post({{"url", "ftp://example.com/x"}}), 400, "url");
   check_error(post({{"url", "http://user:pw@example.com/x"}}), 400, "url");
   check_error(post({{"url", "https://"}}), 400, "url");
+  // The relay would refuse to deliver there (relay.allow_plain_http is off).
+  check_error(post({{"url", "http://example.com/hook"}}), 400, "url");
   check_error(post({{"url", url}, {"eventTypes", boost::json::array{"task.completed", "nope"}}}),
               400, "eventTypes[1]");
   check_error(post({{"url", url}, {"eventTypes", boost::json::array{}}}), 400, "eventTypes");
@@ -166,6 +168,17 @@ CAF_TEST(nodeflow sinks adds lists disables and removes the sinks the API sees) 
   auto url = receiver.url("/cli");
   auto bad = f.run_cli({"sinks", "add", "ftp://example.com", "--dsn", f.db.dsn()});
   CAF_CHECK_EQUAL(bad.exit_code, 1);
+  // Plain http:// beyond loopback only where the nodes deliver there.
+  auto plain = f.run_cli({"sinks", "add", "http://example.com/h", "--dsn", f.db.dsn()});
+  CAF_CHECK_EQUAL(plain.exit_code, 1);
+  auto allowed = f.run_cli({"sinks", "add", "http://example.com/h", "--allow-plain-http",
+                            "--disabled", "--dsn", f.db.dsn()});
+  CAF_REQUIRE_EQUAL(allowed.exit_code, 0);
+  auto made = boost::json::parse(allowed.lines.at(0)).as_object();
+  CAF_REQUIRE_EQUAL(f.run_cli({"sinks", "remove", std::string{made.at("id").as_string()},
+                               "--dsn", f.db.dsn()})
+                      .exit_code,
+                    0);
   auto added = f.run_cli({"sinks", "add", url, "--event-types",
                           "workflow.completed,task.completed", "--max-attempts", "4", "--dsn",
                           f.db.dsn()});
@@ -197,7 +210,7 @@ CAF_TEST(nodeflow sinks adds lists disables and removes the sinks the API sees) 
   CAF_CHECK_EQUAL(f.run_cli({"sinks", "remove", id, "--dsn", f.db.dsn()}).exit_code, 1);
   CAF_CHECK_EQUAL(f.count(R"(SELECT count(*) FROM "AuditEvents"
                               WHERE "action" LIKE 'sinks.%' AND "actor" LIKE 'cli:%')"),
-                  4);
+                  6);  // four for the sink above, two for the plain http:// one
 }
 
 CAF_TEST(a sink of another namespace is not found and left as it was) {
