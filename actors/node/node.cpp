@@ -91,6 +91,12 @@ void hint_elsewhere(node_actor* self, int16_t shard, Ts&&... xs) {
       self->send(*peer, forward_atom_v, std::forward<Ts>(xs)..., self->state.opt.peer_credential);
 }
 
+/// A decide hint for `shard`: to its decider here, else to the node that owns it.
+void hint_decider(node_actor* self, int16_t shard) {
+  if (!hint(self, shard, &partition_handles::decider, decide_atom_v))
+    hint_elsewhere(self, shard, decide_atom_v, shard);
+}
+
 /// Routes a request about one workflow to the decider of its shard.
 template <class Atom, class Msg>
 caf::response_promise to_decider(node_actor* self, const std::string& workflow, bool forwarded,
@@ -474,18 +480,12 @@ caf::behavior node_behavior(node_actor* self, node_options opt) {
       else if (owner(self, shard) == nullptr)
         hint_elsewhere(self, shard, work_atom_v, queue);
     },
-    [=](decide_atom, int16_t shard) {
-      if (!hint(self, shard, &partition_handles::decider, decide_atom_v))
-        hint_elsewhere(self, shard, decide_atom_v, shard);
-    },
+    [=](decide_atom, int16_t shard) { hint_decider(self, shard); },
     // The api committed a change that waits in "DecideQueues" for `workflow` (a signal, a
     // task updated by its reference): its decider, here or on its owner, looks now.
     [=](decide_atom, const std::string& workflow) {
-      if (!flow::is_uuid(workflow))
-        return;
-      auto shard = shard_of(workflow, self->state.partitions);
-      if (!hint(self, shard, &partition_handles::decider, decide_atom_v))
-        hint_elsewhere(self, shard, decide_atom_v, shard);
+      if (flow::is_uuid(workflow))
+        hint_decider(self, shard_of(workflow, self->state.partitions));
     },
     [=](armed_atom, int16_t shard, int64_t fire_at_ms) {
       hint(self, shard, &partition_handles::timer, armed_atom_v, fire_at_ms);
