@@ -138,8 +138,10 @@ caf::error unknown_fields(const json::object& o) {
   return {};
 }
 
-// Every field of a change, checked; `creating` also requires the URL.
-caf::expected<store::webhook_sink_change> change_of(const json::object& o, bool creating) {
+// Every field of a change, checked; `creating` also requires the URL. A URL the relay would
+// not deliver to (webhook_sinks' `allow_plain_http`) is refused.
+caf::expected<store::webhook_sink_change> change_of(const json::object& o, bool creating,
+                                                    bool allow_plain_http) {
   if (auto e = unknown_fields(o))
     return e;
   store::webhook_sink_change c;
@@ -147,6 +149,8 @@ caf::expected<store::webhook_sink_change> change_of(const json::object& o, bool 
     c.url.emplace();
     if (auto e = check_url(*v, *c.url))
       return e;
+    if (auto why = sink_url_refusal(*c.url, allow_plain_http); !why.empty())
+      return invalid("url", why + ": nothing could be delivered to it");
   } else if (creating) {
     return invalid("url", "expected the URL deliveries are POSTed to");
   }
@@ -257,11 +261,9 @@ caf::expected<std::string> webhook_sinks(store::connection& conn, const msg::sin
     auto body = body_of(r.body_json);
     if (!body)
       return std::move(body.error());
-    auto c = change_of(*body, true);
+    auto c = change_of(*body, true, allow_plain_http);
     if (!c)
       return std::move(c.error());
-    if (auto why = sink_url_refusal(*c->url, allow_plain_http); !why.empty())
-      return invalid("url", why + ": nothing could be delivered to it");
     store::new_webhook_sink s;
     s.url = *c->url;
     if (c->event_types)
@@ -300,12 +302,9 @@ caf::expected<std::string> webhook_sinks(store::connection& conn, const msg::sin
       return std::move(body.error());
     if (body->empty())
       return invalid("body", "expected at least one field to change");
-    auto c = change_of(*body, false);
+    auto c = change_of(*body, false, allow_plain_http);
     if (!c)
       return std::move(c.error());
-    if (c->url)
-      if (auto why = sink_url_refusal(*c->url, allow_plain_http); !why.empty())
-        return invalid("url", why + ": nothing could be delivered to it");
     auto row = store::audited(
       conn, [&](store::connection& cn) { return store::update_webhook_sink(cn, ns, r.id, *c); },
       [&](const store::webhook_sink_row&) { return audit("sinks.update", r.id, change_details(*c)); });
