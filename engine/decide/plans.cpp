@@ -55,7 +55,7 @@ workflow_plan base_plan(const store::workflow_snapshot& s) {
   p.ns = s.ns;
   p.priority = s.priority;
   p.task_to_domain = task_to_domain_of(s);
-  p.correlation_id = s.correlation_id.value_or("");
+  p.correlation_id = s.correlation_id;
   p.workflow_name = s.workflow_name;
   p.write = write_for(s, s.version);
   return p;
@@ -404,8 +404,7 @@ caf::expected<void> apply_plans(store::transaction& tx, const std::vector<workfl
       } else {
         r.parent = store::parent_ref{p.id, it->second};
         r.task_to_domain = p.task_to_domain;  // as Conductor: a child routes like its parent
-        if (!p.correlation_id.empty())        // and is found by the parent's correlation id
-          r.correlation_id = p.correlation_id;
+        r.correlation_id = p.correlation_id;  // and is found by the parent's correlation id
         parents.push_back(store::parent_ref{p.id, it->second});
         starters.push_back(std::nullopt);
       }
@@ -418,8 +417,7 @@ caf::expected<void> apply_plans(store::transaction& tx, const std::vector<workfl
       r.input = p.failure->input;
       r.priority = p.priority;
       r.task_to_domain = p.task_to_domain;
-      if (!p.correlation_id.empty())
-        r.correlation_id = p.correlation_id;
+      r.correlation_id = p.correlation_id;
       r.id = workflow_id{new_uuidv7()};
       starts.push_back(std::move(r));
       parents.push_back(std::nullopt);

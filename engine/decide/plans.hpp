@@ -39,7 +39,7 @@ struct workflow_plan {
   std::string workflow_name;
   int16_t priority = 0;
   boost::json::object task_to_domain;  ///< inherited by the children it starts
-  std::string correlation_id;          ///< inherited by its children and failure workflow
+  std::optional<std::string> correlation_id;  ///< inherited by its children and failure workflow
   std::optional<store::edit_write> edit;  ///< applied first (version v → v+1)
   store::decision_write write;
   std::vector<flow::sub_workflow_start> children;
