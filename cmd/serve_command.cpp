@@ -336,16 +336,20 @@ int run_serve_command(int argc, char** argv) {
     cluster_caf_bound = *tls_port;
     cluster_bound = *outer;
   }
+  // Unpublishes the api's doors and stops it: every way out once they are open.
+  auto close_doors = [&] {
+    sys.middleman().unpublish(api, *caf_bound);
+    if (cluster_caf_bound)
+      net::close_cluster_door(sys, api, *cluster_caf_bound);
+    caf::anon_send_exit(api, caf::exit_reason::user_shutdown);
+  };
   // The HTTP port is taken before the node joins the cluster: a node that cannot serve HTTP
   // exits without having taken partitions from the others.
   http = std::make_unique<http_door>(sys, settings, api, cfg->dsn, auth, tls);
   if (http->enabled()) {
     if (auto bound_http = http->bind(); !bound_http) {
       std::cerr << "nodeflow serve: " << nf::message_of(bound_http.error()) << "\n";
-      sys.middleman().unpublish(api, *caf_bound);
-      if (cluster_caf_bound)
-        net::close_cluster_door(sys, api, *cluster_caf_bound);
-      caf::anon_send_exit(api, caf::exit_reason::user_shutdown);
+      close_doors();
       return 1;
     }
   }
@@ -376,10 +380,7 @@ int run_serve_command(int argc, char** argv) {
     auto http_port = http->start();
     if (!http_port) {
       std::cerr << "nodeflow serve: " << nf::message_of(http_port.error()) << "\n";
-      sys.middleman().unpublish(api, *caf_bound);
-      if (cluster_caf_bound)
-        net::close_cluster_door(sys, api, *cluster_caf_bound);
-      caf::anon_send_exit(api, caf::exit_reason::user_shutdown);
+      close_doors();
       caf::anon_send_exit(node, caf::exit_reason::user_shutdown);
       return 1;
     }
@@ -411,10 +412,7 @@ int run_serve_command(int argc, char** argv) {
     guard->stop();
   if (cluster_guard)
     cluster_guard->stop();
-  sys.middleman().unpublish(api, *caf_bound);
-  if (cluster_caf_bound)
-    net::close_cluster_door(sys, api, *cluster_caf_bound);
-  caf::anon_send_exit(api, caf::exit_reason::user_shutdown);
+  close_doors();
   caf::anon_send_exit(node, caf::exit_reason::user_shutdown);
   watcher.join();
   spdlog::info("node_stopped");
