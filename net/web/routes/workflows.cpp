@@ -12,6 +12,7 @@
 #include "net/web/conductor_shapes.hpp"
 #include "net/web/errors.hpp"
 #include "net/web/routes/routes.hpp"
+#include "net/web/routes/workflow_calls.hpp"
 #include "net/web/routes/workflow_requests.hpp"
 #include "proto/errors.hpp"
 #include "proto/limits.hpp"
@@ -23,46 +24,6 @@ namespace {
 
 namespace json = boost::json;
 using clock_type = std::chrono::steady_clock;
-
-auto fail_with(const exchange_ptr& ex) {
-  return [ex](caf::error& e) { ex->fail(e); };
-}
-
-bool check_id(const exchange_ptr& ex, const std::string& id, const char* field = "workflowId") {
-  if (flow::is_uuid(id))
-    return true;
-  ex->fail(400, std::string{field} + ": expected a workflow id (UUID), got \"" + id + "\"", field);
-  return false;
-}
-
-// The execution with its tasks, parsed; `ok(execution)` or the error answered.
-template <class Ok>
-void read_execution(gateway* api, const exchange_ptr& ex, const std::string& id, Ok ok) {
-  api->ask<std::string>(
-    [ex, ok](std::string& text) mutable {
-      json::error_code ec;
-      auto v = json::parse(text, ec);
-      if (ec || !v.is_object()) {
-        ex->fail(500, "the execution read back is not a JSON object");
-        return;
-      }
-      ok(v.as_object());
-    },
-    fail_with(ex), get_atom_v, scoped(ex, msg::workflow_query{id, true}));
-}
-
-bool is_ended(const json::object& wf) {
-  const auto* s = wf.if_contains("status");
-  return s != nullptr && s->is_string()
-         && (s->as_string() == "COMPLETED" || s->as_string() == "FAILED"
-             || s->as_string() == "TIMED_OUT" || s->as_string() == "TERMINATED");
-}
-
-bool is_live(const json::object& wf) {
-  const auto* s = wf.if_contains("status");
-  return s != nullptr && s->is_string()
-         && (s->as_string() == "RUNNING" || s->as_string() == "PAUSED");
-}
 
 // Starts the workflow and calls `ok(id)` with the workflow the request stands for: the new
 // one, or the one its idempotency key already named when the strategy allows that.
@@ -139,35 +100,6 @@ struct execute_wait : std::enable_shared_from_this<execute_wait> {
       fail_with(ex), events_atom_v, scoped(ex, req));
   }
 };
-
-// Conductor answers a refused state change (pausing an ended workflow, retrying a running
-// one) with 409; nodeflow's engine says `invalid` once the request itself passed its checks.
-void command(gateway* api, const exchange_ptr& ex, msg::workflow_command c,
-             std::function<void()> done) {
-  if (!with_request_id(ex, c))
-    return;
-  api->ask<std::string>([done](std::string&) { done(); },
-                        [ex](caf::error& e) {
-                          auto status = status_of(e);
-                          if (status == 400)
-                            ex->fail(409, nf::message_of(e));
-                          else
-                            ex->fail(e);
-                        },
-                        command_atom_v, scoped(ex, std::move(c)));
-}
-
-msg::workflow_command command_of(const char* op, const std::string& id, std::string reason = {}) {
-  msg::workflow_command c;
-  c.op = op;
-  c.workflow_id = id;
-  c.reason = std::move(reason);
-  return c;
-}
-
-void empty_answer(const exchange_ptr& ex, unsigned status) {
-  ex->respond(response{status, "text/plain", {}, {}});
-}
 
 void add_start_routes(router& r, const route_context& ctx) {
   auto* api = ctx.api;
@@ -444,15 +376,8 @@ void add_command_routes(router& r, const route_context& ctx) {
            const auto& id = ex->param("workflowId");
            if (!check_id(ex, id))
              return;
-           // Conductor's clients send it; refused rather than ignored when it asks for a start.
-           if (const auto* trigger = ex->query("triggerFailureWorkflow");
-               trigger != nullptr && *trigger != "false") {
-             ex->fail(400,
-                      "triggerFailureWorkflow: nodeflow starts a workflow's failureWorkflow when "
-                      "it fails or times out, not when it is terminated; leave it out or false",
-                      "triggerFailureWorkflow");
+           if (!terminate_params_ok(ex))
              return;
-           }
            const auto* reason = ex->query("reason");
            command(api, ex, command_of("terminate", id, reason ? *reason : std::string{}),
                    [ex] { empty_answer(ex, 200); });
@@ -467,15 +392,8 @@ void add_command_routes(router& r, const route_context& ctx) {
            const auto& id = ex->param("workflowId");
            if (!check_id(ex, id))
              return;
-           auto latest = query_bool(ex, "useLatestDefinitions", false);
-           if (!latest)
+           if (!restart_params_ok(ex))
              return;
-           if (*latest) {
-             ex->fail(400, "useLatestDefinitions: not supported; a restart runs the version "
-                           "the workflow started with",
-                      "useLatestDefinitions");
-             return;
-           }
            command(api, ex, command_of("restart", id), [ex] { empty_answer(ex, 204); });
          }});
   r.add({verb::post, "/api/workflow/{workflowId}/retry",
@@ -485,15 +403,8 @@ void add_command_routes(router& r, const route_context& ctx) {
            const auto& id = ex->param("workflowId");
            if (!check_id(ex, id))
              return;
-           auto resume = query_bool(ex, "resumeSubworkflowTasks", false);
-           if (!resume)
+           if (!retry_params_ok(ex))
              return;
-           if (*resume) {
-             ex->fail(400, "resumeSubworkflowTasks: not supported; a retry schedules the "
-                           "failed SUB_WORKFLOW task again",
-                      "resumeSubworkflowTasks");
-             return;
-           }
            command(api, ex, command_of("retry", id), [ex] { empty_answer(ex, 204); });
          }});
   r.add({verb::post, "/api/workflow/{workflowId}/rerun",

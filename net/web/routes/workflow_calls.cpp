@@ -1,0 +1,113 @@
+#include "net/web/routes/workflow_calls.hpp"
+
+#include "flow/uuid.hpp"
+#include "net/web/errors.hpp"
+#include "net/web/json_body.hpp"
+#include "proto/errors.hpp"
+
+namespace nf::net::web {
+
+namespace json = boost::json;
+
+bool check_id(const exchange_ptr& ex, const std::string& id, const char* field) {
+  if (flow::is_uuid(id))
+    return true;
+  ex->fail(400, std::string{field} + ": expected a workflow id (UUID), got \"" + id + "\"", field);
+  return false;
+}
+
+namespace {
+
+bool status_in(const json::object& wf, std::initializer_list<const char*> statuses) {
+  const auto* s = wf.if_contains("status");
+  if (s == nullptr || !s->is_string())
+    return false;
+  for (const char* want : statuses)
+    if (s->as_string() == want)
+      return true;
+  return false;
+}
+
+} // namespace
+
+bool is_ended(const json::object& wf) {
+  return status_in(wf, {"COMPLETED", "FAILED", "TIMED_OUT", "TERMINATED"});
+}
+
+bool is_live(const json::object& wf) {
+  return status_in(wf, {"RUNNING", "PAUSED"});
+}
+
+msg::workflow_command command_of(const char* op, const std::string& id, std::string reason) {
+  msg::workflow_command c;
+  c.op = op;
+  c.workflow_id = id;
+  c.reason = std::move(reason);
+  return c;
+}
+
+// Conductor answers a refused state change (pausing an ended workflow, retrying a running
+// one) with 409; nodeflow's engine says `invalid` once the request itself passed its checks.
+void send_command(gateway* api, const exchange_ptr& ex, msg::workflow_command c,
+                  std::function<void()> ok,
+                  std::function<void(unsigned, const std::string&)> refused) {
+  api->ask<std::string>([ok](std::string&) { ok(); },
+                        [refused](caf::error& e) {
+                          auto status = status_of(e);
+                          refused(status == 400 ? 409 : status, nf::message_of(e));
+                        },
+                        command_atom_v, scoped(ex, std::move(c)));
+}
+
+void command(gateway* api, const exchange_ptr& ex, msg::workflow_command c,
+             std::function<void()> done) {
+  if (!with_request_id(ex, c))
+    return;
+  send_command(api, ex, std::move(c), std::move(done),
+               [ex](unsigned status, const std::string& message) { ex->fail(status, message); });
+}
+
+bool terminate_params_ok(const exchange_ptr& ex) {
+  // Refused rather than ignored when it asks for a start.
+  if (const auto* trigger = ex->query("triggerFailureWorkflow");
+      trigger != nullptr && *trigger != "false") {
+    ex->fail(400,
+             "triggerFailureWorkflow: nodeflow starts a workflow's failureWorkflow when it "
+             "fails or times out, not when it is terminated; leave it out or false",
+             "triggerFailureWorkflow");
+    return false;
+  }
+  return true;
+}
+
+bool restart_params_ok(const exchange_ptr& ex) {
+  auto latest = query_bool(ex, "useLatestDefinitions", false);
+  if (!latest)
+    return false;
+  if (*latest) {
+    ex->fail(400, "useLatestDefinitions: not supported; a restart runs the version the "
+                  "workflow started with",
+             "useLatestDefinitions");
+    return false;
+  }
+  return true;
+}
+
+bool retry_params_ok(const exchange_ptr& ex) {
+  auto resume = query_bool(ex, "resumeSubworkflowTasks", false);
+  if (!resume)
+    return false;
+  if (*resume) {
+    ex->fail(400, "resumeSubworkflowTasks: not supported; a retry schedules the failed "
+                  "SUB_WORKFLOW task again",
+             "resumeSubworkflowTasks");
+    return false;
+  }
+  return true;
+}
+
+void empty_answer(const exchange_ptr& ex, unsigned status) {
+  ex->respond(response{status, "text/plain", {}, {}});
+}
+
+} // namespace nf::net::web
