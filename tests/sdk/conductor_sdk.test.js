@@ -3,7 +3,8 @@
 // workflows started and read through its workflow client, a WAIT completed through its task
 // client (updateTaskByRefName). A worker-less workflow made with the SDK's own builders (INLINE,
 // JSON_JQ_TRANSFORM, a DO_WHILE of INLINE, SWITCH, SET_VARIABLE) runs to Conductor's outputs,
-// and a schedule made through its SchedulerClient starts it.
+// and a schedule made through its SchedulerClient starts it. Lookups (status summary, by
+// correlation id, running) and bulk pause, resume and terminate go through its clients too.
 // Then a worker process killed with SIGKILL while it holds a task: the task is
 // leased again once its responseTimeoutSeconds pass, and the dead worker's late result is
 // refused. run.sh starts Postgres and the node (authentication on), makes a worker key and an
@@ -218,6 +219,7 @@ async function main() {
 
   await builtBySdk(metadata, workflows);
   await scheduledBySdk(admin.getSchedulerClient());
+  await lookedUpBySdk(admin, metadata, workflows);
 
   // A worker killed while it holds a task.
   const vid = await workflows.startWorkflow({ name: "sdk_victim", version: 1, input: {} });
@@ -335,6 +337,45 @@ async function scheduledBySdk(scheduler) {
   check(JSON.stringify(next) === "[1743249600000,1743336000000]", `next times: ${JSON.stringify(next)}`);
   await scheduler.deleteSchedule("sdk_every_second");
   console.log("a schedule made with the SDK's SchedulerClient started " + started);
+}
+
+// Lookups and bulk commands as the SDK makes them: a status summary, the workflows of a
+// correlation id, a definition's running workflows, and pause, resume and terminate in bulk.
+async function lookedUpBySdk(admin, metadata, workflows) {
+  await metadata.registerWorkflowDef({
+    name: "sdk_held", version: 1, schemaVersion: 2,
+    tasks: [{ name: "hold", taskReferenceName: "hold", type: "WAIT" }],
+  }, true);
+  const ids = [];
+  for (let i = 0; i < 2; ++i)
+    ids.push(await workflows.startWorkflow({ name: "sdk_held", version: 1, input: { i },
+                                             correlationId: "sdk-order" }));
+  const summary = await workflows.getWorkflowStatus(ids[0], true, true);
+  check(summary.workflowId === ids[0] && summary.status === "RUNNING"
+        && summary.correlationId === "sdk-order", `the status summary: ${JSON.stringify(summary)}`);
+  const byCorrelation = await workflows.getByCorrelationIds(
+    { workflowNames: ["sdk_held"], correlationIds: ["sdk-order", "sdk-none"] }, false, true);
+  const found = (byCorrelation["sdk-order"] || []).map((w) => w.workflowId).sort();
+  check(JSON.stringify(found) === JSON.stringify([...ids].sort())
+        && byCorrelation["sdk-none"].length === 0
+        && byCorrelation["sdk-order"][0].tasks.length === 1,
+        `the workflows of a correlation id: ${JSON.stringify(byCorrelation)}`);
+  const legacy = admin.getClient();
+  const running = await legacy.workflowResource.getRunningWorkflow("sdk_held", 1);
+  check(JSON.stringify([...running].sort()) === JSON.stringify([...ids].sort()),
+        `the running workflows: ${JSON.stringify(running)}`);
+  const paused = await legacy.workflowBulkResource.pauseWorkflow1([...ids, "not-an-id"]);
+  check(paused.bulkSuccessfulResults.length === 2 && paused.bulkErrorResults["not-an-id"],
+        `bulk pause: ${JSON.stringify(paused)}`);
+  check((await workflows.getWorkflowStatus(ids[1])).status === "PAUSED", "paused in bulk");
+  await legacy.workflowBulkResource.resumeWorkflow(ids);
+  check((await workflows.getWorkflowStatus(ids[1])).status === "RUNNING", "resumed in bulk");
+  const ended = await legacy.workflowBulkResource.terminate(ids, "sdk cleanup");
+  check(ended.bulkSuccessfulResults.length === 2, `bulk terminate: ${JSON.stringify(ended)}`);
+  const after = await workflows.getWorkflow(ids[0], false);
+  check(after.status === "TERMINATED" && after.reasonForIncompletion === "sdk cleanup",
+        `terminated in bulk: ${after.status} ${after.reasonForIncompletion}`);
+  console.log("lookups and bulk commands through the SDK answered for " + ids.join(", "));
 }
 
 const run = process.argv[2] === "victim" ? victim : main;

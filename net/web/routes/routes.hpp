@@ -58,6 +58,11 @@ void add_token_route(router& r, const route_context& ctx);
 void add_metadata_routes(router& r, const route_context& ctx);
 /// Conductor's /api/workflow: start, read, commands, search; and nodeflow's signals.
 void add_workflow_routes(router& r, const route_context& ctx);
+/// Conductor's lookups: a workflow's status, a definition's running workflows, the
+/// workflows of correlation ids.
+void add_workflow_lookup_routes(router& r, const route_context& ctx);
+/// Conductor's /api/workflow/bulk: one command on many workflows.
+void add_workflow_bulk_routes(router& r, const route_context& ctx);
 /// nodeflow's /api/webhooks/sinks: a namespace's webhook sinks (admin only).
 void add_sink_routes(router& r, const route_context& ctx);
 /// nodeflow's /api/vectors: documents with embeddings, put, searched and deleted.

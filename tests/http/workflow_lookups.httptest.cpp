@@ -1,0 +1,226 @@
+#define CAF_SUITE http.workflow_lookups
+
+// Conductor's lookups and bulk commands against a real node: a workflow's status summary,
+// a definition's running workflows, the workflows of correlation ids (one, several, several
+// definitions), and pause, resume, terminate, retry and restart on many workflows at once,
+// each refusal named per workflow.
+
+#include <caf/test/dsl.hpp>
+
+#include <algorithm>
+
+#include <boost/json.hpp>
+
+#include "flow/uuid.hpp"
+#include "tests/e2e/e2e_fixture.hpp"
+#include "tests/http/error_body.hpp"
+#include "tests/support/http_client.hpp"
+#include "tests/support/http_workflow.hpp"
+
+using namespace nf;
+using test::check_error;
+using namespace std::chrono_literals;
+namespace json = boost::json;
+
+namespace {
+
+constexpr const char* unknown_id = "0190a0b0-0000-7000-8000-000000000000";
+
+struct fixture {
+  test::e2e_fixture f{"http_workflow_lookups"};
+  std::unique_ptr<test::http_client> http;
+  fixture() {
+    f.start_node();
+    CAF_REQUIRE(f.http_port != 0);
+    http = std::make_unique<test::http_client>("127.0.0.1", f.http_port);
+    f.define(R"([
+      {"name": "gate", "version": 1, "tasks": [
+        {"name": "hold", "taskReferenceName": "hold", "type": "WAIT",
+         "inputParameters": {"signal": "go"}}]},
+      {"name": "gate", "version": 2, "tasks": [
+        {"name": "hold", "taskReferenceName": "hold", "type": "WAIT",
+         "inputParameters": {"signal": "go"}}]},
+      {"name": "quick", "version": 1, "outputParameters": {"done": "${workflow.input.x}"},
+       "tasks": [
+        {"name": "set", "taskReferenceName": "set", "type": "SET_VARIABLE",
+         "inputParameters": {"seen": true}}]}])");
+  }
+  std::string start(const std::string& path) {
+    auto r = http->post(path, R"({"x":1})");
+    CAF_REQUIRE_EQUAL(r.status, 200u);
+    return r.body;
+  }
+  std::string status(const std::string& id) { return test::status_over_http(*http, id); }
+  bool await_status(const std::string& id, const std::string& want) {
+    return f.await([&] { return status(id) == want; }, 20s);
+  }
+  json::value ok_json(const test::http_reply& r) {
+    CAF_REQUIRE_EQUAL(r.status, 200u);
+    return r.json();
+  }
+};
+
+std::vector<std::string> strings(const json::value& v) {
+  std::vector<std::string> out;
+  for (const auto& s : v.as_array())
+    out.emplace_back(s.as_string());
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+std::vector<std::string> sorted(std::vector<std::string> v) {
+  std::sort(v.begin(), v.end());
+  return v;
+}
+
+std::vector<std::string> ids_of(const json::value& workflows) {
+  std::vector<std::string> out;
+  for (const auto& w : workflows.as_array())
+    out.emplace_back(w.at("workflowId").as_string());
+  return out;
+}
+
+} // namespace
+
+CAF_TEST_FIXTURE_SCOPE(http_workflow_lookups, fixture)
+
+CAF_TEST(a workflow status summary answers what it is asked for) {
+  auto id = start("/api/workflow/quick?correlationId=c-s");
+  CAF_REQUIRE(await_status(id, "COMPLETED"));
+  auto bare = ok_json(http->get("/api/workflow/" + id + "/status")).as_object();
+  CAF_CHECK_EQUAL(bare.at("workflowId").as_string(), id);
+  CAF_CHECK_EQUAL(bare.at("correlationId").as_string(), "c-s");
+  CAF_CHECK_EQUAL(bare.at("status").as_string(), "COMPLETED");
+  CAF_CHECK(!bare.contains("output"));
+  CAF_CHECK(!bare.contains("variables"));
+  auto full = ok_json(http->get("/api/workflow/" + id
+                                + "/status?includeOutput=true&includeVariables=true"))
+                .as_object();
+  CAF_CHECK_EQUAL(full.at("output").at("done").to_number<int64_t>(), 1);
+  CAF_CHECK(full.at("variables").at("seen").as_bool());
+  check_error(http->get("/api/workflow/" + std::string{unknown_id} + "/status"), 404);
+  check_error(http->get("/api/workflow/nope/status"), 400, "workflowId");
+  check_error(http->get("/api/workflow/" + id + "/status?includeOutput=maybe"), 400,
+              "includeOutput");
+}
+
+CAF_TEST(running lists the live workflows of one version and a range lists every status) {
+  auto t0 = f.count("SELECT (extract(epoch FROM now()) * 1000)::bigint");
+  auto running = start("/api/workflow/gate?version=1");
+  auto paused = start("/api/workflow/gate?version=1");
+  auto ended = start("/api/workflow/gate?version=1");
+  auto other_version = start("/api/workflow/gate?version=2");
+  CAF_REQUIRE_EQUAL(http->request("PUT", "/api/workflow/" + paused + "/pause").status, 200u);
+  CAF_REQUIRE_EQUAL(http->del("/api/workflow/" + ended).status, 200u);
+  CAF_CHECK_EQUAL(strings(ok_json(http->get("/api/workflow/running/gate"))),
+                  sorted({running, paused}));
+  CAF_CHECK_EQUAL(strings(ok_json(http->get("/api/workflow/running/gate?version=2"))),
+                  std::vector<std::string>{other_version});
+  CAF_CHECK(ok_json(http->get("/api/workflow/running/nothing")).as_array().empty());
+  auto t1 = f.count("SELECT (extract(epoch FROM now()) * 1000)::bigint");
+  auto range = "&startTime=" + std::to_string(t0) + "&endTime=" + std::to_string(t1);
+  CAF_CHECK_EQUAL(strings(ok_json(http->get("/api/workflow/running/gate?version=1" + range))),
+                  sorted({running, paused, ended}));
+  check_error(http->get("/api/workflow/running/gate?startTime=" + std::to_string(t0)), 400,
+              "endTime");
+  check_error(http->get("/api/workflow/running/gate?version=0"), 400, "version");
+}
+
+CAF_TEST(correlated answers the workflows of each correlation id) {
+  auto live = start("/api/workflow/gate?correlationId=order-1");
+  auto ended = start("/api/workflow/gate?correlationId=order-1");
+  CAF_REQUIRE_EQUAL(http->del("/api/workflow/" + ended).status, 200u);
+  auto other = start("/api/workflow/gate?correlationId=order-2");
+  auto quick = start("/api/workflow/quick?correlationId=order-1");
+  CAF_REQUIRE(await_status(quick, "COMPLETED"));
+
+  auto one = ok_json(http->get("/api/workflow/gate/correlated/order-1"));
+  CAF_CHECK_EQUAL(ids_of(one), std::vector<std::string>{live});
+  CAF_CHECK(!one.as_array()[0].as_object().contains("tasks"));
+  CAF_CHECK_EQUAL(one.as_array()[0].at("input").at("x").to_number<int64_t>(), 1);
+  auto closed = ok_json(
+    http->get("/api/workflow/gate/correlated/order-1?includeClosed=true&includeTasks=true"));
+  CAF_CHECK_EQUAL(ids_of(closed), (std::vector<std::string>{ended, live}));
+  CAF_CHECK_EQUAL(closed.as_array()[0].at("tasks").as_array().size(), 1u);
+
+  auto several = ok_json(http->post("/api/workflow/gate/correlated?includeClosed=true",
+                                    R"(["order-1","order-2","order-9","order-1"])"));
+  CAF_CHECK_EQUAL(several.as_object().size(), 3u);
+  CAF_CHECK_EQUAL(ids_of(several.at("order-1")), (std::vector<std::string>{ended, live}));
+  CAF_CHECK_EQUAL(ids_of(several.at("order-2")), std::vector<std::string>{other});
+  CAF_CHECK(several.at("order-9").as_array().empty());
+
+  auto batch = ok_json(http->post(
+    "/api/workflow/correlated/batch?includeClosed=true",
+    R"({"workflowNames":["gate","quick"],"correlationIds":["order-1"]})"));
+  CAF_CHECK_EQUAL(ids_of(batch.at("order-1")), (std::vector<std::string>{quick, ended, live}));
+
+  check_error(http->post("/api/workflow/gate/correlated", R"({"a":1})"), 400, "body");
+  check_error(http->post("/api/workflow/gate/correlated", R"(["ok", 7])"), 400, "body[1]");
+  check_error(http->post("/api/workflow/correlated/batch", R"({"correlationIds":["a"]})"), 400,
+              "workflowNames");
+  check_error(http->post("/api/workflow/correlated/batch",
+                         R"({"workflowNames":["gate"],"correlationIds":["a"],"size":3})"),
+              400, "size");
+  check_error(http->get("/api/workflow/gate/correlated/order-1?includeTasks=2"), 400,
+              "includeTasks");
+}
+
+CAF_TEST(bulk commands apply to each workflow and name why the others were refused) {
+  auto a = start("/api/workflow/gate");
+  auto b = start("/api/workflow/gate");
+  auto body = R"([")" + a + R"(",")" + b + R"(","not-an-id",")" + unknown_id + R"(",")" + a
+              + R"("])";
+  auto paused = ok_json(http->request("PUT", "/api/workflow/bulk/pause", body));
+  CAF_CHECK_EQUAL(strings(paused.at("bulkSuccessfulResults")), sorted({a, b}));
+  const auto& errors = paused.at("bulkErrorResults").as_object();
+  CAF_CHECK_EQUAL(errors.size(), 2u);
+  CAF_CHECK(errors.contains("not-an-id"));
+  CAF_CHECK(errors.contains(unknown_id));
+  CAF_CHECK_EQUAL(status(a), "PAUSED");
+  CAF_CHECK_EQUAL(status(b), "PAUSED");
+
+  // A retried request (the same X-Request-Id) is applied once and answered alike.
+  test::http_client::header_list rid{{"X-Request-Id", "bulk-resume-1"}};
+  for (int i = 0; i < 2; ++i) {
+    auto resumed = ok_json(http->request("PUT", "/api/workflow/bulk/resume",
+                                         R"([")" + a + R"(",")" + b + R"("])",
+                                         "application/json", rid));
+    CAF_CHECK_EQUAL(strings(resumed.at("bulkSuccessfulResults")), sorted({a, b}));
+  }
+  CAF_CHECK_EQUAL(status(a), "RUNNING");
+
+  auto restart = ok_json(http->post("/api/workflow/bulk/restart", R"([")" + a + R"("])"));
+  CAF_CHECK(restart.at("bulkErrorResults").as_object().contains(a));
+  auto ended = ok_json(http->post("/api/workflow/bulk/terminate?reason=cleanup",
+                                  R"([")" + a + R"(",")" + b + R"("])"));
+  CAF_CHECK_EQUAL(strings(ended.at("bulkSuccessfulResults")), sorted({a, b}));
+  auto wf = test::workflow_over_http(*http, b);
+  CAF_CHECK_EQUAL(wf.at("status").as_string(), "TERMINATED");
+  CAF_CHECK_EQUAL(wf.at("reasonForIncompletion").as_string(), "cleanup");
+  // An ended workflow cannot be paused: refused for each, with the reason.
+  auto refused = ok_json(http->request("PUT", "/api/workflow/bulk/pause", R"([")" + a + R"("])"));
+  CAF_CHECK(refused.at("bulkSuccessfulResults").as_array().empty());
+  CAF_CHECK(refused.at("bulkErrorResults").at(a).as_string().size() > 0);
+  auto retried = ok_json(http->post("/api/workflow/bulk/retry", R"([")" + a + R"("])"));
+  CAF_CHECK_EQUAL(strings(retried.at("bulkSuccessfulResults")), std::vector<std::string>{a});
+  CAF_CHECK(await_status(a, "RUNNING"));
+  auto restarted = ok_json(http->post("/api/workflow/bulk/restart", R"([")" + b + R"("])"));
+  CAF_CHECK_EQUAL(strings(restarted.at("bulkSuccessfulResults")), std::vector<std::string>{b});
+  CAF_CHECK(await_status(b, "RUNNING"));
+
+  std::string many = "[";
+  for (int i = 0; i <= 1000; ++i)
+    many += std::string{i ? "," : ""} + "\"" + unknown_id + "\"";
+  many += "]";
+  check_error(http->request("PUT", "/api/workflow/bulk/pause", many), 400, "body");
+  check_error(http->request("PUT", "/api/workflow/bulk/pause", R"({"ids":[]})"), 400, "body");
+  check_error(http->request("PUT", "/api/workflow/bulk/pause", R"([1])"), 400, "body[0]");
+  check_error(http->post("/api/workflow/bulk/terminate?triggerFailureWorkflow=true", "[]"), 400,
+              "triggerFailureWorkflow");
+  check_error(http->post("/api/workflow/bulk/restart?useLatestDefinitions=true", "[]"), 400,
+              "useLatestDefinitions");
+  CAF_CHECK_EQUAL(status(a), "RUNNING");
+}
+
+CAF_TEST_FIXTURE_SCOPE_END()
