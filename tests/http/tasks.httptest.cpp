@@ -2,7 +2,8 @@
 
 // Conductor's task routes as an SDK's worker uses them: polls (one, a batch, the long wait
 // and the empty answer), each report status, the lease carried in the taskId (a lost one is
-// 409 and changes nothing), the task log, queue sizes and a WAIT completed by its ref name.
+// 409 and changes nothing), a task read back by it, the task log, queue sizes and a WAIT
+// completed by its ref name (answered with its id, or with /sync the workflow).
 
 #include <caf/test/dsl.hpp>
 
@@ -410,6 +411,29 @@ CAF_TEST(task logs round trip) {
   CAF_CHECK_EQUAL(f.await_end(wf), "COMPLETED");
 }
 
+CAF_TEST(a task reads back by the taskId a poll answered) {
+  auto wf = f.start("ht_one");
+  auto t = poll_one("ht_a");
+  auto handle = std::string{t.at("taskId").as_string()};
+  auto r = http->get("/api/tasks/" + handle);
+  CAF_REQUIRE_EQUAL(r.status, 200u);
+  auto task = r.json();
+  CAF_CHECK_EQUAL(task.at("taskId").as_string(), handle);
+  CAF_CHECK_EQUAL(task.at("status").as_string(), "IN_PROGRESS");
+  CAF_CHECK_EQUAL(task.at("referenceTaskName").as_string(), "a");
+  CAF_CHECK_EQUAL(task.at("workflowInstanceId").as_string(), wf);
+  // The task read back, sent back as its result, completes it: its lease came with it.
+  CAF_CHECK_EQUAL(report(task.as_object(), "COMPLETED").status, 200u);
+  CAF_CHECK_EQUAL(f.await_end(wf), "COMPLETED");
+  auto bare = handle.substr(0, 36);
+  auto by_workflow = http->get("/api/tasks/" + bare + "." + wf);
+  CAF_REQUIRE_EQUAL(by_workflow.status, 200u);
+  CAF_CHECK_EQUAL(by_workflow.json().at("status").as_string(), "COMPLETED");
+  check_error(http->get("/api/tasks/" + bare), 400, "taskId");
+  check_error(http->get("/api/tasks/not-a-task"), 400, "taskId");
+  check_error(http->get("/api/tasks/" + wf + "." + wf), 404);
+}
+
 CAF_TEST(queue sizes count the ready tasks of each type) {
   f.start("ht_one");
   f.start("ht_one");
@@ -444,6 +468,23 @@ CAF_TEST(a WAIT task completes by its ref name) {
   CAF_CHECK_EQUAL(report(t, "COMPLETED").status, 200u);
   CAF_CHECK_EQUAL(f.await_end(wf), "COMPLETED");
   CAF_CHECK_EQUAL(f.get(wf).at("output").at("got").as_string(), "yes");
+}
+
+CAF_TEST(a WAIT task updated by its ref name with sync answers the workflow) {
+  auto wf = f.start("ht_wait");
+  CAF_REQUIRE(f.await([&] { return task_status(f, wf, "w") == "IN_PROGRESS"; }, 10s));
+  check_error(http->post("/api/tasks/" + wf + "/w/COMPLETED/sync?workerid=me", "{}"), 400,
+              "workerid");
+  check_error(http->post("/api/tasks/nope/w/COMPLETED/sync", "{}"), 400, "workflowId");
+  auto r = http->post("/api/tasks/" + wf + "/w/COMPLETED/sync", "{\"approved\":\"yes\"}");
+  CAF_REQUIRE_EQUAL(r.status, 200u);
+  auto v = r.json();
+  CAF_CHECK_EQUAL(v.at("workflowId").as_string(), wf);
+  const auto& first = v.at("tasks").as_array()[0];
+  CAF_CHECK_EQUAL(first.at("referenceTaskName").as_string(), "w");
+  CAF_CHECK_EQUAL(first.at("status").as_string(), "COMPLETED");
+  CAF_CHECK_EQUAL(first.at("outputData").at("approved").as_string(), "yes");
+  check_error(http->post("/api/tasks/" + wf + "/w/COMPLETED/sync", "{}"), 400, "taskRefName");
 }
 
 CAF_TEST_FIXTURE_SCOPE_END()

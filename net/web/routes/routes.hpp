@@ -47,6 +47,8 @@ void add_history_routes(router& r, const route_context& ctx);
 void add_metrics_route(router& r, const route_context& ctx);
 /// Conductor's task routes (a Conductor SDK's workers poll and report here).
 void add_task_routes(router& r, const route_context& ctx);
+/// Conductor's update of a WAIT or HUMAN task by reference name, plain and /sync.
+void add_task_ref_routes(router& r, const route_context& ctx);
 void add_openapi_route(router& r, const route_context& ctx);
 /// nodeflow's /api/namespaces: create, list and remove namespaces (admin only).
 void add_namespace_routes(router& r, const route_context& ctx);

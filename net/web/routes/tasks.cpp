@@ -13,8 +13,11 @@
 
 #include <boost/json.hpp>
 
+#include "flow/uuid.hpp"
+#include "net/web/conductor_shapes.hpp"
 #include "net/web/errors.hpp"
 #include "net/web/routes/routes.hpp"
+#include "net/web/routes/workflow_calls.hpp"
 #include "net/web/task_handle.hpp"
 #include "proto/domains.hpp"
 #include "proto/errors.hpp"
@@ -617,41 +620,37 @@ void add_task_routes(router& r, const route_context& ctx) {
              log_read{api, ex, ex->param("taskId"), *h, json::array{}});
            read_log_page(st, 0);
          }});
+  r.add({verb::get, "/api/tasks/{taskId}",
+         "One task in Conductor's shape, by the taskId a poll answered or "
+         "<taskId>.<workflowId>", {}, body_kind::none, {},
+         "Task (its taskId as asked, so a result sent back with it keeps its lease)", "task",
+         access::reader, [api](const exchange_ptr& ex) {
+           const auto& text = ex->param("taskId");
+           if (flow::is_uuid(text)) {
+             ex->fail(400, "taskId: a bare task id names no workflow: send the taskId a poll "
+                           "answered, or <taskId>.<workflowId> with the task's "
+                           "workflowInstanceId",
+                      "taskId");
+             return;
+           }
+           auto h = handle_param(ex);
+           if (!h)
+             return;
+           read_execution(api, ex, h->workflow_id, [ex, h = *h, text](const json::object& wf) {
+             auto shaped = workflow_shape(wf, true);
+             for (auto& t : shaped["tasks"].as_array())
+               if (t.at("taskId").as_string() == h.task_id) {
+                 t.as_object()["taskId"] = text;
+                 ex->respond_json(200, t);
+                 return;
+               }
+             ex->fail(404, "task " + h.task_id + " not found in workflow " + h.workflow_id);
+           });
+         }});
   r.add({verb::get, "/api/tasks/queue/sizes", "Ready tasks per task type",
          {{"taskType", "a task type (repeat it, or separate them by commas)", true}},
          body_kind::none, {}, "{\"<taskType>\": ready count}", "task", access::reader,
          [api](const exchange_ptr& ex) { queue_sizes(api, ex); }});
-  r.add({verb::post, "/api/tasks/{workflowId}/{taskRefName}/{status}",
-         "Complete or fail a WAIT or HUMAN task by its reference name (X-Request-Id: a retry "
-         "is applied once and answers the same task)", {}, body_kind::json,
-         "the task's output (a JSON object; empty body = {})", "the task's id, as text",
-         "task", access::worker, [api, lim](const exchange_ptr& ex) {
-           auto body = read_json_body(ex, lim, json::value(json::object{}));
-           if (!body)
-             return;
-           if (!body->is_object()) {
-             ex->fail(400, "body: expected the task's output as a JSON object", "body");
-             return;
-           }
-           msg::task_ref_update u;
-           u.workflow_id = ex->param("workflowId");
-           u.task_ref = ex->param("taskRefName");
-           u.status = ex->param("status");
-           u.output_json = json::serialize(*body);
-           if (!with_request_id(ex, u))
-             return;
-           api->ask<std::string>(
-             [ex](std::string& text) {
-               json::error_code ec;
-               auto v = json::parse(text, ec);
-               const auto* o = ec ? nullptr : v.if_object();
-               const auto* id = o ? o->if_contains("taskId") : nullptr;
-               ex->respond_text(200, id != nullptr && id->is_string()
-                                       ? std::string{id->get_string()}
-                                       : text);
-             },
-             [ex](caf::error& e) { ex->fail(e); }, task_ref_atom_v, scoped(ex, std::move(u)));
-         }});
 }
 
 } // namespace nf::net::web

@@ -1,5 +1,9 @@
 #include "net/web/routes/workflow_calls.hpp"
 
+#include <algorithm>
+#include <memory>
+#include <vector>
+
 #include "flow/uuid.hpp"
 #include "net/web/errors.hpp"
 #include "net/web/json_body.hpp"
@@ -29,6 +33,65 @@ bool status_in(const json::object& wf, std::initializer_list<const char*> status
 }
 
 } // namespace
+
+namespace {
+
+struct workflow_wait : std::enable_shared_from_this<workflow_wait> {
+  gateway* api;
+  exchange_ptr ex;
+  std::string id;
+  std::chrono::steady_clock::time_point deadline;
+  int64_t max_wait_ms;
+  std::function<bool(const json::object&)> done;
+  std::function<void(const json::object&)> answer;
+  int64_t after_seq = 0;
+
+  void check() {
+    auto self = shared_from_this();
+    read_execution(api, ex, id, [self](const json::object& wf) {
+      if (self->done(wf) || std::chrono::steady_clock::now() >= self->deadline)
+        return self->answer(wf);
+      self->wait();
+    });
+  }
+
+  void wait() {
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+      deadline - std::chrono::steady_clock::now());
+    int64_t ms = std::clamp<int64_t>(left.count(), 1, max_wait_ms);
+    msg::events_request req;
+    req.workflow_id = id;
+    req.after_seq = after_seq;
+    req.limit = 1000;
+    req.wait_ms = ms;
+    auto self = shared_from_this();
+    api->ask_for<std::vector<msg::event_view>>(
+      std::chrono::milliseconds{ms} + api->timeout(),
+      [self](std::vector<msg::event_view>& evs) {
+        if (!evs.empty())
+          self->after_seq = evs.back().seq;
+        self->check();
+      },
+      fail_with(ex), events_atom_v, scoped(ex, req));
+  }
+};
+
+} // namespace
+
+void wait_for(gateway* api, const exchange_ptr& ex, const std::string& id,
+              std::chrono::steady_clock::time_point deadline, int64_t max_wait_ms,
+              std::function<bool(const json::object&)> done,
+              std::function<void(const json::object&)> answer) {
+  auto w = std::make_shared<workflow_wait>();
+  w->api = api;
+  w->ex = ex;
+  w->id = id;
+  w->deadline = deadline;
+  w->max_wait_ms = std::max<int64_t>(1, max_wait_ms);
+  w->done = std::move(done);
+  w->answer = std::move(answer);
+  w->check();
+}
 
 bool is_ended(const json::object& wf) {
   return status_in(wf, {"COMPLETED", "FAILED", "TIMED_OUT", "TERMINATED"});

@@ -4,6 +4,7 @@
 // an operator command with Conductor's statuses. One route file per topic (starts and reads,
 // lookups by name or correlation id, bulk commands) builds on these.
 
+#include <chrono>
 #include <functional>
 #include <string>
 
@@ -51,6 +52,14 @@ template <class Ok>
 void read_execution(gateway* api, const exchange_ptr& ex, const std::string& id, Ok ok) {
   read_execution_or(api, ex, id, true, std::move(ok), fail_with(ex));
 }
+
+/// Reads the execution until `done(execution)` holds or `deadline` passes, waiting between
+/// reads on the history's long poll (events requests of at most `max_wait_ms`), then
+/// `answer(execution)`.
+void wait_for(gateway* api, const exchange_ptr& ex, const std::string& id,
+              std::chrono::steady_clock::time_point deadline, int64_t max_wait_ms,
+              std::function<bool(const boost::json::object&)> done,
+              std::function<void(const boost::json::object&)> answer);
 
 /// COMPLETED, FAILED, TIMED_OUT or TERMINATED.
 bool is_ended(const boost::json::object& wf);

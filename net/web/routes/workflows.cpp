@@ -23,7 +23,6 @@ namespace nf::net::web {
 namespace {
 
 namespace json = boost::json;
-using clock_type = std::chrono::steady_clock;
 
 // Starts the workflow and calls `ok(id)` with the workflow the request stands for: the new
 // one, or the one its idempotency key already named when the strategy allows that.
@@ -56,50 +55,6 @@ void start(gateway* api, const exchange_ptr& ex, start_spec spec, Ok ok) {
     },
     fail_with(ex), start_atom_v, scoped(ex, std::move(spec.req)));
 }
-
-// Waits for a started workflow to end, by the history's long poll (events requests that
-// wait), and answers it in Conductor's shape when it ended or the time is up.
-struct execute_wait : std::enable_shared_from_this<execute_wait> {
-  gateway* api;
-  exchange_ptr ex;
-  std::string id;
-  std::string request_id;
-  clock_type::time_point deadline;
-  int64_t max_wait_ms;
-  int64_t after_seq = 0;
-
-  void check() {
-    auto self = shared_from_this();
-    read_execution(api, ex, id, [self](const json::object& wf) {
-      if (is_ended(wf) || clock_type::now() >= self->deadline)
-        return self->answer(wf);
-      self->wait();
-    });
-  }
-
-  void answer(const json::object& wf) {
-    auto out = workflow_shape(wf, true);
-    if (!request_id.empty())
-      out["requestId"] = request_id;
-    ex->respond_json(200, out);
-  }
-
-  void wait() {
-    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline
-                                                                      - clock_type::now());
-    int64_t ms = std::clamp<int64_t>(left.count(), 1, max_wait_ms);
-    msg::events_request req{id, after_seq, 1000, ms};
-    auto self = shared_from_this();
-    api->ask_for<std::vector<msg::event_view>>(
-      std::chrono::milliseconds{ms} + api->timeout(),
-      [self](std::vector<msg::event_view>& evs) {
-        if (!evs.empty())
-          self->after_seq = evs.back().seq;
-        self->check();
-      },
-      fail_with(ex), events_atom_v, scoped(ex, req));
-  }
-};
 
 void add_start_routes(router& r, const route_context& ctx) {
   auto* api = ctx.api;
@@ -218,17 +173,20 @@ void add_start_routes(router& r, const route_context& ctx) {
            }
            spec->req.workflow_name = name;
            spec->req.version = version;
-           auto w = std::make_shared<execute_wait>();
-           w->api = api;
-           w->ex = ex;
+           std::string request_id;
            if (const auto* rid = ex->query("requestId"))
-             w->request_id = *rid;
-           w->deadline = clock_type::now() + std::chrono::seconds{*secs};
-           w->max_wait_ms = std::max<int64_t>(1, max_wait);
-           start(api, ex, std::move(*spec), [w](const std::string& id) {
-             w->id = id;
-             w->check();
-           });
+             request_id = *rid;
+           auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds{*secs};
+           start(api, ex, std::move(*spec),
+                 [api, ex, request_id, deadline, max_wait](const std::string& id) {
+                   wait_for(api, ex, id, deadline, max_wait, is_ended,
+                            [ex, request_id](const json::object& wf) {
+                              auto out = workflow_shape(wf, true);
+                              if (!request_id.empty())
+                                out["requestId"] = request_id;
+                              ex->respond_json(200, out);
+                            });
+                 });
          },
          true});
 }
