@@ -49,9 +49,21 @@ std::size_t classify(const json_path_view& path, reference::root_t& root, std::s
     }
   } else if (field == "input" || field == "output") {
     root = field == "input" ? reference::task_input : reference::task_output;
+  } else if (is_task_field(field)) {
+    root = reference::task_field;
+    if (path.size() > 2) {
+      error = std::string(head) + "." + std::string(field) + " has no fields";
+      return 0;
+    }
+  } else if (field == "taskId" || field == "workerId" || field == "callbackAfterSeconds") {
+    error = std::string(head) + "." + std::string(field)
+            + " is not available in expressions: the workflow's decisions do not know it "
+              "(read it through the API, or have the worker put it in the task's output)";
+    return 0;
   } else {
-    error = "expected \"input\" or \"output\" after task reference " + quoted(head) + ", got "
-            + quoted(field);
+    error = "expected \"input\", \"output\" or a task field (status, "
+            "reasonForIncompletion, retryCount, …) after task reference "
+            + quoted(head) + ", got " + quoted(field);
     return 0;
   }
   return 2;
@@ -109,8 +121,11 @@ bool parse_reference(std::string_view body, reference& out, std::string& error) 
   json_path_view path;
   if (!check_reference(body, path, out.root, out.fn, error))
     return false;
-  if (out.root == reference::task_input || out.root == reference::task_output)
+  if (out.root == reference::task_input || out.root == reference::task_output
+      || out.root == reference::task_field)
     out.task_ref = path[0].name;
+  if (out.root == reference::task_field)
+    out.field = path[1].name;
   if (out.root == reference::secret)
     out.task_ref = path[1].name;
   out.path.reserve(path.size() - 2);
@@ -298,11 +313,23 @@ bool scan_template(std::string_view text, json_path_view& scratch,
       error = "invalid expression " + quoted(text.substr(i, close - i + 1)) + ": " + inner_error;
       return false;
     }
-    bool task = root == reference::task_input || root == reference::task_output;
+    bool task = root == reference::task_input || root == reference::task_output
+                || root == reference::task_field;
     refs.push_back({root, task ? scratch[0].name : std::string_view()});
     i = close + 1;
   }
   return true;
+}
+
+bool is_task_field(std::string_view name) {
+  static constexpr std::string_view fields[] = {
+    "status", "reasonForIncompletion", "retryCount", "iteration", "taskType", "taskDefName",
+    "referenceTaskName", "scheduledTime", "startTime", "endTime", "pollCount",
+    "workflowInstanceId", "correlationId"};
+  for (auto f : fields)
+    if (f == name)
+      return true;
+  return false;
 }
 
 namespace {
@@ -318,6 +345,8 @@ boost::json::value value_at(const reference& ref, const scope& s) {
       return s.correlation_id.empty() ? boost::json::value(nullptr)
                                       : boost::json::value(boost::json::string(s.correlation_id));
     case reference::secret: return boost::json::string("${secrets." + ref.task_ref + "}");
+    case reference::task_field:
+      return s.task_field ? s.task_field(ref.task_ref, ref.field) : boost::json::value(nullptr);
     case reference::workflow_input: root = s.input; break;
     case reference::workflow_variables: root = s.variables; break;
     case reference::task_input:

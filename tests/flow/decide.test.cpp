@@ -318,6 +318,42 @@ CAF_TEST(a failed path function names itself in the reason) {
   CAF_CHECK(s.snap.reason_for_incompletion.find("max() needs an array") != std::string::npos);
 }
 
+// Conductor's ${ref.<field>}: what a later task reads of an optional task that failed, and
+// of one that completed after a retry.
+CAF_TEST(expressions read task fields) {
+  task_def_map defs{{"a", nf::flow::test::task_definition(R"({"name":"a","retryCount":0})")},
+                    {"b", nf::flow::test::task_definition(
+                            R"({"name":"b","retryCount":1,"retryDelaySeconds":0})")}};
+  auto def = nf::flow::test::workflow(
+    R"({"name":"w","tasks":[{"name":"a","taskReferenceName":"a","optional":true},
+        {"name":"b","taskReferenceName":"b"},
+        {"name":"c","taskReferenceName":"c","inputParameters":{
+          "aStatus":"${a.status}","aWhy":"${a.reasonForIncompletion}","aType":"${a.taskType}",
+          "bStatus":"${b.status}","bRetries":"${b.retryCount}","bWhy":"${b.reasonForIncompletion}",
+          "bEnded":"${b.endTime}","ref":"${b.referenceTaskName}","wf":"${b.workflowInstanceId}",
+          "text":"a was ${a.status}"}}]})");
+  sim s(def, defs, "{}");
+  s.fail("a", "no stock");
+  s.fail("b");
+  s.complete("b");
+  const scheduled_task* c = nullptr;
+  for (const auto& d : s.decisions)
+    for (const auto& t : d.schedule)
+      if (t.id.ref == "c")
+        c = &t;
+  CAF_REQUIRE(c != nullptr);
+  CAF_CHECK_EQUAL(c->input.at("aStatus").as_string(), "COMPLETED_WITH_ERRORS");
+  CAF_CHECK_EQUAL(c->input.at("aWhy").as_string(), "no stock");
+  CAF_CHECK_EQUAL(c->input.at("aType").as_string(), "a");
+  CAF_CHECK_EQUAL(c->input.at("bStatus").as_string(), "COMPLETED");
+  CAF_CHECK_EQUAL(c->input.at("bRetries").to_number<int64_t>(), 1);
+  CAF_CHECK(c->input.at("bWhy").is_null());
+  CAF_CHECK(c->input.at("bEnded").to_number<int64_t>() > 0);
+  CAF_CHECK_EQUAL(c->input.at("ref").as_string(), "b");
+  CAF_CHECK_EQUAL(c->input.at("wf").as_string(), s.snap.workflow_id);
+  CAF_CHECK_EQUAL(c->input.at("text").as_string(), "a was COMPLETED_WITH_ERRORS");
+}
+
 CAF_TEST(worker tasks carry queue input and delay) {
   task_def_map defs{{"send", nf::flow::test::task_definition(
                                R"({"name":"send","queueName":"mail","inputTemplate":{"retries":1,"to":"x"}})")}};
