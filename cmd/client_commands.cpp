@@ -57,6 +57,9 @@ const std::map<std::string, spec>& specs() {
      {"rerun ID --task REF [--iteration N] [--input JSON]", {"task", "iteration", "input"}, {}, 1,
       1}},
     {"restart", {"restart ID [--input JSON]", {"input"}, {}, 1, 1}},
+    {"skip",
+     {"skip ID --task REF [--input JSON] [--output JSON]", {"task", "input", "output"}, {}, 1,
+      1}},
     {"signal", {"signal ID NAME [--payload JSON]", {"payload"}, {}, 2, 2}},
     {"search",
      {"search [--status S] [--name N] [--started-after MS] [--limit N] [--cursor C] [--json]",
@@ -459,19 +462,21 @@ action prepare(const std::string& name, const cli_args& a) {
     };
   }
   if (name == "pause" || name == "resume" || name == "terminate" || name == "retry"
-      || name == "rerun" || name == "restart") {
+      || name == "rerun" || name == "restart" || name == "skip") {
     msg::workflow_command cmd;
     cmd.op = name;
     cmd.workflow_id = pos[0];
     cmd.reason = a.value("reason").value_or("");
-    if (name == "rerun") {
+    if (name == "rerun" || name == "skip") {
       auto task = a.value("task");
       if (!task)
-        throw usage_error{"rerun needs --task REF"};
+        throw usage_error{name + " needs --task REF"};
       cmd.task_ref = *task;
-      cmd.iteration = static_cast<int32_t>(integer_flag(a, "iteration", 0, INT32_MAX, 0));
     }
+    if (name == "rerun")
+      cmd.iteration = static_cast<int32_t>(integer_flag(a, "iteration", 0, INT32_MAX, 0));
     cmd.input_json = a.value("input").value_or("");
+    cmd.output_json = a.value("output").value_or("");
     return [cmd](client& c, std::ostream& out, std::ostream& err) {
       auto r = c.command(cmd);
       if (!r)

@@ -283,4 +283,48 @@ edit_result restart(const workflow_def& def, const snapshot& snap,
   return {std::move(e), {}};
 }
 
+edit_result skip_task(const workflow_def& def, const snapshot& snap, std::string_view ref,
+                      std::optional<boost::json::object> input,
+                      std::optional<boost::json::object> output) {
+  if (snap.status != workflow_status::running)
+    return refuse("workflow is " + std::string(to_string(snap.status))
+                  + ": only a RUNNING workflow can have a task skipped");
+  def_index index(def);
+  const task_info* info = index.find(ref);
+  if (info == nullptr)
+    return refuse("task_ref: " + quoted(ref) + " is not a task of workflow definition "
+                  + quoted(def.name));
+  if (info->loop != nullptr)
+    return refuse("task_ref: " + quoted(ref) + " is inside DO_WHILE "
+                  + quoted(info->loop->task_reference_name)
+                  + ": which iteration to skip would be ambiguous");
+  const auto type = info->task->type;
+  if (type == task_type::fork_join || type == task_type::fork_join_dynamic)
+    return refuse("task_ref: " + quoted(ref) + " is a " + std::string(to_string(type))
+                  + ": its JOIN would wait for branches that never run; skip their tasks");
+  for (const auto& e : snap.tasks)
+    if (e.id.ref == ref)
+      return refuse("task_ref: " + quoted(ref) + " has already been scheduled ("
+                    + std::string(to_string(e.status)) + "): only a task not reached yet "
+                    + "can be skipped");
+  edit e;
+  scheduled_task st;
+  st.id = {std::string(ref), 0, 0};
+  st.type = type == task_type::dynamic ? task_type::simple : type;
+  st.task_def_name = info->task->name;
+  st.status = task_status::skipped;
+  st.input = input ? std::move(*input) : boost::json::object{};
+  st.output = output ? std::move(*output) : boost::json::object{};
+  st.reason_for_incompletion = "skipped by an operator";
+  e.events.push_back({"task.skipped", "task.skipped/" + to_string(st.id),
+                      {{"ref", st.id.ref},
+                       {"iteration", 0},
+                       {"attempt", 0},
+                       {"type", to_string(st.type)},
+                       {"status", "SKIPPED"},
+                       {"reason", st.reason_for_incompletion}}});
+  e.schedule.push_back(std::move(st));
+  return {std::move(e), {}};
+}
+
 } // namespace nf::flow

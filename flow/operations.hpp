@@ -1,7 +1,7 @@
 #pragma once
 
 // Operator requests as pure functions of a snapshot: retry the last failed
-// tasks, rerun from a task, restart. Each returns an `edit` to write in one
+// tasks, rerun from a task, restart, skip a task ahead. Each returns an `edit` to write in one
 // transaction; decide() on the edited snapshot then schedules what follows.
 
 #include <optional>
@@ -66,5 +66,14 @@ edit_result rerun_from_task(const workflow_def& def, const task_def_map& task_de
 /// variables.
 edit_result restart(const workflow_def& def, const snapshot& snap,
                     std::optional<boost::json::object> input, time_ms now);
+
+/// Conductor's "skip task": for a RUNNING workflow, marks a task of its definition that has
+/// not run yet as SKIPPED, with `input` and `output` (empty when not given), so decide()
+/// moves past it when the workflow reaches it. Refused for a task that already has an
+/// execution, one inside a DO_WHILE (which iteration would be ambiguous) and a fork
+/// (its JOIN would wait for branches that never run).
+edit_result skip_task(const workflow_def& def, const snapshot& snap, std::string_view ref,
+                      std::optional<boost::json::object> input,
+                      std::optional<boost::json::object> output);
 
 } // namespace nf::flow

@@ -79,7 +79,8 @@ struct search_page {
 
 /// An operator request on one execution: "pause", "resume", "terminate",
 /// "retry", "rerun" (from `task_ref`/`iteration`, optionally with new input),
-/// "restart" (optionally with new input).
+/// "restart" (optionally with new input), "skip" (`task_ref`, not reached yet, marked
+/// SKIPPED with `input_json` and `output_json`).
 struct workflow_command {
   std::string op;
   std::string workflow_id;
@@ -96,6 +97,7 @@ struct workflow_command {
   /// Makes a retry safe (migration 0037): a second request with the same id applies nothing
   /// and gets the first one's answer. The C++ client fills a fresh one when empty.
   std::string request_id;
+  std::string output_json; ///< skip: the skipped task's output; empty = {}
 };
 
 /// Deliver a signal to a workflow (completes a WAIT for that signal).
@@ -455,7 +457,7 @@ template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, workflow_command& x) {
   return f(caf::meta::type_name("nf::msg::workflow_command"), x.op, x.workflow_id, x.reason,
            x.task_ref, x.iteration, x.input_json, x.namespace_id, x.actor, x.origin, x.credential,
-           x.request_id);
+           x.request_id, x.output_json);
 }
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, signal_request& x) {

@@ -114,12 +114,13 @@ caf::expected<store::task_result> to_completion(const msg::task_result& m) {
 }
 
 caf::expected<command_request> to_command(const msg::workflow_command& m) {
-  static const char* ops[] = {"pause", "resume", "terminate", "retry", "rerun", "restart"};
+  static const char* ops[] = {"pause", "resume", "terminate", "retry", "rerun", "restart",
+                              "skip"};
   bool known = false;
   for (const char* op : ops)
     known = known || m.op == op;
   if (!known)
-    return invalid("op: expected pause, resume, terminate, retry, rerun or restart, got "
+    return invalid("op: expected pause, resume, terminate, retry, rerun, restart or skip, got "
                    + flow::quoted(m.op));
   if (auto e = check_uuid(m.workflow_id, "workflow_id"))
     return *e;
@@ -141,6 +142,8 @@ caf::expected<command_request> to_command(const msg::workflow_command& m) {
   c.request_id = m.request_id;
   if (m.op == "rerun" && m.task_ref.empty())
     return invalid("task_ref: a rerun names the task to rerun from");
+  if (m.op == "skip" && m.task_ref.empty())
+    return invalid("task_ref: a skip names the task to skip");
   if (m.iteration < 0)
     return invalid("iteration: expected an integer >= 0, got " + std::to_string(m.iteration));
   if (!m.input_json.empty()) {
@@ -148,6 +151,12 @@ caf::expected<command_request> to_command(const msg::workflow_command& m) {
     if (!input)
       return std::move(input.error());
     c.input = std::move(*input);
+  }
+  if (!m.output_json.empty()) {
+    auto output = object_of(m.output_json, "output");
+    if (!output)
+      return std::move(output.error());
+    c.output = std::move(*output);
   }
   return c;
 }

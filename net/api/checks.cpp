@@ -158,30 +158,37 @@ caf::error check(const msg::search_request& r) {
 caf::error check(const msg::workflow_command& r, const check_limits& limits) {
   problems p;
   p.uuid("namespace_id", r.namespace_id, false);
-  static const char* ops[] = {"pause", "resume", "terminate", "retry", "rerun", "restart"};
+  static const char* ops[] = {"pause", "resume", "terminate", "retry", "rerun", "restart",
+                              "skip"};
   bool known = false;
   for (const char* op : ops)
     known = known || r.op == op;
   if (!known)
-    p.add("op", "expected pause, resume, terminate, retry, rerun or restart, got "
+    p.add("op", "expected pause, resume, terminate, retry, rerun, restart or skip, got "
                   + flow::quoted(r.op));
   p.uuid("workflow_id", r.workflow_id);
   p.text("reason", r.reason, max_reason);
   p.text("request_id", r.request_id, max_key_bytes);
-  if (r.op == "rerun") {
+  if (r.op == "rerun" || r.op == "skip") {
     p.text("task_ref", r.task_ref, max_name, true);
-    p.range("iteration", r.iteration, 0, flow::max_count);
+    p.range("iteration", r.iteration, 0, r.op == "skip" ? 0 : flow::max_count);
   } else {
     if (!r.task_ref.empty())
-      p.add("task_ref", "only a rerun names a task, got " + flow::quoted(r.task_ref));
+      p.add("task_ref", "only a rerun or a skip names a task, got " + flow::quoted(r.task_ref));
     if (r.iteration != 0)
       p.add("iteration", "only a rerun names an iteration, got " + std::to_string(r.iteration));
   }
-  if (r.op == "rerun" || r.op == "restart") {
+  if (r.op == "rerun" || r.op == "restart" || r.op == "skip") {
     if (p.payload("input", r.input_json, limits.max_payload_bytes))
       p.object("input", r.input_json, true);
   } else if (!r.input_json.empty()) {
-    p.add("input", "only a rerun or a restart takes new input");
+    p.add("input", "only a rerun, a restart or a skip takes new input");
+  }
+  if (r.op == "skip") {
+    if (p.payload("output", r.output_json, limits.max_payload_bytes))
+      p.object("output", r.output_json, true);
+  } else if (!r.output_json.empty()) {
+    p.add("output", "only a skip takes an output");
   }
   return p.done();
 }

@@ -147,3 +147,47 @@ CAF_TEST(restart starts over with the same id) {
   CAF_CHECK_EQUAL(restart(fixed, s.snap, std::nullopt, s.now).error,
                   "workflow definition \"w\" is not restartable");
 }
+
+CAF_TEST(skip marks a task not reached yet and the workflow moves past it) {
+  sim s(nf::flow::test::workflow(sequence));
+  CAF_CHECK(skip_task(s.def, s.snap, "a", std::nullopt, std::nullopt).error.find("already")
+            != std::string::npos);
+  CAF_CHECK(!skip_task(s.def, s.snap, "zz", std::nullopt, std::nullopt));
+  auto r = skip_task(s.def, s.snap, "b", boost::json::object{{"in", 1}},
+                     boost::json::object{{"v", 2}});
+  CAF_REQUIRE(static_cast<bool>(r));
+  CAF_REQUIRE_EQUAL(r.value.schedule.size(), 1u);
+  CAF_CHECK_EQUAL(to_string(r.value.schedule[0].status), "SKIPPED");
+  CAF_CHECK(r.value.remove.empty());
+  apply_edit(s, r);
+  s.complete("a", R"({"v":1})");
+  // b is passed over (its SKIPPED row came from the edit): c is scheduled next, and b
+  // keeps the output it was skipped with.
+  CAF_CHECK_EQUAL(s.scheduled(), "a c");
+  for (const auto& t : s.snap.tasks)
+    if (t.id.ref == "b")
+      CAF_CHECK_EQUAL(boost::json::serialize(t.output), R"({"v":2})");
+  s.complete("c");
+  CAF_CHECK_EQUAL(to_string(s.snap.status), "COMPLETED");
+  CAF_CHECK(!skip_task(s.def, s.snap, "c", std::nullopt, std::nullopt));  // not RUNNING
+}
+
+CAF_TEST(skip refuses a task in a loop and a fork) {
+  auto def = nf::flow::test::workflow(
+    R"({"name":"w","tasks":[{"name":"a","taskReferenceName":"a"},
+        {"name":"fork","taskReferenceName":"fork","type":"FORK_JOIN","forkTasks":[
+          [{"name":"x","taskReferenceName":"x"}],[{"name":"y","taskReferenceName":"y"}]]},
+        {"name":"join","taskReferenceName":"join","type":"JOIN","joinOn":["x","y"]},
+        {"name":"loop","taskReferenceName":"loop","type":"DO_WHILE","loopCondition":"false",
+         "loopOver":[{"name":"z","taskReferenceName":"z"}]}]})");
+  sim s(def);
+  CAF_CHECK(skip_task(s.def, s.snap, "fork", std::nullopt, std::nullopt).error.find("JOIN")
+            != std::string::npos);
+  CAF_CHECK(skip_task(s.def, s.snap, "z", std::nullopt, std::nullopt).error.find("DO_WHILE")
+            != std::string::npos);
+  // A branch's task may be skipped: the JOIN counts it as done.
+  apply_edit(s, skip_task(s.def, s.snap, "y", std::nullopt, std::nullopt));
+  s.complete("a");
+  s.complete("x");
+  CAF_CHECK(s.scheduled().find("z") != std::string::npos);
+}

@@ -3,7 +3,7 @@
 // Conductor's lookups and bulk commands against a real node: a workflow's status summary,
 // a definition's running workflows, the workflows of correlation ids (one, several, several
 // definitions), and pause, resume, terminate, retry and restart on many workflows at once,
-// each refusal named per workflow.
+// each refusal named per workflow; and a task skipped ahead.
 
 #include <caf/test/dsl.hpp>
 
@@ -40,6 +40,13 @@ struct fixture {
       {"name": "gate", "version": 2, "tasks": [
         {"name": "hold", "taskReferenceName": "hold", "type": "WAIT",
          "inputParameters": {"signal": "go"}}]},
+      {"name": "steps", "version": 1, "tasks": [
+        {"name": "first", "taskReferenceName": "first", "type": "WAIT",
+         "inputParameters": {"signal": "go"}},
+        {"name": "second", "taskReferenceName": "second", "type": "WAIT",
+         "inputParameters": {"signal": "never"}},
+        {"name": "third", "taskReferenceName": "third", "type": "SET_VARIABLE",
+         "inputParameters": {"seen": "${second.output.note}"}}]},
       {"name": "quick", "version": 1, "outputParameters": {"done": "${workflow.input.x}"},
        "tasks": [
         {"name": "set", "taskReferenceName": "set", "type": "SET_VARIABLE",
@@ -221,6 +228,38 @@ CAF_TEST(bulk commands apply to each workflow and name why the others were refus
   check_error(http->post("/api/workflow/bulk/restart?useLatestDefinitions=true", "[]"), 400,
               "useLatestDefinitions");
   CAF_CHECK_EQUAL(status(a), "RUNNING");
+}
+
+CAF_TEST(skipping a task ahead lets the workflow pass it) {
+  auto id = start("/api/workflow/steps");
+  CAF_REQUIRE(f.await([&] {
+    return test::workflow_over_http(*http, id).at("tasks").as_array().size() == 1;
+  }, 20s));
+  check_error(http->put("/api/workflow/" + id + "/skiptask/first", "{}"), 409);
+  check_error(http->put("/api/workflow/" + id + "/skiptask/nope", "{}"), 409);
+  check_error(http->put("/api/workflow/" + id + "/skiptask/second", R"({"taskOutput":[1]})"),
+              400, "taskOutput");
+  check_error(http->put("/api/workflow/" + id + "/skiptask/second", R"({"extra":1})"), 400,
+              "extra");
+  auto skipped = http->put("/api/workflow/" + id + "/skiptask/second",
+                           R"({"taskInput":{"why":"manual"},"taskOutput":{"note":"skipped"}})");
+  CAF_REQUIRE_EQUAL(skipped.status, 200u);
+  CAF_REQUIRE_EQUAL(http->post("/api/workflow/" + id + "/signal/go", "{}").status, 200u);
+  CAF_REQUIRE(await_status(id, "COMPLETED"));
+  auto wf = test::workflow_over_http(*http, id);
+  CAF_CHECK_EQUAL(wf.at("variables").at("seen").as_string(), "skipped");
+  bool found = false;
+  for (const auto& t : wf.at("tasks").as_array())
+    if (t.at("referenceTaskName").as_string() == "second") {
+      found = true;
+      CAF_CHECK_EQUAL(t.at("status").as_string(), "SKIPPED");
+      CAF_CHECK_EQUAL(t.at("inputData").at("why").as_string(), "manual");
+    }
+  CAF_CHECK(found);
+  CAF_CHECK_EQUAL(f.count(R"(SELECT count(*) FROM "WorkflowEvents" WHERE "workflowId" = ')" + id
+                          + R"(' AND "eventType" = 'TASK_SKIPPED')"),
+                  1);
+  check_error(http->put("/api/workflow/" + id + "/skiptask/third", "{}"), 409);
 }
 
 CAF_TEST_FIXTURE_SCOPE_END()

@@ -393,6 +393,46 @@ void add_command_routes(router& r, const route_context& ctx) {
              command(api, ex, std::move(c), [ex, id] { ex->respond_text(200, id); });
            });
          }});
+  r.add({verb::put, "/api/workflow/{workflowId}/skiptask/{taskReferenceName}",
+         "Skip a task the running workflow has not reached yet: it is marked SKIPPED and the "
+         "workflow moves past it (X-Request-Id: a retry is applied once)", {}, body_kind::json,
+         "SkipTaskRequest (optional): taskInput, taskOutput (objects); taskInputMessage and "
+         "taskOutputMessage only when null",
+         "200, empty (409 when the workflow is not RUNNING or the task already ran)", "workflow",
+         access::operator_, [api, lim](const exchange_ptr& ex) {
+           const auto& id = ex->param("workflowId");
+           if (!check_id(ex, id))
+             return;
+           auto body = read_json_body(ex, lim, json::value(json::object{}));
+           if (!body)
+             return;
+           if (!body->is_object()) {
+             ex->fail(400, "body: expected a SkipTaskRequest (a JSON object)", "body");
+             return;
+           }
+           auto c = command_of("skip", id);
+           c.task_ref = ex->param("taskReferenceName");
+           for (const auto& [key, v] : body->as_object()) {
+             std::string k{key};
+             if (k == "taskInput" || k == "taskOutput") {
+               if (v.is_null())
+                 continue;
+               if (!v.is_object()) {
+                 ex->fail(400, k + ": expected a JSON object", k);
+                 return;
+               }
+               (k == "taskInput" ? c.input_json : c.output_json) = json::serialize(v);
+             } else if ((k == "taskInputMessage" || k == "taskOutputMessage") && v.is_null()) {
+               continue;
+             } else {
+               ex->fail(400, k + ": not supported (a SkipTaskRequest takes taskInput and "
+                                 "taskOutput)",
+                        k);
+               return;
+             }
+           }
+           command(api, ex, std::move(c), [ex] { empty_answer(ex, 200); });
+         }});
   r.add({verb::post, "/api/workflow/{workflowId}/signal/{name}",
          "Deliver a signal: completes the workflow's WAIT tasks waiting for that name (X-Request-Id: "
          "a retry is applied once and answered alike)", {},
