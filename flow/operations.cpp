@@ -283,6 +283,19 @@ edit_result restart(const workflow_def& def, const snapshot& snap,
   return {std::move(e), {}};
 }
 
+edit_result update_variables(const snapshot& snap, const boost::json::object& variables) {
+  if (snap.status != workflow_status::running && snap.status != workflow_status::paused)
+    return refuse("workflow is " + std::string(to_string(snap.status))
+                  + ": only a RUNNING or PAUSED workflow's variables can be updated");
+  edit e;
+  e.status = snap.status;
+  auto merged = snap.variables;
+  for (const auto& kv : variables)
+    merged[kv.key()] = kv.value();
+  e.variables = std::move(merged);
+  return {std::move(e), {}};
+}
+
 edit_result skip_task(const workflow_def& def, const snapshot& snap, std::string_view ref,
                       std::optional<boost::json::object> input,
                       std::optional<boost::json::object> output) {

@@ -26,7 +26,8 @@ struct edit {
   std::vector<scheduled_task> schedule;
   std::vector<sub_workflow_start> sub_workflows;
   std::vector<timer> arm;
-  /// The workflow's status afterwards (RUNNING); output and reason are cleared.
+  /// The workflow's status afterwards (RUNNING, or PAUSED for a paused workflow's
+  /// variables); output and reason are cleared.
   workflow_status status = workflow_status::running;
   std::optional<boost::json::object> input;      ///< replaces the input (restart)
   std::optional<boost::json::object> variables;  ///< replaces the variables (restart)
@@ -66,6 +67,10 @@ edit_result rerun_from_task(const workflow_def& def, const task_def_map& task_de
 /// variables.
 edit_result restart(const workflow_def& def, const snapshot& snap,
                     std::optional<boost::json::object> input, time_ms now);
+
+/// Orkes Conductor's "update variables": for a RUNNING or PAUSED workflow, `variables`
+/// top-level keys replace (or add to) the workflow's variables; its status stays.
+edit_result update_variables(const snapshot& snap, const boost::json::object& variables);
 
 /// Conductor's "skip task": for a RUNNING workflow, marks a task of its definition that has
 /// not run yet as SKIPPED, with `input` and `output` (empty when not given), so decide()

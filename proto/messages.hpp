@@ -80,7 +80,8 @@ struct search_page {
 /// An operator request on one execution: "pause", "resume", "terminate",
 /// "retry", "rerun" (from `task_ref`/`iteration`, optionally with new input),
 /// "restart" (optionally with new input), "skip" (`task_ref`, not reached yet, marked
-/// SKIPPED with `input_json` and `output_json`).
+/// SKIPPED with `input_json` and `output_json`), "variables" (`input_json`'s keys set in a
+/// RUNNING or PAUSED workflow's variables).
 struct workflow_command {
   std::string op;
   std::string workflow_id;

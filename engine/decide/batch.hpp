@@ -41,12 +41,12 @@ struct plan_effects;
 
 /// An operator command on one execution, already validated.
 struct command_request {
-  std::string op;  ///< pause | resume | terminate | retry | rerun | restart | skip
+  std::string op;  ///< pause | resume | terminate | retry | rerun | restart | skip | variables
   workflow_id id;
   std::string reason;
   std::string task_ref;  ///< rerun, skip
   int32_t iteration = 0; ///< rerun
-  std::optional<boost::json::object> input;  ///< rerun / restart / skip
+  std::optional<boost::json::object> input;  ///< rerun / restart / skip / variables
   std::optional<boost::json::object> output; ///< skip
   /// The namespace the command came from: a workflow of another one is `not_found`.
   std::optional<namespace_id> ns;

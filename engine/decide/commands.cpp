@@ -87,8 +87,8 @@ caf::expected<void> terminate_children(store::transaction& tx, const store::work
   return {};
 }
 
-// The command's audit record: what identifies it, never its new input (it may carry
-// secrets), only that there was one.
+// The command's audit record: what identifies it, never its new input or variables' values
+// (they may carry secrets), only that there was one, or the variables' names.
 store::audit_event command_audit(const command_request& c, const namespace_id& ns) {
   boost::json::object details;
   if (!c.reason.empty())
@@ -97,8 +97,14 @@ store::audit_event command_audit(const command_request& c, const namespace_id& n
     details["taskRef"] = c.task_ref;
     details["iteration"] = c.iteration;
   }
-  if (c.input)
+  if (c.op == "variables" && c.input) {
+    boost::json::array names;
+    for (const auto& kv : *c.input)
+      names.emplace_back(kv.key());
+    details["variablesSet"] = std::move(names);
+  } else if (c.input) {
     details["inputReplaced"] = true;
+  }
   auto e = audit_event(c.actor, c.origin, "workflow." + c.op, c.id.str(), std::move(details));
   e.ns = ns;
   return e;

@@ -228,6 +228,8 @@ caf::expected<workflow_plan> plan_edit_command(const command_request& c,
     r = flow::rerun_from_task(def, task_defs, snap, c.task_ref, c.iteration, c.input, now_ms);
   else if (c.op == "skip")
     r = flow::skip_task(def, snap, c.task_ref, c.input, c.output);
+  else if (c.op == "variables")
+    r = flow::update_variables(snap, c.input ? *c.input : boost::json::object{});
   else
     r = flow::restart(def, snap, c.input, now_ms);
   if (!r)

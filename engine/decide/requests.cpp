@@ -115,13 +115,13 @@ caf::expected<store::task_result> to_completion(const msg::task_result& m) {
 
 caf::expected<command_request> to_command(const msg::workflow_command& m) {
   static const char* ops[] = {"pause", "resume", "terminate", "retry", "rerun", "restart",
-                              "skip"};
+                              "skip", "variables"};
   bool known = false;
   for (const char* op : ops)
     known = known || m.op == op;
   if (!known)
-    return invalid("op: expected pause, resume, terminate, retry, rerun, restart or skip, got "
-                   + flow::quoted(m.op));
+    return invalid("op: expected pause, resume, terminate, retry, rerun, restart, skip or "
+                   "variables, got " + flow::quoted(m.op));
   if (auto e = check_uuid(m.workflow_id, "workflow_id"))
     return *e;
   if (m.reason.find('\0') != std::string::npos)
@@ -144,6 +144,8 @@ caf::expected<command_request> to_command(const msg::workflow_command& m) {
     return invalid("task_ref: a rerun names the task to rerun from");
   if (m.op == "skip" && m.task_ref.empty())
     return invalid("task_ref: a skip names the task to skip");
+  if (m.op == "variables" && m.input_json.empty())
+    return invalid("input: the variables to set, as a JSON object");
   if (m.iteration < 0)
     return invalid("iteration: expected an integer >= 0, got " + std::to_string(m.iteration));
   if (!m.input_json.empty()) {

@@ -159,13 +159,13 @@ caf::error check(const msg::workflow_command& r, const check_limits& limits) {
   problems p;
   p.uuid("namespace_id", r.namespace_id, false);
   static const char* ops[] = {"pause", "resume", "terminate", "retry", "rerun", "restart",
-                              "skip"};
+                              "skip", "variables"};
   bool known = false;
   for (const char* op : ops)
     known = known || r.op == op;
   if (!known)
-    p.add("op", "expected pause, resume, terminate, retry, rerun, restart or skip, got "
-                  + flow::quoted(r.op));
+    p.add("op", "expected pause, resume, terminate, retry, rerun, restart, skip or variables, "
+                "got " + flow::quoted(r.op));
   p.uuid("workflow_id", r.workflow_id);
   p.text("reason", r.reason, max_reason);
   p.text("request_id", r.request_id, max_key_bytes);
@@ -178,11 +178,16 @@ caf::error check(const msg::workflow_command& r, const check_limits& limits) {
     if (r.iteration != 0)
       p.add("iteration", "only a rerun names an iteration, got " + std::to_string(r.iteration));
   }
-  if (r.op == "rerun" || r.op == "restart" || r.op == "skip") {
+  if (r.op == "variables") {
+    if (r.input_json.empty())
+      p.add("input", "the variables to set, as a JSON object");
+    else if (p.payload("input", r.input_json, limits.max_payload_bytes))
+      p.object("input", r.input_json, true);
+  } else if (r.op == "rerun" || r.op == "restart" || r.op == "skip") {
     if (p.payload("input", r.input_json, limits.max_payload_bytes))
       p.object("input", r.input_json, true);
   } else if (!r.input_json.empty()) {
-    p.add("input", "only a rerun, a restart or a skip takes new input");
+    p.add("input", "only a rerun, a restart, a skip or variables take an input");
   }
   if (r.op == "skip") {
     if (p.payload("output", r.output_json, limits.max_payload_bytes))

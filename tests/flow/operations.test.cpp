@@ -191,3 +191,18 @@ CAF_TEST(skip refuses a task in a loop and a fork) {
   s.complete("x");
   CAF_CHECK(s.scheduled().find("z") != std::string::npos);
 }
+
+CAF_TEST(variables are set in a running or paused workflow and kept in an ended one) {
+  sim s(nf::flow::test::workflow(
+    R"({"name":"w","variables":{"keep":1,"over":"old"},"tasks":[{"name":"a","taskReferenceName":"a"}]})"));
+  auto r = update_variables(s.snap, boost::json::object{{"over", "new"}, {"added", true}});
+  CAF_REQUIRE(static_cast<bool>(r));
+  CAF_CHECK_EQUAL(to_string(r.value.status), "RUNNING");
+  CAF_REQUIRE(r.value.variables.has_value());
+  CAF_CHECK_EQUAL(boost::json::serialize(*r.value.variables),
+                  R"({"keep":1,"over":"new","added":true})");
+  s.snap.status = workflow_status::paused;
+  CAF_CHECK_EQUAL(to_string(update_variables(s.snap, {}).value.status), "PAUSED");
+  s.snap.status = workflow_status::completed;
+  CAF_CHECK(update_variables(s.snap, {}).error.find("COMPLETED") != std::string::npos);
+}

@@ -3,7 +3,7 @@
 // Conductor's lookups and bulk commands against a real node: a workflow's status summary,
 // a definition's running workflows, the workflows of correlation ids (one, several, several
 // definitions), and pause, resume, terminate, retry and restart on many workflows at once,
-// each refusal named per workflow; and a task skipped ahead.
+// each refusal named per workflow; a task skipped ahead and variables set from outside.
 
 #include <caf/test/dsl.hpp>
 
@@ -260,6 +260,26 @@ CAF_TEST(skipping a task ahead lets the workflow pass it) {
                           + R"(' AND "eventType" = 'TASK_SKIPPED')"),
                   1);
   check_error(http->put("/api/workflow/" + id + "/skiptask/third", "{}"), 409);
+}
+
+CAF_TEST(variables are set in a running or paused workflow) {
+  auto id = start("/api/workflow/gate?version=1");
+  auto set = ok_json(http->post("/api/workflow/" + id + "/variables", R"({"stage":"review","n":2})"));
+  CAF_CHECK_EQUAL(set.at("workflowId").as_string(), id);
+  CAF_CHECK_EQUAL(set.at("variables").at("stage").as_string(), "review");
+  CAF_CHECK_EQUAL(set.at("status").as_string(), "RUNNING");
+  CAF_REQUIRE_EQUAL(http->request("PUT", "/api/workflow/" + id + "/pause").status, 200u);
+  auto paused = ok_json(http->post("/api/workflow/" + id + "/variables", R"({"n":3})"));
+  CAF_CHECK_EQUAL(paused.at("status").as_string(), "PAUSED");
+  CAF_CHECK_EQUAL(paused.at("variables").at("n").to_number<int64_t>(), 3);
+  CAF_CHECK_EQUAL(paused.at("variables").at("stage").as_string(), "review");
+  check_error(http->post("/api/workflow/" + id + "/variables", "[1]"), 400, "body");
+  CAF_REQUIRE_EQUAL(http->del("/api/workflow/" + id).status, 200u);
+  check_error(http->post("/api/workflow/" + id + "/variables", R"({"n":4})"), 409);
+  CAF_CHECK_EQUAL(test::workflow_over_http(*http, id).at("variables").at("n").to_number<int64_t>(),
+                  3);
+  CAF_CHECK_EQUAL(f.count(R"(SELECT count(*) FROM "AuditEvents" WHERE "action" = 'workflow.variables')"),
+                  2);
 }
 
 CAF_TEST_FIXTURE_SCOPE_END()

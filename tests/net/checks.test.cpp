@@ -113,7 +113,8 @@ CAF_TEST(operator commands name a known op and only the fields it takes) {
   CAF_CHECK_EQUAL(problems(ok), "");
   auto c = ok;
   c.op = "suspend";
-  CAF_CHECK(mentions(problems(c), "op: expected pause, resume, terminate, retry, rerun or restart"));
+  CAF_CHECK(mentions(problems(c), "op: expected pause, resume, terminate, retry, rerun, restart, "
+                                  "skip or variables"));
   c = ok;
   c.op = "rerun";
   CAF_CHECK(mentions(problems(c), "task_ref: expected a non-empty string"));
@@ -127,13 +128,30 @@ CAF_TEST(operator commands name a known op and only the fields it takes) {
   CAF_CHECK_EQUAL(problems(c), "");
   c = ok;
   c.input_json = "{}";
-  CAF_CHECK(mentions(problems(c), "input: only a rerun or a restart takes new input"));
+  CAF_CHECK(mentions(problems(c), "input: only a rerun, a restart, a skip or variables take"));
   c = ok;
   c.task_ref = "x";
-  CAF_CHECK(mentions(problems(c), "task_ref: only a rerun names a task"));
+  CAF_CHECK(mentions(problems(c), "task_ref: only a rerun or a skip names a task"));
+  c = ok;
+  c.output_json = "{}";
+  CAF_CHECK(mentions(problems(c), "output: only a skip takes an output"));
   c = ok;
   c.op = "restart";
   c.input_json = R"({"a":null})";
+  CAF_CHECK_EQUAL(problems(c), "");
+  c = ok;
+  c.op = "skip";
+  c.task_ref = "charge";
+  c.output_json = "[]";
+  CAF_CHECK(mentions(problems(c), "output: expected a JSON object"));
+  c.output_json = R"({"paid":false})";
+  CAF_CHECK_EQUAL(problems(c), "");
+  c.iteration = 1;
+  CAF_CHECK(mentions(problems(c), "iteration: expected an integer 0 … 0"));
+  c = ok;
+  c.op = "variables";
+  CAF_CHECK(mentions(problems(c), "input: the variables to set"));
+  c.input_json = R"({"stage":"review"})";
   CAF_CHECK_EQUAL(problems(c), "");
 }
 

@@ -339,12 +339,14 @@ async function scheduledBySdk(scheduler) {
   console.log("a schedule made with the SDK's SchedulerClient started " + started);
 }
 
-// Lookups and bulk commands as the SDK makes them: a status summary, the workflows of a
-// correlation id, a definition's running workflows, and pause, resume and terminate in bulk.
+// Lookups and commands as the SDK makes them: a status summary, the workflows of a
+// correlation id, a task skipped ahead, variables set, a definition's running workflows, and
+// pause, resume and terminate in bulk.
 async function lookedUpBySdk(admin, metadata, workflows) {
   await metadata.registerWorkflowDef({
     name: "sdk_held", version: 1, schemaVersion: 2,
-    tasks: [{ name: "hold", taskReferenceName: "hold", type: "WAIT" }],
+    tasks: [{ name: "hold", taskReferenceName: "hold", type: "WAIT" },
+            { name: "later", taskReferenceName: "later", type: "WAIT" }],
   }, true);
   const ids = [];
   for (let i = 0; i < 2; ++i)
@@ -360,6 +362,22 @@ async function lookedUpBySdk(admin, metadata, workflows) {
         && byCorrelation["sdk-none"].length === 0
         && byCorrelation["sdk-order"][0].tasks.length === 1,
         `the workflows of a correlation id: ${JSON.stringify(byCorrelation)}`);
+  // A task skipped ahead, and variables set from outside, through the workflow client.
+  await workflows.skipTasksFromWorkflow(ids[1], "later", { taskOutput: { skippedBy: "sdk" } });
+  await workflows.updateTaskByRefName("hold", ids[1], "COMPLETED", {});
+  const skipped = await eventually(async () => {
+    const wf = await workflows.getWorkflow(ids[1], true);
+    if (wf.status !== "COMPLETED") throw new Error("still " + wf.status);
+    return wf;
+  }, 20000, "the workflow passes the skipped task");
+  const later = skipped.tasks.find((t) => t.referenceTaskName === "later");
+  check(later && later.status === "SKIPPED" && later.outputData.skippedBy === "sdk",
+        `the skipped task: ${JSON.stringify(later)}`);
+  const withVariables = await workflows.updateVariables(ids[0], { stage: "review" });
+  check(withVariables.variables.stage === "review", `variables: ${JSON.stringify(withVariables.variables)}`);
+  ids.push(await workflows.startWorkflow({ name: "sdk_held", version: 1, input: {},
+                                           correlationId: "sdk-order" }));
+  ids.splice(1, 1);
   const legacy = admin.getClient();
   const running = await legacy.workflowResource.getRunningWorkflow("sdk_held", 1);
   check(JSON.stringify([...running].sort()) === JSON.stringify([...ids].sort()),

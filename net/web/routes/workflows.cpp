@@ -393,6 +393,25 @@ void add_command_routes(router& r, const route_context& ctx) {
              command(api, ex, std::move(c), [ex, id] { ex->respond_text(200, id); });
            });
          }});
+  r.add({verb::post, "/api/workflow/{workflowId}/variables",
+         "Set variables of a RUNNING or PAUSED workflow: each top-level key of the body "
+         "replaces or adds one (X-Request-Id: a retry is applied once)", {}, body_kind::json,
+         "the variables to set (a JSON object)", "the Workflow, with its tasks, after the update",
+         "workflow", access::operator_, [api, lim](const exchange_ptr& ex) {
+           const auto& id = ex->param("workflowId");
+           if (!check_id(ex, id))
+             return;
+           auto body = read_json_object(ex, lim);
+           if (!body)
+             return;
+           auto c = command_of("variables", id);
+           c.input_json = json::serialize(*body);
+           command(api, ex, std::move(c), [api, ex, id] {
+             read_execution(api, ex, id, [ex](const json::object& wf) {
+               ex->respond_json(200, workflow_shape(wf, true));
+             });
+           });
+         }});
   r.add({verb::put, "/api/workflow/{workflowId}/skiptask/{taskReferenceName}",
          "Skip a task the running workflow has not reached yet: it is marked SKIPPED and the "
          "workflow moves past it (X-Request-Id: a retry is applied once)", {}, body_kind::json,
