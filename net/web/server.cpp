@@ -165,6 +165,12 @@ public:
     res->keep_alive(keep_alive_);
     res->body() = std::move(r.body);
     res->prepare_payload();
+    if (head_) {
+      // The length GET would send, and no body.
+      auto length = res->body().size();
+      res->body().clear();
+      res->content_length(length);
+    }
     report(r.status);
     exchange_.reset();
     tcp_layer().expires_after(std::chrono::seconds(30));
@@ -285,6 +291,7 @@ private:
     started_ = std::chrono::steady_clock::now();
     route_.clear();
     method_ = verb::unknown;
+    head_ = false;
     if (ec == http::error::body_limit) {
       keep_alive_ = false;
       return reject(413, "request body exceeds http.max_body_bytes ("
@@ -302,6 +309,7 @@ private:
     auto req = parser_->release();
     keep_alive_ = req.keep_alive();
     method_ = req.method();
+    head_ = method_ == verb::head;
     dispatch(std::move(req));
   }
 
@@ -316,7 +324,9 @@ private:
     exchange_ = ex;
     if (auto remote = remote_address(); !remote.empty())
       ex->set_remote(std::move(remote));
-    auto m = state_->routes->match(req.method(), ex->path());
+    // HEAD is GET without the body: what a load balancer's health check sends.
+    auto method = head_ ? verb::get : req.method();
+    auto m = state_->routes->match(method, ex->path());
     if (!m.found) {
       if (m.path_known) {
         ex->respond(response{405, "application/json",
@@ -328,12 +338,19 @@ private:
                              {{"Allow", allowed_list(m.allowed)}}});
         return;
       }
-      if (req.method() == verb::get && ui_files::is_ui_path(ex->path()))
+      if (method == verb::get && ui_files::is_ui_path(ex->path()))
         return serve_ui(*ex);
       ex->fail(404, "no route " + std::string{http::to_string(req.method())} + " " + ex->path());
       return;
     }
     const auto& r = *m.found;
+    if (head_ && r.long_lived) {
+      ex->respond(response{405, "application/json",
+                           boost::json::serialize(error_body(
+                             405, "HEAD is not served on a long poll or a stream: use GET", {})),
+                           {{"Allow", "GET"}}});
+      return;
+    }
     route_ = r.pattern;
     ex->set_route(r.pattern);
     ex->set_params(std::move(m.params));
@@ -509,6 +526,7 @@ private:
   std::string last_chunk_ = "0\r\n\r\n";
   std::string route_;
   verb method_ = verb::unknown;
+  bool head_ = false;
   std::chrono::steady_clock::time_point started_;
 };
 

@@ -49,6 +49,20 @@ CAF_TEST(an unknown route is 404 and a wrong method 405 with Allow) {
   CAF_CHECK_EQUAL(r.header("allow"), "GET");
 }
 
+CAF_TEST(HEAD answers the headers of GET without the body) {
+  auto get = http->get("/health/live");
+  auto head = http->request("HEAD", "/health/live");
+  CAF_CHECK_EQUAL(head.status, 200u);
+  CAF_CHECK(head.body.empty());
+  CAF_CHECK_EQUAL(head.header("content-length"), std::to_string(get.body.size()));
+  CAF_CHECK_EQUAL(head.header("content-type"), get.header("content-type"));
+  // The connection serves the next request: no body was left on it.
+  CAF_CHECK_EQUAL(http->get("/health/ready").status, 200u);
+  CAF_CHECK_EQUAL(http->request("HEAD", "/api/no/such/route").status, 404u);
+  CAF_CHECK_EQUAL(http->request("HEAD", "/api/tasks/poll/x").status, 405u);
+  CAF_CHECK_EQUAL(http->get("/health/live").status, 200u);
+}
+
 CAF_TEST(a body over the limit is 413 and writes nothing) {
   std::string big = "{\"ids\":[" + std::string(5000, ' ') + "]}";
   check_error(http->post("/api/deadletters/replay", big), 413);

@@ -113,6 +113,8 @@ struct http_client::impl {
     stream.tcp().expires_after(timeout);
     http::response_parser<http::string_body> parser;
     parser.body_limit(1u << 30);
+    // A HEAD answer has the headers of a GET (its Content-Length too) and no body.
+    parser.skip(req.method() == http::verb::head);
     stream.with([&](auto& s) {
       http::write(s, req);
       http::read(s, buffer, parser);
