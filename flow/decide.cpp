@@ -453,15 +453,17 @@ class evaluation {
                 status_summary(status, reason, output));
     if ((status == workflow_status::failed || status == workflow_status::timed_out)
         && !def_.failure_workflow.empty()) {
-      boost::json::object input{
-        {"workflowId", snap_.workflow_id},
-        {"workflowType", def_.name},
-        {"version", def_.version},
-        {"reason", reason},
-        {"failureStatus", to_string(status)},
-        {"failedTaskRef", failed_ref},
-        {"workflowInput", snap_.input},
-      };
+      // Conductor's shape: the failed workflow's input at the top, then what says why
+      // (over an input key of the same name); nodeflow adds its type, version and the
+      // failed task's reference, and the input once more as it was.
+      boost::json::object input = snap_.input;
+      input["workflowId"] = snap_.workflow_id;
+      input["workflowType"] = def_.name;
+      input["version"] = def_.version;
+      input["reason"] = reason;
+      input["failureStatus"] = to_string(status);
+      input["failedTaskRef"] = failed_ref;
+      input["workflowInput"] = snap_.input;
       out_.failure_workflow = failure_workflow_start{def_.failure_workflow, std::move(input)};
     }
     if (status == workflow_status::failed || status == workflow_status::timed_out)

@@ -397,6 +397,10 @@ CAF_TEST(sub workflow start and failure workflow) {
   CAF_CHECK_EQUAL(last.failure_workflow->name, "cleanup");
   CAF_CHECK_EQUAL(last.failure_workflow->input.at("workflowId").as_string(), "wf-1");
   CAF_CHECK_EQUAL(last.failure_workflow->input.at("failedTaskRef").as_string(), "sub");
+  CAF_CHECK_EQUAL(last.failure_workflow->input.at("failureStatus").as_string(), "FAILED");
+  // The failed workflow's input at the top, as Conductor passes it, and kept whole.
+  CAF_CHECK_EQUAL(last.failure_workflow->input.at("a").to_number<int64_t>(), 1);
+  CAF_CHECK_EQUAL(last.failure_workflow->input.at("workflowInput").at("a").to_number<int64_t>(), 1);
   CAF_CHECK_EQUAL(last.reason_for_incompletion, "task \"sub\" ended FAILED: child failed");
 }
 
