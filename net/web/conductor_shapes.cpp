@@ -42,6 +42,10 @@ std::string iso_utc(int64_t ms) {
   return out;
 }
 
+std::string conductor_ref(const std::string& ref, int64_t iteration) {
+  return iteration > 0 ? ref + "__" + std::to_string(iteration) : ref;
+}
+
 json::object task_shape(const json::object& t, const json::object& wf, int64_t seq,
                         bool retried) {
   const auto& type = field(t, "taskType");
@@ -50,7 +54,11 @@ json::object task_shape(const json::object& t, const json::object& wf, int64_t s
   o["taskId"] = field(t, "taskId");
   o["taskType"] = type.is_string() && type.as_string() == "SIMPLE" ? def_name : type;
   o["taskDefName"] = def_name;
-  o["referenceTaskName"] = field(t, "referenceTaskName");
+  const auto& ref = field(t, "referenceTaskName");
+  o["referenceTaskName"] = ref.is_string()
+                             ? json::value(conductor_ref(std::string{ref.as_string()},
+                                                         ms_or_zero(field(t, "iteration"))))
+                             : ref;
   o["status"] = field(t, "status");
   o["inputData"] = field(t, "input");
   o["outputData"] = field(t, "output");

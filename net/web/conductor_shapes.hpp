@@ -20,8 +20,12 @@ namespace nf::net::web {
 /// shape, task_shape) when `include_tasks`.
 boost::json::object workflow_shape(const boost::json::object& execution, bool include_tasks);
 
+/// A task's referenceTaskName as Conductor shows it: inside a DO_WHILE (iteration > 0) the
+/// reference name with "__<iteration>" appended ("charge__2"), else as written.
+std::string conductor_ref(const std::string& ref, int64_t iteration);
+
 /// Conductor's Task: taskId, taskType (the task definition's name for SIMPLE, as
-/// Conductor's workers poll it), taskDefName, referenceTaskName, status, inputData,
+/// Conductor's workers poll it), taskDefName, referenceTaskName (conductor_ref), status, inputData,
 /// outputData, retryCount (the attempt, from 0), retried (a later attempt exists), seq (its
 /// place in the workflow's task list, from 1), iteration, scheduledTime, startTime, endTime
 /// (0 when not yet), updateTime, workflowInstanceId, workflowType, workflowPriority,

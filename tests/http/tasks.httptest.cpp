@@ -8,6 +8,7 @@
 #include <caf/test/dsl.hpp>
 
 #include <algorithm>
+#include <set>
 #include <thread>
 
 #include <arpa/inet.h>
@@ -40,6 +41,10 @@ constexpr const char* defs = R"([
      {"name": "ht_a", "taskReferenceName": "after",
       "inputParameters": {"got": "${w.output.approved}"}}],
    "outputParameters": {"got": "${w.output.approved}"}},
+  {"name": "ht_loop", "tasks": [{"name": "loop", "taskReferenceName": "loop", "type": "DO_WHILE",
+     "loopCondition": "$.loop['iteration'] < 2", "loopOver": [
+       {"name": "lw", "taskReferenceName": "lw", "type": "WAIT"},
+       {"name": "ht_a", "taskReferenceName": "la"}]}]},
   {"name": "echo", "retryCount": 0, "responseTimeoutSeconds": 30},
   {"name": "ht_gone", "retryCount": 0, "responseTimeoutSeconds": 60},
   {"name": "ht_gone_wf", "tasks": [{"name": "ht_gone", "taskReferenceName": "g"}]},
@@ -485,6 +490,36 @@ CAF_TEST(a WAIT task updated by its ref name with sync answers the workflow) {
   CAF_CHECK_EQUAL(first.at("status").as_string(), "COMPLETED");
   CAF_CHECK_EQUAL(first.at("outputData").at("approved").as_string(), "yes");
   check_error(http->post("/api/tasks/" + wf + "/w/COMPLETED/sync", "{}"), 400, "taskRefName");
+}
+
+CAF_TEST(a task inside a DO_WHILE is named ref__iteration as in Conductor) {
+  auto wf = f.start("ht_loop");
+  CAF_REQUIRE(f.await([&] { return task_status(f, wf, "lw") == "IN_PROGRESS"; }, 10s));
+  check_error(http->post("/api/tasks/" + wf + "/lw__2/COMPLETED", "{}"), 404);
+  CAF_REQUIRE_EQUAL(http->post("/api/tasks/" + wf + "/lw__1/COMPLETED", "{}").status, 200u);
+  auto t = poll_one("ht_a");
+  CAF_CHECK_EQUAL(t.at("referenceTaskName").as_string(), "la__1");
+  CAF_CHECK_EQUAL(t.at("iteration").to_number<int64_t>(), 1);
+  CAF_CHECK_EQUAL(report(t, "COMPLETED").status, 200u);
+  CAF_REQUIRE(f.await([&] {
+    return f.count(R"(SELECT count(*) FROM "TaskExecutions" WHERE "workflowId" = $1
+                      AND "refName" = 'lw' AND "iteration" = 2 AND "status" = 'IN_PROGRESS')",
+                   store::params::of(wf)) == 1;
+  }, 10s));
+  // Iteration 1 has ended: its name no longer reaches the task that waits.
+  check_error(http->post("/api/tasks/" + wf + "/lw__1/COMPLETED", "{}"), 409, "taskRefName");
+  CAF_REQUIRE_EQUAL(http->post("/api/tasks/" + wf + "/lw__2/COMPLETED", "{}").status, 200u);
+  auto t2 = poll_one("ht_a");
+  CAF_CHECK_EQUAL(t2.at("referenceTaskName").as_string(), "la__2");
+  CAF_CHECK_EQUAL(report(t2, "COMPLETED").status, 200u);
+  CAF_CHECK_EQUAL(f.await_end(wf), "COMPLETED");
+  auto shown = http->get("/api/workflow/" + wf);
+  CAF_REQUIRE_EQUAL(shown.status, 200u);
+  auto shown_wf = shown.json();
+  std::multiset<std::string> refs;
+  for (const auto& task : shown_wf.at("tasks").as_array())
+    refs.insert(std::string{task.at("referenceTaskName").as_string()});
+  CAF_CHECK_EQUAL(refs, (std::multiset<std::string>{"loop", "lw__1", "la__1", "lw__2", "la__2"}));
 }
 
 CAF_TEST_FIXTURE_SCOPE_END()

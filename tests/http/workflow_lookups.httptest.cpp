@@ -15,6 +15,7 @@
 #include "tests/e2e/e2e_fixture.hpp"
 #include "tests/http/error_body.hpp"
 #include "tests/support/http_client.hpp"
+#include "tests/support/http_node.hpp"
 #include "tests/support/http_workflow.hpp"
 
 using namespace nf;
@@ -26,14 +27,7 @@ namespace {
 
 constexpr const char* unknown_id = "0190a0b0-0000-7000-8000-000000000000";
 
-struct fixture {
-  test::e2e_fixture f{"http_workflow_lookups"};
-  std::unique_ptr<test::http_client> http;
-  fixture() {
-    f.start_node();
-    CAF_REQUIRE(f.http_port != 0);
-    http = std::make_unique<test::http_client>("127.0.0.1", f.http_port);
-    f.define(R"([
+constexpr const char* definitions = R"([
       {"name": "gate", "version": 1, "tasks": [
         {"name": "hold", "taskReferenceName": "hold", "type": "WAIT",
          "inputParameters": {"signal": "go"}}]},
@@ -50,8 +44,10 @@ struct fixture {
       {"name": "quick", "version": 1, "outputParameters": {"done": "${workflow.input.x}"},
        "tasks": [
         {"name": "set", "taskReferenceName": "set", "type": "SET_VARIABLE",
-         "inputParameters": {"seen": true}}]}])");
-  }
+         "inputParameters": {"seen": true}}]}])";
+
+struct fixture : test::http_node {
+  fixture() : http_node{"http_workflow_lookups", definitions} {}
   std::string start(const std::string& path) {
     auto r = http->post(path, R"({"x":1})");
     CAF_REQUIRE_EQUAL(r.status, 200u);

@@ -86,12 +86,20 @@ function indexDefinition(def) {
   return byRef;
 }
 
+// The definition's reference name of a task: inside a DO_WHILE the API shows Conductor's
+// "ref__<iteration>".
+function baseRef(t) {
+  const r = t.referenceTaskName || '';
+  const suffix = `__${t.iteration}`;
+  return t.iteration > 0 && r.endsWith(suffix) ? r.slice(0, -suffix.length) : r;
+}
+
 // One pass over the workflow's tasks: attempts per ref (oldest first; the last one is the
 // task's state: highest iteration, then attempt), and the diagram's states.
 function indexTasks(wf, defRefs) {
   const byRef = new Map();
   for (const t of wf.tasks || []) {
-    const r = t.referenceTaskName;
+    const r = baseRef(t);
     let list = byRef.get(r);
     if (!list) byRef.set(r, (list = []));
     list.push(t);
@@ -168,9 +176,10 @@ function definitionFromTasks(wf) {
   const seen = new Set();
   const tasks = [];
   for (const t of (wf.tasks || []).slice().sort((a, b) => (a.seq || 0) - (b.seq || 0))) {
-    if (seen.has(t.referenceTaskName)) continue;
-    seen.add(t.referenceTaskName);
-    tasks.push({ name: t.taskDefName || t.taskType, taskReferenceName: t.referenceTaskName, type: /^[A-Z_]+$/.test(t.taskType) ? t.taskType : 'SIMPLE' });
+    const ref = baseRef(t);
+    if (seen.has(ref)) continue;
+    seen.add(ref);
+    tasks.push({ name: t.taskDefName || t.taskType, taskReferenceName: ref, type: /^[A-Z_]+$/.test(t.taskType) ? t.taskType : 'SIMPLE' });
   }
   return { name: wf.workflowName, version: wf.workflowVersion, tasks };
 }
@@ -424,7 +433,7 @@ export default {
           const preId = pre ? pre[pre.length - 1].taskId : tasks[0].taskId;
           const options = tasks.slice(0, 2000).map((t) => ({
             value: t.taskId,
-            label: `${t.referenceTaskName}${t.iteration ? ` (iteration ${t.iteration})` : ''} · ${t.status}`,
+            label: `${t.referenceTaskName} · ${t.status}`,
           }));
           const v = await formDialog({
             title: 'Rerun from a task?',
@@ -552,7 +561,7 @@ export default {
       if (current !== 'timeline' || !tlDirty) return;
       tlDirty = false;
       if (!tl) {
-        tl = timeline(wf.tasks || [], { start: wf.startTime || wf.createTime, end: wf.endTime, onSelect: (t) => { show('diagram'); select(t.referenceTaskName, t.taskId); } });
+        tl = timeline(wf.tasks || [], { start: wf.startTime || wf.createTime, end: wf.endTime, onSelect: (t) => { show('diagram'); select(baseRef(t), t.taskId); } });
         tabs[1].panel.appendChild(tl.el);
         tl.refresh();
       } else {
@@ -744,7 +753,7 @@ export default {
           detail.appendChild(el('h3', null, `${title} (${hits.length.toLocaleString()})`));
           const tl2 = el('ul', { class: 'ex-tasklist' });
           for (const t of hits.slice(0, 24)) {
-            tl2.appendChild(el('li', null, el('button', { type: 'button', class: 'btn-link', onclick: () => select(t.referenceTaskName) }, t.referenceTaskName), ' ', badge(t.status)));
+            tl2.appendChild(el('li', null, el('button', { type: 'button', class: 'btn-link', onclick: () => select(baseRef(t)) }, t.referenceTaskName), ' ', badge(t.status)));
           }
           detail.appendChild(tl2);
           if (hits.length > 24) detail.appendChild(el('p', { class: 'muted small' }, `and ${(hits.length - 24).toLocaleString()} more`));

@@ -2,12 +2,16 @@
 // Conductor's updateTask by ref does: answered with the task's id, or (/sync) with the
 // workflow as the update left it.
 
+#include <algorithm>
 #include <chrono>
+#include <optional>
 #include <string>
+#include <utility>
 
 #include <boost/json.hpp>
 
 #include "net/web/conductor_shapes.hpp"
+#include "net/web/errors.hpp"
 #include "net/web/routes/routes.hpp"
 #include "net/web/routes/workflow_calls.hpp"
 #include "net/web/scope.hpp"
@@ -20,6 +24,73 @@ namespace json = boost::json;
 
 // How long a /sync update waits for the decider to apply it before answering anyway.
 constexpr std::chrono::seconds sync_wait{10};
+
+// Conductor names a loop's task "ref__<iteration>" (conductor_ref): the reference name and
+// iteration such a name stands for, or nullopt when it has no such suffix.
+std::optional<std::pair<std::string, int64_t>> loop_name(const std::string& ref) {
+  auto p = ref.rfind("__");
+  if (p == std::string::npos || p == 0 || p + 2 == ref.size() || ref.size() - p > 11)
+    return std::nullopt;
+  for (auto i = p + 2; i < ref.size(); ++i)
+    if (ref[i] < '0' || ref[i] > '9')
+      return std::nullopt;
+  auto iteration = std::stoll(ref.substr(p + 2));
+  if (iteration < 1)
+    return std::nullopt;
+  return std::pair{ref.substr(0, p), iteration};
+}
+
+template <class Done>
+void send_update(gateway* api, const exchange_ptr& ex, msg::task_ref_update u, Done done,
+                 bool loop_fallback);
+
+// `u.task_ref` was not found and names a loop's iteration ("wait__2"): the update goes to
+// the task of that reference name when that iteration is the latest one it has.
+template <class Done>
+void update_loop_task(gateway* api, const exchange_ptr& ex, msg::task_ref_update u, Done done,
+                      caf::error not_found) {
+  auto name = *loop_name(u.task_ref);
+  read_execution(api, ex, u.workflow_id, [api, ex, u, done, name, not_found](
+                                             const json::object& wf) mutable {
+    int64_t latest = -1;
+    if (const auto* tasks = wf.if_contains("tasks"); tasks && tasks->is_array())
+      for (const auto& t : tasks->as_array())
+        if (const auto* o = t.if_object(); o && o->if_contains("referenceTaskName")
+                                             && o->at("referenceTaskName") == name.first.c_str())
+          latest = std::max(latest, o->at("iteration").to_number<int64_t>());
+    if (latest < 0 || latest < name.second)
+      return ex->fail(not_found);
+    if (latest != name.second) {
+      ex->fail(409, "taskRefName: " + u.task_ref + " is iteration " + std::to_string(name.second)
+                      + " of " + name.first + ", whose latest is iteration "
+                      + std::to_string(latest) + ": only that one can be updated",
+               "taskRefName");
+      return;
+    }
+    u.task_ref = name.first;
+    send_update(api, ex, std::move(u), std::move(done), false);
+  });
+}
+
+template <class Done>
+void send_update(gateway* api, const exchange_ptr& ex, msg::task_ref_update u, Done done,
+                 bool loop_fallback) {
+  auto retry = loop_fallback && loop_name(u.task_ref) ? std::optional{u} : std::nullopt;
+  api->ask<std::string>(
+    [done](std::string& text) mutable {
+      json::error_code ec;
+      auto v = json::parse(text, ec);
+      const auto* o = ec ? nullptr : v.if_object();
+      const auto* id = o ? o->if_contains("taskId") : nullptr;
+      done(id != nullptr && id->is_string() ? std::string{id->get_string()} : text);
+    },
+    [api, ex, retry, done](caf::error& e) mutable {
+      if (retry && status_of(e) == 404)
+        return update_loop_task(api, ex, std::move(*retry), std::move(done), e);
+      ex->fail(e);
+    },
+    task_ref_atom_v, scoped(ex, std::move(u)));
+}
 
 // Sends the update the path and body name: `done(task id)` once it is applied, or the
 // refusal answered.
@@ -39,15 +110,7 @@ void update_by_ref(gateway* api, const exchange_ptr& ex, const json_limits& lim,
   u.output_json = json::serialize(*body);
   if (!with_request_id(ex, u))
     return;
-  api->ask<std::string>(
-    [done](std::string& text) mutable {
-      json::error_code ec;
-      auto v = json::parse(text, ec);
-      const auto* o = ec ? nullptr : v.if_object();
-      const auto* id = o ? o->if_contains("taskId") : nullptr;
-      done(id != nullptr && id->is_string() ? std::string{id->get_string()} : text);
-    },
-    fail_with(ex), task_ref_atom_v, scoped(ex, std::move(u)));
+  send_update(api, ex, std::move(u), std::move(done), true);
 }
 
 } // namespace

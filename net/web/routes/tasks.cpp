@@ -49,7 +49,7 @@ json::object conductor_task(const msg::leased_task& t, const std::string& worker
     {"taskId", format_task_handle(t.task_id, t.workflow_id, t.lease_token)},
     {"taskType", t.task_type == "SIMPLE" ? t.task_def_name : t.task_type},
     {"taskDefName", t.task_def_name},
-    {"referenceTaskName", t.ref},
+    {"referenceTaskName", conductor_ref(t.ref, t.iteration)},
     {"workflowInstanceId", t.workflow_id},
     {"inputData", object_of(t.input_json)},
     // What a worker reported before a callback, for the worker that takes the task again.
