@@ -349,6 +349,29 @@ CAF_TEST(a result for a lost lease is 409 and changes nothing) {
   CAF_CHECK_EQUAL(f.await_end(wf), "COMPLETED");
 }
 
+// The Conductor SDKs report through update-v2 when a server has it: the same report, and no
+// next task in the answer.
+CAF_TEST(update v2 reports a result and answers no next task) {
+  auto wf = f.start("ht_lease");
+  auto old = poll_one("ht_short");
+  auto fresh = poll_one("ht_short");
+  auto body = [](const json::object& t, json::object extra) {
+    extra["taskId"] = t.at("taskId");
+    extra["workflowInstanceId"] = t.at("workflowInstanceId");
+    if (!extra.contains("status"))
+      extra["status"] = "COMPLETED";
+    return json::serialize(extra);
+  };
+  check_error(http->post("/api/tasks/update-v2", body(old, {})), 409, "taskId");
+  check_error(http->post("/api/tasks/update-v2", body(fresh, {{"status", "DONE"}})), 400,
+              "status");
+  auto r = http->post("/api/tasks/update-v2", body(fresh, {{"outputData", {{"ok", 2}}}}));
+  CAF_CHECK_EQUAL(r.status, 200u);
+  CAF_CHECK(r.json().is_null());
+  CAF_CHECK_EQUAL(f.await_end(wf), "COMPLETED");
+  CAF_CHECK_EQUAL(f.get(wf).at("tasks").as_array().back().at("output").at("ok").as_int64(), 2);
+}
+
 // nodeflow's batch report: a bad item refuses the whole request (nothing applied), a lost
 // lease is answered 409 in its place while the others apply.
 CAF_TEST(a batch of reports answers each result in its place) {

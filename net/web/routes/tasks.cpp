@@ -323,21 +323,21 @@ msg::task_progress progress_of(const report& r) {
 // COMPLETED / FAILED…: the logs first, behind a heartbeat that proves the lease (a lost one
 // is refused before anything is written), then the report itself.
 void apply_report(gateway* api, const exchange_ptr& ex, std::shared_ptr<report> r,
-                  std::string answer) {
+                  std::function<void()> answer) {
   auto finish = [api, ex, r, answer]() {
     if (r->status == "IN_PROGRESS" && r->callback_after_seconds > 0 && !r->extend_lease) {
       msg::heartbeat_request later{r->task.task_id, r->task.workflow_id, r->task.lease_token};
       later.callback_after_seconds = r->callback_after_seconds;
-      api->ask<int64_t>([ex, answer](int64_t) { ex->respond_text(200, answer); },
+      api->ask<int64_t>([answer](int64_t) { answer(); },
                         [ex](caf::error& e) { fail_report(ex, e); }, heartbeat_atom_v,
                         scoped(ex, std::move(later)));
       return;
     }
     if (r->status == "IN_PROGRESS") {
-      ex->respond_text(200, answer);
+      answer();
       return;
     }
-    api->ask<std::string>([ex, answer](std::string&) { ex->respond_text(200, answer); },
+    api->ask<std::string>([answer](std::string&) { answer(); },
                           [ex](caf::error& e) { fail_report(ex, e); }, complete_atom_v,
                           scoped(ex, result_of(*r)));
   };
@@ -353,6 +353,24 @@ void apply_report(gateway* api, const exchange_ptr& ex, std::shared_ptr<report> 
   msg::heartbeat_request hb{r->task.task_id, r->task.workflow_id, r->task.lease_token};
   api->ask<int64_t>([record](int64_t) { record(); }, [ex](caf::error& e) { fail_report(ex, e); },
                     heartbeat_atom_v, scoped(ex, std::move(hb)));
+}
+
+// POST /api/tasks and /api/tasks/update-v2: one TaskResult read and applied, then
+// `answer(exchange, taskId)`.
+template <class Answer>
+handler report_handler(gateway* api, const json_limits& lim, Answer answer) {
+  return [api, lim, answer](const exchange_ptr& ex) {
+    auto body = read_json_object(ex, lim);
+    if (!body)
+      return;
+    auto rep = read_report(
+      [ex](const std::string& m, const std::string& f) { ex->fail(400, m, f); }, *body);
+    if (!rep)
+      return;
+    std::string task_id{body->at("taskId").get_string()};
+    apply_report(api, ex, std::make_shared<report>(std::move(*rep)),
+                 [ex, task_id, answer] { answer(ex, task_id); });
+  };
 }
 
 // Several final results in one request (nodeflow's own route, the HTTP form of the client
@@ -561,18 +579,17 @@ void add_task_routes(router& r, const route_context& ctx) {
          "for that long), extendLease, logs: [{log, "
          "createdTime}], workerId}",
          "the taskId, as text; 409 when the lease was lost", "task", access::worker,
-         [api, lim](const exchange_ptr& ex) {
-           auto body = read_json_object(ex, lim);
-           if (!body)
-             return;
-           auto rep = read_report(
-             [ex](const std::string& m, const std::string& f) { ex->fail(400, m, f); }, *body);
-           if (!rep)
-             return;
-           auto answer = body->at("taskId").get_string();
-           apply_report(api, ex, std::make_shared<report>(std::move(*rep)),
-                        std::string{answer});
-         }});
+         report_handler(api, lim, [](const exchange_ptr& ex, const std::string& task_id) {
+           ex->respond_text(200, task_id);
+         })});
+  r.add({verb::post, "/api/tasks/update-v2",
+         "Report a leased task's result, as POST /api/tasks, and answer the next task to work "
+         "on: nodeflow answers none (null), so the worker polls for its next", {},
+         body_kind::json, "TaskResult, as POST /api/tasks",
+         "null (no next task); 409 when the lease was lost", "task", access::worker,
+         report_handler(api, lim, [](const exchange_ptr& ex, const std::string&) {
+           ex->respond_json(200, json::value(nullptr));
+         })});
   r.add({verb::post, "/api/tasks/batch",
          "Report several leased tasks' final results at once (nodeflow's own route)", {},
          body_kind::json,
