@@ -473,6 +473,10 @@ CAF_TEST(queue sizes count the ready tasks of each type) {
              && v.at("ht_short").to_number<int64_t>() == 0;
     },
     10s));
+  auto all = http->get("/api/tasks/queue/all");
+  CAF_REQUIRE_EQUAL(all.status, 200u);
+  CAF_CHECK_EQUAL(all.json().at("ht_a").to_number<int64_t>(), 2);
+  CAF_CHECK(!all.json().as_object().contains("nope"));
   auto commas = http->get("/api/tasks/queue/sizes?taskType=ht_a,nope");
   CAF_CHECK_EQUAL(commas.json().at("ht_a").to_number<int64_t>(), 2);
   CAF_CHECK_EQUAL(commas.json().at("nope").to_number<int64_t>(), 0);

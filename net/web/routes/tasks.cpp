@@ -486,6 +486,32 @@ std::optional<task_handle> handle_param(const exchange_ptr& ex) {
   return h;
 }
 
+// The ready (unleased) count of each queue, from the status read's queue depths: of the
+// task types in `only` (0 for one with none), or of every queue when it is empty.
+void ready_counts(gateway* api, const exchange_ptr& ex, std::vector<std::string> only) {
+  api->ask<std::string>(
+    [ex, only](std::string& text) {
+      json::error_code ec;
+      auto status = json::parse(text, ec);
+      const auto* o = ec ? nullptr : status.if_object();
+      const auto* queues = o ? o->if_contains("queues") : nullptr;
+      json::object out;
+      for (const auto& t : only)
+        out[t] = 0;
+      if (queues != nullptr && queues->is_array())
+        for (const auto& q : queues->get_array()) {
+          const auto* qo = q.if_object();
+          const auto* name = qo ? qo->if_contains("name") : nullptr;
+          const auto* ready = qo ? qo->if_contains("ready") : nullptr;
+          if (name != nullptr && name->is_string() && ready != nullptr
+              && (only.empty() || out.contains(name->get_string())))
+            out[name->get_string()] = *ready;
+        }
+      ex->respond_json(200, out);
+    },
+    [ex](caf::error& e) { ex->fail(e); }, status_atom_v);
+}
+
 // Conductor's queue sizes for the task types asked (repeated or comma-separated), from the
 // status read's queue depths: the ready (unleased) count of each.
 void queue_sizes(gateway* api, const exchange_ptr& ex) {
@@ -506,27 +532,7 @@ void queue_sizes(gateway* api, const exchange_ptr& ex) {
     ex->fail(400, "taskType: name at least one task type", "taskType");
     return;
   }
-  api->ask<std::string>(
-    [ex, types](std::string& text) {
-      json::error_code ec;
-      auto status = json::parse(text, ec);
-      const auto* o = ec ? nullptr : status.if_object();
-      const auto* queues = o ? o->if_contains("queues") : nullptr;
-      json::object out;
-      for (const auto& t : types)
-        out[t] = 0;
-      if (queues != nullptr && queues->is_array())
-        for (const auto& q : queues->get_array()) {
-          const auto* qo = q.if_object();
-          const auto* name = qo ? qo->if_contains("name") : nullptr;
-          const auto* ready = qo ? qo->if_contains("ready") : nullptr;
-          if (name != nullptr && name->is_string() && ready != nullptr
-              && out.contains(name->get_string()))
-            out[name->get_string()] = *ready;
-        }
-      ex->respond_json(200, out);
-    },
-    [ex](caf::error& e) { ex->fail(e); }, status_atom_v);
+  ready_counts(api, ex, std::move(types));
 }
 
 } // namespace
@@ -668,6 +674,9 @@ void add_task_routes(router& r, const route_context& ctx) {
          {{"taskType", "a task type (repeat it, or separate them by commas)", true}},
          body_kind::none, {}, "{\"<taskType>\": ready count}", "task", access::reader,
          [api](const exchange_ptr& ex) { queue_sizes(api, ex); }});
+  r.add({verb::get, "/api/tasks/queue/all", "Ready tasks of every queue that has any",
+         {}, body_kind::none, {}, "{\"<queue>\": ready count}", "task", access::reader,
+         [api](const exchange_ptr& ex) { ready_counts(api, ex, {}); }});
 }
 
 } // namespace nf::net::web
