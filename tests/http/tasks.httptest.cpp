@@ -462,6 +462,45 @@ CAF_TEST(a task reads back by the taskId a poll answered) {
   check_error(http->get("/api/tasks/" + wf + "." + wf), 404);
 }
 
+CAF_TEST(task search pages the executions of one type) {
+  auto a = f.start("ht_one");
+  auto b = f.start("ht_one");
+  auto t = poll_one("ht_a");
+  CAF_CHECK_EQUAL(report(t, "COMPLETED").status, 200u);
+  auto done = std::string{t.at("workflowInstanceId").as_string()};
+  CAF_REQUIRE_EQUAL(f.await_end(done), "COMPLETED");
+  auto all = http->get("/api/tasks/search?start=0&size=10&sort=&query=taskType%3D%27ht_a%27");
+  CAF_REQUIRE_EQUAL(all.status, 200u);
+  auto v = all.json();
+  CAF_CHECK_EQUAL(v.at("totalHits").to_number<int64_t>(), 2);
+  CAF_CHECK(v.at("nextCursor").is_null());
+  const auto& first = v.at("results").as_array()[0];
+  CAF_CHECK_EQUAL(first.at("taskType").as_string(), "ht_a");
+  CAF_CHECK_EQUAL(first.at("referenceTaskName").as_string(), "a");
+  CAF_CHECK(first.at("scheduledTime").is_string());
+  auto completed =
+    http->get("/api/tasks/search?query=taskType%20%3D%20ht_a%20AND%20status%20%3D%20COMPLETED");
+  CAF_REQUIRE_EQUAL(completed.status, 200u);
+  auto cv = completed.json();
+  CAF_REQUIRE_EQUAL(cv.at("totalHits").to_number<int64_t>(), 1);
+  CAF_CHECK_EQUAL(cv.at("results").as_array()[0].at("workflowId").as_string(), done);
+  // One a page: the second page follows the first's cursor, and the two differ.
+  auto p1 = http->get("/api/tasks/search?size=1&query=taskType%3Dht_a").json();
+  CAF_REQUIRE(p1.at("nextCursor").is_string());
+  auto p2 = http->get("/api/tasks/search?size=1&query=taskType%3Dht_a&cursor="
+                      + std::string{p1.at("nextCursor").as_string()})
+              .json();
+  std::set<std::string> ids{std::string{p1.at("results").as_array()[0].at("workflowId").as_string()},
+                            std::string{p2.at("results").as_array()[0].at("workflowId").as_string()}};
+  CAF_CHECK_EQUAL(ids, (std::set<std::string>{a, b}));
+  check_error(http->get("/api/tasks/search?query=status%3DCOMPLETED"), 400, "query");
+  check_error(http->get("/api/tasks/search?query=taskType%3Dht_a%20AND%20status%3DDONE"), 400,
+              "query");
+  check_error(http->get("/api/tasks/search?start=5&query=taskType%3Dht_a"), 400, "start");
+  check_error(http->get("/api/tasks/search?freeText=abc&query=taskType%3Dht_a"), 400,
+              "freeText");
+}
+
 CAF_TEST(queue sizes count the ready tasks of each type) {
   f.start("ht_one");
   f.start("ht_one");

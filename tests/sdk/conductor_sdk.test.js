@@ -393,6 +393,9 @@ async function lookedUpBySdk(admin, metadata, workflows) {
   const after = await workflows.getWorkflow(ids[0], false);
   check(after.status === "TERMINATED" && after.reasonForIncompletion === "sdk cleanup",
         `terminated in bulk: ${after.status} ${after.reasonForIncompletion}`);
+  const found5 = await admin.getTaskClient().search(0, 5, "", "*", "taskType = sdk_greet");
+  check(found5.results.length === 5 && found5.results.every((t) => t.taskType === "sdk_greet"),
+        `task search: ${JSON.stringify(found5).slice(0, 300)}`);
   console.log("lookups and bulk commands through the SDK answered for " + ids.join(", "));
 }
 

@@ -77,22 +77,6 @@ std::string trim(std::string s) {
   return b == std::string::npos ? std::string{} : s.substr(b, e - b + 1);
 }
 
-std::string unquote(std::string s) {
-  s = trim(std::move(s));
-  if (s.size() >= 2 && (s.front() == '\'' || s.front() == '"') && s.back() == s.front())
-    return s.substr(1, s.size() - 2);
-  return s;
-}
-
-std::vector<std::string> split_and(const std::string& q) {
-  static const std::regex and_re{R"(\s+AND\s+)", std::regex::icase};
-  std::vector<std::string> out;
-  std::sregex_token_iterator it{q.begin(), q.end(), and_re, -1}, end;
-  for (; it != end; ++it)
-    out.push_back(*it);
-  return out;
-}
-
 bool parse_ms(const std::string& text, int64_t& out) {
   if (text.empty() || text.size() > 15)
     return false;
@@ -263,6 +247,22 @@ std::optional<rerun_spec> read_rerun_request(const exchange_ptr& ex, const json:
     return std::nullopt;
   }
   return s;
+}
+
+std::string unquote(std::string s) {
+  s = trim(std::move(s));
+  if (s.size() >= 2 && (s.front() == '\'' || s.front() == '"') && s.back() == s.front())
+    return s.substr(1, s.size() - 2);
+  return s;
+}
+
+std::vector<std::string> split_and(const std::string& q) {
+  static const std::regex and_re{R"(\s+AND\s+)", std::regex::icase};
+  std::vector<std::string> out;
+  std::sregex_token_iterator it{q.begin(), q.end(), and_re, -1}, end;
+  for (; it != end; ++it)
+    out.push_back(*it);
+  return out;
 }
 
 std::optional<search_spec> read_search(const exchange_ptr& ex) {

@@ -56,4 +56,9 @@ struct search_spec {
 };
 std::optional<search_spec> read_search(const exchange_ptr& ex);
 
+/// A search query's clauses (split on AND, any case) and a clause value without its
+/// quotes ('x' or "x"): what the workflow and task searches share.
+std::vector<std::string> split_and(const std::string& query);
+std::string unquote(std::string value);
+
 } // namespace nf::net::web
