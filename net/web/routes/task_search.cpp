@@ -142,32 +142,13 @@ void add_task_search_route(router& r, const route_context& ctx) {
          "cursor | null} — with a status filter a page may hold fewer than size and still have "
          "a next one",
          "task", access::reader, [api](const exchange_ptr& ex) {
-           auto start_at = query_int(ex, "start", 0, 0, INT32_MAX);
-           if (!start_at)
-             return;
-           if (*start_at > 0) {
-             ex->fail(400, "start: tasks are paged by cursor, not by offset: pass the previous "
-                           "page's nextCursor as cursor",
-                      "start");
-             return;
-           }
-           auto size = query_int(ex, "size", 100, 1, 1000);
+           auto size = read_search_page(ex, "scheduledTime:DESC");
            if (!size)
              return;
-           if (const auto* f = ex->query("freeText"); f != nullptr && !f->empty() && *f != "*") {
-             ex->fail(400, "freeText: full-text search is not supported (use query)", "freeText");
-             return;
-           }
-           if (const auto* s = ex->query("sort");
-               s != nullptr && !s->empty() && *s != "scheduledTime:DESC") {
-             ex->fail(400, "sort: results come newest scheduled first only (scheduledTime:DESC)",
-                      "sort");
-             return;
-           }
            auto spec = read_task_search(ex);
            if (!spec)
              return;
-           spec->q.limit = static_cast<int32_t>(*size);
+           spec->q.limit = *size;
            if (const auto* c = ex->query("cursor"))
              spec->q.cursor = *c;
            auto def_name = spec->q.task_def_name;

@@ -10,6 +10,7 @@
 #include "engine/decide/task_domains.hpp"
 #include "flow/status.hpp"
 #include "flow/uuid.hpp"
+#include "net/web/json_body.hpp"
 #include "proto/limits.hpp"
 
 namespace nf::net::web {
@@ -247,6 +248,31 @@ std::optional<rerun_spec> read_rerun_request(const exchange_ptr& ex, const json:
     return std::nullopt;
   }
   return s;
+}
+
+std::optional<int32_t> read_search_page(const exchange_ptr& ex, const char* sort_key) {
+  auto start_at = query_int(ex, "start", 0, 0, INT32_MAX);
+  if (!start_at)
+    return std::nullopt;
+  if (*start_at > 0) {
+    ex->fail(400, "start: nodeflow pages by cursor, not by offset: pass the previous page's "
+                  "nextCursor as cursor",
+             "start");
+    return std::nullopt;
+  }
+  auto size = query_int(ex, "size", 100, 1, 1000);
+  if (!size)
+    return std::nullopt;
+  if (const auto* f = ex->query("freeText"); f != nullptr && !f->empty() && *f != "*") {
+    ex->fail(400, "freeText: full-text search is not supported (use query)", "freeText");
+    return std::nullopt;
+  }
+  if (const auto* s = ex->query("sort"); s != nullptr && !s->empty() && *s != sort_key) {
+    ex->fail(400, std::string{"sort: results come newest first only ("} + sort_key + ")",
+             "sort");
+    return std::nullopt;
+  }
+  return static_cast<int32_t>(*size);
 }
 
 std::string unquote(std::string s) {

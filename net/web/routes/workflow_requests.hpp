@@ -56,6 +56,11 @@ struct search_spec {
 };
 std::optional<search_spec> read_search(const exchange_ptr& ex);
 
+/// A search's page parameters, as Conductor's clients send them: `size` (1 … 1000, default
+/// 100), `start` (0 only: pages follow the cursor), `freeText` (* or empty) and `sort`
+/// (empty or `sort_key`, the index's order). The size, or nullopt with the refusal answered.
+std::optional<int32_t> read_search_page(const exchange_ptr& ex, const char* sort_key);
+
 /// A search query's clauses (split on AND, any case) and a clause value without its
 /// quotes ('x' or "x"): what the workflow and task searches share.
 std::vector<std::string> split_and(const std::string& query);

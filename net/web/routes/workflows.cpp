@@ -228,31 +228,13 @@ void add_read_routes(router& r, const route_context& ctx) {
          "\"nextCursor\": id | null (null on the last page)} — with several statuses a page "
          "may hold fewer than size results and still have a next one",
          "workflow", access::reader, [api](const exchange_ptr& ex) {
-           auto start_at = query_int(ex, "start", 0, 0, INT32_MAX);
-           if (!start_at)
-             return;
-           if (*start_at > 0) {
-             ex->fail(400, "start: nodeflow pages by cursor, not by offset: pass the previous "
-                           "page's nextCursor as cursor",
-                      "start");
-             return;
-           }
-           auto size = query_int(ex, "size", 100, 1, 1000);
+           auto size = read_search_page(ex, "startTime:DESC");
            if (!size)
              return;
-           if (const auto* f = ex->query("freeText"); f != nullptr && !f->empty() && *f != "*") {
-             ex->fail(400, "freeText: full-text search is not supported (use query)", "freeText");
-             return;
-           }
-           if (const auto* s = ex->query("sort");
-               s != nullptr && !s->empty() && *s != "startTime:DESC") {
-             ex->fail(400, "sort: results come newest first only (startTime:DESC)", "sort");
-             return;
-           }
            auto spec = read_search(ex);
            if (!spec)
              return;
-           spec->req.limit = static_cast<int32_t>(*size);
+           spec->req.limit = *size;
            if (const auto* c = ex->query("cursor"))
              spec->req.cursor = *c;
            api->ask<msg::search_page>(
