@@ -349,15 +349,18 @@ class evaluation {
     s.correlation_id = snap_.correlation_id;
     s.input = &snap_.input;
     s.variables = variables_changed_ ? &variables_ : &snap_.variables;
-    s.task = [this, fr](std::string_view ref, bool output) -> const boost::json::object* {
-      int r = visible_row(ref, fr);
+    // A scope lives only in the expression that resolves with it, within `fr`'s lifetime:
+    // the frame is held by pointer, so neither function allocates.
+    const loop_frame* frame = &fr;
+    s.task = [this, frame](std::string_view ref, bool output) -> const boost::json::object* {
+      int r = visible_row(ref, *frame);
       if (r < 0)
         return nullptr;
       const row& x = rows_[static_cast<std::size_t>(r)];
       return output ? &output_of(x) : &input_of(x);
     };
-    s.task_field = [this, fr](std::string_view ref, std::string_view field) {
-      int r = visible_row(ref, fr);
+    s.task_field = [this, frame](std::string_view ref, std::string_view field) {
+      int r = visible_row(ref, *frame);
       if (r < 0)
         return boost::json::value(nullptr);
       return task_field_of(rows_[static_cast<std::size_t>(r)], field);
