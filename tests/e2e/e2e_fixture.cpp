@@ -365,6 +365,10 @@ std::string e2e_fixture::await_end(const std::string& workflow_id,
     CAF_MESSAGE("workflow " << workflow_id << " still " << status << " after "
                             << patience.count() << " ms; node log:\n"
                             << node_log_tail());
+    // The worker processes' side of it: what they took, reported and were answered.
+    for (int i = 0; i < worker_count_; ++i)
+      CAF_MESSAGE("worker " << i << " log:\n"
+                            << tail_of(dir + "/worker" + std::to_string(i) + ".log", 4000));
     return "";
   }
   return status;

@@ -108,7 +108,8 @@ CAF_TEST(a workflow status summary answers what it is asked for) {
 }
 
 CAF_TEST(running lists the live workflows of one version and a range lists every status) {
-  auto t0 = f.count("SELECT (extract(epoch FROM now()) * 1000)::bigint");
+  // Milliseconds either side of the starts, whole ones outside them (a cast would round).
+  auto t0 = f.count("SELECT floor(extract(epoch FROM clock_timestamp()) * 1000)::bigint - 1");
   auto running = start("/api/workflow/gate?version=1");
   auto paused = start("/api/workflow/gate?version=1");
   auto ended = start("/api/workflow/gate?version=1");
@@ -120,7 +121,7 @@ CAF_TEST(running lists the live workflows of one version and a range lists every
   CAF_CHECK_EQUAL(strings(ok_json(http->get("/api/workflow/running/gate?version=2"))),
                   std::vector<std::string>{other_version});
   CAF_CHECK(ok_json(http->get("/api/workflow/running/nothing")).as_array().empty());
-  auto t1 = f.count("SELECT (extract(epoch FROM now()) * 1000)::bigint");
+  auto t1 = f.count("SELECT ceil(extract(epoch FROM clock_timestamp()) * 1000)::bigint + 1");
   auto range = "&startTime=" + std::to_string(t0) + "&endTime=" + std::to_string(t1);
   CAF_CHECK_EQUAL(strings(ok_json(http->get("/api/workflow/running/gate?version=1" + range))),
                   sorted({running, paused, ended}));
