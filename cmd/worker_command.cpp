@@ -13,6 +13,7 @@
 #include "cmd/cli_args.hpp"
 #include "net/client/client.hpp"
 #include "proto/domains.hpp"
+#include "proto/errors.hpp"
 
 namespace nf::cmd {
 
@@ -132,10 +133,23 @@ std::optional<worker_config> read_config(int argc, char** argv, std::string& err
   return c;
 }
 
-// Sends a report until it is taken or refused for good. `unavailable` (the link lost, a
-// restarted node that does not own the workflow's partition yet) is tried again, at most until
-// the lease runs out by the worker's clock: the lease token fences every send, so a report
-// that committed before its answer was lost is refused `lease lost` then, never applied twice.
+// Whether a report refused with `e` may be sent again: `unavailable` (the link lost, a
+// restarted node that does not own the workflow's partition yet) and what a node answers
+// when it could not apply it now (its database link broken, a transaction to run again, a
+// commit it could not confirm).
+bool worth_resending(const caf::error& e) {
+  if (is_unavailable(e))
+    return true;
+  if (!nf::is_nodeflow_error(e))
+    return false;
+  auto code = nf::code_of(e);
+  return code == nf::errc::conn_broken || code == nf::errc::retry_tx
+         || code == nf::errc::in_doubt;
+}
+
+// Sends a report until it is taken or refused for good (worth_resending), at most until the
+// lease runs out by the worker's clock: the lease token fences every send, so a report that
+// committed before its answer was lost is refused `lease lost` then, never applied twice.
 template <class Send>
 caf::expected<std::string> report(Send send, const msg::leased_task& t) {
   auto pause = std::chrono::milliseconds{200};
@@ -144,7 +158,7 @@ caf::expected<std::string> report(Send send, const msg::leased_task& t) {
     auto now_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
                     std::chrono::system_clock::now().time_since_epoch())
                     .count();
-    if (r || !is_unavailable(r.error()) || stop_requested
+    if (r || !worth_resending(r.error()) || stop_requested
         || now_ms + pause.count() >= t.lease_expires_at_ms)
       return r;
     spdlog::info("task_report_retry task={} workflow={} in_ms={} error=\"{}\"", t.task_id,
