@@ -496,6 +496,9 @@ CAF_TEST(task search pages the executions of one type) {
   check_error(http->get("/api/tasks/search?query=status%3DCOMPLETED"), 400, "query");
   check_error(http->get("/api/tasks/search?query=taskType%3Dht_a%20AND%20status%3DDONE"), 400,
               "query");
+  // An unquoted value holding an OR would search for a type named "ht_a OR …": refused.
+  check_error(http->get("/api/tasks/search?query=taskType%3Dht_a%20OR%20taskType%3Dx"), 400,
+              "query");
   check_error(http->get("/api/tasks/search?start=5&query=taskType%3Dht_a"), 400, "start");
   check_error(http->get("/api/tasks/search?freeText=abc&query=taskType%3Dht_a"), 400,
               "freeText");

@@ -3,7 +3,6 @@
 // the index made for that ("TaskExecutions_recent_by_def_idx", store/task_history.hpp).
 
 #include <algorithm>
-#include <regex>
 #include <string>
 #include <vector>
 
@@ -32,55 +31,33 @@ const char* const supported = "supported: taskType = X (or taskDefName = X), req
 std::optional<task_search> read_task_search(const exchange_ptr& ex) {
   task_search s;
   const auto* q = ex->query("query");
-  static const std::regex clause_re{R"(^\s*(\w+)\s*(=|\bIN\b)\s*(.*?)\s*$)", std::regex::icase};
-  static const std::regex list_re{R"(^\((.*)\)$)"};
-  auto add_status = [&](const std::string& st) {
-    if (!flow::parse_task_status(st)) {
-      ex->fail(400, "query: unknown task status \"" + st + "\"", "query");
-      return false;
-    }
-    s.statuses.push_back(st);
-    return true;
-  };
   for (const auto& clause : q ? split_and(*q) : std::vector<std::string>{}) {
-    std::smatch m;
-    if (!std::regex_match(clause, m, clause_re)) {
-      ex->fail(400, "query: unsupported clause \"" + clause + "\" (" + supported + ")", "query");
+    auto bad = [&](const std::string& why) {
+      ex->fail(400, "query: " + why + " in \"" + clause + "\" (" + supported + ")", "query");
       return std::nullopt;
-    }
-    std::string field = m[1], op = m[2], value = m[3];
-    std::transform(op.begin(), op.end(), op.begin(), ::toupper);
+    };
+    std::string why;
+    auto c = parse_clause(clause, why);
+    if (!c)
+      return bad(why);
+    const auto& [field, op, value] = *c;
     if ((field == "taskType" || field == "taskDefName") && op == "=") {
       auto name = unquote(value);
-      if (!s.q.task_def_name.empty() && s.q.task_def_name != name) {
-        ex->fail(400, "query: one task type per search, got \"" + s.q.task_def_name
-                        + "\" and \"" + name + "\"",
-                 "query");
-        return std::nullopt;
-      }
+      if (!s.q.task_def_name.empty() && s.q.task_def_name != name)
+        return bad("one task type per search, got \"" + s.q.task_def_name + "\" and \"" + name
+                   + "\"");
       s.q.task_def_name = name;
-    } else if (field == "status" && s.statuses.empty()) {
-      std::smatch list;
-      std::string items = unquote(value);
-      if (op == "IN") {
-        if (!std::regex_match(value, list, list_re)) {
-          ex->fail(400, "query: expected a list (A,B) after status IN", "query");
-          return std::nullopt;
-        }
-        items = list[1];
-      }
-      size_t start = 0;
-      for (;;) {
-        auto comma = op == "IN" ? items.find(',', start) : std::string::npos;
-        if (!add_status(unquote(items.substr(start, comma - start))))
-          return std::nullopt;
-        if (comma == std::string::npos)
-          break;
-        start = comma + 1;
+    } else if (field == "status" && (op == "=" || op == "IN") && s.statuses.empty()) {
+      auto values = clause_values(*c, why);
+      if (!values)
+        return bad(why);
+      for (const auto& v : *values) {
+        if (!flow::parse_task_status(v))
+          return bad("unknown task status \"" + v + "\"");
+        s.statuses.push_back(v);
       }
     } else {
-      ex->fail(400, "query: unsupported clause \"" + clause + "\" (" + supported + ")", "query");
-      return std::nullopt;
+      return bad("unsupported clause");
     }
   }
   if (s.q.task_def_name.empty()) {

@@ -291,64 +291,81 @@ std::vector<std::string> split_and(const std::string& q) {
   return out;
 }
 
+std::optional<query_clause> parse_clause(const std::string& clause, std::string& why) {
+  static const std::regex clause_re{R"(^\s*(\w+)\s*(>=|<=|=|>|<|\bIN\b)\s*(.*?)\s*$)",
+                                    std::regex::icase};
+  static const std::regex or_re{R"(\s+OR\s+)", std::regex::icase};
+  std::smatch m;
+  if (!std::regex_match(clause, m, clause_re)) {
+    why = "unsupported syntax";
+    return std::nullopt;
+  }
+  query_clause c{m[1], m[2], m[3]};
+  if (!c.value.empty() && c.value.front() != '\'' && c.value.front() != '"'
+      && std::regex_search(c.value, or_re)) {
+    why = "OR is not supported";
+    return std::nullopt;
+  }
+  for (auto& ch : c.op)
+    ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
+  return c;
+}
+
+std::optional<std::vector<std::string>> clause_values(const query_clause& c, std::string& why) {
+  if (c.op != "IN")
+    return std::vector<std::string>{unquote(c.value)};
+  static const std::regex list_re{R"(^\((.*)\)$)"};
+  std::smatch list;
+  if (!std::regex_match(c.value, list, list_re)) {
+    why = "expected a list (A,B)";
+    return std::nullopt;
+  }
+  std::string items = list[1];
+  std::vector<std::string> out;
+  for (size_t start = 0;;) {
+    auto comma = items.find(',', start);
+    out.push_back(unquote(items.substr(start, comma - start)));
+    if (comma == std::string::npos)
+      return out;
+    start = comma + 1;
+  }
+}
+
 std::optional<search_spec> read_search(const exchange_ptr& ex) {
   search_spec s;
   auto& r = s.req;
   std::vector<std::string> statuses;
   std::string name, correlation;
   if (const auto* q = ex->query("query"); q != nullptr && !trim(*q).empty()) {
-    static const std::regex clause_re{R"(^\s*(\w+)\s*(>=|<=|=|>|<|\bIN\b)\s*(.*?)\s*$)",
-                                      std::regex::icase};
-    static const std::regex list_re{R"(^\((.*)\)$)"};
     bool status_seen = false;
     for (const auto& clause : split_and(*q)) {
-      std::smatch m;
       auto bad = [&](const std::string& why) {
         ex->fail(400, "query: " + why + " in \"" + trim(clause)
                         + "\" (supported: status = X, status IN (A,B), workflowType = X, "
                           "correlationId = X, startTime > ms, startTime < ms, joined by AND)",
                  "query");
       };
-      if (!std::regex_match(clause, m, clause_re)) {
-        bad("unsupported syntax");
+      std::string why;
+      auto c = parse_clause(clause, why);
+      if (!c) {
+        bad(why);
         return std::nullopt;
       }
-      std::string field = m[1], op = m[2], value = m[3];
-      // An unquoted value would take the rest of an OR as its own: refused instead.
-      static const std::regex or_re{R"(\s+OR\s+)", std::regex::icase};
-      if (!value.empty() && value.front() != '\'' && value.front() != '"'
-          && std::regex_search(value, or_re)) {
-        bad("OR is not supported");
-        return std::nullopt;
-      }
-      for (auto& c : op)
-        c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+      const auto& [field, op, value] = *c;
       if (field == "status" && (op == "=" || op == "IN")) {
         if (status_seen) {
           bad("status is given twice");
           return std::nullopt;
         }
         status_seen = true;
-        std::smatch list;
-        if (op == "IN") {
-          if (!std::regex_match(value, list, list_re)) {
-            bad("expected a list (A,B)");
-            return std::nullopt;
-          }
-          std::string items = list[1];
-          size_t start = 0;
-          while (true) {
-            auto comma = items.find(',', start);
-            auto item = unquote(items.substr(start, comma - start));
-            if (!add_status(ex, item, "query", statuses))
-              return std::nullopt;
-            if (comma == std::string::npos)
-              break;
-            start = comma + 1;
-          }
-        } else if (!add_status(ex, unquote(value), "query", statuses)) {
+        auto values = clause_values(*c, why);
+        if (!values) {
+          bad(why);
           return std::nullopt;
         }
+        for (const auto& v : *values)
+          if (!add_status(ex, v, "query", statuses))
+            return std::nullopt;
       } else if (field == "workflowType" && op == "=") {
         if (!set_once(ex, name, unquote(value), "query", "workflowType"))
           return std::nullopt;

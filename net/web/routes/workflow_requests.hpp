@@ -66,4 +66,20 @@ std::optional<int32_t> read_search_page(const exchange_ptr& ex, const char* sort
 std::vector<std::string> split_and(const std::string& query);
 std::string unquote(std::string value);
 
+/// One clause of a search query: `field op value`, the op upper-cased (=, IN, >, <, >=,
+/// <=), the value as written.
+struct query_clause {
+  std::string field;
+  std::string op;
+  std::string value;
+};
+
+/// Reads one clause; nullopt with `why` when it has another shape, or when an unquoted value
+/// holds an OR (it would take the rest of the OR as its own).
+std::optional<query_clause> parse_clause(const std::string& clause, std::string& why);
+
+/// The values of `= X` (one) or `IN (A,B)` (each), unquoted; nullopt with `why` when an IN
+/// names no list.
+std::optional<std::vector<std::string>> clause_values(const query_clause& c, std::string& why);
+
 } // namespace nf::net::web
