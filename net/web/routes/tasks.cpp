@@ -509,7 +509,7 @@ void ready_counts(gateway* api, const exchange_ptr& ex, std::vector<std::string>
         }
       ex->respond_json(200, out);
     },
-    [ex](caf::error& e) { ex->fail(e); }, status_atom_v);
+    fail_with(ex), status_atom_v);
 }
 
 // Conductor's queue sizes for the task types asked (repeated or comma-separated), from the

@@ -32,10 +32,6 @@ bool status_in(const json::object& wf, std::initializer_list<const char*> status
   return false;
 }
 
-} // namespace
-
-namespace {
-
 struct workflow_wait : std::enable_shared_from_this<workflow_wait> {
   gateway* api;
   exchange_ptr ex;
@@ -143,30 +139,30 @@ bool terminate_params_ok(const exchange_ptr& ex) {
   return true;
 }
 
-bool restart_params_ok(const exchange_ptr& ex) {
-  auto latest = query_bool(ex, "useLatestDefinitions", false);
-  if (!latest)
+namespace {
+
+// A boolean parameter nodeflow honours only as false: true is refused with `why`.
+bool false_only(const exchange_ptr& ex, const char* name, const char* why) {
+  auto value = query_bool(ex, name, false);
+  if (!value)
     return false;
-  if (*latest) {
-    ex->fail(400, "useLatestDefinitions: not supported; a restart runs the version the "
-                  "workflow started with",
-             "useLatestDefinitions");
+  if (*value) {
+    ex->fail(400, std::string{name} + ": not supported; " + why, name);
     return false;
   }
   return true;
 }
 
+} // namespace
+
+bool restart_params_ok(const exchange_ptr& ex) {
+  return false_only(ex, "useLatestDefinitions",
+                    "a restart runs the version the workflow started with");
+}
+
 bool retry_params_ok(const exchange_ptr& ex) {
-  auto resume = query_bool(ex, "resumeSubworkflowTasks", false);
-  if (!resume)
-    return false;
-  if (*resume) {
-    ex->fail(400, "resumeSubworkflowTasks: not supported; a retry schedules the failed "
-                  "SUB_WORKFLOW task again",
-             "resumeSubworkflowTasks");
-    return false;
-  }
-  return true;
+  return false_only(ex, "resumeSubworkflowTasks",
+                    "a retry schedules the failed SUB_WORKFLOW task again");
 }
 
 void empty_answer(const exchange_ptr& ex, unsigned status) {

@@ -38,11 +38,6 @@ const json::value& field(const json::object& o, const char* name) {
   return v ? *v : null_value;
 }
 
-bool summary_live(const json::object& s) {
-  const auto& st = field(s, "status");
-  return st.is_string() && (st.as_string() == "RUNNING" || st.as_string() == "PAUSED");
-}
-
 // Every page of one search, newest first: `done(items)`, or the error answered; more than
 // `cap` items is answered 400 with `too_many`.
 struct search_sweep : std::enable_shared_from_this<search_sweep> {
@@ -141,7 +136,7 @@ struct correlated_read : std::enable_shared_from_this<correlated_read> {
               std::lock_guard<std::mutex> guard{self->m};
               for (const auto& item : v.as_array())
                 if (const auto* s = item.if_object();
-                    s != nullptr && (self->include_closed || summary_live(*s)))
+                    s != nullptr && (self->include_closed || is_live(*s)))
                   self->found.emplace_back(self->pairs[i].second,
                                            std::string{field(*s, "workflowId").as_string()});
             }
@@ -352,7 +347,7 @@ void add_workflow_lookup_routes(router& r, const route_context& ctx) {
                      const auto& v = field(s, "workflowVersion");
                      if (!v.is_number() || v.to_number<int64_t>() != want)
                        continue;
-                     if (ranged || summary_live(s))
+                     if (ranged || is_live(s))
                        ids.push_back(field(s, "workflowId"));
                    }
                    ex->respond_json(200, ids);
