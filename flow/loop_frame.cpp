@@ -31,6 +31,19 @@ bool has_iteration_suffix(std::string_view ref) {
   return true;
 }
 
+std::optional<std::pair<std::string_view, std::int32_t>>
+split_iteration_suffix(std::string_view ref) {
+  if (!has_iteration_suffix(ref))
+    return std::nullopt;
+  auto at = ref.rfind("__");
+  std::int64_t n = 0;
+  for (auto c : ref.substr(at + 2))
+    n = n > INT32_MAX ? n : n * 10 + (c - '0');
+  if (n > INT32_MAX)
+    return std::nullopt;
+  return std::pair{ref.substr(0, at), static_cast<std::int32_t>(n)};
+}
+
 stored_ref split_stored_ref(std::string_view stored, const def_index& index) {
   stored_ref out;
   std::string_view base = stored;
@@ -44,16 +57,11 @@ stored_ref split_stored_ref(std::string_view stored, const def_index& index) {
       }
       return out;
     }
-    if (!has_iteration_suffix(base))
+    auto split = split_iteration_suffix(base);
+    if (!split)
       return out;
-    auto at = base.rfind("__");
-    std::int64_t n = 0;
-    for (auto c : base.substr(at + 2))
-      n = n > INT32_MAX ? n : n * 10 + (c - '0');
-    if (n > INT32_MAX)
-      return out;
-    reversed.push_back(static_cast<std::int32_t>(n));
-    base = base.substr(0, at);
+    reversed.push_back(split->second);
+    base = split->first;
   }
 }
 

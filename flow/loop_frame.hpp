@@ -8,8 +8,10 @@
 // A task in one loop, or in none, keeps its plain reference name.
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "flow/types.hpp"
@@ -67,5 +69,9 @@ loop_frame frame_of(const stored_ref& s, std::int32_t iteration);
 
 /// Whether `ref` ends in "__" and digits: reserved when loops nest.
 bool has_iteration_suffix(std::string_view ref);
+
+/// "ref__12" taken apart: "ref" and 12; nullopt without such a suffix or past INT32_MAX.
+std::optional<std::pair<std::string_view, std::int32_t>>
+split_iteration_suffix(std::string_view ref);
 
 } // namespace nf::flow

@@ -10,6 +10,7 @@
 
 #include <boost/json.hpp>
 
+#include "flow/loop_frame.hpp"
 #include "net/web/conductor_shapes.hpp"
 #include "net/web/errors.hpp"
 #include "net/web/routes/routes.hpp"
@@ -28,16 +29,10 @@ constexpr std::chrono::seconds sync_wait{10};
 // Conductor names a loop's task "ref__<iteration>" (conductor_ref): the reference name and
 // iteration such a name stands for, or nullopt when it has no such suffix.
 std::optional<std::pair<std::string, int64_t>> loop_name(const std::string& ref) {
-  auto p = ref.rfind("__");
-  if (p == std::string::npos || p == 0 || p + 2 == ref.size() || ref.size() - p > 11)
+  auto split = flow::split_iteration_suffix(ref);
+  if (!split || split->first.empty() || split->second < 1)
     return std::nullopt;
-  for (auto i = p + 2; i < ref.size(); ++i)
-    if (ref[i] < '0' || ref[i] > '9')
-      return std::nullopt;
-  auto iteration = std::stoll(ref.substr(p + 2));
-  if (iteration < 1)
-    return std::nullopt;
-  return std::pair{ref.substr(0, p), iteration};
+  return std::pair{std::string{split->first}, int64_t{split->second}};
 }
 
 template <class Done>
