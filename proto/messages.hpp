@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -100,6 +101,17 @@ struct workflow_command {
   std::string request_id;
   std::string output_json; ///< skip: the skipped task's output; empty = {}
 };
+
+/// The ops a workflow_command may name, as its checks list them when refusing one.
+inline constexpr const char* workflow_command_ops_text =
+  "pause, resume, terminate, retry, rerun, restart, skip or variables";
+inline bool is_workflow_command_op(std::string_view op) {
+  for (std::string_view known :
+       {"pause", "resume", "terminate", "retry", "rerun", "restart", "skip", "variables"})
+    if (op == known)
+      return true;
+  return false;
+}
 
 /// Deliver a signal to a workflow (completes a WAIT for that signal).
 struct signal_request {

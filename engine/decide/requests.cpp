@@ -114,14 +114,9 @@ caf::expected<store::task_result> to_completion(const msg::task_result& m) {
 }
 
 caf::expected<command_request> to_command(const msg::workflow_command& m) {
-  static const char* ops[] = {"pause", "resume", "terminate", "retry", "rerun", "restart",
-                              "skip", "variables"};
-  bool known = false;
-  for (const char* op : ops)
-    known = known || m.op == op;
-  if (!known)
-    return invalid("op: expected pause, resume, terminate, retry, rerun, restart, skip or "
-                   "variables, got " + flow::quoted(m.op));
+  if (!msg::is_workflow_command_op(m.op))
+    return invalid(std::string{"op: expected "} + msg::workflow_command_ops_text + ", got "
+                   + flow::quoted(m.op));
   if (auto e = check_uuid(m.workflow_id, "workflow_id"))
     return *e;
   if (m.reason.find('\0') != std::string::npos)

@@ -158,14 +158,9 @@ caf::error check(const msg::search_request& r) {
 caf::error check(const msg::workflow_command& r, const check_limits& limits) {
   problems p;
   p.uuid("namespace_id", r.namespace_id, false);
-  static const char* ops[] = {"pause", "resume", "terminate", "retry", "rerun", "restart",
-                              "skip", "variables"};
-  bool known = false;
-  for (const char* op : ops)
-    known = known || r.op == op;
-  if (!known)
-    p.add("op", "expected pause, resume, terminate, retry, rerun, restart, skip or variables, "
-                "got " + flow::quoted(r.op));
+  if (!msg::is_workflow_command_op(r.op))
+    p.add("op", std::string{"expected "} + msg::workflow_command_ops_text + ", got "
+                  + flow::quoted(r.op));
   p.uuid("workflow_id", r.workflow_id);
   p.text("reason", r.reason, max_reason);
   p.text("request_id", r.request_id, max_key_bytes);
