@@ -282,14 +282,7 @@ class evaluation {
 
   void task_event(const task_identity& id, task_type type, task_status status,
                   const std::string& reason) {
-    std::string name = "task." + ascii_lower(to_string(status));
-    boost::json::object payload{
-      {"ref", id.ref},         {"iteration", id.iteration}, {"attempt", id.attempt},
-      {"type", to_string(type)}, {"status", to_string(status)},
-    };
-    if (!reason.empty())
-      payload["reason"] = reason;
-    add_event(name, name + '/' + to_string(id), std::move(payload));
+    out_.events.push_back(flow::task_event(id, type, status, reason));
   }
 
   void update(int i, task_status status, std::optional<boost::json::object> output,

@@ -3,6 +3,8 @@
 #include <array>
 #include <tuple>
 
+#include "flow/ascii.hpp"
+
 
 namespace nf::flow {
 
@@ -17,6 +19,18 @@ bool decision::empty() const {
   return schedule.empty() && updates.empty() && arm.empty() && cancel.empty()
          && variables.empty() && events.empty() && !status && sub_workflows.empty()
          && !failure_workflow && !decide_again;
+}
+
+event task_event(const task_identity& id, task_type type, task_status status,
+                 const std::string& reason) {
+  std::string name = "task." + ascii_lower(to_string(status));
+  boost::json::object payload{
+    {"ref", id.ref},           {"iteration", id.iteration}, {"attempt", id.attempt},
+    {"type", to_string(type)}, {"status", to_string(status)},
+  };
+  if (!reason.empty())
+    payload["reason"] = reason;
+  return {name, name + '/' + to_string(id), std::move(payload)};
 }
 
 bool operator==(const scheduled_task& a, const scheduled_task& b) {

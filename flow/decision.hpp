@@ -76,6 +76,12 @@ struct event {
   boost::json::object payload;
 };
 
+/// A task's change of status as an event: type "task.<status>" (lower case), keyed by the
+/// type and the task's identity, with ref, iteration, attempt, type, status and the reason
+/// when there is one.
+event task_event(const task_identity& id, task_type type, task_status status,
+                 const std::string& reason = {});
+
 /// Start a child workflow for a SUB_WORKFLOW task; the child's end completes
 /// (or fails) the parent task with the child's output. A START_WORKFLOW's start is
 /// `detached`: the workflow it starts has no parent, and the task completes as soon as

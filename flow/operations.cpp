@@ -81,12 +81,7 @@ class editor {
       if (auto plan = plan_start_workflow(st.input); plan.error.empty())
         edit_.sub_workflows.push_back(
           detached_start(st.id, std::move(plan), snap_.correlation_id));
-    edit_.events.push_back({"task.scheduled", "task.scheduled/" + to_string(st.id),
-                            {{"ref", st.id.ref},
-                             {"iteration", st.id.iteration},
-                             {"attempt", st.id.attempt},
-                             {"type", to_string(st.type)},
-                             {"status", "SCHEDULED"}}});
+    edit_.events.push_back(task_event(st.id, st.type, task_status::scheduled));
     edit_.schedule.push_back(std::move(st));
   }
 
@@ -329,13 +324,7 @@ edit_result skip_task(const workflow_def& def, const snapshot& snap, std::string
   st.input = input ? std::move(*input) : boost::json::object{};
   st.output = output ? std::move(*output) : boost::json::object{};
   st.reason_for_incompletion = "skipped by an operator";
-  e.events.push_back({"task.skipped", "task.skipped/" + to_string(st.id),
-                      {{"ref", st.id.ref},
-                       {"iteration", 0},
-                       {"attempt", 0},
-                       {"type", to_string(st.type)},
-                       {"status", "SKIPPED"},
-                       {"reason", st.reason_for_incompletion}}});
+  e.events.push_back(task_event(st.id, st.type, task_status::skipped, st.reason_for_incompletion));
   e.schedule.push_back(std::move(st));
   return {std::move(e), {}};
 }
