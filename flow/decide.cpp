@@ -352,7 +352,7 @@ class evaluation {
       const row& x = rows_[static_cast<std::size_t>(r)];
       return output ? &output_of(x) : &input_of(x);
     };
-    s.task_field = [this, frame](std::string_view ref, std::string_view field) {
+    s.task_field = [this, frame](std::string_view ref, task_field_name field) {
       int r = visible_row(ref, *frame);
       if (r < 0)
         return boost::json::value(nullptr);
@@ -361,45 +361,37 @@ class evaluation {
     return s;
   }
 
-  // Conductor's task fields (flow::is_task_field) of an execution as this decision sees it:
-  // a row it inserted was scheduled now; one it ended, ended now.
-  boost::json::value task_field_of(const row& x, std::string_view field) const {
+  // Conductor's task fields of an execution as this decision sees it: a row it inserted was
+  // scheduled now; one it ended, ended now.
+  boost::json::value task_field_of(const row& x, task_field_name field) const {
     const std::string& def_name = x.src != nullptr
                                     ? x.src->task_def_name
                                     : out_.schedule[static_cast<std::size_t>(x.sched)].task_def_name;
-    if (field == "status")
-      return boost::json::string(to_string(x.status));
-    if (field == "reasonForIncompletion") {
-      auto why = reason_of(x);
-      return why.empty() ? boost::json::value(nullptr) : boost::json::value(why);
+    switch (field) {
+      case task_field_name::status: return boost::json::string(to_string(x.status));
+      case task_field_name::reason_for_incompletion: {
+        auto why = reason_of(x);
+        return why.empty() ? boost::json::value(nullptr) : boost::json::value(why);
+      }
+      case task_field_name::retry_count: return x.id.attempt;
+      case task_field_name::iteration: return x.id.iteration;
+      case task_field_name::task_type:
+        return boost::json::string(x.type == task_type::simple ? std::string_view(def_name)
+                                                               : to_string(x.type));
+      case task_field_name::task_def_name: return boost::json::string(def_name);
+      case task_field_name::reference_task_name: return boost::json::string(x.id.ref);
+      case task_field_name::scheduled_time: return scheduled_time_of(x);
+      case task_field_name::start_time: return x.src != nullptr ? x.src->start_time : 0;
+      case task_field_name::end_time:
+        if (!is_terminal(x.status))
+          return 0;
+        return x.src != nullptr && x.src->end_time != 0 ? x.src->end_time : now_;
+      case task_field_name::poll_count: return x.src != nullptr ? x.src->poll_count : 0;
+      case task_field_name::workflow_instance_id: return boost::json::string(snap_.workflow_id);
+      case task_field_name::correlation_id:
+        return snap_.correlation_id.empty() ? boost::json::value(nullptr)
+                                            : boost::json::value(snap_.correlation_id);
     }
-    if (field == "retryCount")
-      return x.id.attempt;
-    if (field == "iteration")
-      return x.id.iteration;
-    if (field == "taskType")
-      return boost::json::string(x.type == task_type::simple ? std::string_view(def_name)
-                                                             : to_string(x.type));
-    if (field == "taskDefName")
-      return boost::json::string(def_name);
-    if (field == "referenceTaskName")
-      return boost::json::string(x.id.ref);
-    if (field == "scheduledTime")
-      return scheduled_time_of(x);
-    if (field == "startTime")
-      return x.src != nullptr ? x.src->start_time : 0;
-    if (field == "endTime") {
-      if (!is_terminal(x.status))
-        return 0;
-      return x.src != nullptr && x.src->end_time != 0 ? x.src->end_time : now_;
-    }
-    if (field == "pollCount")
-      return x.src != nullptr ? x.src->poll_count : 0;
-    if (field == "workflowInstanceId")
-      return boost::json::string(snap_.workflow_id);
-    if (field == "correlationId")
-      return snap_.correlation_id.empty() ? boost::json::value(nullptr)
-                                          : boost::json::value(snap_.correlation_id);
     return nullptr;
   }
 

@@ -49,7 +49,7 @@ std::size_t classify(const json_path_view& path, reference::root_t& root, std::s
     }
   } else if (field == "input" || field == "output") {
     root = field == "input" ? reference::task_input : reference::task_output;
-  } else if (is_task_field(field)) {
+  } else if (parse_task_field(field)) {
     root = reference::task_field;
     if (path.size() > 2) {
       error = std::string(head) + "." + std::string(field) + " has no fields";
@@ -125,7 +125,7 @@ bool parse_reference(std::string_view body, reference& out, std::string& error) 
       || out.root == reference::task_field)
     out.task_ref = path[0].name;
   if (out.root == reference::task_field)
-    out.field = path[1].name;
+    out.field = *parse_task_field(path[1].name);
   if (out.root == reference::secret)
     out.task_ref = path[1].name;
   out.path.reserve(path.size() - 2);
@@ -321,15 +321,26 @@ bool scan_template(std::string_view text, json_path_view& scratch,
   return true;
 }
 
-bool is_task_field(std::string_view name) {
-  static constexpr std::string_view fields[] = {
-    "status", "reasonForIncompletion", "retryCount", "iteration", "taskType", "taskDefName",
-    "referenceTaskName", "scheduledTime", "startTime", "endTime", "pollCount",
-    "workflowInstanceId", "correlationId"};
-  for (auto f : fields)
-    if (f == name)
-      return true;
-  return false;
+std::optional<task_field_name> parse_task_field(std::string_view name) {
+  static constexpr std::pair<std::string_view, task_field_name> fields[] = {
+    {"status", task_field_name::status},
+    {"reasonForIncompletion", task_field_name::reason_for_incompletion},
+    {"retryCount", task_field_name::retry_count},
+    {"iteration", task_field_name::iteration},
+    {"taskType", task_field_name::task_type},
+    {"taskDefName", task_field_name::task_def_name},
+    {"referenceTaskName", task_field_name::reference_task_name},
+    {"scheduledTime", task_field_name::scheduled_time},
+    {"startTime", task_field_name::start_time},
+    {"endTime", task_field_name::end_time},
+    {"pollCount", task_field_name::poll_count},
+    {"workflowInstanceId", task_field_name::workflow_instance_id},
+    {"correlationId", task_field_name::correlation_id},
+  };
+  for (const auto& [label, f] : fields)
+    if (label == name)
+      return f;
+  return std::nullopt;
 }
 
 namespace {

@@ -13,6 +13,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -44,28 +45,35 @@ bool apply_path_function(path_function f, const boost::json::value& v,
 
 /// One ${…}: `workflow.input.a[0]`, `workflow.variables.x`, `workflow.workflowId`,
 /// `workflow.workflowType`, `workflow.version`, `ref.output.path`, `ref.input.path`,
-/// `ref.<field>` for one of Conductor's task fields (task_fields below), `secrets.NAME`.
+/// `ref.<field>` for one of Conductor's task fields (task_field below), `secrets.NAME`.
 ///
 /// `secrets.NAME` is deferred: flow never knows a secret's value, so resolving keeps the
 /// text `${secrets.NAME}` as written, and the HTTP task's runner replaces it in memory
 /// at dispatch (engine/secrets/). It is exactly two segments; a task whose reference
 /// name is "secrets" is still reached as `secrets.output.x`.
+/// The fields of a task an expression may read besides its input and output, as
+/// Conductor's `${ref.status}`. Each names a value, with no fields below.
+enum class task_field_name : unsigned char {
+  status, reason_for_incompletion, retry_count, iteration, task_type, task_def_name,
+  reference_task_name, scheduled_time, start_time, end_time, poll_count,
+  workflow_instance_id, correlation_id,
+};
+
+/// The task field Conductor names `name` ("status", "reasonForIncompletion", "retryCount",
+/// "iteration", "taskType", "taskDefName", "referenceTaskName", "scheduledTime",
+/// "startTime", "endTime", "pollCount", "workflowInstanceId", "correlationId"), if any.
+std::optional<task_field_name> parse_task_field(std::string_view name);
+
 struct reference {
   enum root_t : unsigned char {
     workflow_input, workflow_variables, workflow_id, workflow_type, workflow_version,
     workflow_correlation_id, task_input, task_output, task_field, secret,
   } root = workflow_input;
   std::string task_ref;  ///< for task_input / task_output / task_field; the secret's name
-  std::string field;     ///< for task_field: which of task_fields
+  task_field_name field = task_field_name::status;  ///< for task_field: which one
   json_path path;        ///< below the root
   path_function fn = path_function::none;  ///< applied to the value `path` denotes
 };
-
-/// The fields of a task an expression may read besides its input and output, as
-/// Conductor's `${ref.status}`: status, reasonForIncompletion, retryCount, iteration,
-/// taskType, taskDefName, referenceTaskName, scheduledTime, startTime, endTime,
-/// pollCount, workflowInstanceId, correlationId. Each names a value, with no fields below.
-bool is_task_field(std::string_view name);
 
 /// Literal text and references, in order.
 struct template_part {
@@ -112,9 +120,9 @@ struct scope {
   /// The input (output == false) or output of task `ref` as visible from the
   /// task being resolved; nullptr when it has not run.
   std::function<const boost::json::object*(std::string_view ref, bool output)> task;
-  /// Field `field` (is_task_field) of task `ref` as visible from the task being resolved;
-  /// null when it has not run.
-  std::function<boost::json::value(std::string_view ref, std::string_view field)> task_field;
+  /// Field `field` of task `ref` as visible from the task being resolved; null when it has
+  /// not run.
+  std::function<boost::json::value(std::string_view ref, task_field_name field)> task_field;
 };
 
 /// Whether `name` may name a secret: 1–128 of [A-Za-z0-9_-], not starting with '-'.
