@@ -88,6 +88,12 @@ const std::vector<setting>& all_settings() {
      "a poll is leased by this node from the database, whichever node owns its queue's "
      "partition, so that this node's decisions lease new tasks to it; false forwards it to the "
      "owner"},
+    {keys::cluster_deciding_nodes, "0", 0, 1024,
+     "how many live nodes own the partitions (decide, lease, fire timers), the longest "
+     "registered first; 0 = every node. A node beyond them owns none: it serves its clients by "
+     "forwarding their starts, polls and reports to the deciding nodes, and takes partitions "
+     "over when one of them leaves (front doors that add no deciding, leasing or timer "
+     "transactions to the database)"},
     {keys::engine_partitions, "16", 1, 1024,
      "logical partitions P; must equal the database's ClusterSettings.partitionCount"},
     {keys::engine_nudges, "true", 0, 0,

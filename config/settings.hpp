@@ -59,6 +59,7 @@ inline constexpr key<int64_t> cluster_peer_answer_ms{"cluster.peer_answer_ms"};
 inline constexpr key<int64_t> cluster_peer_suspect_ms{"cluster.peer_suspect_ms"};
 inline constexpr key<int64_t> cluster_max_relayed_per_peer{"cluster.max_relayed_per_peer"};
 inline constexpr key<bool> cluster_lease_locally{"cluster.lease_locally"};
+inline constexpr key<int64_t> cluster_deciding_nodes{"cluster.deciding_nodes"};
 inline constexpr key<int64_t> engine_partitions{"engine.partitions"};
 inline constexpr key<bool> engine_nudges{"engine.nudges"};
 inline constexpr key<int64_t> decider_batch_size{"decider.batch_size"};

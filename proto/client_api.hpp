@@ -57,7 +57,8 @@ using client_api = caf::typed_actor<
   // The same with a credential (a reader's, at least), for a caller of another process.
   caf::replies_to<status_atom, std::string>::with<std::string>,
   // Whether this node can serve: `{"ready":bool,"database":{"ready","lines"},
-  // "partitionsRunning":n}` (the database check is `nodeflow readiness`'s).
+  // "partitionsRunning":n,"forwardsToDecidingNodes":bool}` (the database check is
+  // `nodeflow readiness`'s; a node beyond cluster.deciding_nodes runs no partition).
   caf::replies_to<ready_atom>::with<std::string>,
   caf::replies_to<deadletter_atom, msg::deadletter_request>::with<std::string>,
   // The store's part of GET /metrics as JSON (engine/metrics/store_part.hpp).

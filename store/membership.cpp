@@ -24,6 +24,9 @@ SELECT (SELECT count(*) FROM h) AS renewed,
        (SELECT count(*) FROM "Nodes"
          WHERE "stoppedAt" IS NULL
            AND ("id" = $1 OR "heartbeatAt" > now() - $2 * interval '1 millisecond')) AS live,
+       (SELECT count(*) FROM "Nodes"
+         WHERE "stoppedAt" IS NULL AND "id" < $1
+           AND "heartbeatAt" > now() - $2 * interval '1 millisecond') AS older,
        (extract(epoch FROM clock_timestamp()) * 1000000)::bigint AS server_us)"};
 
 constexpr statement mark_stopped{"membership.stop", R"(
@@ -135,6 +138,7 @@ caf::expected<round_facts> membership_round(connection& conn, const node_id& id,
     return make_error(errc::not_found, "node " + id.str() + " is not registered or was stopped");
   round_facts out;
   out.live = static_cast<int>(h.i64(0, h.column_named("live")));
+  out.older = static_cast<int>(h.i64(0, h.column_named("older")));
   out.renewed = leases_of((*rs)[1]);
   const auto& f = (*rs)[2];
   const int partition = f.column_named("partition");

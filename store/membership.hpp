@@ -35,6 +35,10 @@ struct round_facts {
   /// Live nodes: not stopped and heartbeating within lease_ms (this one included, so at
   /// least 1).
   int live = 1;
+  /// Live nodes registered before this one (ids are uuidv7, so in registration order): this
+  /// node's rank, which says whether it is among the cluster.deciding_nodes that own
+  /// partitions.
+  int older = 0;
   /// The leases this node still held at their epoch, extended to `now() + lease_ms` (a
   /// lease another node took over is missing).
   std::vector<partition_lease> renewed;

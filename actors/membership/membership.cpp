@@ -49,6 +49,7 @@ struct membership_state {
   std::optional<node_id> id;
   bool checked = false;
   int live = 1;
+  bool deciding = true; ///< among the cluster.deciding_nodes longest registered live nodes
   std::map<int16_t, held_lease> held;
   caf::actor guard;  ///< tells the node the owned set, and stops it when leases lapse
   std::map<int16_t, int64_t> epochs_told;  ///< the epochs the node last heard
@@ -190,13 +191,20 @@ void tick(membership_actor* self) {
     return on_failure(self, "membership_round_failed", facts.error());
   }
   st.live = std::max(1, facts->live);
+  auto deciding_before = st.deciding;
+  st.deciding = st.opt.deciding_nodes <= 0 || facts->older < st.opt.deciding_nodes;
   auto heartbeat_took = ms_since(round_start);
   st.held.clear();
   for (const auto& l : facts->renewed)
     st.held[l.partition] = {l.epoch, sent + usable(st.opt.lease_ms)};
 
+  // The partitions are shared by the deciding nodes alone; a node beyond them holds none
+  // and gives back what it held (a node registered before it came back).
+  auto owning = static_cast<size_t>(st.opt.deciding_nodes <= 0
+                                      ? st.live
+                                      : std::min(st.live, st.opt.deciding_nodes));
   auto p = static_cast<size_t>(st.opt.partition_count);
-  auto share = (p + static_cast<size_t>(st.live) - 1) / static_cast<size_t>(st.live);
+  auto share = st.deciding ? (p + owning - 1) / owning : 0;
   if (st.held.size() < share) {
     const auto& free = facts->free;
     std::vector<int16_t> want;
@@ -233,10 +241,10 @@ void tick(membership_actor* self) {
     tell_owners(self, std::move(facts->owners));
   // A line when the cluster or the owned set changed, or a round overran its period: how
   // long takeovers and renewals wait for the server, at few lines.
-  if (st.live != live_before || st.held.size() != before_told
+  if (st.live != live_before || st.held.size() != before_told || st.deciding != deciding_before
       || ms_since(round_start) > st.opt.heartbeat_ms)
-    st.log->info("membership_round live={} held={} round_trip_ms={} round_ms={}", st.live,
-                 st.held.size(), heartbeat_took, ms_since(round_start));
+    st.log->info("membership_round live={} deciding={} held={} round_trip_ms={} round_ms={}",
+                 st.live, st.deciding, st.held.size(), heartbeat_took, ms_since(round_start));
 }
 
 std::string status_json(const membership_state& st) {
@@ -247,6 +255,7 @@ std::string status_json(const membership_state& st) {
     {"nodeId", st.id ? st.id->str() : std::string{}},
     {"address", st.opt.address},
     {"liveNodes", st.live},
+    {"deciding", st.deciding},
     {"partitions", std::move(parts)}});
 }
 

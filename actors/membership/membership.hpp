@@ -31,6 +31,9 @@ struct membership_options {
   int partition_count = 16;  ///< P (checked against ClusterSettings.partitionCount)
   int64_t heartbeat_ms = 1000;
   int64_t lease_ms = 10000;
+  /// cluster.deciding_nodes: how many live nodes, the longest registered, own partitions;
+  /// the others own none and forward to them. 0 = every live node.
+  int deciding_nodes = 0;
   caf::actor node;           ///< receives (partitions_atom, owned set), (owners_atom, map)
 };
 

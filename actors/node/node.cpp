@@ -111,10 +111,34 @@ caf::response_promise to_decider(node_actor* self, const std::string& workflow, 
                forwarded, atom, m);
 }
 
+/// For a node that owns no partition while others do (cluster.deciding_nodes): the next of
+/// the deciding nodes, in turn, passing over those that failed to answer of late while
+/// another is left; "" when no other node owns a partition.
+std::string deciding_peer(node_actor* self) {
+  auto& st = self->state;
+  if (!st.parts.empty() || st.peer_addresses.empty())
+    return {};
+  auto now = std::chrono::steady_clock::now();
+  const auto n = st.peer_addresses.size();
+  for (size_t i = 0; i < n; ++i) {
+    const auto& address = st.peer_addresses[st.next_peer++ % n];
+    if (!st.health->suspect(address, now))
+      return address;
+  }
+  return st.peer_addresses[st.next_peer++ % n];
+}
+
 /// Routes a poll to the lessor of its queue's shard: the partition's when this node owns it,
-/// else this node's local lessor of the shard (cluster.lease_locally) or the owner's.
+/// else this node's local lessor of the shard (cluster.lease_locally) or the owner's. A node
+/// that owns none sends it to a deciding node, whose decisions then lend it new tasks.
 caf::response_promise to_lessor(node_actor* self, bool forwarded, const msg::poll_request& m) {
   auto shard = queue_shard(m.queue, self->state.partitions);
+  if (!forwarded)
+    if (auto address = deciding_peer(self); !address.empty()) {
+      auto rp = self->make_response_promise();
+      forward_to(self, address, shard, rp, m);
+      return rp;
+    }
   if (self->state.lease_locally && owner(self, shard) == nullptr) {
     auto rp = self->make_response_promise();
     rp.delegate(local_lessor(self, shard), poll_atom_v, m);
@@ -148,6 +172,19 @@ void hint_every_peer(node_actor* self, const std::string& queue) {
     if (!st.health->suspect(address, now))
       if (const auto* peer = st.opt.peers->open_or_start(self, address))
         self->send(*peer, forward_atom_v, work_atom_v, queue, st.opt.peer_credential);
+}
+
+/// Starts a workflow in one of this node's partitions, in turn: any decider may, as it
+/// makes the id in its own shard.
+void start_here(node_actor* self, caf::response_promise& rp, const msg::start_request& m) {
+  auto& st = self->state;
+  if (st.parts.empty()) {
+    rp.deliver(nf::make_error(nf::errc::unavailable, "this node owns no partition yet: retry"));
+    return;
+  }
+  auto it = st.parts.begin();
+  std::advance(it, static_cast<long>(st.next_start++ % st.parts.size()));
+  rp.delegate(it->second.decider, start_atom_v, m);
 }
 
 /// Brings the running partitions in line with `st.owned`.
@@ -278,6 +315,8 @@ std::string status_json(node_actor* self, const std::string& membership_json) {
     local.push_back(shard);
   out["localLessors"] = std::move(local);
   out["nudges"] = st.nudges;
+  // A node beyond cluster.deciding_nodes serves its clients through the deciding ones.
+  out["forwardsToDecidingNodes"] = st.parts.empty() && !st.peer_addresses.empty();
   // How many of the node's committers decide now (committer_split).
   out["decidingCommitters"] = st.split->deciding();
   // Parked polls per queue the committers may lease new tasks to (lessor.lease_in_decision).
@@ -318,6 +357,7 @@ caf::behavior node_behavior(node_actor* self, node_options opt) {
   m.partition_count = st.partitions;
   m.heartbeat_ms = st.opt.settings.get(config::keys::membership_heartbeat_ms);
   m.lease_ms = st.opt.settings.get(config::keys::membership_lease_ms);
+  m.deciding_nodes = static_cast<int>(st.opt.settings.get(config::keys::cluster_deciding_nodes));
   m.node = me;
   st.membership = spawn_membership(self->system(), std::move(m));
   st.maintenance = spawn_maintenance(self->system(), st.opt.dsn, st.opt.settings);
@@ -414,17 +454,18 @@ caf::behavior node_behavior(node_actor* self, node_options opt) {
     [=](tick_atom, uint64_t relay) { end_relay(self, relay, relay_end::silent, "no answer in time"); },
     [=](flush_atom, const std::string& address) { forward_reports(self, address); },
     [=](start_atom, const msg::start_request& m) {
-      // Any decider may start a workflow: it makes the id in its own shard.
-      auto& st = self->state;
       auto rp = self->make_response_promise();
-      if (st.parts.empty()) {
-        rp.deliver(nf::make_error(nf::errc::unavailable,
-                                     "this node owns no partition yet: retry"));
-        return rp;
-      }
-      auto it = st.parts.begin();
-      std::advance(it, static_cast<long>(st.next_start++ % st.parts.size()));
-      rp.delegate(it->second.decider, start_atom_v, m);
+      if (auto address = deciding_peer(self); !address.empty())
+        forward_to(self, address,
+                   static_cast<int16_t>(self->state.next_start++ % self->state.partitions), rp, m);
+      else
+        start_here(self, rp, m);
+      return rp;
+    },
+    // Forwarded by a node that owns no partition: started here, or `unavailable`.
+    [=](forward_atom, const msg::start_request& m) {
+      auto rp = self->make_response_promise();
+      start_here(self, rp, m);
       return rp;
     },
     [=](complete_atom, const msg::task_result& m) {

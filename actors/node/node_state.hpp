@@ -87,6 +87,7 @@ struct node_state {
   /// are leased locally, since any of them may hold a parked poll for the queue.
   std::vector<std::string> peer_addresses;
   size_t next_start = 0;
+  size_t next_peer = 0; ///< the deciding node the next start or poll goes to (deciding_peer)
   bool stopping = false;
   std::shared_ptr<spdlog::logger> log;
 

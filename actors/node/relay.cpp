@@ -49,6 +49,12 @@ void write_through(node_actor* self, int16_t shard, caf::response_promise& rp,
     rp.delegate(stand_in_lessor(self, shard), poll_atom_v, std::move(left));
 }
 
+void write_through(node_actor* self, int16_t shard, caf::response_promise& rp,
+                   const msg::start_request& m, std::chrono::steady_clock::time_point) {
+  // The "DecideQueues" row the start leaves brings its first decision on the shard's owner.
+  rp.delegate(self->state.committers.front(), start_atom_v, shard, m);
+}
+
 template <class Msg>
 struct reply_of {
   using type = std::string;
@@ -56,6 +62,10 @@ struct reply_of {
 template <>
 struct reply_of<msg::poll_request> {
   using type = std::vector<msg::leased_task>;
+};
+template <>
+struct reply_of<msg::start_request> {
+  using type = msg::start_reply;
 };
 
 /// How long the owner may take over `m` before this node does it itself: its own wait (a
@@ -206,10 +216,10 @@ void queue_report(node_actor* self, const std::string& address, int16_t shard,
 }
 
 template <class Msg>
-void forward_any(node_actor* self, int16_t shard, caf::response_promise rp, const Msg& m) {
+void forward_any(node_actor* self, const std::string& address, int16_t shard,
+                 caf::response_promise rp, const Msg& m) {
   using reply = typename reply_of<Msg>::type;
   auto& st = self->state;
-  auto address = owner_elsewhere(self, shard);
   if (address.empty()) {
     rp.deliver(not_owned(shard));
     return;
@@ -222,9 +232,12 @@ void forward_any(node_actor* self, int16_t shard, caf::response_promise rp, cons
       if (peer)
         rp.delegate(*peer, forward_atom_v, sent);
       else
-        rp.deliver(nf::make_error(nf::errc::unavailable,
-                                  "partition " + std::to_string(shard) + " is owned by the node at "
-                                    + address + ", which this node cannot reach: retry"));
+        rp.deliver(nf::make_error(
+          nf::errc::unavailable,
+          (std::is_same_v<Msg, msg::start_request>
+             ? "starts are decided by the node at "
+             : "partition " + std::to_string(shard) + " is owned by the node at ")
+            + address + ", which this node cannot reach: retry"));
     });
     return;
   }
@@ -277,16 +290,26 @@ void forward_any(node_actor* self, int16_t shard, caf::response_promise rp, cons
 } // namespace
 
 void forward(node_actor* self, int16_t shard, caf::response_promise rp, const msg::task_result& m) {
-  forward_any(self, shard, std::move(rp), m);
+  forward_any(self, owner_elsewhere(self, shard), shard, std::move(rp), m);
 }
 
 void forward(node_actor* self, int16_t shard, caf::response_promise rp,
              const msg::workflow_command& m) {
-  forward_any(self, shard, std::move(rp), m);
+  forward_any(self, owner_elsewhere(self, shard), shard, std::move(rp), m);
 }
 
 void forward(node_actor* self, int16_t shard, caf::response_promise rp, const msg::poll_request& m) {
-  forward_any(self, shard, std::move(rp), m);
+  forward_any(self, owner_elsewhere(self, shard), shard, std::move(rp), m);
+}
+
+void forward_to(node_actor* self, const std::string& address, int16_t shard,
+                caf::response_promise rp, const msg::start_request& m) {
+  forward_any(self, address, shard, std::move(rp), m);
+}
+
+void forward_to(node_actor* self, const std::string& address, int16_t shard,
+                caf::response_promise rp, const msg::poll_request& m) {
+  forward_any(self, address, shard, std::move(rp), m);
 }
 
 } // namespace nf::actors::node_impl

@@ -24,6 +24,15 @@ void forward(node_actor* self, int16_t shard, caf::response_promise rp,
              const msg::workflow_command& m);
 void forward(node_actor* self, int16_t shard, caf::response_promise rp, const msg::poll_request& m);
 
+/// From a node that owns no partition (cluster.deciding_nodes) to the deciding node at
+/// `address`, as above: a start there decides the new workflow, a poll parks where that
+/// node's decisions lend new tasks. When it cannot be reached, the start is committed here
+/// into `shard` for its owner to decide, and the poll leased here.
+void forward_to(node_actor* self, const std::string& address, int16_t shard,
+                caf::response_promise rp, const msg::start_request& m);
+void forward_to(node_actor* self, const std::string& address, int16_t shard,
+                caf::response_promise rp, const msg::poll_request& m);
+
 /// How a relayed request ended: answered by the peer; refused by it as `unavailable` (it
 /// does not own the partition now, or its database is away: the work is done here); or
 /// not answered at all (the peer is suspect, and the work is done here).

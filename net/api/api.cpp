@@ -41,6 +41,7 @@ using api_actor = client_api::extend<
     std::vector<msg::report_outcome>>,
   caf::replies_to<forward_atom, msg::workflow_command>::with<std::string>,
   caf::replies_to<forward_atom, msg::poll_request>::with<std::vector<msg::leased_task>>,
+  caf::replies_to<forward_atom, msg::start_request>::with<msg::start_reply>,
   caf::reacts_to<forward_atom, work_atom, std::string, std::string>,
   caf::reacts_to<forward_atom, decide_atom, int16_t, std::string>,
   caf::reacts_to<login_atom, uint64_t, msg::session, std::string>,
@@ -648,8 +649,9 @@ caf::result<std::string> status(api_pointer self) {
   return rp;
 }
 
-// The database's readiness (`nodeflow readiness`) and whether the node runs a partition.
-// Ready when both hold; a node that does not answer is not ready.
+// The database's readiness (`nodeflow readiness`) and whether the node serves: it runs a
+// partition, or owns none by cluster.deciding_nodes and knows a node that does. Ready when
+// both hold; a node that does not answer is not ready.
 caf::result<std::string> readiness(api_pointer self) {
   auto rp = self->make_response_promise<std::string>();
   auto timeout = self->state.opts.request_timeout;
@@ -661,18 +663,20 @@ caf::result<std::string> readiness(api_pointer self) {
         bool db_ready = !ec && db.is_object() && db.as_object().contains("ready")
                         && db.as_object().at("ready").is_bool()
                         && db.as_object().at("ready").as_bool();
-        auto finish = [rp, db, db_ready](int64_t running, std::string node_error) mutable {
+        auto finish = [rp, db, db_ready](int64_t running, bool forwarding,
+                                         std::string node_error) mutable {
           boost::json::object out;
-          out["ready"] = db_ready && running > 0;
+          out["ready"] = db_ready && (running > 0 || forwarding);
           out["database"] = db;
           out["partitionsRunning"] = running;
+          out["forwardsToDecidingNodes"] = forwarding;
           if (!node_error.empty())
             out["nodeError"] = node_error;
           rp.deliver(boost::json::serialize(out));
         };
         const auto& node = self->state.opts.node;
         if (!node)
-          return finish(0, "no engine node in this process");
+          return finish(0, false, "no engine node in this process");
         self->request(node, timeout, status_atom_v)
           .then(
             [finish](std::string& node_json) mutable {
@@ -680,11 +684,12 @@ caf::result<std::string> readiness(api_pointer self) {
               auto v = boost::json::parse(node_json, ec2);
               const auto* o = ec2 ? nullptr : v.if_object();
               const auto* parts = o ? o->if_contains("running") : nullptr;
+              const auto* forwards = o ? o->if_contains("forwardsToDecidingNodes") : nullptr;
               finish(parts && parts->is_array() ? static_cast<int64_t>(parts->as_array().size())
                                                 : 0,
-                     {});
+                     forwards && forwards->is_bool() && forwards->as_bool(), {});
             },
-            [finish](caf::error& e) mutable { finish(0, caf::to_string(e)); });
+            [finish](caf::error& e) mutable { finish(0, false, caf::to_string(e)); });
       },
       [rp](caf::error& e) mutable { rp.deliver(as_protocol_error(std::move(e), "database")); });
   return rp;
@@ -1009,6 +1014,14 @@ api_actor::behavior_type api(api_pointer self, api_options opts) {
       auto wait = timeout + std::chrono::milliseconds{r.timeout_ms};
       auto rejected = check(r, limits); // before r is moved into the call
       return open_poll(self, std::move(rejected), wait, true, std::move(r));
+    },
+    // A start its first node forwarded to a deciding node (cluster.deciding_nodes): the
+    // namespace is the id that node resolved.
+    [self, timeout](forward_atom, msg::start_request& r) -> caf::result<msg::start_reply> {
+      if (auto refused = admit_peer(self, r.credential, "forwarded start"))
+        return refused;
+      return to_node<msg::start_reply>(self, check(r, self->state.opts.limits), timeout,
+                                       forward_atom_v, std::move(r));
     },
     [self](lent_atom, std::vector<msg::leased_task>& tasks) {
       // From inside the process only (the HTTP door, whose client went away): a lease

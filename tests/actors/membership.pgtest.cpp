@@ -16,8 +16,10 @@ struct fixture : test::actor_fixture {
   fixture() : actor_fixture("actors_membership", 4, true) {
   }
 
-  caf::actor member(const std::string& address, int64_t lease_ms = 2000, int partitions = 4) {
+  caf::actor member(const std::string& address, int64_t lease_ms = 2000, int partitions = 4,
+                    int deciding_nodes = 0) {
     actors::membership_options m;
+    m.deciding_nodes = deciding_nodes;
     m.dsn = db->dsn();
     m.address = address;
     m.partition_count = partitions;
@@ -94,6 +96,50 @@ CAF_TEST(the partitions of a dead node are taken over after their leases expire)
   CAF_REQUIRE(test::wait_until([&] { return live_leases(node_of("b:1")) == 4; }));
   CAF_CHECK_EQUAL(count(R"(SELECT count(*) FROM "PartitionLeases" WHERE "epoch" = 2)"), 4);
   caf::anon_send_exit(b, caf::exit_reason::user_shutdown);
+}
+
+// cluster.deciding_nodes: the longest registered nodes share the partitions; a node beyond
+// them owns none until one of them is gone, and then takes its share over.
+CAF_TEST(beyond the deciding nodes a node owns no partition until a deciding node is gone) {
+  auto a = member("a:1", 400, 4, 2);
+  CAF_REQUIRE(test::wait_until([&] { return live_leases(node_of("a:1")) == 4; }));
+  auto b = member("b:1", 400, 4, 2);
+  CAF_REQUIRE(test::wait_until([&] {
+    return live_leases(node_of("a:1")) == 2 && live_leases(node_of("b:1")) == 2;
+  }));
+  auto c = member("c:1", 400, 4, 2);
+  CAF_REQUIRE(test::wait_until([&] { return !node_of("c:1").empty(); }));
+  // Over many rounds of c's, every lease looks free between a's and b's renewals: c takes
+  // none of them (a node that counted itself deciding would, with a share of 2).
+  for (int i = 0; i < 30; ++i) {
+    NF_REQUIRE_OK(conn.exec(R"(UPDATE "PartitionLeases" SET "expiresAt" = now() - interval '1 s')"));
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  CAF_CHECK_EQUAL(count(R"(SELECT count(*) FROM "PartitionLeases" WHERE "nodeId" = ')"
+                        + node_of("c:1") + "'"),
+                  0);
+  CAF_CHECK_EQUAL(live_leases(node_of("c:1")), 0);
+  CAF_CHECK_EQUAL(live_leases(node_of("a:1")), 2);
+  CAF_CHECK_EQUAL(live_leases(node_of("b:1")), 2);
+  auto status = ask<std::string>(c, status_atom_v);
+  NF_REQUIRE_OK(status);
+  CAF_CHECK_NOT_EQUAL(status->find(R"("deciding":false)"), std::string::npos);
+  // a dies as with kill -9: c takes its two partitions over once they expire.
+  caf::anon_send_exit(a, caf::exit_reason::kill);
+  CAF_CHECK(test::wait_until([&] {
+    return live_leases(node_of("c:1")) == 2 && live_leases(node_of("b:1")) == 2;
+  }));
+  status = ask<std::string>(c, status_atom_v);
+  NF_REQUIRE_OK(status);
+  CAF_CHECK_NOT_EQUAL(status->find(R"("deciding":true)"), std::string::npos);
+  // A node joining now is the one beyond: it receives nothing.
+  auto d = member("d:1", 400, 4, 2);
+  CAF_REQUIRE(test::wait_until([&] { return !node_of("d:1").empty(); }));
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  CAF_CHECK_EQUAL(live_leases(node_of("d:1")), 0);
+  for (const auto& x : {b, c, d})
+    caf::anon_send_exit(x, caf::exit_reason::user_shutdown);
 }
 
 // A round heartbeats and renews in one round trip, so in one transaction: its leases'

@@ -1,6 +1,7 @@
 #define CAF_SUITE e2e.cluster
 #include "caf/test/unit_test.hpp"
 
+#include <algorithm>
 #include <csignal>
 #include <set>
 
@@ -141,6 +142,82 @@ CAF_TEST(a batch of reports for workflows of another node is answered report by 
   auto st = node2.stop(SIGTERM);
   CAF_CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
   CAF_CHECK(f.stop_node());
+}
+
+// cluster.deciding_nodes 1: the first node owns every partition, the second none. The
+// second's client starts, polls and reports all the same: they are forwarded to the first
+// (with the node credential, both nodes checking credentials), and its worker's tasks are
+// lent in the first's decisions. When the first stops, the second takes the partitions over
+// and finishes what was started through it.
+CAF_TEST(a node beyond the deciding nodes forwards its clients work and takes over when they stop) {
+  test::e2e_fixture f{"e2e_cluster_deciding", {{"cluster.deciding_nodes", "1"}}};
+  f.start_node({{"auth.enabled", "true"}});
+  f.use_key(f.create_key("admin"));
+  auto addr1 = "127.0.0.1:" + std::to_string(f.port);
+  CAF_REQUIRE(f.await([&] { return f.partition_owners().size() == partitions; }));
+  auto port2 = test::free_port();
+  test::child_process node2{{NF_NODEFLOW_BIN, "serve", "--dsn", f.db.dsn(), "--config",
+                             f.config_path, "--port", std::to_string(port2), "--http-port", "-1"},
+                            f.dir + "/node2.log", true};
+  CAF_REQUIRE(node2.wait_for_line("listening ", 60s));
+  auto opts2 = f.client_opts();
+  opts2.port = port2;
+  client api2{opts2};
+  // Node 2 hears who owns the partitions, and owns none itself.
+  CAF_REQUIRE(f.await([&] {
+    auto s = api2.status();
+    return s && s->find(R"("forwardsToDecidingNodes":true)") != std::string::npos;
+  }, 30s));
+  auto s2 = api2.status();
+  CAF_REQUIRE(s2);
+  CAF_CHECK_NOT_EQUAL(s2->find(R"("deciding":false)"), std::string::npos);
+  CAF_CHECK_NOT_EQUAL(s2->find(R"("running":[])"), std::string::npos);
+  f.define(R"([{"name": "deciding_q", "responseTimeoutSeconds": 60},
+    {"name": "e2e_deciding", "version": 1, "tasks": [
+      {"name": "deciding_q", "taskReferenceName": "only", "inputParameters": {"v": "${workflow.input.n}"}}],
+     "outputParameters": {"n": "${only.output.v}"}}])");
+  auto start_through_2 = [&](int n) {
+    std::vector<std::string> ids;
+    for (int i = 0; i < n; ++i) {
+      msg::start_request req;
+      req.workflow_name = "e2e_deciding";
+      req.input_json = R"({"n": )" + std::to_string(i) + "}";
+      auto r = api2.start(req);
+      CAF_REQUIRE(r);
+      ids.push_back(r->workflow_id);
+    }
+    return ids;
+  };
+  auto ids = start_through_2(10);
+  auto owners = f.partition_owners();
+  for (const auto& id : ids)
+    CAF_CHECK_EQUAL(owners[shard_of(id, partitions)], addr1);
+  {
+    test::worker_pool workers{opts2, {"deciding_q"}, 2, test::echo_handler(), 4};
+    test::expect_echoed(f, ids);
+    CAF_CHECK_EQUAL(workers.rejected(), 0);
+    workers.stop();
+  }
+  // The first node stops: its leases are released and node 2 takes every partition.
+  CAF_REQUIRE(f.stop_node());
+  CAF_REQUIRE(f.await([&] {
+    auto o = f.partition_owners();
+    return o.size() == partitions
+           && std::all_of(o.begin(), o.end(), [&](const auto& kv) {
+                return kv.second == "127.0.0.1:" + std::to_string(port2);
+              });
+  }, 30s));
+  // The fixture's reads go to node 2 from now on.
+  f.port = port2;
+  f.api = std::make_unique<client>(f.client_opts());
+  auto later = start_through_2(4);
+  test::worker_pool workers{opts2, {"deciding_q"}, 2, test::echo_handler(), 4};
+  test::expect_echoed(f, later);
+  CAF_CHECK_EQUAL(workers.rejected(), 0);
+  workers.stop();
+  CAF_CHECK_EQUAL(f.workflows_with_history_gaps(), 0);
+  auto st = node2.stop(SIGTERM);
+  CAF_CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
 }
 
 // A second node whose HTTP port is taken exits before it joins: it never registers nor
