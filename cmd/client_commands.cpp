@@ -53,6 +53,7 @@ const std::map<std::string, spec>& specs() {
     {"resume", {"resume ID [--reason R]", {"reason"}, {}, 1, 1}},
     {"terminate", {"terminate ID [--reason R]", {"reason"}, {}, 1, 1}},
     {"retry", {"retry ID [--reason R]", {"reason"}, {}, 1, 1}},
+    {"remove", {"remove ID [--reason R]", {"reason"}, {}, 1, 1}},
     {"rerun",
      {"rerun ID --task REF [--iteration N] [--input JSON]", {"task", "iteration", "input"}, {}, 1,
       1}},
@@ -462,7 +463,7 @@ action prepare(const std::string& name, const cli_args& a) {
     };
   }
   if (name == "pause" || name == "resume" || name == "terminate" || name == "retry"
-      || name == "rerun" || name == "restart" || name == "skip") {
+      || name == "rerun" || name == "restart" || name == "skip" || name == "remove") {
     msg::workflow_command cmd;
     cmd.op = name;
     cmd.workflow_id = pos[0];

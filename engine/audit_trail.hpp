@@ -7,6 +7,7 @@
 //   definitions.register  target "workflow:<name>@<version>,task:<name>,…"
 //   definitions.delete    target "task:<name>" | "workflow:<name>@<version>"
 //   workflow.<op>         op pause|resume|terminate|retry|rerun|restart, target the id
+//   workflow.remove       target the id, details {"status","tasks","events"}, "reason" if given
 //   workflow.signal       target the workflow id, details {"signal"}
 //   workflow.task_update  (a WAIT completed by its ref) target the id, {"taskRef","status"}
 //   deadletters.replay    target the ids ("1,2,3") or "all", details {"replayed"}

@@ -82,7 +82,8 @@ struct search_page {
 /// "retry", "rerun" (from `task_ref`/`iteration`, optionally with new input),
 /// "restart" (optionally with new input), "skip" (`task_ref`, not reached yet, marked
 /// SKIPPED with `input_json` and `output_json`), "variables" (`input_json`'s keys set in a
-/// RUNNING or PAUSED workflow's variables).
+/// RUNNING or PAUSED workflow's variables), and "remove" (an ended workflow and its history
+/// deleted for good, by an admin; the api hands it to a store worker, not to a decider).
 struct workflow_command {
   std::string op;
   std::string workflow_id;

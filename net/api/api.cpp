@@ -848,6 +848,13 @@ api_actor::behavior_type api(api_pointer self, api_options opts) {
       });
     },
     [self, timeout](command_atom, msg::workflow_command& c) -> caf::result<std::string> {
+      // A removal deletes the execution and its history: an admin's, done by a store worker
+      // (nothing is left to decide).
+      if (c.op == "remove")
+        return in_namespace<std::string>(self, access::admin, "workflow removal", command_atom_v,
+                                         c, [self](auto& m) {
+          return to_store<std::string>(self, check_removal(m), command_atom_v, std::move(m));
+        });
       return in_namespace<std::string>(self, access::operator_, "workflow command",
                                        command_atom_v, c, [self, timeout](auto& m) {
         return to_node<std::string>(self, check(m, self->state.opts.limits), timeout, command_atom_v, std::move(m));

@@ -193,6 +193,23 @@ caf::error check(const msg::workflow_command& r, const check_limits& limits) {
   return p.done();
 }
 
+caf::error check_removal(const msg::workflow_command& r) {
+  problems p;
+  p.uuid("namespace_id", r.namespace_id, false);
+  p.uuid("workflow_id", r.workflow_id);
+  p.text("reason", r.reason, max_reason);
+  p.text("request_id", r.request_id, max_key_bytes);
+  if (!r.task_ref.empty())
+    p.add("task_ref", "a removal names no task, got " + flow::quoted(r.task_ref));
+  if (r.iteration != 0)
+    p.add("iteration", "a removal names no iteration, got " + std::to_string(r.iteration));
+  if (!r.input_json.empty())
+    p.add("input", "a removal takes no input");
+  if (!r.output_json.empty())
+    p.add("output", "a removal takes no output");
+  return p.done();
+}
+
 caf::error check(const msg::signal_request& r, const check_limits& limits) {
   problems p;
   p.uuid("namespace_id", r.namespace_id, false);

@@ -29,6 +29,9 @@ caf::error check(const msg::start_request& r, const check_limits& limits);
 caf::error check(const msg::workflow_query& r);
 caf::error check(const msg::search_request& r);
 caf::error check(const msg::workflow_command& r, const check_limits& limits);
+/// A workflow_command with op "remove": the workflow's id, a reason at most; nothing a
+/// removal would not use.
+caf::error check_removal(const msg::workflow_command& r);
 caf::error check(const msg::signal_request& r, const check_limits& limits);
 caf::error check(const msg::poll_request& r, const check_limits& limits);
 caf::error check(const msg::task_result& r, const check_limits& limits);

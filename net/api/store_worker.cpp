@@ -14,6 +14,7 @@
 #include "engine/operations.hpp"
 #include "engine/task_history.hpp"
 #include "engine/webhook_sinks.hpp"
+#include "engine/workflow_removal.hpp"
 #include "engine/schedules/schedules.hpp"
 #include "engine/vectors/vectors.hpp"
 #include "engine/metrics/node_metrics.hpp"
@@ -132,6 +133,10 @@ caf::behavior store_worker(caf::stateful_actor<worker_state>* self, store_worker
     },
     [&st](vectors_atom, const msg::vector_request& r) -> caf::result<std::string> {
       return st.run([&](store::connection& c) { return engine::vectors(c, r); });
+    },
+    // Only "remove" comes here (the api sends every other op to the node's deciders).
+    [&st](command_atom, const msg::workflow_command& c) -> caf::result<std::string> {
+      return st.run([&](store::connection& conn) { return engine::remove_workflow(conn, c); });
     },
     [&st](metrics_atom) -> caf::result<std::string> {
       return st.run([&](store::connection& c) { return engine::store_metrics(c); });

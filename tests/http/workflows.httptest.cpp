@@ -178,6 +178,60 @@ CAF_TEST(pause resume terminate and retry answer with the Conductor statuses) {
   CAF_CHECK(await_status(id, "RUNNING"));
 }
 
+// DELETE /api/workflow/{id}/remove: an ended workflow's rows go, in every table that holds
+// them, and nothing of another workflow; a retry with its X-Request-Id is answered as the
+// first; the idempotency key that named it starts a new workflow; the audit keeps it.
+CAF_TEST(remove deletes an ended workflow and its history and nothing else) {
+  auto body = R"({"name":"gate","input":{"a":1},"idempotencyKey":"rm-1"})";
+  auto started = http->post("/api/workflow", body);
+  CAF_REQUIRE_EQUAL(started.status, 200u);
+  auto id = started.body;
+  auto other = start_gate();
+  CAF_REQUIRE(await_status(id, "RUNNING"));
+  CAF_REQUIRE(await_status(other, "RUNNING"));
+  auto rows = [&](const std::string& wf) {
+    return f.count(R"(SELECT (SELECT count(*) FROM "WorkflowExecutions" WHERE "id" = $1)
+                          + (SELECT count(*) FROM "TaskExecutions" WHERE "workflowId" = $1)
+                          + (SELECT count(*) FROM "WorkflowEvents" WHERE "workflowId" = $1)
+                          + (SELECT count(*) FROM "Payloads" WHERE "workflowId" = $1)
+                          + (SELECT count(*) FROM "IdempotencyKeys" WHERE "workflowId" = $1))",
+                   store::params::of(wf));
+  };
+  const auto other_rows = rows(other);
+  CAF_REQUIRE(rows(id) > 3);
+  auto remove = "/api/workflow/" + id + "/remove";
+  // Conductor's default archives; nodeflow has no archive to keep it in.
+  check_error(http->del(remove), 400, "archiveWorkflow");
+  check_error(http->del(remove + "?archiveWorkflow=true"), 400, "archiveWorkflow");
+  check_error(http->del(remove + "?archiveWorkflow=maybe"), 400, "archiveWorkflow");
+  // Not while it runs: nothing is deleted.
+  check_error(http->del(remove + "?archiveWorkflow=false"), 409);
+  CAF_CHECK_EQUAL(status(id), "RUNNING");
+  CAF_REQUIRE_EQUAL(http->del("/api/workflow/" + id).status, 200u);
+  auto with_id = [&](const std::string& request_id) {
+    return http->request("DELETE", remove + "?archiveWorkflow=false", "", "application/json",
+                         {{"X-Request-Id", request_id}});
+  };
+  auto removed = with_id("rm-request-1");
+  CAF_CHECK_EQUAL(removed.status, 200u);
+  CAF_CHECK(removed.body.empty());
+  CAF_CHECK_EQUAL(rows(id), 0);
+  CAF_CHECK_EQUAL(rows(other), other_rows);
+  check_error(http->get("/api/workflow/" + id), 404);
+  // A retry of the same request is answered as the first; another request finds nothing.
+  CAF_CHECK_EQUAL(with_id("rm-request-1").status, 200u);
+  check_error(http->del(remove + "?archiveWorkflow=false"), 404);
+  CAF_CHECK_EQUAL(f.count(R"(SELECT count(*) FROM "AuditEvents"
+                              WHERE "action" = 'workflow.remove' AND "target" = $1)",
+                          store::params::of(id)),
+                  1);
+  // The key is free again: the same start makes a new workflow.
+  auto again = http->post("/api/workflow", body);
+  CAF_CHECK_EQUAL(again.status, 200u);
+  CAF_CHECK_NOT_EQUAL(again.body, id);
+  CAF_CHECK_EQUAL(status(other), "RUNNING");
+}
+
 CAF_TEST(signals complete a WAIT and rerun and restart run an ended workflow again) {
   auto id = start_gate();
   CAF_REQUIRE(f.await([&] { return workflow(id).at("tasks").as_array().size() == 1; }, 20s));
