@@ -340,8 +340,8 @@ async function scheduledBySdk(scheduler) {
 }
 
 // Lookups and commands as the SDK makes them: a status summary, the workflows of a
-// correlation id, a task skipped ahead, variables set, a definition's running workflows, and
-// pause, resume and terminate in bulk.
+// correlation id, a task skipped ahead, variables set, a definition's running workflows,
+// pause, resume and terminate in bulk, and a removal.
 async function lookedUpBySdk(admin, metadata, workflows) {
   await metadata.registerWorkflowDef({
     name: "sdk_held", version: 1, schemaVersion: 2,
@@ -393,6 +393,17 @@ async function lookedUpBySdk(admin, metadata, workflows) {
   const after = await workflows.getWorkflow(ids[0], false);
   check(after.status === "TERMINATED" && after.reasonForIncompletion === "sdk cleanup",
         `terminated in bulk: ${after.status} ${after.reasonForIncompletion}`);
+  // Removal: the SDK archives by default, which nodeflow refuses (it keeps no archive beside
+  // its tables); without archiving the workflow is deleted for good.
+  let refused = null;
+  try { await workflows.deleteWorkflow(ids[0]); } catch (e) { refused = e; }
+  check(refused && String(refused.message).includes("archiveWorkflow"),
+        `a removal with archiving refused: ${refused && refused.message}`);
+  await workflows.deleteWorkflow(ids[0], false);
+  let gone = null;
+  try { await workflows.getWorkflow(ids[0], false); } catch (e) { gone = e; }
+  check(gone && String(gone.message).includes("not found"),
+        `the removed workflow is gone: ${gone && gone.message}`);
   const found5 = await admin.getTaskClient().search(0, 5, "", "*", "taskType = sdk_greet");
   check(found5.results.length === 5 && found5.results.every((t) => t.taskType === "sdk_greet"),
         `task search: ${JSON.stringify(found5).slice(0, 300)}`);
