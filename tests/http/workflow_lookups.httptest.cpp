@@ -229,6 +229,16 @@ CAF_TEST(bulk commands apply to each workflow and name why the others were refus
   check_error(http->post("/api/workflow/bulk/restart?useLatestDefinitions=true", "[]"), 400,
               "useLatestDefinitions");
   CAF_CHECK_EQUAL(status(a), "RUNNING");
+
+  // Removal in bulk: without archiving only; a running workflow is refused, an ended one goes.
+  check_error(http->post("/api/workflow/bulk/delete", "[]"), 400, "archiveWorkflow");
+  CAF_REQUIRE_EQUAL(http->del("/api/workflow/" + b).status, 200u);
+  auto removed = ok_json(http->post("/api/workflow/bulk/delete?archiveWorkflow=false",
+                                    R"([")" + a + R"(",")" + b + R"("])"));
+  CAF_CHECK_EQUAL(strings(removed.at("bulkSuccessfulResults")), std::vector<std::string>{b});
+  CAF_CHECK(removed.at("bulkErrorResults").as_object().contains(a));
+  CAF_CHECK_EQUAL(status(a), "RUNNING");
+  check_error(http->get("/api/workflow/" + b), 404);
 }
 
 CAF_TEST(skipping a task ahead lets the workflow pass it) {

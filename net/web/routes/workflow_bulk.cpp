@@ -1,5 +1,5 @@
-// Conductor's bulk commands: pause, resume, restart, retry or terminate many workflows in
-// one request. Each id gets the same command its single route sends, and the answer lists
+// Conductor's bulk commands: pause, resume, restart, retry, terminate or remove many
+// workflows in one request. Each id gets the same command its single route sends, and the answer lists
 // which were applied and why the others were refused (Conductor's BulkResponse).
 
 #include <memory>
@@ -157,6 +157,15 @@ void add_workflow_bulk_routes(router& r, const route_context& ctx) {
            if (!restart_params_ok(ex))
              return;
            bulk(api, ex, lim, [](const std::string& id) { return command_of("restart", id); });
+         }});
+  r.add({verb::post, "/api/workflow/bulk/delete",
+         "Remove many ended workflows for good, each as DELETE /api/workflow/{id}/remove does "
+         "(X-Request-Id: a retry is answered as the first per workflow)",
+         {remove_param_doc()}, body_kind::json, bulk_body, bulk_answer, "workflow",
+         access::admin, [api, lim](const exchange_ptr& ex) {
+           if (!remove_params_ok(ex))
+             return;
+           bulk(api, ex, lim, [](const std::string& id) { return command_of("remove", id); });
          }});
   r.add({verb::post, "/api/workflow/bulk/retry",
          "Retry the failed tasks of many ended workflows (X-Request-Id: a retry is applied once "

@@ -139,6 +139,26 @@ bool terminate_params_ok(const exchange_ptr& ex) {
   return true;
 }
 
+bool remove_params_ok(const exchange_ptr& ex) {
+  auto archive = query_bool(ex, "archiveWorkflow", true);
+  if (!archive)
+    return false;
+  if (*archive) {
+    ex->fail(400,
+             "archiveWorkflow: nodeflow keeps no archive beside its tables, so a removal "
+             "deletes the workflow and its history for good; send archiveWorkflow=false",
+             "archiveWorkflow");
+    return false;
+  }
+  return true;
+}
+
+param_doc remove_param_doc() {
+  return {"archiveWorkflow",
+          "false only (Conductor's default is true): nodeflow keeps no archive beside its tables",
+          false, "boolean"};
+}
+
 namespace {
 
 // A boolean parameter nodeflow honours only as false: true is refused with `why`.

@@ -13,6 +13,7 @@
 
 #include "net/web/exchange.hpp"
 #include "net/web/gateway.hpp"
+#include "net/web/router.hpp"
 #include "net/web/scope.hpp"
 #include "proto/messages.hpp"
 
@@ -85,6 +86,9 @@ void command(gateway* api, const exchange_ptr& ex, msg::workflow_command c,
 bool terminate_params_ok(const exchange_ptr& ex);
 bool restart_params_ok(const exchange_ptr& ex);
 bool retry_params_ok(const exchange_ptr& ex);
+/// archiveWorkflow, which a removal honours as false only (Conductor's default is true).
+bool remove_params_ok(const exchange_ptr& ex);
+param_doc remove_param_doc();
 
 void empty_answer(const exchange_ptr& ex, unsigned status);
 

@@ -325,25 +325,14 @@ void add_command_routes(router& r, const route_context& ctx) {
   r.add({verb::delete_, "/api/workflow/{workflowId}/remove",
          "Remove an ended workflow for good: its execution, tasks, history and payloads; the "
          "audit record keeps who removed it (X-Request-Id: a retry is answered as the first)",
-         {{"archiveWorkflow",
-           "false only (Conductor's default is true): nodeflow keeps no archive beside its "
-           "tables",
-           false, "boolean"}},
-         body_kind::none, {}, "200, empty (409 while it runs or is paused)", "workflow",
+         {remove_param_doc()}, body_kind::none, {}, "200, empty (409 while it runs or is paused)",
+         "workflow",
          access::admin, [api](const exchange_ptr& ex) {
            const auto& id = ex->param("workflowId");
            if (!check_id(ex, id))
              return;
-           auto archive = query_bool(ex, "archiveWorkflow", true);
-           if (!archive)
+           if (!remove_params_ok(ex))
              return;
-           if (*archive) {
-             ex->fail(400,
-                      "archiveWorkflow: nodeflow keeps no archive beside its tables, so a removal "
-                      "deletes the workflow and its history for good; send archiveWorkflow=false",
-                      "archiveWorkflow");
-             return;
-           }
            command(api, ex, command_of("remove", id), [ex] { empty_answer(ex, 200); });
          }});
   r.add({verb::post, "/api/workflow/{workflowId}/restart",
