@@ -31,12 +31,11 @@ namespace nf::engine {
 
 namespace json = boost::json;
 
-namespace {
-
-// The namespace a request acts in: the api resolved its name to this id (messages.hpp).
 namespace_id namespace_of(const std::string& ns) {
   return ns.empty() ? default_namespace : namespace_id{ns};
 }
+
+namespace {
 
 // A workflow of another namespace is as missing as one that never was: the error says
 // nothing of its existence.

@@ -14,9 +14,14 @@
 #include <caf/expected.hpp>
 
 #include "proto/messages.hpp"
+#include "store/ids.hpp"
 #include "store/pg/connection.hpp"
 
 namespace nf::engine {
+
+/// The namespace a request acts in: the id the api resolved its name to (messages.hpp);
+/// empty = "default".
+namespace_id namespace_of(const std::string& ns);
 
 /// Task and/or workflow definitions (one JSON object or an array mixing
 /// both). Everything is read and validated first; any problem rejects the

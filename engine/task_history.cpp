@@ -4,6 +4,7 @@
 
 #include <boost/json.hpp>
 
+#include "engine/operations.hpp"
 #include "flow/uuid.hpp"
 #include "proto/errors.hpp"
 #include "store/task_history.hpp"
@@ -56,7 +57,7 @@ caf::expected<std::string> task_history(store::connection& conn,
       return make_error(errc::invalid, "before: expected the \"next\" of a previous page, got \""
                                          + q.cursor.substr(0, 80) + "\"");
   }
-  const namespace_id ns = q.namespace_id.empty() ? default_namespace : namespace_id{q.namespace_id};
+  const namespace_id ns = namespace_of(q.namespace_id);
   auto rows = store::recent_task_executions(conn, ns, q.task_def_name, before, q.limit);
   if (!rows)
     return std::move(rows.error());

@@ -111,12 +111,17 @@ caf::response_promise to_decider(node_actor* self, const std::string& workflow, 
                forwarded, atom, m);
 }
 
-/// For a node that owns no partition while others do (cluster.deciding_nodes): the next of
-/// the deciding nodes, in turn, passing over those that failed to answer of late while
-/// another is left; "" when no other node owns a partition.
+/// Whether this node owns no partition while others do (cluster.deciding_nodes, or a node
+/// that has joined and holds none yet): it serves its clients through those nodes.
+bool forwards_to_deciding_nodes(const node_state& st) {
+  return st.parts.empty() && !st.peer_addresses.empty();
+}
+
+/// For such a node: the next of the deciding nodes, in turn, passing over those that failed
+/// to answer of late while another is left; "" for a node that is not one.
 std::string deciding_peer(node_actor* self) {
   auto& st = self->state;
-  if (!st.parts.empty() || st.peer_addresses.empty())
+  if (!forwards_to_deciding_nodes(st))
     return {};
   auto now = std::chrono::steady_clock::now();
   const auto n = st.peer_addresses.size();
@@ -316,7 +321,7 @@ std::string status_json(node_actor* self, const std::string& membership_json) {
   out["localLessors"] = std::move(local);
   out["nudges"] = st.nudges;
   // A node beyond cluster.deciding_nodes serves its clients through the deciding ones.
-  out["forwardsToDecidingNodes"] = st.parts.empty() && !st.peer_addresses.empty();
+  out["forwardsToDecidingNodes"] = forwards_to_deciding_nodes(st);
   // How many of the node's committers decide now (committer_split).
   out["decidingCommitters"] = st.split->deciding();
   // Parked polls per queue the committers may lease new tasks to (lessor.lease_in_decision).

@@ -1,6 +1,6 @@
 // Conductor's bulk commands: pause, resume, restart, retry, terminate or remove many
-// workflows in one request. Each id gets the same command its single route sends, and the answer lists
-// which were applied and why the others were refused (Conductor's BulkResponse).
+// workflows in one request. Each id gets the same command its single route sends, and the
+// answer lists which were applied and why the others were refused (Conductor's BulkResponse).
 
 #include <memory>
 #include <mutex>

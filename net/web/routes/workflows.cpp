@@ -326,8 +326,7 @@ void add_command_routes(router& r, const route_context& ctx) {
          "Remove an ended workflow for good: its execution, tasks, history and payloads; the "
          "audit record keeps who removed it (X-Request-Id: a retry is answered as the first)",
          {remove_param_doc()}, body_kind::none, {}, "200, empty (409 while it runs or is paused)",
-         "workflow",
-         access::admin, [api](const exchange_ptr& ex) {
+         "workflow", access::admin, [api](const exchange_ptr& ex) {
            const auto& id = ex->param("workflowId");
            if (!check_id(ex, id))
              return;
