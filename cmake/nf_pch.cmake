@@ -17,3 +17,10 @@ endfunction()
 function(nf_reuse_precompiled_headers target)
   target_precompile_headers(${target} REUSE_FROM nf_actors)
 endfunction()
+
+# Test code compiles at -Og (tests/CMakeLists.txt), and a header set precompiled at -O2
+# would hand it functions parsed under the other level: the tests get their own copy,
+# compiled once by nf_test_pch.
+function(nf_reuse_test_precompiled_headers target)
+  target_precompile_headers(${target} REUSE_FROM nf_test_pch)
+endfunction()

@@ -6,7 +6,8 @@
 #   scripts/deps.sh            what building and running a node needs
 #   scripts/deps.sh --tests    and what the tests need besides: faketime (a node's clock
 #                              shifted), chromium (the web UI's tests, headless) and
-#                              postgresql-client (psql, which they read the database with)
+#                              postgresql-client (psql, which they read the database with),
+#                              clang and its libFuzzer runtime (scripts/fuzz-flow.sh)
 set -euo pipefail
 
 packages=(
@@ -18,7 +19,7 @@ packages=(
 )
 case "${1:-}" in
   "") ;;
-  --tests) packages+=(faketime chromium postgresql-client) ;;
+  --tests) packages+=(faketime chromium postgresql-client clang libclang-rt-14-dev) ;;
   *) echo "deps: unknown argument $1 (only --tests)" >&2; exit 2 ;;
 esac
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds flow/'s libFuzzer target with clang (ASan + UBSan) in its own build
 # directory and fuzzes definition parsing, validation, round trips and
-# decide() steps for N seconds (default 60), then the script sandbox (frames,
+# decide() steps for N seconds (default 60), and beside it the script sandbox (frames,
 # jq's module scan, INLINE/jq programs run under the sandbox limits) for as long.
 # Exits non-zero on any finding; the crashing input is left in the build
 # directory (crash-*, leak-*, …).
@@ -27,23 +27,37 @@ cmake -S "$root" -B "$build" -G Ninja -DNF_FUZZ=ON -DCMAKE_CXX_COMPILER=clang++ 
   -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 ninja -C "$build" -j2 flow_fuzz script_fuzz
 
-# New inputs go to a scratch corpus; the checked-in seeds stay read-only.
+# New inputs go to scratch corpora; the checked-in seeds stay read-only.
 corpus=$(mktemp -d)
-trap 'rm -rf "$corpus"' EXIT
-export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1
-export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
-echo "fuzz-flow: fuzzing for ${seconds}s" >&2
-"$build/tests/flow/fuzz/flow_fuzz" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 \
-  -max_len=16384 -print_final_stats=1 -artifact_prefix="$build/" \
-  "$corpus" "$root/tests/flow/fuzz/corpus" "$root/tests/flow/valid" "$root/tests/flow/invalid"
-echo "fuzz-flow: clean after ${seconds}s" >&2
-
-# The script target starts sandbox processes of itself; -timeout covers one run
-# (a program stopped at its 300 ms limit) with room to spare.
 script_corpus=$(mktemp -d)
 trap 'rm -rf "$corpus" "$script_corpus"' EXIT
-echo "fuzz-flow: fuzzing the script sandbox for ${seconds}s" >&2
+export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1
+export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
+
+# The two targets fuzz side by side, one core each: each still gets its full time.
+echo "fuzz-flow: fuzzing definitions and the script sandbox for ${seconds}s" >&2
+"$build/tests/flow/fuzz/flow_fuzz" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 \
+  -max_len=16384 -print_final_stats=1 -artifact_prefix="$build/" \
+  "$corpus" "$root/tests/flow/fuzz/corpus" "$root/tests/flow/valid" "$root/tests/flow/invalid" \
+  > "$build/flow_fuzz.log" 2>&1 &
+flow_pid=$!
+# The script target starts sandbox processes of itself; -timeout covers one run
+# (a program stopped at its 300 ms limit) with room to spare.
 "$build/tests/engine/fuzz/script_fuzz" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 \
   -max_len=4096 -print_final_stats=1 -artifact_prefix="$build/script-" \
-  "$script_corpus" "$root/tests/engine/fuzz/corpus"
-echo "fuzz-flow: script sandbox clean after ${seconds}s" >&2
+  "$script_corpus" "$root/tests/engine/fuzz/corpus" > "$build/script_fuzz.log" 2>&1 &
+script_pid=$!
+
+status=0
+for target in flow script; do
+  pid_var=${target}_pid
+  if wait "${!pid_var}"; then
+    tail -n 12 "$build/${target}_fuzz.log" | grep -E '^(stat::|Done)' >&2 || true
+    echo "fuzz-flow: ${target}_fuzz clean after ${seconds}s" >&2
+  else
+    status=1
+    echo "fuzz-flow: ${target}_fuzz found a problem (its log follows; the input is in $build)" >&2
+    tail -n 80 "$build/${target}_fuzz.log" >&2
+  fi
+done
+exit $status

@@ -1,0 +1,1 @@
+// Compiles the test binaries' precompiled headers (cmake/nf_pch.cmake); it has no code.
