@@ -4,7 +4,8 @@
 // client (updateTaskByRefName). A worker-less workflow made with the SDK's own builders (INLINE,
 // JSON_JQ_TRANSFORM, a DO_WHILE of INLINE, SWITCH, SET_VARIABLE) runs to Conductor's outputs,
 // and a schedule made through its SchedulerClient starts it. Lookups (status summary, by
-// correlation id, running) and bulk pause, resume and terminate go through its clients too.
+// correlation id, running) and bulk pause, resume and terminate go through its clients too, and
+// so do a synchronous execution answered where the workflow blocks and signals to its WAITs.
 // Then a worker process killed with SIGKILL while it holds a task: the task is
 // leased again once its responseTimeoutSeconds pass, and the dead worker's late result is
 // refused. run.sh starts Postgres and the node (authentication on), makes a worker key and an
@@ -220,6 +221,7 @@ async function main() {
   await builtBySdk(metadata, workflows);
   await scheduledBySdk(admin.getSchedulerClient());
   await lookedUpBySdk(admin, metadata, workflows);
+  await signalledBySdk(metadata, workflows);
 
   // A worker killed while it holds a task.
   const vid = await workflows.startWorkflow({ name: "sdk_victim", version: 1, input: {} });
@@ -408,6 +410,39 @@ async function lookedUpBySdk(admin, metadata, workflows) {
   check(found5.results.length === 5 && found5.results.every((t) => t.taskType === "sdk_greet"),
         `task search: ${JSON.stringify(found5).slice(0, 300)}`);
   console.log("lookups and bulk commands through the SDK answered for " + ids.join(", "));
+}
+
+// A synchronous execution that answers where the workflow blocks, and signals that complete
+// the WAIT it is blocked on without naming it, as the SDK's executor makes them.
+async function signalledBySdk(metadata, workflows) {
+  await metadata.registerWorkflowDef({
+    name: "sdk_gates", version: 1, schemaVersion: 2,
+    tasks: [{ name: "first", taskReferenceName: "first", type: "WAIT" },
+            { name: "second", taskReferenceName: "second", type: "WAIT" }],
+    outputParameters: { second: "${second.output}" },
+  }, true);
+  const blocked = await workflows.executeWorkflow(
+    { name: "sdk_gates", version: 1, input: { order: 7 } }, "sdk_gates", 1, "sdk-req-1", "", 10,
+    undefined, "BLOCKING_TASK");
+  check(blocked.isBlockingTask() && blocked.getBlockingTask().referenceTaskName === "first"
+        && blocked.getBlockingTask().status === "IN_PROGRESS",
+        `executeWorkflow answers the blocking task: ${blocked.getSummary()}`);
+  const id = blocked.getTargetWorkflowId();
+  // The SDK sends the output wrapped as {taskOutput}: the body is the task's output.
+  const next = await workflows.signal(id, "COMPLETED", { approved: true });
+  const wf = next.getWorkflow();
+  check(next.isTargetWorkflow() && next.isRunning() && wf.workflowId === id
+        && wf.tasks[0].outputData.taskOutput.approved === true
+        && wf.tasks[1].referenceTaskName === "second" && wf.tasks[1].status === "IN_PROGRESS",
+        `signal answers the workflow blocked at its next WAIT: ${next.getSummary()}`);
+  await workflows.signalAsync(id, "COMPLETED", { last: 1 });
+  const done = await eventually(async () => {
+    const w = await workflows.getWorkflow(id, false);
+    if (w.status !== "COMPLETED") throw new Error("still " + w.status);
+    return w;
+  }, 20000, "the workflow ends after the second signal");
+  check(done.output.second.taskOutput.last === 1, `the output: ${JSON.stringify(done.output)}`);
+  console.log("executeWorkflow and signals through the SDK answered for " + id);
 }
 
 const run = process.argv[2] === "victim" ? victim : main;

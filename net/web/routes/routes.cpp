@@ -18,6 +18,7 @@ std::shared_ptr<router> make_routes(const route_context& base) {
   add_metrics_route(*r, ctx);
   add_task_routes(*r, ctx);
   add_task_ref_routes(*r, ctx);
+  add_task_signal_routes(*r, ctx);
   add_task_search_route(*r, ctx);
   add_metadata_routes(*r, ctx);
   add_workflow_routes(*r, ctx);

@@ -49,6 +49,8 @@ void add_metrics_route(router& r, const route_context& ctx);
 void add_task_routes(router& r, const route_context& ctx);
 /// Conductor's update of a WAIT or HUMAN task by reference name, plain and /sync.
 void add_task_ref_routes(router& r, const route_context& ctx);
+/// Conductor's signal: the WAIT task a workflow is blocked on, updated without naming it.
+void add_task_signal_routes(router& r, const route_context& ctx);
 /// Conductor's task search, by task type (GET /api/tasks/search).
 void add_task_search_route(router& r, const route_context& ctx);
 void add_openapi_route(router& r, const route_context& ctx);

@@ -14,6 +14,7 @@
 #include "net/web/conductor_shapes.hpp"
 #include "net/web/errors.hpp"
 #include "net/web/routes/routes.hpp"
+#include "net/web/routes/task_ref_update.hpp"
 #include "net/web/routes/workflow_calls.hpp"
 #include "net/web/scope.hpp"
 
@@ -109,6 +110,11 @@ void update_by_ref(gateway* api, const exchange_ptr& ex, const json_limits& lim,
 }
 
 } // namespace
+
+void send_task_ref_update(gateway* api, const exchange_ptr& ex, msg::task_ref_update u,
+                          std::function<void(const std::string&)> done) {
+  send_update(api, ex, std::move(u), std::move(done), true);
+}
 
 void add_task_ref_routes(router& r, const route_context& ctx) {
   auto* api = ctx.api;

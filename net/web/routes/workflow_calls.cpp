@@ -40,35 +40,15 @@ struct workflow_wait : std::enable_shared_from_this<workflow_wait> {
   int64_t max_wait_ms;
   std::function<bool(const json::object&)> done;
   std::function<void(const json::object&)> answer;
-  int64_t after_seq = 0;
+  std::shared_ptr<history_wait> history;
 
   void check() {
     auto self = shared_from_this();
     read_execution(api, ex, id, [self](const json::object& wf) {
       if (self->done(wf) || std::chrono::steady_clock::now() >= self->deadline)
         return self->answer(wf);
-      self->wait();
+      self->history->wait(self->deadline, self->max_wait_ms, [self] { self->check(); });
     });
-  }
-
-  void wait() {
-    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-      deadline - std::chrono::steady_clock::now());
-    int64_t ms = std::clamp<int64_t>(left.count(), 1, max_wait_ms);
-    msg::events_request req;
-    req.workflow_id = id;
-    req.after_seq = after_seq;
-    req.limit = 1000;
-    req.wait_ms = ms;
-    auto self = shared_from_this();
-    api->ask_for<std::vector<msg::event_view>>(
-      std::chrono::milliseconds{ms} + api->timeout(),
-      [self](std::vector<msg::event_view>& evs) {
-        if (!evs.empty())
-          self->after_seq = evs.back().seq;
-        self->check();
-      },
-      fail_with(ex), events_atom_v, scoped(ex, req));
   }
 };
 
@@ -86,7 +66,29 @@ void wait_for(gateway* api, const exchange_ptr& ex, const std::string& id,
   w->max_wait_ms = std::max<int64_t>(1, max_wait_ms);
   w->done = std::move(done);
   w->answer = std::move(answer);
+  w->history = std::make_shared<history_wait>(api, ex, id);
   w->check();
+}
+
+void history_wait::wait(std::chrono::steady_clock::time_point deadline, int64_t max_wait_ms,
+                        std::function<void()> next) {
+  auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+    deadline - std::chrono::steady_clock::now());
+  int64_t ms = std::clamp<int64_t>(left.count(), 1, std::max<int64_t>(1, max_wait_ms));
+  msg::events_request req;
+  req.workflow_id = id_;
+  req.after_seq = after_seq_;
+  req.limit = 1000;
+  req.wait_ms = ms;
+  auto self = shared_from_this();
+  api_->ask_for<std::vector<msg::event_view>>(
+    std::chrono::milliseconds{ms} + api_->timeout(),
+    [self, next](std::vector<msg::event_view>& evs) {
+      if (!evs.empty())
+        self->after_seq_ = evs.back().seq;
+      next();
+    },
+    fail_with(ex_), events_atom_v, scoped(ex_, req));
 }
 
 bool is_ended(const json::object& wf) {

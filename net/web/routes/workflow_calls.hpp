@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <functional>
+#include <memory>
 #include <string>
 
 #include <boost/json.hpp>
@@ -53,6 +54,23 @@ template <class Ok>
 void read_execution(gateway* api, const exchange_ptr& ex, const std::string& id, Ok ok) {
   read_execution_or(api, ex, id, true, std::move(ok), fail_with(ex));
 }
+
+/// Waits for a workflow's next history events on its long poll: each wait() answers
+/// `next()` once events newer than those seen came, or the wait (at most `max_wait_ms`,
+/// never past `deadline`) ran out. A failed wait is answered on the exchange.
+class history_wait : public std::enable_shared_from_this<history_wait> {
+public:
+  history_wait(gateway* api, exchange_ptr ex, std::string id)
+    : api_(api), ex_(std::move(ex)), id_(std::move(id)) {}
+  void wait(std::chrono::steady_clock::time_point deadline, int64_t max_wait_ms,
+            std::function<void()> next);
+
+private:
+  gateway* api_;
+  exchange_ptr ex_;
+  std::string id_;
+  int64_t after_seq_ = 0;
+};
 
 /// Reads the execution until `done(execution)` holds or `deadline` passes, waiting between
 /// reads on the history's long poll (events requests of at most `max_wait_ms`), then

@@ -5,12 +5,16 @@
 #include <algorithm>
 #include <chrono>
 #include <memory>
+#include <optional>
+#include <string>
+#include <vector>
 
 #include <boost/json.hpp>
 
 #include "flow/uuid.hpp"
 #include "net/web/conductor_shapes.hpp"
 #include "net/web/errors.hpp"
+#include "net/web/routes/blocking.hpp"
 #include "net/web/routes/routes.hpp"
 #include "net/web/routes/workflow_calls.hpp"
 #include "net/web/routes/workflow_requests.hpp"
@@ -54,6 +58,45 @@ void start(gateway* api, const exchange_ptr& ex, start_spec spec, Ok ok) {
       });
     },
     fail_with(ex), start_atom_v, scoped(ex, std::move(spec.req)));
+}
+
+// waitUntilTaskRef: reference names separated by commas, blanks around them dropped.
+std::vector<std::string> task_refs(const std::string* text) {
+  std::vector<std::string> refs;
+  if (text == nullptr)
+    return refs;
+  size_t at = 0;
+  while (at <= text->size()) {
+    auto comma = std::min(text->find(',', at), text->size());
+    auto ref = text->substr(at, comma - at);
+    ref.erase(0, ref.find_first_not_of(' '));
+    ref.erase(ref.find_last_not_of(' ') + 1);
+    if (!ref.empty())
+      refs.push_back(std::move(ref));
+    at = comma + 1;
+  }
+  return refs;
+}
+
+// Whether the execution (read with its tasks) has scheduled a task named in `refs`, by its
+// plain reference name or as Conductor names a loop's iteration.
+bool has_task(const json::object& wf, const std::vector<std::string>& refs) {
+  const auto* tasks = wf.if_contains("tasks");
+  if (refs.empty() || tasks == nullptr || !tasks->is_array())
+    return false;
+  for (const auto& v : tasks->as_array()) {
+    const auto* t = v.if_object();
+    const auto* ref = t ? t->if_contains("referenceTaskName") : nullptr;
+    if (ref == nullptr || !ref->is_string())
+      continue;
+    std::string plain{ref->get_string()};
+    const auto* it = t->if_contains("iteration");
+    auto shown = conductor_ref(plain, it && it->is_int64() ? it->get_int64() : 0);
+    for (const auto& want : refs)
+      if (want == plain || want == shown)
+        return true;
+  }
+  return false;
 }
 
 void add_start_routes(router& r, const route_context& ctx) {
@@ -120,15 +163,30 @@ void add_start_routes(router& r, const route_context& ctx) {
                  [ex](const std::string& id) { ex->respond_text(200, id); });
          }});
   r.add({verb::post, "/api/workflow/execute/{name}/{version}",
-         "Start a workflow and wait until it ends or waitForSeconds pass; answers the "
-         "workflow",
+         "Start a workflow and answer once it ends, blocks at a WAIT task (its own or a "
+         "running sub-workflow's), schedules a task named by waitUntilTaskRef, or "
+         "waitForSeconds pass",
          {{"requestId", "echoed in the answer", false},
-          {"waitUntilTaskRef", "not supported: must be absent or empty", false},
-          {"waitForSeconds", "0 … 600 (default 10)", false, "integer"}},
+          {"waitUntilTaskRef",
+           "task reference names, separated by commas: answered once one of them is "
+           "scheduled (a loop's iteration as Conductor names it, \"ref__2\", or any "
+           "iteration by the plain name)",
+           false},
+          {"waitForSeconds", "0 … 600 (default 10)", false, "integer"},
+          {"consistency",
+           "DURABLE (default) or SYNCHRONOUS: every start is committed to Postgres before it "
+           "runs, so both are durable; REGION_DURABLE is refused (one database, no regions)",
+           false},
+          {"returnStrategy",
+           "TARGET_WORKFLOW (default), BLOCKING_WORKFLOW, BLOCKING_TASK or "
+           "BLOCKING_TASK_INPUT: what the answer holds when a WAIT blocks the workflow",
+           false}},
          body_kind::json,
          "StartWorkflowRequest (optional; its name and version, when given, must match the "
          "path)",
-         "the Workflow (Conductor's shape, with tasks) and requestId", "workflow", access::operator_,
+         "SignalResponse: responseType, targetWorkflowId, targetWorkflowStatus, requestId and "
+         "the Workflow (Conductor's shape, with tasks) or the blocking task",
+         "workflow", access::operator_,
          [api, lim, max_wait = ctx.max_poll_timeout_ms](const exchange_ptr& ex) {
            auto body = read_json_body(ex, lim, json::value(json::object{}));
            if (!body)
@@ -137,12 +195,17 @@ void add_start_routes(router& r, const route_context& ctx) {
              ex->fail(400, "body: expected a StartWorkflowRequest (a JSON object)", "body");
              return;
            }
-           if (const auto* w = ex->query("waitUntilTaskRef"); w != nullptr && !w->empty()) {
-             ex->fail(400, "waitUntilTaskRef: not supported; the answer comes when the "
-                           "workflow ends or waitForSeconds pass",
-                      "waitUntilTaskRef");
+           if (const auto* c = ex->query("consistency");
+               c != nullptr && !c->empty() && *c != "DURABLE" && *c != "SYNCHRONOUS") {
+             ex->fail(400, "consistency: expected DURABLE or SYNCHRONOUS (both are committed "
+                           "to Postgres before the workflow runs), got \"" + *c + "\"",
+                      "consistency");
              return;
            }
+           auto strategy = read_return_strategy(ex);
+           if (!strategy)
+             return;
+           auto refs = task_refs(ex->query("waitUntilTaskRef"));
            auto secs = query_int(ex, "waitForSeconds", 10, 0, 600);
            if (!secs)
              return;
@@ -178,14 +241,18 @@ void add_start_routes(router& r, const route_context& ctx) {
              request_id = *rid;
            auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds{*secs};
            start(api, ex, std::move(*spec),
-                 [api, ex, request_id, deadline, max_wait](const std::string& id) {
-                   wait_for(api, ex, id, deadline, max_wait, is_ended,
-                            [ex, request_id](const json::object& wf) {
-                              auto out = workflow_shape(wf, true);
-                              if (!request_id.empty())
-                                out["requestId"] = request_id;
-                              ex->respond_json(200, out);
-                            });
+                 [api, ex, request_id, deadline, max_wait, refs,
+                  strategy = *strategy](const std::string& id) {
+                   wait_until_blocked(
+                     api, ex, id, deadline, max_wait, {},
+                     [refs](const json::object& wf) { return has_task(wf, refs); },
+                     [ex, request_id, strategy](const json::object& wf,
+                                                const std::optional<blocking_point>& p) {
+                       auto out = signal_response(strategy, wf, p);
+                       if (!request_id.empty())
+                         out["requestId"] = request_id;
+                       ex->respond_json(200, out);
+                     });
                  });
          },
          true});

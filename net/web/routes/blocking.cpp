@@ -1,0 +1,218 @@
+#include "net/web/routes/blocking.hpp"
+
+#include <algorithm>
+#include <memory>
+#include <utility>
+#include <vector>
+
+#include "net/web/conductor_shapes.hpp"
+#include "net/web/errors.hpp"
+#include "net/web/routes/workflow_calls.hpp"
+
+namespace nf::net::web {
+
+namespace {
+
+namespace json = boost::json;
+
+// Sub-workflows nested deeper than this are not searched: a chain that deep is a definition
+// calling itself, and each level costs a read.
+constexpr int max_depth = 8;
+
+bool pending(const json::object& task) {
+  auto status = text_field(task, "status");
+  return status == "SCHEDULED" || status == "IN_PROGRESS";
+}
+
+// Searches `wf`'s own tasks, then the running sub-workflows in `subs[next…]` one after the
+// other; each sub-workflow is searched whole (its own sub-workflows included) before the next.
+struct search : std::enable_shared_from_this<search> {
+  gateway* api;
+  exchange_ptr ex;
+  std::string skip;
+  std::function<void(std::optional<blocking_point>)> found;
+
+  void in(const json::object& wf, int depth) {
+    std::vector<std::string> subs;
+    if (const auto* tasks = wf.if_contains("tasks"); tasks != nullptr && tasks->is_array())
+      for (const auto& v : tasks->as_array()) {
+        const auto* t = v.if_object();
+        if (t == nullptr || !pending(*t))
+          continue;
+        auto type = text_field(*t, "taskType");
+        if (type == "WAIT" && text_field(*t, "taskId") != skip)
+          return found(blocking_point{wf, *t});
+        if (type == "SUB_WORKFLOW" && !text_field(*t, "subWorkflowId").empty())
+          subs.push_back(text_field(*t, "subWorkflowId"));
+      }
+    if (depth >= max_depth)
+      subs.clear();
+    in_subs(std::make_shared<std::vector<std::string>>(std::move(subs)), 0, depth,
+            std::move(found));
+  }
+
+  void in_subs(std::shared_ptr<std::vector<std::string>> subs, size_t next, int depth,
+               std::function<void(std::optional<blocking_point>)> done) {
+    if (next == subs->size())
+      return done(std::nullopt);
+    auto self = shared_from_this();
+    auto after = [self, subs, next, depth, done](std::optional<blocking_point> point) {
+      if (point)
+        return done(std::move(point));
+      self->in_subs(subs, next + 1, depth, done);
+    };
+    read_execution_or(
+      api, ex, (*subs)[next], true,
+      [self, depth, after](const json::object& sub) {
+        auto nested = std::make_shared<search>(*self);
+        nested->found = after;
+        nested->in(sub, depth + 1);
+      },
+      [self, after](caf::error& e) {
+        // A sub-workflow removed since its parent was read waits on nothing.
+        if (status_of(e) == 404)
+          return after(std::nullopt);
+        self->ex->fail(e);
+      });
+  }
+};
+
+json::object task_fields(const blocking_point& p) {
+  int64_t seq = 0;
+  if (const auto* tasks = p.workflow.if_contains("tasks"); tasks != nullptr && tasks->is_array()) {
+    const auto& arr = tasks->as_array();
+    auto id = text_field(p.task, "taskId");
+    auto it = std::find_if(arr.begin(), arr.end(), [&](const json::value& v) {
+      return v.is_object() && text_field(v.as_object(), "taskId") == id;
+    });
+    seq = static_cast<int64_t>(it - arr.begin()) + 1;
+  }
+  return task_shape(p.task, p.workflow, seq, false);
+}
+
+} // namespace
+
+std::string text_field(const json::object& o, const char* key) {
+  const auto* v = o.if_contains(key);
+  return v != nullptr && v->is_string() ? std::string{v->get_string()} : std::string{};
+}
+
+void find_blocking_wait(gateway* api, const exchange_ptr& ex, const json::object& wf,
+                        std::string skip_task_id,
+                        std::function<void(std::optional<blocking_point>)> found) {
+  auto s = std::make_shared<search>();
+  s->api = api;
+  s->ex = ex;
+  s->skip = std::move(skip_task_id);
+  s->found = std::move(found);
+  s->in(wf, 0);
+}
+
+std::optional<return_strategy> read_return_strategy(const exchange_ptr& ex) {
+  const auto* v = ex->query("returnStrategy");
+  if (v == nullptr || v->empty() || *v == "TARGET_WORKFLOW")
+    return return_strategy::target_workflow;
+  if (*v == "BLOCKING_WORKFLOW")
+    return return_strategy::blocking_workflow;
+  if (*v == "BLOCKING_TASK")
+    return return_strategy::blocking_task;
+  if (*v == "BLOCKING_TASK_INPUT")
+    return return_strategy::blocking_task_input;
+  ex->fail(400, "returnStrategy: expected TARGET_WORKFLOW, BLOCKING_WORKFLOW, BLOCKING_TASK or "
+                "BLOCKING_TASK_INPUT, got \"" + *v + "\"",
+           "returnStrategy");
+  return std::nullopt;
+}
+
+json::object signal_response(return_strategy strategy, const json::object& target,
+                             const std::optional<blocking_point>& point) {
+  json::object o;
+  const char* type = "TARGET_WORKFLOW";
+  if (!point || strategy == return_strategy::target_workflow) {
+    o = workflow_shape(target, true);
+  } else if (strategy == return_strategy::blocking_workflow) {
+    type = "BLOCKING_WORKFLOW";
+    o = workflow_shape(point->workflow, true);
+  } else {
+    auto task = task_fields(*point);
+    o["workflowId"] = task["workflowInstanceId"];
+    o["taskId"] = task["taskId"];
+    o["referenceTaskName"] = task["referenceTaskName"];
+    o["input"] = task["inputData"];
+    if (strategy == return_strategy::blocking_task) {
+      type = "BLOCKING_TASK";
+      o["taskType"] = task["taskType"];
+      o["taskDefName"] = task["taskDefName"];
+      o["status"] = task["status"];
+      o["output"] = task["outputData"];
+      o["retryCount"] = task["retryCount"];
+      o["seq"] = task["seq"];
+      o["workflowType"] = task["workflowType"];
+      o["correlationId"] = task["correlationId"];
+      o["scheduledTime"] = task["scheduledTime"];
+      o["startTime"] = task["startTime"];
+      o["updateTime"] = task["updateTime"];
+    } else {
+      type = "BLOCKING_TASK_INPUT";
+    }
+  }
+  o["responseType"] = type;
+  o["targetWorkflowId"] = target.contains("workflowId") ? target.at("workflowId") : nullptr;
+  o["targetWorkflowStatus"] = target.contains("status") ? target.at("status") : nullptr;
+  return o;
+}
+
+namespace {
+
+struct blocked_wait : std::enable_shared_from_this<blocked_wait> {
+  gateway* api;
+  exchange_ptr ex;
+  std::string id;
+  std::chrono::steady_clock::time_point deadline;
+  int64_t max_wait_ms;
+  std::string skip;
+  std::function<bool(const json::object&)> reached;
+  std::function<void(const json::object&, const std::optional<blocking_point>&)> answer;
+  std::shared_ptr<history_wait> history;
+
+  void check() {
+    auto self = shared_from_this();
+    read_execution(api, ex, id, [self](const json::object& wf) {
+      if (is_ended(wf))
+        return self->answer(wf, std::nullopt);
+      auto target = std::make_shared<json::object>(wf);
+      find_blocking_wait(self->api, self->ex, wf, self->skip,
+                         [self, target](std::optional<blocking_point> point) {
+                           if (point || self->reached(*target)
+                               || std::chrono::steady_clock::now() >= self->deadline)
+                             return self->answer(*target, point);
+                           self->history->wait(self->deadline,
+                                               std::min<int64_t>(self->max_wait_ms, 1000),
+                                               [self] { self->check(); });
+                         });
+    });
+  }
+};
+
+} // namespace
+
+void wait_until_blocked(gateway* api, const exchange_ptr& ex, const std::string& id,
+                        std::chrono::steady_clock::time_point deadline, int64_t max_wait_ms,
+                        std::string skip_task_id,
+                        std::function<bool(const json::object&)> reached,
+                        std::function<void(const json::object&,
+                                           const std::optional<blocking_point>&)> answer) {
+  auto w = std::make_shared<blocked_wait>();
+  w->api = api;
+  w->ex = ex;
+  w->id = id;
+  w->deadline = deadline;
+  w->max_wait_ms = max_wait_ms;
+  w->skip = std::move(skip_task_id);
+  w->reached = std::move(reached);
+  w->answer = std::move(answer);
+  w->history = std::make_shared<history_wait>(api, ex, id);
+  w->check();
+}
+
+} // namespace nf::net::web

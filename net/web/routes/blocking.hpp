@@ -1,0 +1,64 @@
+#pragma once
+
+// Where a workflow waits on the outside world, as Conductor's signal and synchronous
+// execution find it: its first pending WAIT task in task order, or else the first one of a
+// running sub-workflow, depth first. And the answer both give, Conductor's SignalResponse,
+// shaped by its returnStrategy.
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+
+#include <boost/json/object.hpp>
+
+#include "net/web/exchange.hpp"
+#include "net/web/gateway.hpp"
+
+namespace nf::net::web {
+
+/// A pending WAIT task and the workflow that holds it (the engine's execution JSON).
+struct blocking_point {
+  boost::json::object workflow;
+  boost::json::object task;
+};
+
+/// The text of `o[key]`; empty when it is absent or not text.
+std::string text_field(const boost::json::object& o, const char* key);
+
+/// Finds the blocking point of `wf` (read with its tasks), passing over the task
+/// `skip_task_id` (one already signalled whose update the decider has not applied yet):
+/// `found(point)` or `found(nullopt)`. Errors reading a sub-workflow are answered on `ex`.
+void find_blocking_wait(gateway* api, const exchange_ptr& ex, const boost::json::object& wf,
+                        std::string skip_task_id,
+                        std::function<void(std::optional<blocking_point>)> found);
+
+enum class return_strategy { target_workflow, blocking_workflow, blocking_task,
+                             blocking_task_input };
+
+/// The returnStrategy query parameter (TARGET_WORKFLOW when absent), or nullopt with the 400
+/// answered.
+std::optional<return_strategy> read_return_strategy(const exchange_ptr& ex);
+
+/// Conductor's SignalResponse: responseType, targetWorkflowId and targetWorkflowStatus, then
+/// the workflow (TARGET_WORKFLOW: `target`; BLOCKING_WORKFLOW: the one holding the blocking
+/// task) in Conductor's Workflow shape, or the blocking task (BLOCKING_TASK: taskId,
+/// taskType, referenceTaskName, status, input, output, …; BLOCKING_TASK_INPUT: its input).
+/// With no blocking point (the workflow ended, or the wait ran out) every strategy answers
+/// the target workflow, and responseType says so.
+boost::json::object signal_response(return_strategy strategy, const boost::json::object& target,
+                                    const std::optional<blocking_point>& point);
+
+/// Reads the workflow `id` until it has ended, or `reached(workflow)` holds, or it has a
+/// blocking point other than the task `skip_task_id`, or `deadline` passes; then
+/// `answer(workflow, point)`. Between reads it waits on the workflow's history, at most a
+/// second at a time: a sub-workflow's WAIT writes no event in its parent's history.
+void wait_until_blocked(gateway* api, const exchange_ptr& ex, const std::string& id,
+                        std::chrono::steady_clock::time_point deadline, int64_t max_wait_ms,
+                        std::string skip_task_id,
+                        std::function<bool(const boost::json::object&)> reached,
+                        std::function<void(const boost::json::object&,
+                                           const std::optional<blocking_point>&)> answer);
+
+} // namespace nf::net::web
