@@ -171,6 +171,8 @@ caf::expected<std::string> report(Send send, const msg::leased_task& t) {
 // Runs one task per the configured behavior and reports it.
 void handle(client& c, const worker_config& cfg, const msg::leased_task& t, counters& n) {
   auto began = std::chrono::steady_clock::now();
+  spdlog::info("task_started def={} task={} workflow={} ref={} attempt={}", t.task_def_name,
+               t.task_id, t.workflow_id, t.ref, t.attempt);
   caf::expected<std::string> r{std::string{}};
   const char* result = "COMPLETED";
   if (cfg.kind == behavior::fail_first_attempt && t.attempt == 0) {
