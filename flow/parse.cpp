@@ -1,9 +1,8 @@
 #include "flow/parse.hpp"
 
-#include <boost/json/parse.hpp>
-
 #include "flow/conductor_fields.hpp"
 #include "flow/json_read.hpp"
+#include "flow/precise_json.hpp"
 
 namespace nf::flow {
 
@@ -138,7 +137,7 @@ bool parse_json(std::string_view text, boost::json::value& out, problems& errs,
   boost::system::error_code ec;
   boost::json::parse_options opts;
   opts.max_depth = 64;  // untrusted input: bound recursion everywhere below
-  out = boost::json::parse(text, ec, out.storage(), opts);
+  out = parse_precise(text, ec, out.storage(), opts);
   if (ec) {
     errs.push_back({path, "invalid JSON: " + ec.message()});
     return false;
