@@ -135,9 +135,10 @@ CAF_TEST(a worker whose node restarts mid task reports the attempt it ran) {
   auto id = f.start("e2e_restart");
   // The worker holds the task: leased in the database is not enough, as a node killed before
   // its poll's answer left leaves the task to its lease (responseTimeoutSeconds).
-  CAF_REQUIRE(f.await(
-    [&] { return test::read_file(f.dir + "/worker0.log").find("task_started") != std::string::npos; },
-    30s));
+  auto holds = [&] {
+    return test::read_file(f.dir + "/worker0.log").find("task_started") != std::string::npos;
+  };
+  CAF_REQUIRE(f.await(holds, 30s));
   f.kill_node();
   f.start_node();
   CAF_REQUIRE_EQUAL(f.await_end(id, 90s), "COMPLETED");

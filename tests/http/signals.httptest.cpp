@@ -34,6 +34,14 @@ constexpr auto defs = R"([
      "subWorkflowParam": {"name": "two_gates", "version": 1}},
     {"name": "after", "taskReferenceName": "after", "type": "WAIT"}],
    "outputParameters": {"child": "${child.output}", "after": "${after.output}"}},
+  {"name": "pause_then_set", "version": 1, "tasks": [
+    {"name": "pause", "taskReferenceName": "pause", "type": "WAIT",
+     "inputParameters": {"duration": "1s"}},
+    {"name": "set", "taskReferenceName": "set", "type": "SET_VARIABLE",
+     "inputParameters": {"done": true}}]},
+  {"name": "long_pause", "version": 1, "tasks": [
+    {"name": "pause", "taskReferenceName": "pause", "type": "WAIT",
+     "inputParameters": {"duration": "1h"}}]},
   {"name": "working", "version": 1, "tasks": [
     {"name": "first", "taskReferenceName": "first", "type": "SET_VARIABLE",
      "inputParameters": {"x": 1}},
@@ -108,6 +116,8 @@ CAF_TEST(execute answers where the workflow blocks in the shape returnStrategy a
   CAF_CHECK_EQUAL(str(reached, "status"), "RUNNING");
   CAF_CHECK_EQUAL(reached.at("tasks").as_array().back().at("referenceTaskName").as_string(),
                   "work");
+  // A timed WAIT ends by itself: the answer waits it out.
+  CAF_CHECK_EQUAL(str(execute("pause_then_set"), "status"), "COMPLETED");
   // SYNCHRONOUS is answered as DURABLE: every start is committed first.
   CAF_CHECK_EQUAL(str(execute("two_gates", "&consistency=SYNCHRONOUS"), "status"), "RUNNING");
 
@@ -161,6 +171,14 @@ CAF_TEST(a signal completes the WAIT the workflow is blocked on in it or in a su
   CAF_CHECK_EQUAL(str(end, "targetWorkflowStatus"), "COMPLETED");
   CAF_CHECK(end.at("output").at("after").at("done").as_bool());
   CAF_CHECK_EQUAL(end.at("output").at("child").at("b").at("approved").as_int64(), 2);
+
+  // A signal ends a timed WAIT early.
+  auto begun = http->post("/api/workflow/execute/long_pause/1?waitForSeconds=1", "");
+  CAF_REQUIRE_EQUAL(begun.status, 200u);
+  auto paused = str(begun.json().as_object(), "workflowId");
+  r = http->post("/api/tasks/" + paused + "/COMPLETED/signal/sync", R"({"early": true})");
+  CAF_REQUIRE_EQUAL(r.status, 200u);
+  CAF_CHECK_EQUAL(str(r.json().as_object(), "status"), "COMPLETED");
 
   // Nothing waits in an ended workflow, nor in one whose task is a worker's.
   check_error(http->post("/api/tasks/" + parent + "/COMPLETED/signal", "{}"), 409);

@@ -18,10 +18,25 @@ namespace json = boost::json;
 // Sub-workflows nested deeper than this are not searched: a chain that deep is a definition
 // calling itself, and each level costs a read.
 constexpr int max_depth = 8;
+// At most this many sub-workflows are read per search: a synchronous answer searches again
+// every second or so, and a fan-out of sub-workflows would cost a read each time for each.
+constexpr int max_reads = 64;
 
 bool pending(const json::object& task) {
   auto status = text_field(task, "status");
   return status == "SCHEDULED" || status == "IN_PROGRESS";
+}
+
+// A WAIT for a duration or until a time (flow/system_tasks.cpp: plan_wait).
+bool timed(const json::object& task) {
+  const auto* in = task.if_contains("input");
+  const auto* o = in != nullptr ? in->if_object() : nullptr;
+  if (o == nullptr)
+    return false;
+  for (const char* key : {"duration", "until"})
+    if (const auto* v = o->if_contains(key); v != nullptr && !v->is_null())
+      return true;
+  return false;
 }
 
 // Searches `wf`'s own tasks, then the running sub-workflows in `subs[next…]` one after the
@@ -29,8 +44,10 @@ bool pending(const json::object& task) {
 struct search : std::enable_shared_from_this<search> {
   gateway* api;
   exchange_ptr ex;
+  bool timed_waits = false;
   std::string skip;
   std::function<void(std::optional<blocking_point>)> found;
+  std::shared_ptr<int> reads_left = std::make_shared<int>(max_reads);
 
   void in(const json::object& wf, int depth) {
     std::vector<std::string> subs;
@@ -40,7 +57,7 @@ struct search : std::enable_shared_from_this<search> {
         if (t == nullptr || !pending(*t))
           continue;
         auto type = text_field(*t, "taskType");
-        if (type == "WAIT" && text_field(*t, "taskId") != skip)
+        if (type == "WAIT" && text_field(*t, "taskId") != skip && (timed_waits || !timed(*t)))
           return found(blocking_point{wf, *t});
         if (type == "SUB_WORKFLOW" && !text_field(*t, "subWorkflowId").empty())
           subs.push_back(text_field(*t, "subWorkflowId"));
@@ -53,8 +70,9 @@ struct search : std::enable_shared_from_this<search> {
 
   void in_subs(std::shared_ptr<std::vector<std::string>> subs, size_t next, int depth,
                std::function<void(std::optional<blocking_point>)> done) {
-    if (next == subs->size())
+    if (next == subs->size() || *reads_left <= 0)
       return done(std::nullopt);
+    --*reads_left;
     auto self = shared_from_this();
     auto after = [self, subs, next, depth, done](std::optional<blocking_point> point) {
       if (point)
@@ -98,11 +116,12 @@ std::string text_field(const json::object& o, const char* key) {
 }
 
 void find_blocking_wait(gateway* api, const exchange_ptr& ex, const json::object& wf,
-                        std::string skip_task_id,
+                        bool timed_waits, std::string skip_task_id,
                         std::function<void(std::optional<blocking_point>)> found) {
   auto s = std::make_shared<search>();
   s->api = api;
   s->ex = ex;
+  s->timed_waits = timed_waits;
   s->skip = std::move(skip_task_id);
   s->found = std::move(found);
   s->in(wf, 0);
@@ -164,6 +183,17 @@ json::object signal_response(return_strategy strategy, const json::object& targe
 
 namespace {
 
+bool has_running_sub_workflow(const json::object& wf) {
+  const auto* tasks = wf.if_contains("tasks");
+  if (tasks == nullptr || !tasks->is_array())
+    return false;
+  for (const auto& v : tasks->as_array())
+    if (const auto* t = v.if_object();
+        t != nullptr && pending(*t) && text_field(*t, "taskType") == "SUB_WORKFLOW")
+      return true;
+  return false;
+}
+
 struct blocked_wait : std::enable_shared_from_this<blocked_wait> {
   gateway* api;
   exchange_ptr ex;
@@ -181,13 +211,16 @@ struct blocked_wait : std::enable_shared_from_this<blocked_wait> {
       if (is_ended(wf))
         return self->answer(wf, std::nullopt);
       auto target = std::make_shared<json::object>(wf);
-      find_blocking_wait(self->api, self->ex, wf, self->skip,
-                         [self, target](std::optional<blocking_point> point) {
+      // The workflow's own history wakes the wait when its tasks change; a sub-workflow's
+      // does not, so with one running the workflow is read again every second.
+      int64_t wait_ms = has_running_sub_workflow(wf) ? std::min<int64_t>(self->max_wait_ms, 1000)
+                                                     : self->max_wait_ms;
+      find_blocking_wait(self->api, self->ex, wf, false, self->skip,
+                         [self, target, wait_ms](std::optional<blocking_point> point) {
                            if (point || self->reached(*target)
                                || std::chrono::steady_clock::now() >= self->deadline)
                              return self->answer(*target, point);
-                           self->history->wait(self->deadline,
-                                               std::min<int64_t>(self->max_wait_ms, 1000),
+                           self->history->wait(self->deadline, wait_ms,
                                                [self] { self->check(); });
                          });
     });

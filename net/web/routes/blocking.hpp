@@ -2,8 +2,9 @@
 
 // Where a workflow waits on the outside world, as Conductor's signal and synchronous
 // execution find it: its first pending WAIT task in task order, or else the first one of a
-// running sub-workflow, depth first. And the answer both give, Conductor's SignalResponse,
-// shaped by its returnStrategy.
+// running sub-workflow, depth first (8 levels and 64 sub-workflows at most). A signal may end a timed WAIT (a duration or an until)
+// early, but a synchronous answer does not stop at one: it ends by itself. And the answer both
+// give, Conductor's SignalResponse, shaped by its returnStrategy.
 
 #include <chrono>
 #include <cstdint>
@@ -27,11 +28,12 @@ struct blocking_point {
 /// The text of `o[key]`; empty when it is absent or not text.
 std::string text_field(const boost::json::object& o, const char* key);
 
-/// Finds the blocking point of `wf` (read with its tasks), passing over the task
-/// `skip_task_id` (one already signalled whose update the decider has not applied yet):
-/// `found(point)` or `found(nullopt)`. Errors reading a sub-workflow are answered on `ex`.
+/// Finds the blocking point of `wf` (read with its tasks), timed WAITs included when
+/// `timed_waits`, passing over the task `skip_task_id` (one already signalled whose update
+/// the decider has not applied yet): `found(point)` or `found(nullopt)`. Errors reading a
+/// sub-workflow are answered on `ex`.
 void find_blocking_wait(gateway* api, const exchange_ptr& ex, const boost::json::object& wf,
-                        std::string skip_task_id,
+                        bool timed_waits, std::string skip_task_id,
                         std::function<void(std::optional<blocking_point>)> found);
 
 enum class return_strategy { target_workflow, blocking_workflow, blocking_task,
@@ -51,9 +53,11 @@ boost::json::object signal_response(return_strategy strategy, const boost::json:
                                     const std::optional<blocking_point>& point);
 
 /// Reads the workflow `id` until it has ended, or `reached(workflow)` holds, or it has a
-/// blocking point other than the task `skip_task_id`, or `deadline` passes; then
+/// blocking point (timed WAITs passed over) other than the task `skip_task_id`, or
+/// `deadline` passes; then
 /// `answer(workflow, point)`. Between reads it waits on the workflow's history, at most a
-/// second at a time: a sub-workflow's WAIT writes no event in its parent's history.
+/// second at a time while a sub-workflow runs: its WAIT writes no event in its parent's
+/// history.
 void wait_until_blocked(gateway* api, const exchange_ptr& ex, const std::string& id,
                         std::chrono::steady_clock::time_point deadline, int64_t max_wait_ms,
                         std::string skip_task_id,

@@ -92,24 +92,33 @@ void send_update(gateway* api, const exchange_ptr& ex, msg::task_ref_update u, D
 // refusal answered.
 template <class Done>
 void update_by_ref(gateway* api, const exchange_ptr& ex, const json_limits& lim, Done done) {
-  auto body = read_json_body(ex, lim, json::value(json::object{}));
-  if (!body)
+  auto u = read_task_update(ex, lim, ex->param("status"));
+  if (!u)
     return;
-  if (!body->is_object()) {
-    ex->fail(400, "body: expected the task's output as a JSON object", "body");
-    return;
-  }
-  msg::task_ref_update u;
-  u.workflow_id = ex->param("workflowId");
-  u.task_ref = ex->param("taskRefName");
-  u.status = ex->param("status");
-  u.output_json = json::serialize(*body);
-  if (!with_request_id(ex, u))
-    return;
-  send_update(api, ex, std::move(u), std::move(done), true);
+  u->workflow_id = ex->param("workflowId");
+  u->task_ref = ex->param("taskRefName");
+  send_update(api, ex, std::move(*u), std::move(done), true);
 }
 
 } // namespace
+
+std::optional<msg::task_ref_update> read_task_update(const exchange_ptr& ex,
+                                                     const json_limits& lim,
+                                                     const std::string& status) {
+  auto body = read_json_body(ex, lim, json::value(json::object{}));
+  if (!body)
+    return std::nullopt;
+  if (!body->is_object()) {
+    ex->fail(400, "body: expected the task's output as a JSON object", "body");
+    return std::nullopt;
+  }
+  msg::task_ref_update u;
+  u.status = status;
+  u.output_json = json::serialize(*body);
+  if (!with_request_id(ex, u))
+    return std::nullopt;
+  return u;
+}
 
 void send_task_ref_update(gateway* api, const exchange_ptr& ex, msg::task_ref_update u,
                           std::function<void(const std::string&)> done) {

@@ -40,25 +40,17 @@ void signal(gateway* api, const exchange_ptr& ex, const json_limits& lim,
              "status");
     return;
   }
-  auto body = read_json_body(ex, lim, json::value(json::object{}));
-  if (!body)
+  auto update = read_task_update(ex, lim, status);
+  if (!update)
     return;
-  if (!body->is_object()) {
-    ex->fail(400, "body: expected the task's output as a JSON object", "body");
-    return;
-  }
-  msg::task_ref_update u;
-  u.status = status;
-  u.output_json = json::serialize(*body);
-  if (!with_request_id(ex, u))
-    return;
-  read_execution(api, ex, id, [api, ex, id, u, done](const json::object& wf) mutable {
+  read_execution(api, ex, id, [api, ex, id, u = std::move(*update), done](
+                                const json::object& wf) mutable {
     if (!is_live(wf)) {
       ex->fail(409, "workflow " + id + " is " + text_field(wf, "status")
                       + ": nothing in it waits for a signal");
       return;
     }
-    find_blocking_wait(api, ex, wf, {}, [api, ex, id, u, done](
+    find_blocking_wait(api, ex, wf, true, {}, [api, ex, id, u, done](
                                           std::optional<blocking_point> point) mutable {
       if (!point) {
         ex->fail(409, "workflow " + id + " has no pending WAIT task, nor has any of its "
@@ -81,8 +73,8 @@ void add_task_signal_routes(router& r, const route_context& ctx) {
   auto lim = ctx.json;
   r.add({verb::post, "/api/tasks/{workflowId}/{status}/signal",
          "Complete or fail the WAIT task the workflow is blocked on (its first pending one, "
-         "or a running sub-workflow's) without naming it; answers once the update is "
-         "accepted. X-Request-Id: a retry is never applied twice",
+         "timed or not, or a running sub-workflow's) without naming it; answers once the "
+         "update is accepted. X-Request-Id: a retry is never applied twice",
          {}, body_kind::json, "the task's output (a JSON object; empty body = {})",
          "200, empty; 409 when nothing in the workflow waits", "task", access::worker,
          [api, lim](const exchange_ptr& ex) {

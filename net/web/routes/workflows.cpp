@@ -163,8 +163,9 @@ void add_start_routes(router& r, const route_context& ctx) {
                  [ex](const std::string& id) { ex->respond_text(200, id); });
          }});
   r.add({verb::post, "/api/workflow/execute/{name}/{version}",
-         "Start a workflow and answer once it ends, blocks at a WAIT task (its own or a "
-         "running sub-workflow's), schedules a task named by waitUntilTaskRef, or "
+         "Start a workflow and answer once it ends, blocks at a WAIT task that waits for a "
+         "signal or an update (its own or a running sub-workflow's; a timed WAIT ends by "
+         "itself and is waited out), schedules a task named by waitUntilTaskRef, or "
          "waitForSeconds pass",
          {{"requestId", "echoed in the answer", false},
           {"waitUntilTaskRef",
