@@ -2,9 +2,10 @@
 
 // Where a workflow waits on the outside world, as Conductor's signal and synchronous
 // execution find it: its first pending WAIT task in task order, or else the first one of a
-// running sub-workflow, depth first (8 levels and 64 sub-workflows at most). A signal may end a timed WAIT (a duration or an until)
-// early, but a synchronous answer does not stop at one: it ends by itself. And the answer both
-// give, Conductor's SignalResponse, shaped by its returnStrategy.
+// running sub-workflow, depth first (8 levels and 64 sub-workflows at most). A signal may end
+// a timed WAIT (a duration or an until) early, but a synchronous answer does not stop at one:
+// it ends by itself. And the answer both give, Conductor's SignalResponse, shaped by its
+// returnStrategy.
 
 #include <chrono>
 #include <cstdint>
@@ -54,8 +55,7 @@ boost::json::object signal_response(return_strategy strategy, const boost::json:
 
 /// Reads the workflow `id` until it has ended, or `reached(workflow)` holds, or it has a
 /// blocking point (timed WAITs passed over) other than the task `skip_task_id`, or
-/// `deadline` passes; then
-/// `answer(workflow, point)`. Between reads it waits on the workflow's history, at most a
+/// `deadline` passes; then `answer(workflow, point)`. Between reads it waits on the workflow's history, at most a
 /// second at a time while a sub-workflow runs: its WAIT writes no event in its parent's
 /// history.
 void wait_until_blocked(gateway* api, const exchange_ptr& ex, const std::string& id,

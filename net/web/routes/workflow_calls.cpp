@@ -63,7 +63,7 @@ void wait_for(gateway* api, const exchange_ptr& ex, const std::string& id,
   w->ex = ex;
   w->id = id;
   w->deadline = deadline;
-  w->max_wait_ms = std::max<int64_t>(1, max_wait_ms);
+  w->max_wait_ms = max_wait_ms;
   w->done = std::move(done);
   w->answer = std::move(answer);
   w->history = std::make_shared<history_wait>(api, ex, id);
