@@ -54,6 +54,8 @@ const std::map<std::string, spec>& specs() {
     {"terminate", {"terminate ID [--reason R]", {"reason"}, {}, 1, 1}},
     {"retry", {"retry ID [--reason R]", {"reason"}, {}, 1, 1}},
     {"remove", {"remove ID [--reason R]", {"reason"}, {}, 1, 1}},
+    {"decide", {"decide ID", {}, {}, 1, 1}},
+    {"resetcallbacks", {"resetcallbacks ID", {}, {}, 1, 1}},
     {"rerun",
      {"rerun ID --task REF [--iteration N] [--input JSON]", {"task", "iteration", "input"}, {}, 1,
       1}},
@@ -463,7 +465,8 @@ action prepare(const std::string& name, const cli_args& a) {
     };
   }
   if (name == "pause" || name == "resume" || name == "terminate" || name == "retry"
-      || name == "rerun" || name == "restart" || name == "skip" || name == "remove") {
+      || name == "rerun" || name == "restart" || name == "skip" || name == "remove"
+      || name == "decide" || name == "resetcallbacks") {
     msg::workflow_command cmd;
     cmd.op = name;
     cmd.workflow_id = pos[0];

@@ -202,6 +202,9 @@ const std::vector<setting>& all_settings() {
      "hours the request id of a signal, a command or a task update is kept to answer its "
      "retries; a retry later than this is applied again (a keyless start's id stays with "
      "its workflow, as an idempotency key)"},
+    {keys::retention_poll_data_hours, "168", 1, 87600,
+     "hours a worker's last poll of a task type is kept in the poll data "
+     "(GET /api/tasks/queue/polldata) after it stopped polling"},
     {keys::payloads_inline_max_bytes, "65536", 1024, 67108864,
      "a task input or output, or a workflow output, whose JSON is longer than this many bytes "
      "is stored out of line (\"Payloads\") and its row holds a reference; every reader still "

@@ -104,6 +104,7 @@ inline constexpr key<int64_t> retention_history_months{"retention.history_months
 inline constexpr key<int64_t> retention_timers_hours{"retention.timers_hours"};
 inline constexpr key<int64_t> retention_audit_months{"retention.audit_months"};
 inline constexpr key<int64_t> retention_request_ids_hours{"retention.request_ids_hours"};
+inline constexpr key<int64_t> retention_poll_data_hours{"retention.poll_data_hours"};
 inline constexpr key<int64_t> payloads_inline_max_bytes{"payloads.inline_max_bytes"};
 inline constexpr key<int64_t> payloads_max_bytes{"payloads.max_bytes"};
 inline constexpr key<int64_t> client_timeout_ms{"client.timeout_ms"};

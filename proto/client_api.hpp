@@ -74,6 +74,8 @@ using client_api = caf::typed_actor<
   // resume, delete, and the next times of a cron expression; answers JSON text.
   caf::replies_to<schedules_atom, msg::schedule_request>::with<std::string>,
   // Vector documents: index, search, delete, drop (msg::vector_request); answers JSON text.
-  caf::replies_to<vectors_atom, msg::vector_request>::with<std::string>>;
+  caf::replies_to<vectors_atom, msg::vector_request>::with<std::string>,
+  // When each worker last polled each task type (msg::poll_data_query); JSON text.
+  caf::replies_to<poll_data_atom, msg::poll_data_query>::with<std::string>>;
 
 } // namespace nf

@@ -82,7 +82,9 @@ struct search_page {
 /// "retry", "rerun" (from `task_ref`/`iteration`, optionally with new input),
 /// "restart" (optionally with new input), "skip" (`task_ref`, not reached yet, marked
 /// SKIPPED with `input_json` and `output_json`), "variables" (`input_json`'s keys set in a
-/// RUNNING or PAUSED workflow's variables), and "remove" (an ended workflow and its history
+/// RUNNING or PAUSED workflow's variables), "decide" (a RUNNING workflow evaluated again now,
+/// Conductor's decide; nothing else changes), "resetcallbacks" (its tasks waiting out a
+/// callback's or a retry's delay queued now), and "remove" (an ended workflow and its history
 /// deleted for good, by an admin; the api hands it to a store worker, not to a decider).
 struct workflow_command {
   std::string op;
@@ -105,10 +107,10 @@ struct workflow_command {
 
 /// The ops a workflow_command may name, as its checks list them when refusing one.
 inline constexpr const char* workflow_command_ops_text =
-  "pause, resume, terminate, retry, rerun, restart, skip or variables";
+  "pause, resume, terminate, retry, rerun, restart, skip, variables, decide or resetcallbacks";
 inline bool is_workflow_command_op(std::string_view op) {
-  for (std::string_view known :
-       {"pause", "resume", "terminate", "retry", "rerun", "restart", "skip", "variables"})
+  for (std::string_view known : {"pause", "resume", "terminate", "retry", "rerun", "restart",
+                                 "skip", "variables", "decide", "resetcallbacks"})
     if (op == known)
       return true;
   return false;
@@ -385,6 +387,26 @@ struct task_history_query {
   std::string credential;
 };
 
+/// Conductor's poll data of a namespace: when each worker last polled each task type
+/// (`task_type` empty = every type). Answers JSON text, Conductor's PollData list:
+/// `[{"queueName","domain","workerId","lastPollTime"}]` (domain "DEFAULT" for a poll that
+/// named none, workerId null for one that named no worker, lastPollTime Unix ms).
+struct poll_data_query {
+  std::string task_type;
+  std::string namespace_id; ///< the namespace's name; empty = "default" (see start_request)
+  std::string credential;
+};
+
+/// A poll an api took, `age_ms` before it is handed on: what it writes to "PollData"
+/// (store/poll_data.hpp) every few seconds, between nodes' apis and their store workers only.
+struct poll_seen {
+  std::string namespace_id; ///< the namespace's id
+  std::string task_type;
+  std::string domain;
+  std::string worker_id;
+  int64_t age_ms = 0;
+};
+
 /// An API key presented on the client protocol; answered with a session (or
 /// `unauthenticated`). The key's secret crosses the wire once per session, never again.
 struct login_request {
@@ -554,6 +576,16 @@ template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, task_history_query& x) {
   return f(caf::meta::type_name("nf::msg::task_history_query"), x.task_def_name, x.cursor,
            x.limit, x.namespace_id, x.credential);
+}
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, poll_data_query& x) {
+  return f(caf::meta::type_name("nf::msg::poll_data_query"), x.task_type, x.namespace_id,
+           x.credential);
+}
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, poll_seen& x) {
+  return f(caf::meta::type_name("nf::msg::poll_seen"), x.namespace_id, x.task_type, x.domain,
+           x.worker_id, x.age_ms);
 }
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, schedule_request& x) {

@@ -26,7 +26,33 @@ RETURNING q."shard",
           (extract(epoch FROM now() + make_interval(secs => $4::bigint)) * 1000)::bigint
             AS due_ms)"};
 
+// Only tasks with a pending delay timer: a SCHEDULED task may also be out of its queue while
+// it waits for a concurrency slot, which this must not bypass.
+constexpr statement queue_now{"lease.queue_delayed_now", R"(
+INSERT INTO "TaskQueues" ("queueName", "taskId", "workflowId", "taskType", "priority", "shard")
+SELECT te."queueName", te."id", te."workflowId", te."taskType", w."priority", w."shard"
+  FROM "WorkflowExecutions" w
+  JOIN "TaskExecutions" te ON te."workflowId" = w."id"
+ WHERE w."id" = $1::uuid AND w."startedAt" = uuid_extract_timestamp($1::uuid)
+   AND te."workflowId" = $1::uuid AND te."status" = 'SCHEDULED' AND te."queueName" IS NOT NULL
+   AND EXISTS (SELECT 1 FROM "Timers" t
+                WHERE t."taskId" = te."id" AND t."kind" = 'delay' AND t."claimedAt" IS NULL)
+ON CONFLICT ("queueName", "taskId") DO NOTHING
+RETURNING "queueName")"};
+
 } // namespace
+
+caf::expected<std::vector<std::string>> queue_delayed_now(connection& conn,
+                                                          const workflow_id& workflow) {
+  auto r = conn.run(queue_now, params::of(workflow));
+  if (!r)
+    return std::move(r.error());
+  std::vector<std::string> queues;
+  const int q = r->column_named("queueName");
+  for (int row = 0; row < r->rows(); ++row)
+    queues.push_back(r->str(row, q));
+  return queues;
+}
 
 caf::expected<int64_t> postpone_lease(connection& conn, const postponed_lease& p) {
   if (p.after_seconds < 1 || p.after_seconds > max_callback_after_seconds)

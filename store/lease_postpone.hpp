@@ -7,6 +7,9 @@
 // lease runs out and no worker holds it; the poll timeout, which waits for a first poll,
 // does not apply to a task polled before (flow/retry.hpp).
 
+#include <string>
+#include <vector>
+
 #include <caf/expected.hpp>
 
 #include "proto/limits.hpp"
@@ -26,5 +29,12 @@ struct postponed_lease {
 /// the timer that queues the task again, in one transaction. Returns when the task is due
 /// back in its queue (server clock, ms since the epoch).
 caf::expected<int64_t> postpone_lease(connection& conn, const postponed_lease& p);
+
+/// Conductor's resetcallbacks: each task of `workflow` waiting out a `delay` timer (a
+/// callback, a retry's delay or a start delay) is queued now instead. Its timer stays and
+/// finds the task queued or gone when it fires, which enqueues nothing twice. Answers the
+/// queues that received a task.
+caf::expected<std::vector<std::string>> queue_delayed_now(connection& conn,
+                                                          const workflow_id& workflow);
 
 } // namespace nf::store

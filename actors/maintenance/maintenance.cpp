@@ -13,6 +13,7 @@
 #include "proto/type_ids.hpp"
 #include "store/outbox.hpp"
 #include "store/output_cache.hpp"
+#include "store/poll_data.hpp"
 #include "store/request_ids.hpp"
 #include "store/schema/partitions.hpp"
 #include "proto/errors.hpp"
@@ -33,12 +34,29 @@ struct maintenance_state {
   std::chrono::seconds interval{3600};
   int64_t outbox_retention_s = 604800;
   int64_t request_ids_hours = 24;
+  int64_t poll_data_hours = 168;
   std::shared_ptr<spdlog::logger> log;
 
   static inline const char* name = "nf.maintenance";
 };
 
 using maintenance_actor = caf::stateful_actor<maintenance_state>;
+
+// Runs one bounded prune (`prune_once`, at most prune_batch rows) until a round deletes fewer,
+// at most max_prune_rounds times; answers how many rows went.
+template <class Prune>
+caf::expected<int64_t> prune_in_rounds(Prune prune_once) {
+  int64_t total = 0;
+  for (int round = 0; round < max_prune_rounds; ++round) {
+    auto n = prune_once();
+    if (!n)
+      return std::move(n.error());
+    total += *n;
+    if (*n < prune_batch)
+      break;
+  }
+  return total;
+}
 
 void run_pass(maintenance_actor* self) {
   auto& st = self->state;
@@ -63,25 +81,19 @@ void run_pass(maintenance_actor* self) {
     return fail("partitions_drop_failed", dropped.error());
   for (const auto& k : dropped->kept)
     st.log->info("partition_kept name={} reason=\"{}\"", k.name, k.reason);
-  int64_t pruned = 0;
-  for (int round = 0; round < max_prune_rounds; ++round) {
-    auto n = store::prune_output_cache(c, prune_batch);
-    if (!n)
-      return fail("output_cache_prune_failed", n.error());
-    pruned += *n;
-    if (*n < prune_batch)
-      break;
-  }
+  auto pruned = prune_in_rounds([&] { return store::prune_output_cache(c, prune_batch); });
+  if (!pruned)
+    return fail("output_cache_prune_failed", pruned.error());
   // Request ids answer retries for retention.request_ids_hours; the table is not partitioned.
-  int64_t ids_pruned = 0;
-  for (int round = 0; round < max_prune_rounds; ++round) {
-    auto n = store::prune_request_ids(c, st.request_ids_hours, prune_batch);
-    if (!n)
-      return fail("request_ids_prune_failed", n.error());
-    ids_pruned += *n;
-    if (*n < prune_batch)
-      break;
-  }
+  auto ids_pruned = prune_in_rounds(
+    [&] { return store::prune_request_ids(c, st.request_ids_hours, prune_batch); });
+  if (!ids_pruned)
+    return fail("request_ids_prune_failed", ids_pruned.error());
+  // A worker that stopped polling leaves the poll data after retention.poll_data_hours.
+  auto polls_pruned = prune_in_rounds(
+    [&] { return store::prune_poll_data(c, st.poll_data_hours, prune_batch); });
+  if (!polls_pruned)
+    return fail("poll_data_prune_failed", polls_pruned.error());
   // Delivered events are kept for relay.published_retention_s, then deleted: nothing reads
   // them again, and the table is not partitioned, so without this it only grows.
   auto outbox_pruned = store::prune_published_outbox(c, st.outbox_retention_s);
@@ -89,9 +101,11 @@ void run_pass(maintenance_actor* self) {
     return fail("outbox_prune_failed", outbox_pruned.error());
   auto ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0);
   st.log->info("maintenance partitions_created={} partitions_dropped={} partitions_kept={} "
-               "timers_moved={} cache_pruned={} request_ids_pruned={} outbox_pruned={} ms={:.1f}",
+               "timers_moved={} cache_pruned={} request_ids_pruned={} poll_data_pruned={} "
+               "outbox_pruned={} ms={:.1f}",
                created->size(), dropped->dropped.size(), dropped->kept.size(),
-               dropped->timers_moved, pruned, ids_pruned, *outbox_pruned, ms.count());
+               dropped->timers_moved, *pruned, *ids_pruned, *polls_pruned, *outbox_pruned,
+               ms.count());
 }
 
 caf::behavior maintenance_behavior(maintenance_actor* self, std::string dsn,
@@ -103,6 +117,7 @@ caf::behavior maintenance_behavior(maintenance_actor* self, std::string dsn,
   st.interval = std::chrono::seconds{settings.get(config::keys::maintenance_interval_s)};
   st.outbox_retention_s = settings.get(config::keys::relay_published_retention_s);
   st.request_ids_hours = settings.get(config::keys::retention_request_ids_hours);
+  st.poll_data_hours = settings.get(config::keys::retention_poll_data_hours);
   st.partitions = store::partition_manager{retention_of(settings)};
   self->send(self, tick_atom_v);
   return {

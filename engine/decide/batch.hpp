@@ -41,7 +41,9 @@ struct plan_effects;
 
 /// An operator command on one execution, already validated.
 struct command_request {
-  std::string op;  ///< pause | resume | terminate | retry | rerun | restart | skip | variables
+  /// pause | resume | terminate | retry | rerun | restart | skip | variables | decide |
+  /// resetcallbacks
+  std::string op;
   workflow_id id;
   std::string reason;
   std::string task_ref;  ///< rerun, skip

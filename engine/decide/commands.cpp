@@ -1,5 +1,5 @@
 // Operator commands in the decider's transaction (pause, resume, terminate, retry, rerun,
-// restart), each decided on its workflow's snapshot before the claim.
+// restart, skip, variables, decide, resetcallbacks), each decided on its workflow's snapshot before the claim.
 
 #include "engine/decide/attempt_state.hpp"
 
@@ -18,6 +18,7 @@
 #include "store/decide_reads.hpp"
 #include "store/index_scans.hpp"
 #include "store/json.hpp"
+#include "store/lease_postpone.hpp"
 #include "store/request_ids.hpp"
 #include "store/sharding.hpp"
 
@@ -136,6 +137,36 @@ caf::expected<void> decider_core::run_commands(store::transaction& tx, const bat
       continue;
     }
     const auto& s = snaps->front();
+    if (c.op == "decide") {
+      // Evaluated again at the decider's next claim, as a resume is. It changes nothing by
+      // itself, so a repeat needs no request id; only a RUNNING workflow has anything to decide.
+      if (s.status == flow::workflow_status::running) {
+        if (auto r = store::requeue(tx.conn(), {s.id}, "command"); !r)
+          return r;
+        st.fx.more_here = true;
+      }
+      st.commands.emplace_back(boost::json::serialize(command_json(c, s.status)));
+      audits.push_back(command_audit(c, s.ns));
+      continue;
+    }
+    if (c.op == "resetcallbacks") {
+      // Conductor refuses it for an ended workflow; its queue rows are this transaction's to
+      // write like any decision's, and the lessors hear of them after the commit.
+      if (flow::is_terminal(s.status)) {
+        st.commands.emplace_back(nf::make_error(
+          nf::errc::invalid, "workflow " + s.id.str() + " is "
+                               + std::string{flow::to_string(s.status)}
+                               + ": an ended workflow has no callbacks to reset"));
+        continue;
+      }
+      auto queues = store::queue_delayed_now(tx.conn(), s.id);
+      if (!queues)
+        return std::move(queues.error());
+      st.fx.hints.queues.insert(queues->begin(), queues->end());
+      st.commands.emplace_back(boost::json::serialize(command_json(c, s.status)));
+      audits.push_back(command_audit(c, s.ns));
+      continue;
+    }
     caf::expected<std::optional<workflow_plan>> plan{std::nullopt};
     if (c.op == "pause" || c.op == "resume" || c.op == "terminate") {
       plan = plan_state_command(c, s);

@@ -14,6 +14,7 @@
 #include <caf/typed_event_based_actor.hpp>
 #include <spdlog/spdlog.h>
 
+#include "net/api/poll_notes.hpp"
 #include "net/api/poll_requesters.hpp"
 #include "net/api/store_worker.hpp"
 #include "net/client/request_deadlines.hpp"
@@ -36,6 +37,7 @@ namespace {
 // published; a peer node sends through an untyped handle.
 using api_actor = client_api::extend<
   caf::reacts_to<tick_atom, uint64_t>, caf::reacts_to<tick_atom>, caf::reacts_to<caf::actor>,
+  caf::reacts_to<poll_data_atom>,
   caf::replies_to<forward_atom, msg::task_result>::with<std::string>,
   caf::replies_to<forward_atom, std::vector<msg::task_result>>::with<
     std::vector<msg::report_outcome>>,
@@ -75,6 +77,8 @@ struct api_state {
   std::unordered_map<std::string, size_t> polls_by_queue;
   /// The network senders of those polls, watched while one is open (poll_requesters.hpp).
   poll_requesters requesters;
+  /// The polls taken since they were last written to "PollData" (poll_notes.hpp).
+  poll_notes polls_seen;
   /// Namespace ids by name, each as read at `read` (namespace_ttl): a namespace removed
   /// elsewhere is forgotten here within that time; one removed through this api at once.
   struct known_namespace {
@@ -380,6 +384,34 @@ caf::result<std::vector<msg::leased_task>> open_poll(api_pointer self, caf::erro
                              forward_atom_v, std::move(m));
   return relay_then<reply>(self, st.opts.node, engine_node, timeout, done, std::move(gone),
                            poll_atom_v, std::move(m));
+}
+
+// How often the polls noted are written to "PollData": Conductor's poll data is read in
+// seconds, and a worker polls many times a second.
+constexpr auto poll_data_interval = std::chrono::seconds{5};
+
+// A poll taken, for Conductor's poll data; the first one since the last write schedules the
+// next (write_polls).
+void note_poll(api_pointer self, const msg::poll_request& m) {
+  if (self->state.polls_seen.note(m.namespace_id, m.queue, m.domain, m.worker_id,
+                                  poll_notes::clock::now()))
+    self->delayed_send(self, poll_data_interval, poll_data_atom_v);
+}
+
+void write_polls(api_pointer self) {
+  if (auto dropped = self->state.polls_seen.dropped())
+    folder_logger("net")->warn("poll_data_keys_dropped n={} (more workers and task types in one "
+                               "interval than the api notes; they show at their next poll)",
+                               dropped);
+  auto seen = self->state.polls_seen.take(poll_notes::clock::now());
+  if (seen.empty())
+    return;
+  self->request(self->state.worker(), self->state.opts.request_timeout, poll_data_atom_v,
+                std::move(seen))
+    .then([] {},
+          [](caf::error& e) {
+            folder_logger("net")->warn("poll_data_write_failed error=\"{}\"", nf::message_of(e));
+          });
 }
 
 // A checked request on to a store worker, or its rejection.
@@ -875,6 +907,8 @@ api_actor::behavior_type api(api_pointer self, api_options opts) {
       return in_namespace<reply>(self, access::worker, "poll", poll_atom_v, r,
                                  [self, timeout, limits](auto& m) {
         auto rejected = check(m, limits);
+        if (!rejected)
+          note_poll(self, m);
         // The queue as stored: a namespace polls only its own (proto/namespaces.hpp), and
         // a domain only its own tasks (proto/domains.hpp).
         m.queue = namespace_queue(m.namespace_id, domain_queue(m.domain, m.queue));
@@ -952,6 +986,16 @@ api_actor::behavior_type api(api_pointer self, api_options opts) {
     },
     [self](tick_atom, uint64_t wait_id) { read_events_or_wait(self, wait_id); },
     [self](tick_atom) { sweep(self); },
+    [self](poll_data_atom) { write_polls(self); },
+    [self](poll_data_atom, msg::poll_data_query& q) -> caf::result<std::string> {
+      return in_namespace<std::string>(self, access::reader, "poll data", poll_data_atom_v, q,
+                                       [self](auto& m) {
+        // What this node noted goes with the read: its own polls show at once.
+        auto pending = self->state.polls_seen.take(poll_notes::clock::now());
+        return to_store<std::string>(self, check(m), poll_data_atom_v, std::move(m),
+                                     std::move(pending));
+      });
+    },
     [self](caf::actor& node) {
       // Only this process hands the api its node (attach_node): a handle sent by a peer on
       // the network would otherwise receive every start, completion and poll from then on.

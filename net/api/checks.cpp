@@ -409,6 +409,13 @@ caf::error check(const msg::task_history_query& q) {
   return p.done();
 }
 
+caf::error check(const msg::poll_data_query& q) {
+  problems p;
+  p.uuid("namespace_id", q.namespace_id, false);
+  p.text("taskType", q.task_type, max_name, false);
+  return p.done();
+}
+
 caf::error check(const msg::schedule_request& r) {
   problems p;
   p.uuid("namespace_id", r.namespace_id, false);

@@ -47,6 +47,7 @@ caf::error check(const msg::definitions_query& r);
 caf::error check(const msg::namespace_request& r);
 caf::error check(const msg::sink_request& r);
 caf::error check(const msg::task_history_query& q);
+caf::error check(const msg::poll_data_query& q);
 caf::error check(const msg::schedule_request& r);
 /// Definitions text: must be non-empty JSON (the store worker checks the rest).
 caf::error check_definitions_text(std::string_view text);

@@ -12,6 +12,7 @@
 #include "engine/audit_trail.hpp"
 #include "engine/lease/hand_back.hpp"
 #include "engine/operations.hpp"
+#include "engine/poll_data.hpp"
 #include "engine/task_history.hpp"
 #include "engine/webhook_sinks.hpp"
 #include "engine/workflow_removal.hpp"
@@ -137,6 +138,13 @@ caf::behavior store_worker(caf::stateful_actor<worker_state>* self, store_worker
     // Only "remove" comes here (the api sends every other op to the node's deciders).
     [&st](command_atom, const msg::workflow_command& c) -> caf::result<std::string> {
       return st.run([&](store::connection& conn) { return engine::remove_workflow(conn, c); });
+    },
+    [&st](poll_data_atom, const std::vector<msg::poll_seen>& seen) -> caf::result<void> {
+      return st.run([&](store::connection& c) { return engine::record_polls(c, seen); });
+    },
+    [&st](poll_data_atom, const msg::poll_data_query& q,
+          const std::vector<msg::poll_seen>& pending) -> caf::result<std::string> {
+      return st.run([&](store::connection& c) { return engine::poll_data(c, q, pending); });
     },
     [&st](metrics_atom) -> caf::result<std::string> {
       return st.run([&](store::connection& c) { return engine::store_metrics(c); });

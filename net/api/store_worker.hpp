@@ -28,8 +28,9 @@ struct store_worker_options {
 /// (the api turns bare text into one), definitions_atom, audit_atom, get_atom, search_atom,
 /// count_atom, signal_atom, heartbeat_atom, events_atom (no wait), status_atom (the store part),
 /// deadletter_atom, metrics_atom, schedules_atom,
-/// vectors_atom. A lost connection is reopened
-/// on the next request; one whose reconnect fails answers `unavailable`.
+/// vectors_atom, poll_data_atom (the polls the api noted; a poll data query with those
+/// noted since). A lost connection is reopened on the next request; one whose reconnect
+/// fails answers `unavailable`.
 caf::actor spawn_store_worker(caf::actor_system& sys, store_worker_options opts);
 
 } // namespace nf::net

@@ -517,6 +517,10 @@ caf::expected<std::string> client::task_history(const msg::task_history_query& q
   return impl_->call_sync<std::string>(impl_->opts.timeout, task_history_atom_v, scoped(q));
 }
 
+caf::expected<std::string> client::poll_data(const msg::poll_data_query& q) {
+  return impl_->call_sync<std::string>(impl_->opts.timeout, poll_data_atom_v, scoped(q));
+}
+
 caf::expected<std::string> client::deadletters(const msg::deadletter_request& r) {
   return impl_->call_sync<std::string>(impl_->opts.timeout, deadletter_atom_v, scoped(r));
 }

@@ -145,6 +145,9 @@ public:
   caf::expected<std::string> namespaces(const msg::namespace_request& r);
   /// The executions of a task definition, newest first (msg::task_history_query); JSON text.
   caf::expected<std::string> task_history(const msg::task_history_query& q);
+  /// When each worker last polled each task type (msg::poll_data_query): Conductor's PollData
+  /// list, JSON text. Another node's polls show within its 5 s write interval.
+  caf::expected<std::string> poll_data(const msg::poll_data_query& q);
   /// Workflow schedules (msg::schedule_request) in the client's namespace; answers JSON text.
   caf::expected<std::string> schedules(const msg::schedule_request& r);
 

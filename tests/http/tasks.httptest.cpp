@@ -327,6 +327,27 @@ CAF_TEST(an IN_PROGRESS report with callbackAfterSeconds gives the task back unt
   CAF_CHECK(json::serialize(logs.json()).find("not yet") != std::string::npos);
 }
 
+CAF_TEST(resetcallbacks queues a task given back with callbackAfterSeconds at once) {
+  auto wf = f.start("ht_one");
+  auto t = poll_one("ht_a");
+  CAF_REQUIRE_EQUAL(report(t, "IN_PROGRESS", {{"callbackAfterSeconds", 3600}}).status, 200u);
+  CAF_CHECK_EQUAL(http->get("/api/tasks/poll/ht_a?timeout=300").status, 204u);
+  auto r = http->post("/api/workflow/" + wf + "/resetcallbacks", "");
+  CAF_REQUIRE_EQUAL(r.status, 204u);
+  auto again = poll_one("ht_a");
+  CAF_CHECK_EQUAL(std::string{again.at("taskId").as_string()}.substr(0, 36),
+                  std::string{t.at("taskId").as_string()}.substr(0, 36));
+  CAF_CHECK_EQUAL(again.at("pollCount").as_int64(), 2);
+  // Nothing else waits: a second reset queues nothing more.
+  CAF_CHECK_EQUAL(http->post("/api/workflow/" + wf + "/resetcallbacks", "").status, 204u);
+  CAF_CHECK_EQUAL(http->get("/api/tasks/poll/ht_a?timeout=300").status, 204u);
+  CAF_CHECK_EQUAL(report(again, "COMPLETED").status, 200u);
+  CAF_CHECK_EQUAL(f.await_end(wf), "COMPLETED");
+  auto ended = http->post("/api/workflow/" + wf + "/resetcallbacks", "");
+  check_error(ended, 409);
+  CAF_CHECK(ended.body.find("ended workflow") != std::string::npos);
+}
+
 CAF_TEST(a result for a lost lease is 409 and changes nothing) {
   auto wf = f.start("ht_lease");
   auto old = poll_one("ht_short");
@@ -525,6 +546,54 @@ CAF_TEST(queue sizes count the ready tasks of each type) {
   check_error(http->get("/api/tasks/queue/sizes"), 400, "taskType");
 }
 
+CAF_TEST(poll data says when each worker last polled a task type) {
+  auto ms_now = [] {
+    return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+  };
+  auto before = ms_now();
+  CAF_REQUIRE_EQUAL(http->get("/api/tasks/poll/pd_type?workerid=pd_w1&timeout=0").status, 204u);
+  CAF_REQUIRE_EQUAL(
+    http->get("/api/tasks/poll/batch/pd_type?count=2&timeout=0&workerid=pd_w2&domain=pd_dom")
+      .status,
+    200u);
+  CAF_REQUIRE_EQUAL(http->get("/api/tasks/poll/pd_type?timeout=0").status, 204u);
+  CAF_REQUIRE_EQUAL(http->get("/api/tasks/poll/pd_other?workerid=pd_w1&timeout=0").status, 204u);
+  auto after = ms_now();
+  // The node's own polls show at once.
+  auto r = http->get("/api/tasks/queue/polldata?taskType=pd_type");
+  CAF_REQUIRE_EQUAL(r.status, 200u);
+  auto rows = r.json().as_array();
+  CAF_REQUIRE_EQUAL(rows.size(), 3u);
+  std::set<std::string> seen;
+  for (const auto& row : rows) {
+    const auto& o = row.as_object();
+    CAF_CHECK_EQUAL(o.at("queueName").as_string(), "pd_type");
+    auto at = o.at("lastPollTime").to_number<int64_t>();
+    CAF_CHECK(at >= before - 1000 && at <= after + 1000);
+    seen.insert(std::string{o.at("domain").as_string()} + "/"
+                + (o.at("workerId").is_null() ? "null" : std::string{o.at("workerId").as_string()}));
+  }
+  CAF_CHECK_EQUAL(seen, (std::set<std::string>{"DEFAULT/null", "DEFAULT/pd_w1", "pd_dom/pd_w2"}));
+  auto all = http->get("/api/tasks/queue/polldata/all");
+  CAF_REQUIRE_EQUAL(all.status, 200u);
+  size_t of_other = 0;
+  auto all_rows = all.json();
+  for (const auto& row : all_rows.as_array())
+    of_other += row.at("queueName").as_string() == "pd_other";
+  CAF_CHECK_EQUAL(of_other, 1u);
+  check_error(http->get("/api/tasks/queue/polldata"), 400, "taskType");
+  // Without a read, the node writes what it noted within its interval (5 s).
+  CAF_REQUIRE_EQUAL(http->get("/api/tasks/poll/pd_type?workerid=pd_w3&timeout=0").status, 204u);
+  CAF_CHECK(f.await(
+    [&] {
+      return f.scalar(R"(SELECT count(*)::text FROM "PollData" WHERE "workerId" = 'pd_w3')")
+             == "1";
+    },
+    10s));
+}
+
 CAF_TEST(a WAIT task completes by its ref name) {
   auto wf = f.start("ht_wait");
   CAF_REQUIRE(f.await([&] { return task_status(f, wf, "w") == "IN_PROGRESS"; }, 10s));
@@ -542,6 +611,29 @@ CAF_TEST(a WAIT task completes by its ref name) {
   CAF_CHECK_EQUAL(report(t, "COMPLETED").status, 200u);
   CAF_CHECK_EQUAL(f.await_end(wf), "COMPLETED");
   CAF_CHECK_EQUAL(f.get(wf).at("output").at("got").as_string(), "yes");
+}
+
+CAF_TEST(decide evaluates a RUNNING workflow again) {
+  auto wf = f.start("ht_wait");
+  CAF_REQUIRE(f.await([&] { return task_status(f, wf, "w") == "IN_PROGRESS"; }, 10s));
+  // A change no decider was told of: the WAIT ended with no "DecideQueues" row behind it, as
+  // after a repair by hand. Nothing moves until the workflow is decided again.
+  f.scalar(R"(UPDATE "TaskExecutions" SET "status" = 'COMPLETED', "endedAt" = now(),
+                "output" = '{"approved": "late"}' WHERE "workflowId" = $1 AND "refName" = 'w'
+              RETURNING 'done')",
+           store::params::of(wf));
+  std::this_thread::sleep_for(1s);
+  CAF_CHECK_EQUAL(task_status(f, wf, "after"), "");
+  CAF_REQUIRE_EQUAL(http->put("/api/workflow/decide/" + wf, "").status, 200u);
+  auto t = poll_one("ht_a");
+  CAF_CHECK_EQUAL(t.at("inputData").at("got").as_string(), "late");
+  CAF_CHECK_EQUAL(report(t, "COMPLETED").status, 200u);
+  CAF_CHECK_EQUAL(f.await_end(wf), "COMPLETED");
+  // An ended workflow has nothing to decide: answered, and nothing changes.
+  CAF_CHECK_EQUAL(http->put("/api/workflow/decide/" + wf, "").status, 200u);
+  CAF_CHECK_EQUAL(wf_status(f, wf), "COMPLETED");
+  check_error(http->put("/api/workflow/decide/0190a1b2-0000-7000-8000-000000000000", ""), 404);
+  check_error(http->put("/api/workflow/decide/nope", ""), 400, "workflowId");
 }
 
 CAF_TEST(a WAIT task updated by its ref name with sync answers the workflow) {

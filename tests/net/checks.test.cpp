@@ -114,7 +114,7 @@ CAF_TEST(operator commands name a known op and only the fields it takes) {
   auto c = ok;
   c.op = "suspend";
   CAF_CHECK(mentions(problems(c), "op: expected pause, resume, terminate, retry, rerun, restart, "
-                                  "skip or variables"));
+                                  "skip, variables, decide or resetcallbacks"));
   c = ok;
   c.op = "rerun";
   CAF_CHECK(mentions(problems(c), "task_ref: expected a non-empty string"));

@@ -60,6 +60,11 @@ CAF_TEST(calls round-trip every field of the protocol) {
   CAF_CHECK_EQUAL(*beat, 123);
   CAF_CHECK(c.rerun("01890000-0000-7000-8000-000000000001", "charge", 2, R"({"a":1})"));
   CAF_CHECK(c.signal("01890000-0000-7000-8000-000000000001", "approved", R"({"by":"ada"})"));
+  msg::poll_data_query pd;
+  pd.task_type = "email";
+  auto polls = c.poll_data(pd);
+  CAF_REQUIRE(polls);
+  CAF_CHECK(polls->find(R"("workerId":"w")") != std::string::npos);
   auto lines = node.log().take();
   std::vector<std::string> want{
     R"(start order v3 input={"id":7} key= corr=c-1 prio=5)",
@@ -70,6 +75,7 @@ CAF_TEST(calls round-trip every field of the protocol) {
     "heartbeat 01890000-0000-7000-8000-0000000000aa",
     R"(rerun 01890000-0000-7000-8000-000000000001 reason= task=charge iteration=2 input={"a":1})",
     R"(signal 01890000-0000-7000-8000-000000000001 approved payload={"by":"ada"})",
+    "poll data email",
   };
   CAF_CHECK_EQUAL(lines, want);
 }

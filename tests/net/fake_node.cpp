@@ -210,6 +210,10 @@ client_api::behavior_type fake(client_api::stateful_pointer<fake_state> self,
       log->add("vectors op=" + r.op + " index=" + r.index);
       return R"({"index":")" + r.index + R"(","mode":"exact","distance":"sql","candidates":0,"results":[]})";
     },
+    [log](poll_data_atom, const msg::poll_data_query& q) -> std::string {
+      log->add("poll data " + q.task_type);
+      return R"([{"queueName":"q","domain":"DEFAULT","workerId":"w","lastPollTime":1}])";
+    },
   };
 }
 

@@ -390,6 +390,9 @@ async function lookedUpBySdk(admin, metadata, workflows) {
   check((await workflows.getWorkflowStatus(ids[1])).status === "PAUSED", "paused in bulk");
   await legacy.workflowBulkResource.resumeWorkflow(ids);
   check((await workflows.getWorkflowStatus(ids[1])).status === "RUNNING", "resumed in bulk");
+  // Nothing of it waits out a delay: resetcallbacks answers and changes nothing.
+  await legacy.workflowResource.resetWorkflow(ids[1]);
+  check((await workflows.getWorkflowStatus(ids[1])).status === "RUNNING", "callbacks reset");
   const ended = await legacy.workflowBulkResource.terminate(ids, "sdk cleanup");
   check(ended.bulkSuccessfulResults.length === 2, `bulk terminate: ${JSON.stringify(ended)}`);
   const after = await workflows.getWorkflow(ids[0], false);
@@ -409,6 +412,14 @@ async function lookedUpBySdk(admin, metadata, workflows) {
   const found5 = await admin.getTaskClient().search(0, 5, "", "*", "taskType = sdk_greet");
   check(found5.results.length === 5 && found5.results.every((t) => t.taskType === "sdk_greet"),
         `task search: ${JSON.stringify(found5).slice(0, 300)}`);
+  // Poll data: the SDK's workers have been polling sdk_greet under the machine's host name.
+  const polls = await admin.getTaskClient().getTaskPollData("sdk_greet");
+  check(polls.length > 0 && polls.every((p) => p.queueName === "sdk_greet" && p.workerId
+                                            && Date.now() - p.lastPollTime < 120000),
+        `poll data: ${JSON.stringify(polls)}`);
+  // decide on an ended workflow answers and changes nothing.
+  await legacy.workflowResource.decide(ids[1]);
+  check((await workflows.getWorkflowStatus(ids[1])).status === "TERMINATED", "decided again");
   console.log("lookups and bulk commands through the SDK answered for " + ids.join(", "));
 }
 

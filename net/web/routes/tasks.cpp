@@ -535,6 +535,15 @@ void queue_sizes(gateway* api, const exchange_ptr& ex) {
   ready_counts(api, ex, std::move(types));
 }
 
+// Conductor's poll data of the request's namespace: of one task type, or of every one when
+// `task_type` is empty.
+void poll_data(gateway* api, const exchange_ptr& ex, std::string task_type) {
+  msg::poll_data_query q;
+  q.task_type = std::move(task_type);
+  api->ask<std::string>([ex](std::string& t) { answer_json_text(ex, t); }, fail_with(ex),
+                        poll_data_atom_v, scoped(ex, std::move(q)));
+}
+
 } // namespace
 
 void add_task_routes(router& r, const route_context& ctx) {
@@ -677,6 +686,22 @@ void add_task_routes(router& r, const route_context& ctx) {
   r.add({verb::get, "/api/tasks/queue/all", "Ready tasks of every queue that has any",
          {}, body_kind::none, {}, "{\"<queue>\": ready count}", "task", access::reader,
          [api](const exchange_ptr& ex) { ready_counts(api, ex, {}); }});
+  const char* poll_data_answer =
+    "[{queueName (the task type), domain (\"DEFAULT\" for polls that named none), workerId, "
+    "lastPollTime (Unix ms)}]; a node's own polls show at once, other nodes' within 5 s";
+  r.add({verb::get, "/api/tasks/queue/polldata", "When each worker last polled a task type",
+         {{"taskType", "the task type", true}}, body_kind::none, {}, poll_data_answer, "task",
+         access::reader, [api](const exchange_ptr& ex) {
+           const auto* type = ex->query("taskType");
+           if (type == nullptr || type->empty()) {
+             ex->fail(400, "taskType: name a task type", "taskType");
+             return;
+           }
+           poll_data(api, ex, *type);
+         }});
+  r.add({verb::get, "/api/tasks/queue/polldata/all", "When each worker last polled each task type",
+         {}, body_kind::none, {}, poll_data_answer, "task", access::reader,
+         [api](const exchange_ptr& ex) { poll_data(api, ex, {}); }});
 }
 
 } // namespace nf::net::web

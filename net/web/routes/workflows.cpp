@@ -375,6 +375,26 @@ void add_command_routes(router& r, const route_context& ctx) {
              command(api, ex, command_of(op, id), [ex] { empty_answer(ex, 200); });
            }});
   }
+  r.add({verb::put, "/api/workflow/decide/{workflowId}",
+         "Evaluate a RUNNING workflow again now, as the decider would on its next event; "
+         "nothing changes for a workflow in any other status", {}, body_kind::none, {},
+         "200, empty (404 when no such workflow)", "workflow", access::operator_,
+         [api](const exchange_ptr& ex) {
+           const auto& id = ex->param("workflowId");
+           if (!check_id(ex, id))
+             return;
+           command(api, ex, command_of("decide", id), [ex] { empty_answer(ex, 200); });
+         }});
+  r.add({verb::post, "/api/workflow/{workflowId}/resetcallbacks",
+         "Queue now every task of a running or paused workflow that waits out a delay: a "
+         "worker's callbackAfterSeconds, a retry's delay or a start delay", {}, body_kind::none,
+         {}, "204 (409 when the workflow has ended)", "workflow", access::operator_,
+         [api](const exchange_ptr& ex) {
+           const auto& id = ex->param("workflowId");
+           if (!check_id(ex, id))
+             return;
+           command(api, ex, command_of("resetcallbacks", id), [ex] { empty_answer(ex, 204); });
+         }});
   r.add({verb::delete_, "/api/workflow/{workflowId}", "Terminate a workflow (X-Request-Id: a retry is applied once)",
          {{"reason", "why (recorded as its reasonForIncompletion)", false},
           {"triggerFailureWorkflow", "false only: a terminated workflow starts no failure workflow",
