@@ -990,9 +990,11 @@ api_actor::behavior_type api(api_pointer self, api_options opts) {
     [self](poll_data_atom, msg::poll_data_query& q) -> caf::result<std::string> {
       return in_namespace<std::string>(self, access::reader, "poll data", poll_data_atom_v, q,
                                        [self](auto& m) {
+        if (auto rejected = check(m))
+          return caf::result<std::string>{rejected};
         // What this node noted goes with the read: its own polls show at once.
         auto pending = self->state.polls_seen.take(poll_notes::clock::now());
-        return to_store<std::string>(self, check(m), poll_data_atom_v, std::move(m),
+        return to_store<std::string>(self, caf::error{}, poll_data_atom_v, std::move(m),
                                      std::move(pending));
       });
     },
