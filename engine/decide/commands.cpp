@@ -1,5 +1,6 @@
 // Operator commands in the decider's transaction (pause, resume, terminate, retry, rerun,
-// restart, skip, variables, decide, resetcallbacks), each decided on its workflow's snapshot before the claim.
+// restart, skip, variables, decide, resetcallbacks), each decided on its workflow's snapshot
+// before the claim.
 
 #include "engine/decide/attempt_state.hpp"
 
@@ -88,6 +89,32 @@ caf::expected<void> terminate_children(store::transaction& tx, const store::work
   return {};
 }
 
+// decide and resetcallbacks: no plan, no write to the workflow itself. decide requeues a RUNNING
+// workflow for the decider's next claim, as a resume does; resetcallbacks queues the tasks that
+// wait out a delay, and the lessors hear of them after the commit. Both change nothing when
+// repeated, so neither claims a request id. Answers the refusal, nullopt when applied.
+caf::expected<std::optional<caf::error>> requeue_command(store::transaction& tx, const command_request& c,
+                                          const store::workflow_snapshot& s, plan_effects& fx) {
+  if (c.op == "decide") {
+    if (s.status == flow::workflow_status::running) {
+      if (auto r = store::requeue(tx.conn(), {s.id}, "command"); !r)
+        return std::move(r.error());
+      fx.more_here = true;
+    }
+    return std::optional<caf::error>{};
+  }
+  // Conductor refuses resetcallbacks for an ended workflow.
+  if (flow::is_terminal(s.status))
+    return std::optional<caf::error>{nf::make_error(
+      nf::errc::invalid, "workflow " + s.id.str() + " is " + std::string{flow::to_string(s.status)}
+                           + ": an ended workflow has no callbacks to reset")};
+  auto queues = store::queue_delayed_now(tx.conn(), s.id);
+  if (!queues)
+    return std::move(queues.error());
+  fx.hints.queues.insert(queues->begin(), queues->end());
+  return std::optional<caf::error>{};
+}
+
 // The command's audit record: what identifies it, never its new input or variables' values
 // (they may carry secrets), only that there was one, or the variables' names.
 store::audit_event command_audit(const command_request& c, const namespace_id& ns) {
@@ -137,32 +164,14 @@ caf::expected<void> decider_core::run_commands(store::transaction& tx, const bat
       continue;
     }
     const auto& s = snaps->front();
-    if (c.op == "decide") {
-      // Evaluated again at the decider's next claim, as a resume is. It changes nothing by
-      // itself, so a repeat needs no request id; only a RUNNING workflow has anything to decide.
-      if (s.status == flow::workflow_status::running) {
-        if (auto r = store::requeue(tx.conn(), {s.id}, "command"); !r)
-          return r;
-        st.fx.more_here = true;
-      }
-      st.commands.emplace_back(boost::json::serialize(command_json(c, s.status)));
-      audits.push_back(command_audit(c, s.ns));
-      continue;
-    }
-    if (c.op == "resetcallbacks") {
-      // Conductor refuses it for an ended workflow; its queue rows are this transaction's to
-      // write like any decision's, and the lessors hear of them after the commit.
-      if (flow::is_terminal(s.status)) {
-        st.commands.emplace_back(nf::make_error(
-          nf::errc::invalid, "workflow " + s.id.str() + " is "
-                               + std::string{flow::to_string(s.status)}
-                               + ": an ended workflow has no callbacks to reset"));
+    if (c.op == "decide" || c.op == "resetcallbacks") {
+      auto refused = requeue_command(tx, c, s, st.fx);
+      if (!refused)
+        return std::move(refused.error());
+      if (*refused) {
+        st.commands.emplace_back(std::move(**refused));
         continue;
       }
-      auto queues = store::queue_delayed_now(tx.conn(), s.id);
-      if (!queues)
-        return std::move(queues.error());
-      st.fx.hints.queues.insert(queues->begin(), queues->end());
       st.commands.emplace_back(boost::json::serialize(command_json(c, s.status)));
       audits.push_back(command_audit(c, s.ns));
       continue;
