@@ -2,8 +2,10 @@
 #include "tests/actors/decider_fixture.hpp"
 
 #include <future>
+#include <thread>
 
 #include "engine/decide/batch.hpp"
+#include "tests/actors/missing_standby.hpp"
 
 using namespace nf;
 using namespace std::chrono_literals;
@@ -24,31 +26,6 @@ namespace {
 constexpr const char* two_steps = R"({"name": "two", "version": 1, "tasks": [
   {"name": "work", "taskReferenceName": "a", "type": "SIMPLE"},
   {"name": "next", "taskReferenceName": "b", "type": "SIMPLE"}]})";
-
-// Server settings for the committed case, reset on every way out of the test.
-struct missing_standby {
-  store::connection admin;
-  explicit missing_standby(const std::string& dsn) : admin{open(dsn)} {
-    set("ALTER SYSTEM SET synchronous_commit = 'local'");
-    set("ALTER SYSTEM SET synchronous_standby_names = 'nf_absent_standby'");
-    set("SELECT pg_reload_conf()");
-  }
-  ~missing_standby() {
-    (void) admin.exec("ALTER SYSTEM RESET synchronous_standby_names");
-    (void) admin.exec("ALTER SYSTEM RESET synchronous_commit");
-    (void) admin.exec("SELECT pg_reload_conf()");
-  }
-  static store::connection open(const std::string& dsn) {
-    auto c = store::connection::open(dsn);
-    if (!c)
-      CAF_FAIL("connect: " << nf::message_of(c.error()));
-    return std::move(*c);
-  }
-  void set(const char* sql) {
-    if (auto r = admin.exec(sql); !r)
-      CAF_FAIL(sql << ": " << nf::message_of(r.error()));
-  }
-};
 
 struct fixture : test::decider_fixture {
   // The decider's connections: they wait for the synchronous standby when one is named.
@@ -84,7 +61,7 @@ struct fixture : test::decider_fixture {
     // Only a transaction that wrote WAL before its commit record waits.
     sql(R"(CREATE TABLE IF NOT EXISTS "SyncProbe" ("k" int))");
     for (int i = 0; i < 100; ++i) {
-      auto probe = missing_standby::open(sync_dsn);
+      auto probe = test::missing_standby::open(sync_dsn);
       auto done = std::async(std::launch::async,
                              [&] { return probe.exec(R"(INSERT INTO "SyncProbe" VALUES (1))"); });
       if (done.wait_for(50ms) == std::future_status::ready) {
@@ -133,7 +110,7 @@ struct fixture : test::decider_fixture {
 CAF_TEST_FIXTURE_SCOPE(in_doubt_tests, fixture)
 
 CAF_TEST(a batch whose commit happened though its answer was lost is answered as started) {
-  missing_standby standby{test::server_dsn()};
+  test::missing_standby standby{test::server_dsn(), conn};
   wait_until_commits_wait();
   engine::decider_core core{1, sync_dsn, 64};
   core.serve({0});
@@ -153,7 +130,7 @@ CAF_TEST(a batch whose commit was lost with its answer is decided again) {
          BEGIN PERFORM pg_advisory_xact_lock(4242); RETURN NULL; END $$)");
   sql(R"(CREATE CONSTRAINT TRIGGER "nf_test_hold_commit" AFTER INSERT ON "WorkflowExecutions"
          DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION "nf_test_hold_commit"())");
-  auto holder = missing_standby::open(db->dsn());
+  auto holder = test::missing_standby::open(db->dsn());
   CAF_REQUIRE(holder.exec("SELECT pg_advisory_lock(4242)"));
   engine::decider_core core{1, db->dsn(), 64};
   core.serve({0});
