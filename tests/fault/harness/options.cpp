@@ -14,8 +14,8 @@ const char* usage =
   "         [--nodes N] [--lease-ms MS] [--workflows N] [--load-workflows N] [--fan-width N]\n"
   "         [--fan-every N] [--kills N] [--pg-restarts N] [--terminates N] [--cuts N]\n"
   "         [--partition-s S] [--stop-leases X] [--clock-shift-min M] [--wait-s S]\n"
-  "         [--poison-pct P] [--scale-seconds S] [--starters N] [--workers N]\n"
-  "         [--delay-ms MS] [--loss-pct P] [--response-timeout-s S] [--keep]\n"
+  "         [--poison-pct P] [--scale-seconds S] [--scale-rounds R] [--starters N]\n"
+  "         [--workers N] [--delay-ms MS] [--loss-pct P] [--response-timeout-s S] [--keep]\n"
   "         [--nodeflow BIN] [--proxy BIN] [--bench BIN] [--source DIR]\n"
   "scenarios: kill9 sigstop pg-terminate pg-restart cut-after-commit partition delay-loss\n"
   "           poison scale clock (--short runs all but scale; clock last, as a clock that\n"
@@ -31,6 +31,7 @@ void long_sizes(options& o) {
   o.cuts = 1000;
   o.partition_s = 60;
   o.scale_seconds = 30;
+  o.scale_rounds = 2;
   o.starters = 16;
   o.workers = 12;
 }
@@ -68,6 +69,7 @@ std::optional<options> parse_options(int argc, char** argv) {
     {"--wait-s", [&](auto v) { o.wait_s = std::stoi(v); }},
     {"--poison-pct", [&](auto v) { o.poison_pct = std::stod(v); }},
     {"--scale-seconds", [&](auto v) { o.scale_seconds = std::stoi(v); }},
+    {"--scale-rounds", [&](auto v) { o.scale_rounds = std::stoi(v); }},
     {"--starters", [&](auto v) { o.starters = std::stoi(v); }},
     {"--workers", [&](auto v) { o.workers = std::stoi(v); }},
     {"--delay-ms", [&](auto v) { o.delay_ms = std::stoi(v); }},
@@ -142,7 +144,7 @@ std::optional<options> parse_options(int argc, char** argv) {
         o.scenarios.push_back(n);
   if (o.nodes < 2 || o.lease_ms < 100 || o.workflows < 1 || o.load_workflows < 1
       || o.fan_every < 1 || o.fan_width < 1 || o.starters < 1 || o.workers < 1
-      || o.scale_seconds < 1) {
+      || o.scale_seconds < 1 || o.scale_rounds < 1) {
     std::cerr << "nodeflow-fault-harness: --nodes needs at least 2, --lease-ms at least 100, "
                  "the counts at least 1\n";
     return std::nullopt;

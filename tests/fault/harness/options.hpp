@@ -39,6 +39,7 @@ struct options {
   int wait_s = 5;               ///< WAIT duration of the clock scenario's workflows
   double poison_pct = 1.0;      ///< share of poisoned starts
   int scale_seconds = 10;       ///< W2's starts per node count in the scale scenario
+  int scale_rounds = 1;         ///< the scale scenario's passes over the counts, alternating
   int starters = 8;             ///< threads starting workflows
   int workers = 8;              ///< threads polling and reporting
   int delay_ms = 50;            ///< the delay scenario's link delay

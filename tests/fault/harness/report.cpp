@@ -138,7 +138,8 @@ bool write_report(const std::string& path, const options& o, const std::vector<r
       << "-way fan-out, the rest 10-step chains); kills " << o.kills << ", Postgres restarts "
       << o.pg_restarts << ", terminate rounds " << o.terminates << ", cuts " << o.cuts
       << ", partition " << o.partition_s << " s, scale: W2 started for " << o.scale_seconds
-      << " s per node count\n"
+      << " s per node count, " << o.scale_rounds << " pass" << (o.scale_rounds > 1 ? "es" : "")
+      << " over the counts\n"
       << (o.resized ? "- reduced: this run was sized by the flags of its command, smaller than the "
                       "bars ask; the bars' sizes are the defaults of `--long`\n"
                     : "")

@@ -181,15 +181,23 @@ w2_run run_w2(run_context& ctx, const std::string& dsn, int k, int worker_procs,
 row scale_scenario(run_context& ctx) {
   const auto& o = ctx.opts;
   const int n = ctx.nodes.size();
-  std::vector<w2_run> runs;
+  std::vector<std::vector<w2_run>> runs(n); // by node count - 1
   bool clean = true, checker_ok = true;
   std::string problem;
   const auto since = now_ms();
   for (int i = 0; i < n; ++i)
     if (ctx.nodes.running(i))
       ctx.nodes.stop(i);
-  for (int k = 1; k <= n; ++k) {
-    // W2 as bench/run runs it: a database of its own for each node count, so no count runs
+  // The machine's speed drifts over minutes: the counts run in alternating passes
+  // (1 … n, then n … 1), so no count always runs first or last.
+  std::vector<int> order;
+  for (int round = 0; round < o.scale_rounds; ++round)
+    for (int j = 1; j <= n; ++j)
+      order.push_back(round % 2 == 0 ? j : n + 1 - j);
+  int pass = 0;
+  for (int k : order) {
+    ++pass;
+    // W2 as bench/run runs it: a database of its own for each run, so no run goes
     // on the rows the one before it left (no webhook sink: the harness's would deliver every
     // event), the nodes not through the proxy (it relays every byte on the same cores, and
     // more nodes send it more: reports forwarded between them).
@@ -211,17 +219,18 @@ row scale_scenario(run_context& ctx) {
     for (int i = 0; i < k; ++i)
       ctx.nodes.start(i, "", dsn);
     std::this_thread::sleep_for(std::chrono::milliseconds(2 * o.lease_ms));
-    auto dir = std::filesystem::path{ctx.nodes.at(0).log}.parent_path() / ("scale" + std::to_string(k));
+    auto dir = std::filesystem::path{ctx.nodes.at(0).log}.parent_path()
+               / ("scale" + std::to_string(k) + "-" + std::to_string(pass));
     // The same workers whatever the node count (nodeflow-bench's default grows with it):
     // only the nodes change between the runs compared.
-    runs.push_back(run_w2(ctx, dsn, k, n, o.scale_seconds, dir.string()));
-    if (!runs.back().problem.empty()) {
+    auto run = run_w2(ctx, dsn, k, n, o.scale_seconds, dir.string());
+    if (!run.problem.empty()) {
       clean = false;
-      problem = runs.back().problem;
+      problem = run.problem;
     }
-    std::cout << k << " node(s): W2 " << runs.back().tasks_per_s << " tasks/s "
-              << runs.back().problem << "\n"
+    std::cout << k << " node(s): W2 " << run.tasks_per_s << " tasks/s " << run.problem << "\n"
               << std::flush;
+    runs[k - 1].push_back(run);
     check_options check;
     check.dsn = dsn;
     check.since_ms = since;
@@ -235,28 +244,49 @@ row scale_scenario(run_context& ctx) {
     ctx.nodes.start(i);
   }
   std::this_thread::sleep_for(std::chrono::milliseconds(2 * o.lease_ms));
-  double ratio = runs.front().tasks_per_s > 0 ? runs.back().tasks_per_s / runs.front().tasks_per_s
-                                              : 0;
+  auto mean = [](const std::vector<w2_run>& v, double w2_run::*field) {
+    double sum = 0;
+    for (const auto& r : v)
+      sum += r.*field;
+    return v.empty() ? 0 : sum / v.size();
+  };
+  const double one = mean(runs.front(), &w2_run::tasks_per_s);
+  const double ratio = one > 0 ? mean(runs.back(), &w2_run::tasks_per_s) / one : 0;
   row r;
   r.scenario = "scale";
   r.fault = "W2 (bench/README.md) started for " + std::to_string(o.scale_seconds)
-            + " s on 1 … " + std::to_string(n)
-            + " nodes of one Postgres, each count on a fresh database, " + std::to_string(n)
+            + " s on 1 … " + std::to_string(n) + " nodes of one Postgres, "
+            + (o.scale_rounds > 1 ? std::to_string(o.scale_rounds)
+                                      + " alternating passes (1 … n, n … 1), "
+                                  : std::string{})
+            + "each run on a fresh database, " + std::to_string(n)
             + " worker processes each time, no fault (the nodes not through the proxy)";
   r.bar = std::to_string(n) + " nodes ≥ 1.0 × one node";
   std::ostringstream f;
   f << std::fixed;
-  for (size_t i = 0; i < runs.size(); ++i)
-    f << (i ? ", " : "") << i + 1 << " node" << (i ? "s " : " ") << std::setprecision(0)
-      << runs[i].tasks_per_s << " tasks/s (" << std::setprecision(3) << runs[i].cpu_ms_per_task
-      << " ms of node and Postgres CPU a task)";
-  f << "; ratio " << std::setprecision(3) << ratio << "; checker " << (checker_ok ? "ok" : "FAIL");
+  for (size_t i = 0; i < runs.size(); ++i) {
+    f << (i ? "; " : "") << i + 1 << " node" << (i ? "s " : " ");
+    if (runs[i].size() > 1) {
+      f << std::setprecision(0) << "mean " << mean(runs[i], &w2_run::tasks_per_s) << " tasks/s (";
+      for (size_t j = 0; j < runs[i].size(); ++j)
+        f << (j ? ", " : "") << runs[i][j].tasks_per_s;
+      f << ")";
+    } else {
+      f << std::setprecision(0) << mean(runs[i], &w2_run::tasks_per_s) << " tasks/s";
+    }
+    f << ", " << std::setprecision(3) << mean(runs[i], &w2_run::cpu_ms_per_task)
+      << " ms of node and Postgres CPU a task";
+  }
+  f << "; ratio " << std::setprecision(3) << ratio
+    << (o.scale_rounds > 1 ? " of the means" : "") << "; checker "
+    << (checker_ok ? "ok" : "FAIL");
   if (!problem.empty())
     f << "; " << problem;
   r.figure = f.str();
   // Throughput is judged in the long form only, where each figure rests on enough steady state.
   r.pass = clean && checker_ok && (!o.long_form || ratio >= 1.0);
-  r.command = command_for("scale", "--scale-seconds " + std::to_string(o.scale_seconds));
+  r.command = command_for("scale", "--scale-seconds " + std::to_string(o.scale_seconds)
+                                       + " --scale-rounds " + std::to_string(o.scale_rounds));
   return r;
 }
 
