@@ -24,6 +24,7 @@ void insert(snapshot& s, const scheduled_task& st, time_ms now) {
   e.reason_for_incompletion = st.reason_for_incompletion;
   e.scheduled_time = now;
   e.start_delay_ms = st.start_delay_ms;
+  e.task_id = st.task_id;
   if (st.status != task_status::scheduled)
     e.start_time = now;
   if (is_terminal(st.status))

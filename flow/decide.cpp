@@ -14,6 +14,7 @@
 #include "flow/loop_frame.hpp"
 #include "flow/loop_inputs.hpp"
 #include "flow/json_read.hpp"
+#include "flow/own_task_id.hpp"
 #include "flow/problem.hpp"
 #include "flow/retry.hpp"
 #include "flow/safe_expr.hpp"
@@ -64,8 +65,8 @@ bool retriable_type(task_type t) {
 class evaluation {
  public:
   evaluation(const workflow_def& def, const task_def_map& defs, const snapshot& snap, time_ms now,
-             const cached_outputs* cached)
-    : def_(def), defs_(defs), snap_(snap), now_(now), index_(def), cached_(cached) {
+             const cached_outputs* cached, const task_id_source* ids)
+    : def_(def), defs_(defs), snap_(snap), now_(now), index_(def), cached_(cached), ids_(ids) {
   }
 
   decision run() {
@@ -112,6 +113,7 @@ class evaluation {
   const time_ms now_;
   const def_index index_;
   const cached_outputs* cached_;
+  const task_id_source* ids_;
   decision out_;
   std::vector<row> rows_;
   std::map<key, std::vector<int>, key_less> by_key_;  // row indices, by attempt
@@ -210,6 +212,12 @@ class evaluation {
         best = i;
     }
     return best;
+  }
+
+  // The row's id, when known: a stored row's, or the one this decision made for it.
+  const std::string& task_id_of(const row& r) const {
+    return r.src != nullptr ? r.src->task_id
+                            : out_.schedule[static_cast<std::size_t>(r.sched)].task_id;
   }
 
   const boost::json::object& input_of(const row& r) const {
@@ -396,12 +404,20 @@ class evaluation {
   }
 
   // `error`: the first ${…} whose function failed (the task then fails with it).
+  // `own_id`: the id made for the task when its input names it (${CPEWF_TASK_ID}).
   boost::json::object resolve_input(const workflow_task& t, const loop_frame& fr,
                                     const task_def* d, const boost::json::object* extra,
-                                    std::string& error) {
-    auto input = resolve(t.input_parameters, scope_for(fr), &error);
+                                    std::string& error, std::string& own_id) {
+    auto s = scope_for(fr);
+    if (ids_ != nullptr && *ids_)
+      s.own_task_id = [this, &own_id]() -> std::string_view {
+        if (own_id.empty())
+          own_id = (*ids_)();
+        return own_id;
+      };
+    auto input = resolve(t.input_parameters, s, &error);
     if (t.type == task_type::do_while && !t.items.is_null())
-      input["items"] = resolve(t.items, scope_for(fr), &error);
+      input["items"] = resolve(t.items, s, &error);
     if (extra != nullptr)
       for (const auto& kv : *extra)
         input[kv.key()] = kv.value();
@@ -510,10 +526,10 @@ class evaluation {
       if (is_inline(t.type) && !spend_step())
         return outcome::pending;
       const task_def* d = def_for(t);
-      std::string error;
-      auto input = resolve_input(t, fr, d, extra, error);
+      std::string error, own_id;
+      auto input = resolve_input(t, fr, d, extra, error, own_id);
       r = start(t, fr, fr.id(t.task_reference_name), std::move(input), t.start_delay * 1000, d,
-                error);
+                error, std::move(own_id));
       if (ended_)
         return outcome::pending;
     }
@@ -533,8 +549,8 @@ class evaluation {
       name = x.src != nullptr ? x.src->task_def_name
                               : out_.schedule[static_cast<std::size_t>(x.sched)].task_def_name;
     } else {
-      std::string error;
-      auto input = resolve_input(t, fr, nullptr, extra, error);
+      std::string error, own_id;
+      auto input = resolve_input(t, fr, nullptr, extra, error, own_id);
       if (error.empty())
         name = dynamic_task_name(t, input, error);
       else
@@ -545,6 +561,7 @@ class evaluation {
         st.type = task_type::dynamic;
         st.task_def_name = t.name;
         st.input = std::move(input);
+        st.task_id = std::move(own_id);
         st.status = task_status::failed;
         st.reason_for_incompletion = std::move(error);
         task_event(st.id, st.type, st.status, st.reason_for_incompletion);
@@ -576,9 +593,10 @@ class evaluation {
   // would resolve the same input again.
   int start(const workflow_task& t, const loop_frame& fr, task_identity id,
             boost::json::object input, std::int64_t delay_ms, const task_def* d,
-            const std::string& input_error = {}) {
+            const std::string& input_error = {}, std::string task_id = {}) {
     scheduled_task st;
     st.id = std::move(id);
+    st.task_id = std::move(task_id);
     st.type = t.type;
     st.task_def_name = t.name;
     st.start_delay_ms = delay_ms;
@@ -1099,7 +1117,8 @@ class evaluation {
       task_identity next{x.id.ref, x.id.iteration, x.id.attempt + 1};
       auto delay = retry_delay_ms(*d, snap_.workflow_id, x.id);
       boost::json::object input = input_of(x);
-      start(t, fr, std::move(next), std::move(input), delay, d);
+      auto own_id = carry_own_task_id(input, task_id_of(x), ids_);
+      start(t, fr, std::move(next), std::move(input), delay, d, {}, std::move(own_id));
       return outcome::pending;
     }
     std::string reason = ended_reason(x);
@@ -1253,8 +1272,8 @@ class evaluation {
 }  // namespace
 
 decision decide(const workflow_def& def, const task_def_map& task_defs, const snapshot& snap,
-                time_ms now, const cached_outputs* cached) {
-  return evaluation(def, task_defs, snap, now, cached).run();
+                time_ms now, const cached_outputs* cached, const task_id_source* ids) {
+  return evaluation(def, task_defs, snap, now, cached, ids).run();
 }
 
 } // namespace nf::flow

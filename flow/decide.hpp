@@ -48,8 +48,11 @@ namespace nf::flow {
 /// output instead (no queue, no timers; its event says `"cached": true`), and the workflow
 /// goes on in the same decision. decide() itself reads nothing: the engine looks the keys up.
 using cached_outputs = std::map<std::pair<std::string, std::string>, boost::json::object>;
+/// `ids` makes the id of a task whose input names `${CPEWF_TASK_ID}` (and of a retry whose
+/// copied input holds its attempt's); without it the expression is null.
 decision decide(const workflow_def& def, const task_def_map& task_defs, const snapshot& snap,
-                time_ms now, const cached_outputs* cached = nullptr);
+                time_ms now, const cached_outputs* cached = nullptr,
+                const task_id_source* ids = nullptr);
 
 /// The most inline tasks and loop iterations one decide() executes before it
 /// stops with `decide_again` (bounds the cost of a loop of inline tasks).

@@ -5,6 +5,7 @@
 // keyed by (kind, identity), every event by a stable `key`.
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -39,7 +40,14 @@ struct scheduled_task {
   /// a task completed from the cache has neither.
   std::string cache_key;
   std::int64_t cache_ttl_seconds = 0;
+  /// The id the row is inserted with, when its input holds it (`${CPEWF_TASK_ID}`);
+  /// empty: the store assigns one.
+  std::string task_id;
 };
+
+/// Makes the id of a new task execution (`${CPEWF_TASK_ID}`): flow does no I/O, so the
+/// engine hands it the generator.
+using task_id_source = std::function<std::string()>;
 
 /// A change to an existing execution (or one scheduled in the same decision).
 struct task_update {

@@ -11,6 +11,18 @@ namespace {
 // Classifies a parsed `${…}` path: sets the root, and returns the index of
 // the first segment below it (or 0 with `error`).
 std::size_t classify(const json_path_view& path, reference::root_t& root, std::string& error) {
+  if (path.size() == 1 && path[0].kind == path_segment::key) {
+    if (path[0].name == own_task_id_name) {
+      root = reference::own_task_id;
+      return 1;
+    }
+    // Conductor also reads the server's environment variables here; nodeflow never
+    // exposes its own environment to a definition.
+    error = "expected workflow.<field>, <taskReferenceName>.input|output or "
+            + std::string(own_task_id_name) + ", got " + quoted(path[0].name)
+            + " (environment variables are not read)";
+    return 0;
+  }
   if (path.size() < 2 || path[0].kind != path_segment::key || path[1].kind != path_segment::key) {
     error = "expected workflow.<field> or <taskReferenceName>.input|output";
     return 0;
@@ -103,23 +115,30 @@ bool split_function(std::string_view body, std::string_view& path, path_function
 }
 
 // Checks one ${…} body: its path, root and function. `path` is reused.
-bool check_reference(std::string_view body, json_path_view& path, reference::root_t& root,
-                     path_function& fn, std::string& error) {
+std::size_t check_reference(std::string_view body, json_path_view& path,
+                            reference::root_t& root, path_function& fn, std::string& error) {
   std::string_view text;
-  if (!split_function(body, text, fn, error) || !parse_path(text, false, path, error)
-      || classify(path, root, error) == 0)
-    return false;
+  if (!split_function(body, text, fn, error) || !parse_path(text, false, path, error))
+    return 0;
+  auto below = classify(path, root, error);
+  if (below == 0)
+    return 0;
   if (fn != path_function::none && root == reference::secret) {
     // flow never knows a secret's value, so nothing can be computed from it.
     error = "a secret takes no function";
-    return false;
+    return 0;
   }
-  return true;
+  if (fn != path_function::none && root == reference::own_task_id) {
+    error = std::string(own_task_id_name) + " takes no function";
+    return 0;
+  }
+  return below;
 }
 
 bool parse_reference(std::string_view body, reference& out, std::string& error) {
   json_path_view path;
-  if (!check_reference(body, path, out.root, out.fn, error))
+  auto below = check_reference(body, path, out.root, out.fn, error);
+  if (below == 0)
     return false;
   if (out.root == reference::task_input || out.root == reference::task_output
       || out.root == reference::task_field)
@@ -128,8 +147,8 @@ bool parse_reference(std::string_view body, reference& out, std::string& error) 
     out.field = *parse_task_field(path[1].name);
   if (out.root == reference::secret)
     out.task_ref = path[1].name;
-  out.path.reserve(path.size() - 2);
-  for (auto seg = path.begin() + 2; seg != path.end(); ++seg)
+  out.path.reserve(path.size() - below);
+  for (auto seg = path.begin() + static_cast<std::ptrdiff_t>(below); seg != path.end(); ++seg)
     out.path.push_back({seg->kind, std::string(seg->name), seg->number});
   return true;
 }
@@ -309,7 +328,8 @@ bool scan_template(std::string_view text, json_path_view& scratch,
     std::string inner_error;
     reference::root_t root = reference::workflow_input;
     path_function fn = path_function::none;
-    if (!check_reference(text.substr(i + 2, close - i - 2), scratch, root, fn, inner_error)) {
+    if (check_reference(text.substr(i + 2, close - i - 2), scratch, root, fn, inner_error)
+        == 0) {
       error = "invalid expression " + quoted(text.substr(i, close - i + 1)) + ": " + inner_error;
       return false;
     }
@@ -356,6 +376,10 @@ boost::json::value value_at(const reference& ref, const scope& s) {
       return s.correlation_id.empty() ? boost::json::value(nullptr)
                                       : boost::json::value(boost::json::string(s.correlation_id));
     case reference::secret: return boost::json::string("${secrets." + ref.task_ref + "}");
+    case reference::own_task_id:
+      if (s.own_task_id)
+        return boost::json::string(s.own_task_id());
+      return nullptr;
     case reference::task_field:
       return s.task_field ? s.task_field(ref.task_ref, ref.field) : boost::json::value(nullptr);
     case reference::workflow_input: root = s.input; break;

@@ -47,6 +47,9 @@ bool apply_path_function(path_function f, const boost::json::value& v,
 /// `workflow.workflowType`, `workflow.version`, `ref.output.path`, `ref.input.path`,
 /// `ref.<field>` for one of Conductor's task fields (task_field below), `secrets.NAME`.
 ///
+/// `CPEWF_TASK_ID` (Conductor's name, one segment) is the id of the task whose input is
+/// being resolved: a task's inputParameters are the only place it names anything.
+///
 /// `secrets.NAME` is deferred: flow never knows a secret's value, so resolving keeps the
 /// text `${secrets.NAME}` as written, and the HTTP task's runner replaces it in memory
 /// at dispatch (engine/secrets/). It is exactly two segments; a task whose reference
@@ -64,10 +67,13 @@ enum class task_field_name : unsigned char {
 /// "startTime", "endTime", "pollCount", "workflowInstanceId", "correlationId"), if any.
 std::optional<task_field_name> parse_task_field(std::string_view name);
 
+/// Conductor's name for the id of the task being scheduled, as `${CPEWF_TASK_ID}`.
+inline constexpr std::string_view own_task_id_name = "CPEWF_TASK_ID";
+
 struct reference {
   enum root_t : unsigned char {
     workflow_input, workflow_variables, workflow_id, workflow_type, workflow_version,
-    workflow_correlation_id, task_input, task_output, task_field, secret,
+    workflow_correlation_id, task_input, task_output, task_field, secret, own_task_id,
   } root = workflow_input;
   std::string task_ref;  ///< for task_input / task_output / task_field; the secret's name
   task_field_name field = task_field_name::status;  ///< for task_field: which one
@@ -123,6 +129,9 @@ struct scope {
   /// Field `field` of task `ref` as visible from the task being resolved; null when it has
   /// not run.
   std::function<boost::json::value(std::string_view ref, task_field_name field)> task_field;
+  /// The id of the task whose input this is (`${CPEWF_TASK_ID}`); unset elsewhere, where
+  /// the expression is null.
+  std::function<std::string_view()> own_task_id;
 };
 
 /// Whether `name` may name a secret: 1–128 of [A-Za-z0-9_-], not starting with '-'.

@@ -7,6 +7,7 @@
 #include "flow/conductor_tasks.hpp"
 #include "flow/def_index.hpp"
 #include "flow/loop_frame.hpp"
+#include "flow/own_task_id.hpp"
 #include "flow/problem.hpp"
 
 namespace nf::flow {
@@ -38,8 +39,9 @@ edit_result refuse(std::string why) {
 
 class editor {
  public:
-  editor(const workflow_def& def, const task_def_map& defs, const snapshot& snap, time_ms now)
-    : defs_(defs), snap_(snap), now_(now), index_(def) {
+  editor(const workflow_def& def, const task_def_map& defs, const snapshot& snap, time_ms now,
+         const task_id_source* ids)
+    : defs_(defs), snap_(snap), now_(now), index_(def), ids_(ids) {
   }
 
   const def_index& index() const { return index_; }
@@ -52,6 +54,7 @@ class editor {
     st.type = e.type;
     st.task_def_name = e.task_def_name;
     st.input = std::move(input);
+    st.task_id = carry_own_task_id(st.input, e.task_id, ids_);
     const task_def* d = nullptr;
     if (auto it = defs_.find(e.task_def_name); it != defs_.end())
       d = &it->second;
@@ -117,6 +120,7 @@ class editor {
   const snapshot& snap_;
   const time_ms now_;
   const def_index index_;
+  const task_id_source* ids_;
   edit edit_;
 };
 
@@ -128,12 +132,12 @@ std::string not_ended(const snapshot& s, std::string_view action) {
 }  // namespace
 
 edit_result retry_last_failed(const workflow_def& def, const task_def_map& task_defs,
-                              const snapshot& snap, time_ms now) {
+                              const snapshot& snap, time_ms now, const task_id_source* ids) {
   if (snap.status != workflow_status::failed && snap.status != workflow_status::timed_out
       && snap.status != workflow_status::terminated)
     return refuse("workflow is " + std::string(to_string(snap.status))
                   + ": only a FAILED, TIMED_OUT or TERMINATED workflow can be retried");
-  editor ed(def, task_defs, snap, now);
+  editor ed(def, task_defs, snap, now, ids);
   if (ed.retry_failed({}) == 0)
     return refuse("nothing to retry: no task FAILED, TIMED_OUT or was CANCELED");
   ed.finish("retried");
@@ -162,10 +166,10 @@ void content(const workflow_task& t, std::vector<const workflow_task*>& out) {
 edit_result rerun_from_task(const workflow_def& def, const task_def_map& task_defs,
                             const snapshot& snap, std::string_view ref,
                             std::int32_t iteration, std::optional<boost::json::object> input,
-                            time_ms now) {
+                            time_ms now, const task_id_source* ids) {
   if (!is_terminal(snap.status))
     return refuse(not_ended(snap, "rerun"));
-  editor ed(def, task_defs, snap, now);
+  editor ed(def, task_defs, snap, now, ids);
   // Inside nested loops `ref` is the stored one, with the outer iterations ("ref__2").
   auto split = split_stored_ref(ref, ed.index());
   const task_info* target = split.info;

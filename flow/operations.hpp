@@ -47,8 +47,11 @@ struct edit_result {
 /// inline types left SCHEDULED) of every task whose latest attempt FAILED,
 /// TIMED_OUT, was CANCELED or FAILED_WITH_TERMINAL_ERROR, and reopens failed
 /// DO_WHILE tasks. A TIMED_OUT workflow gets a fresh timeout.
+/// `ids` (here and in rerun_from_task): a retry whose copied input holds its attempt's
+/// `${CPEWF_TASK_ID}` gets an id of its own (flow/own_task_id.hpp).
 edit_result retry_last_failed(const workflow_def& def, const task_def_map& task_defs,
-                              const snapshot& snap, time_ms now);
+                              const snapshot& snap, time_ms now,
+                              const task_id_source* ids = nullptr);
 
 /// Conductor's "rerun from task": for an ended workflow, deletes every
 /// execution of (ref, iteration) and of the tasks that follow it (later tasks
@@ -59,7 +62,7 @@ edit_result retry_last_failed(const workflow_def& def, const task_def_map& task_
 edit_result rerun_from_task(const workflow_def& def, const task_def_map& task_defs,
                             const snapshot& snap, std::string_view ref,
                             std::int32_t iteration, std::optional<boost::json::object> input,
-                            time_ms now);
+                            time_ms now, const task_id_source* ids = nullptr);
 
 /// Conductor's "restart": for an ended workflow whose definition is
 /// `restartable`, deletes every execution and starts over with the same id,

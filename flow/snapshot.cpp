@@ -10,7 +10,7 @@ bool operator==(const task_execution& a, const task_execution& b) {
   auto tie = [](const task_execution& e) {
     return std::tie(e.id, e.type, e.task_def_name, e.status, e.input, e.output,
                     e.reason_for_incompletion, e.scheduled_time, e.start_delay_ms,
-                    e.start_time, e.end_time, e.poll_count);
+                    e.start_time, e.end_time, e.poll_count, e.task_id);
   };
   return tie(a) == tie(b);
 }

@@ -30,6 +30,8 @@ struct task_execution {
   time_ms start_time = 0;            ///< leased by a worker (0 = not yet)
   time_ms end_time = 0;              ///< reached a terminal status (0 = not yet)
   std::int32_t poll_count = 0;       ///< leases taken of it (a worker's callback makes more)
+  /// The row's id: what `${CPEWF_TASK_ID}` put in its input, replaced in a retry's copy.
+  std::string task_id;
 };
 
 bool operator==(const task_execution& a, const task_execution& b);

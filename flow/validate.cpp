@@ -57,6 +57,10 @@ void check_email(const std::string& email, const std::string& path, problems& ou
 constexpr const char* secret_only_in_http =
   "${secrets.…} may only appear in an HTTP task's inputParameters";
 
+constexpr const char* own_task_id_only_in_tasks =
+  "${CPEWF_TASK_ID} is the id of the task whose input it is: it may only appear in a task's "
+  "inputParameters";
+
 // Reused by every template check of one validation, so scanning allocates
 // only while its vectors grow.
 struct template_scan {
@@ -421,6 +425,8 @@ class validator {
                           out_, [&](const reference_view& r, const path_chain& at) {
                             if (r.root == reference::secret)
                               out_.push_back({at.str(), secret_only_in_http});
+                            if (r.root == reference::own_task_id)
+                              out_.push_back({at.str(), own_task_id_only_in_tasks});
                             if (!r.task_ref.empty() && !known(r.task_ref))
                               out_.push_back({at.str(),
                                               "unknown task reference " + quoted(r.task_ref)});

@@ -403,7 +403,9 @@ caf::expected<apply_result> apply_decisions(transaction& tx,
         statuses.emplace_back(t.lease ? flow::to_string(flow::task_status::in_progress)
                                       : flow::to_string(t.status));
         auto some = [](const std::string& s) { return std::optional<std::string>{s}; };
-        task_ids.push_back(t.lease ? some(t.lease->id.str()) : std::nullopt);
+        task_ids.push_back(t.lease ? some(t.lease->id.str())
+                           : t.id  ? some(t.id->str())
+                                   : std::nullopt);
         workers.push_back(t.lease ? some(t.lease->worker_id) : std::nullopt);
         tokens.push_back(t.lease ? some(t.lease->token.str()) : std::nullopt);
         lease_ms.push_back(t.lease ? some(std::to_string(t.lease->expires_at_ms)) : std::nullopt);

@@ -156,6 +156,9 @@ struct task_insert {
   std::optional<std::string> reason_for_incompletion;
   /// > 0: no queue row now; a `delay` timer (in decision_write::arm) enqueues it.
   int64_t start_delay_ms = 0;
+  /// The id to insert it with (its input holds it: `${CPEWF_TASK_ID}`); none: a new one.
+  /// A lease's id equals it when both are set.
+  std::optional<task_id> id;
   /// Set only on a SCHEDULED task that gets a queue row (`is_queued`).
   std::optional<task_lease> lease;
   /// The output cache key ("TaskOutputCache") and TTL a SIMPLE task was scheduled with: its

@@ -106,6 +106,7 @@ flow::snapshot to_flow(const store::workflow_snapshot& s, const store::history_f
     e.start_time = t.started_at_ms.value_or(0);
     e.end_time = t.ended_at_ms.value_or(0);
     e.poll_count = t.poll_count;
+    e.task_id = t.id.str();
     out.tasks.push_back(std::move(e));
   }
   if (facts != nullptr)
@@ -181,6 +182,8 @@ store::task_insert to_insert(const flow::scheduled_task& t, const namespace_id& 
                              const boost::json::object& task_to_domain) {
   store::task_insert out;
   out.identity = t.id;
+  if (!t.task_id.empty())
+    out.id = task_id{t.task_id};
   out.type = t.type;
   out.task_def_name = t.task_def_name;
   // HTTP tasks wait for the in-process system-task runner (docs/engine.md §4).

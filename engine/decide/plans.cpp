@@ -16,6 +16,10 @@ namespace nf::engine {
 
 namespace {
 
+/// The ids of tasks whose input names `${CPEWF_TASK_ID}`: made before the row is written,
+/// as a lease's are.
+const flow::task_id_source own_task_ids = [] { return new_uuidv7(); };
+
 caf::error refused(const workflow_id& id, const std::string& why) {
   return nf::make_error(nf::errc::invalid, "workflow " + id.str() + ": " + why);
 }
@@ -166,7 +170,7 @@ workflow_plan plan_evaluation(const store::workflow_snapshot& s, const flow::wor
     return p;
   }
   auto snap = to_flow(s, facts, *def, task_defs);
-  auto d = flow::decide(*def, task_defs, snap, now_ms, cached);
+  auto d = flow::decide(*def, task_defs, snap, now_ms, cached, &own_task_ids);
   p.write = to_write(s, d);
   p.children = std::move(d.sub_workflows);
   p.failure = std::move(d.failure_workflow);
@@ -223,9 +227,10 @@ caf::expected<workflow_plan> plan_edit_command(const command_request& c,
   auto snap = to_flow(s, facts, def, task_defs);
   flow::edit_result r;
   if (c.op == "retry")
-    r = flow::retry_last_failed(def, task_defs, snap, now_ms);
+    r = flow::retry_last_failed(def, task_defs, snap, now_ms, &own_task_ids);
   else if (c.op == "rerun")
-    r = flow::rerun_from_task(def, task_defs, snap, c.task_ref, c.iteration, c.input, now_ms);
+    r = flow::rerun_from_task(def, task_defs, snap, c.task_ref, c.iteration, c.input, now_ms,
+                              &own_task_ids);
   else if (c.op == "skip")
     r = flow::skip_task(def, snap, c.task_ref, c.input, c.output);
   else if (c.op == "variables")
@@ -285,7 +290,8 @@ void lend_to_waiting(std::vector<store::decision_write>& writes, const lending& 
       for (int k = 0; k < req.max_tasks && next < tasks.size(); ++k, ++next) {
         auto& [w, t] = tasks[next];
         store::task_lease lease;
-        lease.id = task_id{new_uuidv7()};
+        // A task whose input holds its id (`${CPEWF_TASK_ID}`) is leased under that id.
+        lease.id = t->id ? *t->id : task_id{new_uuidv7()};
         lease.worker_id = req.worker_id;
         lease.token = lease_token{new_uuidv7()};
         lease.expires_at_ms = lend.now_ms + int64_t{req.lease_seconds} * 1000;

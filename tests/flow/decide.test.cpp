@@ -354,6 +354,31 @@ CAF_TEST(expressions read task fields) {
   CAF_CHECK_EQUAL(c->input.at("text").as_string(), "a was COMPLETED_WITH_ERRORS");
 }
 
+// ${CPEWF_TASK_ID}: the task is scheduled with an id made for it, which its input holds; a
+// retry copies the input with its own id in place of the failed attempt's.
+CAF_TEST(a task input naming its own id gets the id it is inserted with) {
+  task_def_map defs{{"call", nf::flow::test::task_definition(
+                               R"({"name":"call","retryCount":1,"retryDelaySeconds":0})")}};
+  auto def = nf::flow::test::workflow(
+    R"({"name":"w","tasks":[{"name":"call","taskReferenceName":"c",
+        "inputParameters":{"id":"${CPEWF_TASK_ID}","url":"https://x/cb?task=${CPEWF_TASK_ID}",
+                           "wf":"${workflow.workflowId}"}},
+        {"name":"plain","taskReferenceName":"p"}]})");
+  sim s(def, defs, "{}");
+  const auto& first = s.decisions.front().schedule.at(0);
+  CAF_CHECK_EQUAL(first.task_id, "t1");
+  CAF_CHECK_EQUAL(boost::json::serialize(first.input),
+                  R"({"id":"t1","url":"https://x/cb?task=t1","wf":"wf-1"})");
+  s.fail("c");
+  const auto& retry = s.task("c");
+  CAF_CHECK_EQUAL(retry.id.attempt, 1);
+  CAF_CHECK_EQUAL(retry.task_id, "t2");
+  CAF_CHECK_EQUAL(boost::json::serialize(retry.input),
+                  R"({"id":"t2","url":"https://x/cb?task=t2","wf":"wf-1"})");
+  s.complete("c");
+  CAF_CHECK_EQUAL(s.task("p").task_id, "");  // no ${CPEWF_TASK_ID}: the store makes its id
+}
+
 CAF_TEST(worker tasks carry queue input and delay) {
   task_def_map defs{{"send", nf::flow::test::task_definition(
                                R"({"name":"send","queueName":"mail","inputTemplate":{"retries":1,"to":"x"}})")}};

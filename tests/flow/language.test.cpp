@@ -274,6 +274,24 @@ CAF_TEST(secret references are kept for dispatch) {
   CAF_CHECK(!valid_secret_name(std::string(129, 'a')));
 }
 
+// Conductor's ${CPEWF_TASK_ID}: the id of the task whose input is resolved, whole or in text.
+CAF_TEST(the own task id resolves where a task is scheduled) {
+  scope s;
+  CAF_CHECK_EQUAL(boost::json::serialize(resolve(boost::json::parse(R"("${CPEWF_TASK_ID}")"), s)),
+                  "null");
+  s.own_task_id = [] { return std::string_view("0193-task"); };
+  CAF_CHECK_EQUAL(boost::json::serialize(resolve(
+                    boost::json::parse(R"({"id":"${CPEWF_TASK_ID}","url":"/x?t=${CPEWF_TASK_ID}",
+                                           "kept":"$${CPEWF_TASK_ID}"})"), s)),
+                  R"({"id":"0193-task","url":"/x?t=0193-task","kept":"${CPEWF_TASK_ID}"})");
+  parsed_template t;
+  std::string error;
+  CAF_CHECK(!parse_template("${CPEWF_TASK_ID.length()}", t, error));
+  CAF_CHECK_EQUAL(error, R"(invalid expression "${CPEWF_TASK_ID.length()}": CPEWF_TASK_ID takes no function)");
+  CAF_CHECK(!parse_template("${NETFLIX_ENV}", t, error));
+  CAF_CHECK_EQUAL(error, R"(invalid expression "${NETFLIX_ENV}": expected workflow.<field>, <taskReferenceName>.input|output or CPEWF_TASK_ID, got "NETFLIX_ENV" (environment variables are not read))");
+}
+
 CAF_TEST(safe expressions) {
   CAF_CHECK_EQUAL(eval("$.a + 1", R"({"a":2})"), "3");
   CAF_CHECK_EQUAL(eval("$.a / 2", R"({"a":3})"), "1.5E0");

@@ -52,6 +52,25 @@ CAF_TEST(retry schedules the next attempt of what failed) {
   CAF_CHECK_EQUAL(to_string(s.snap.status), "COMPLETED");
 }
 
+CAF_TEST(a retried task that held its own id holds the id of the retry) {
+  sim s(nf::flow::test::workflow(
+    R"({"name":"w","tasks":[{"name":"a","taskReferenceName":"a","inputParameters":{
+        "me":"${CPEWF_TASK_ID}","note":{"deep":["id ${CPEWF_TASK_ID}"]}}}]})"));
+  CAF_CHECK_EQUAL(s.task("a").task_id, "t1");
+  s.fail("a", "bad");
+  CAF_REQUIRE_EQUAL(to_string(s.snap.status), "FAILED");
+  auto r = retry_last_failed(s.def, s.defs, s.snap, s.now, &s.ids);
+  CAF_REQUIRE(static_cast<bool>(r));
+  CAF_REQUIRE_EQUAL(r.value.schedule.size(), 1u);
+  CAF_CHECK_EQUAL(r.value.schedule[0].task_id, "t2");
+  CAF_CHECK_EQUAL(boost::json::serialize(r.value.schedule[0].input),
+                  R"({"me":"t2","note":{"deep":["id t2"]}})");
+  // Without a generator the copy stays as it was, and the store makes the id.
+  auto plain = retry_last_failed(s.def, s.defs, s.snap, s.now);
+  CAF_REQUIRE(static_cast<bool>(plain));
+  CAF_CHECK_EQUAL(plain.value.schedule[0].task_id, "");
+}
+
 CAF_TEST(retry reschedules canceled branches and reopens a failed loop) {
   auto def = nf::flow::test::workflow(
     R"({"name":"w","tasks":[{"name":"fork","taskReferenceName":"fork","type":"FORK_JOIN","forkTasks":[

@@ -59,7 +59,7 @@ sim::sim(workflow_def d, task_def_map ds, std::string_view input, time_ms start)
 
 void sim::settle() {
   for (int i = 0; i < 100; ++i) {
-    auto d = decide(def, defs, snap, now);
+    auto d = decide(def, defs, snap, now, nullptr, &ids);
     bool progress = !d.schedule.empty() || !d.updates.empty() || d.status.has_value()
                     || !d.variables.empty() || d.decide_again;
     snap = apply(std::move(snap), d, now);

@@ -57,10 +57,13 @@ class sim {
   snapshot snap;
   time_ms now;
   std::vector<decision> decisions;
+  /// The ids of tasks whose input names ${CPEWF_TASK_ID}: "t1", "t2", …
+  task_id_source ids = [this] { return "t" + std::to_string(++made_ids_); };
 
  private:
   task_execution& active(std::string_view ref, std::int32_t iteration);
   std::int64_t next_signal_ = 1;
+  int made_ids_ = 0;
 };
 
 } // namespace nf::flow::test

@@ -36,6 +36,8 @@ constexpr const char* defs = R"([
   {"name": "ht_short", "retryCount": 1, "retryDelaySeconds": 0, "responseTimeoutSeconds": 1,
    "timeoutPolicy": "RETRY"},
   {"name": "ht_one", "tasks": [{"name": "ht_a", "taskReferenceName": "a"}]},
+  {"name": "ht_me", "tasks": [{"name": "ht_a", "taskReferenceName": "me", "inputParameters": {
+     "id": "${CPEWF_TASK_ID}", "url": "https://cb.example/t/${CPEWF_TASK_ID}"}}]},
   {"name": "ht_lease", "tasks": [{"name": "ht_short", "taskReferenceName": "s"}]},
   {"name": "ht_wait", "tasks": [{"name": "w", "taskReferenceName": "w", "type": "WAIT"},
      {"name": "ht_a", "taskReferenceName": "after",
@@ -200,6 +202,51 @@ CAF_TEST(a long poll answers as soon as a task is scheduled) {
   CAF_CHECK_EQUAL(done.status, 200u);
   CAF_CHECK_EQUAL(done.body, id);
   CAF_CHECK_EQUAL(f.await_end(std::string{t.at("workflowInstanceId").as_string()}), "COMPLETED");
+}
+
+// Conductor's ${CPEWF_TASK_ID}: a task's input holds the id the worker reports it by, whether
+// a waiting poll is lent the task in its decision or a later poll leases it; a retry holds
+// its own.
+CAF_TEST(a task input naming CPEWF_TASK_ID holds the id of that task) {
+  auto own_id = [](const json::object& t) {
+    return std::string{t.at("taskId").as_string()}.substr(0, 36);
+  };
+  auto check_holds = [&](const json::object& t) {
+    const auto& in = t.at("inputData").as_object();
+    CAF_CHECK_EQUAL(std::string{in.at("id").as_string()}, own_id(t));
+    CAF_CHECK_EQUAL(std::string{in.at("url").as_string()}, "https://cb.example/t/" + own_id(t));
+  };
+  // Leased later, by a poll that finds it queued.
+  auto wf = f.start("ht_me");
+  auto t1 = poll_one("ht_a");
+  check_holds(t1);
+  CAF_CHECK_EQUAL(f.scalar(R"(SELECT "id"::text FROM "TaskExecutions" WHERE "workflowId" = $1
+                              AND "refName" = 'me' AND "attempt" = 0)", store::params::of(wf)),
+                  own_id(t1));
+  auto read = http->get("/api/tasks/" + std::string{t1.at("taskId").as_string()});
+  CAF_REQUIRE_EQUAL(read.status, 200u);
+  auto body = read.json();
+  CAF_CHECK_EQUAL(std::string{body.at("inputData").at("id").as_string()}, own_id(t1));
+  // The retry copies the input with its own id in place of the first attempt's.
+  CAF_CHECK_EQUAL(report(t1, "FAILED", {{"reasonForIncompletion", "flaky"}}).status, 200u);
+  auto t2 = poll_one("ht_a");
+  CAF_CHECK_EQUAL(t2.at("retryCount").as_int64(), 1);
+  CAF_CHECK_NOT_EQUAL(own_id(t2), own_id(t1));
+  check_holds(t2);
+  CAF_CHECK_EQUAL(report(t2, "COMPLETED").status, 200u);
+  CAF_CHECK_EQUAL(f.await_end(wf), "COMPLETED");
+  // Lent in the decision that schedules it, to a poll already waiting.
+  std::thread starter([this] {
+    std::this_thread::sleep_for(300ms);
+    f.start("ht_me");
+  });
+  auto r = http->get("/api/tasks/poll/ht_a?timeout=10000&workerid=w9");
+  starter.join();
+  CAF_REQUIRE_EQUAL(r.status, 200u);
+  auto t3 = r.json().as_object();
+  check_holds(t3);
+  CAF_CHECK_EQUAL(report(t3, "COMPLETED").status, 200u);
+  CAF_CHECK_EQUAL(f.await_end(std::string{t3.at("workflowInstanceId").as_string()}), "COMPLETED");
 }
 
 CAF_TEST(a task leased to a long poll whose client hung up goes to the next poller at once) {
