@@ -591,6 +591,19 @@ CAF_TEST(queue sizes count the ready tasks of each type) {
   CAF_CHECK_EQUAL(commas.json().at("ht_a").to_number<int64_t>(), 2);
   CAF_CHECK_EQUAL(commas.json().at("nope").to_number<int64_t>(), 0);
   check_error(http->get("/api/tasks/queue/sizes"), 400, "taskType");
+  // Conductor's verbose details: one shard "a" per queue, its ready and its leased tasks.
+  f.start("ht_one");
+  auto leased = poll_one("ht_a");
+  CAF_CHECK(f.await(
+    [this] {
+      auto r = http->get("/api/tasks/queue/all/verbose");
+      auto v = r.json();
+      const auto* q = r.status == 200 ? v.as_object().if_contains("ht_a") : nullptr;
+      return q != nullptr && q->at("a").at("size").to_number<int64_t>() == 2
+             && q->at("a").at("uacked").to_number<int64_t>() == 1;
+    },
+    10s));
+  CAF_CHECK_EQUAL(report(leased, "COMPLETED").status, 200u);
 }
 
 CAF_TEST(poll data says when each worker last polled a task type) {

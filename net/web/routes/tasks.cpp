@@ -512,6 +512,34 @@ void ready_counts(gateway* api, const exchange_ptr& ex, std::vector<std::string>
     fail_with(ex), status_atom_v);
 }
 
+// Conductor's verbose queue details: per queue, one shard ("a", as Conductor's Postgres store
+// answers) with its ready (`size`) and leased (`uacked`) tasks.
+void queue_details(gateway* api, const exchange_ptr& ex) {
+  api->ask<std::string>(
+    [ex](std::string& text) {
+      json::error_code ec;
+      auto status = json::parse(text, ec);
+      const auto* o = ec ? nullptr : status.if_object();
+      const auto* queues = o ? o->if_contains("queues") : nullptr;
+      json::object out;
+      if (queues != nullptr && queues->is_array())
+        for (const auto& q : queues->get_array()) {
+          const auto* qo = q.if_object();
+          const auto* name = qo ? qo->if_contains("name") : nullptr;
+          if (name == nullptr || !name->is_string())
+            continue;
+          auto count = [qo](const char* key) {
+            const auto* v = qo->if_contains(key);
+            return v != nullptr && v->is_number() ? v->to_number<int64_t>() : int64_t{0};
+          };
+          out[name->get_string()] =
+            json::object{{"a", json::object{{"size", count("ready")}, {"uacked", count("leased")}}}};
+        }
+      ex->respond_json(200, out);
+    },
+    fail_with(ex), status_atom_v);
+}
+
 // Conductor's queue sizes for the task types asked (repeated or comma-separated), from the
 // status read's queue depths: the ready (unleased) count of each.
 void queue_sizes(gateway* api, const exchange_ptr& ex) {
@@ -686,6 +714,10 @@ void add_task_routes(router& r, const route_context& ctx) {
   r.add({verb::get, "/api/tasks/queue/all", "Ready tasks of every queue that has any",
          {}, body_kind::none, {}, "{\"<queue>\": ready count}", "task", access::reader,
          [api](const exchange_ptr& ex) { ready_counts(api, ex, {}); }});
+  r.add({verb::get, "/api/tasks/queue/all/verbose",
+         "Ready and leased tasks of every queue that has any (Conductor's verbose details)", {},
+         body_kind::none, {}, "{\"<queue>\": {\"a\": {\"size\": ready, \"uacked\": leased}}}",
+         "task", access::reader, [api](const exchange_ptr& ex) { queue_details(api, ex); }});
   const char* poll_data_answer =
     "[{queueName (the task type), domain (\"DEFAULT\" for polls that named none), workerId, "
     "lastPollTime (Unix ms)}]; a node's own polls show at once, other nodes' within 5 s";
