@@ -488,25 +488,29 @@ std::optional<task_handle> handle_param(const exchange_ptr& ex) {
 
 // The ready (unleased) count of each queue, from the status read's queue depths: of the
 // task types in `only` (0 for one with none), or of every queue when it is empty.
+// The queues of the node's status read (engine/operations.cpp): [{name, ready, leased, …}].
+json::array queues_of(const std::string& status_text) {
+  json::error_code ec;
+  auto status = json::parse(status_text, ec);
+  auto* o = ec ? nullptr : status.if_object();
+  auto* queues = o ? o->if_contains("queues") : nullptr;
+  return queues != nullptr && queues->is_array() ? std::move(queues->get_array()) : json::array{};
+}
+
 void ready_counts(gateway* api, const exchange_ptr& ex, std::vector<std::string> only) {
   api->ask<std::string>(
     [ex, only](std::string& text) {
-      json::error_code ec;
-      auto status = json::parse(text, ec);
-      const auto* o = ec ? nullptr : status.if_object();
-      const auto* queues = o ? o->if_contains("queues") : nullptr;
       json::object out;
       for (const auto& t : only)
         out[t] = 0;
-      if (queues != nullptr && queues->is_array())
-        for (const auto& q : queues->get_array()) {
-          const auto* qo = q.if_object();
-          const auto* name = qo ? qo->if_contains("name") : nullptr;
-          const auto* ready = qo ? qo->if_contains("ready") : nullptr;
-          if (name != nullptr && name->is_string() && ready != nullptr
-              && (only.empty() || out.contains(name->get_string())))
-            out[name->get_string()] = *ready;
-        }
+      for (const auto& q : queues_of(text)) {
+        const auto* qo = q.if_object();
+        const auto* name = qo ? qo->if_contains("name") : nullptr;
+        const auto* ready = qo ? qo->if_contains("ready") : nullptr;
+        if (name != nullptr && name->is_string() && ready != nullptr
+            && (only.empty() || out.contains(name->get_string())))
+          out[name->get_string()] = *ready;
+      }
       ex->respond_json(200, out);
     },
     fail_with(ex), status_atom_v);
@@ -517,24 +521,19 @@ void ready_counts(gateway* api, const exchange_ptr& ex, std::vector<std::string>
 void queue_details(gateway* api, const exchange_ptr& ex) {
   api->ask<std::string>(
     [ex](std::string& text) {
-      json::error_code ec;
-      auto status = json::parse(text, ec);
-      const auto* o = ec ? nullptr : status.if_object();
-      const auto* queues = o ? o->if_contains("queues") : nullptr;
       json::object out;
-      if (queues != nullptr && queues->is_array())
-        for (const auto& q : queues->get_array()) {
-          const auto* qo = q.if_object();
-          const auto* name = qo ? qo->if_contains("name") : nullptr;
-          if (name == nullptr || !name->is_string())
-            continue;
-          auto count = [qo](const char* key) {
-            const auto* v = qo->if_contains(key);
-            return v != nullptr && v->is_number() ? v->to_number<int64_t>() : int64_t{0};
-          };
-          out[name->get_string()] =
-            json::object{{"a", json::object{{"size", count("ready")}, {"uacked", count("leased")}}}};
-        }
+      for (const auto& q : queues_of(text)) {
+        const auto* qo = q.if_object();
+        const auto* name = qo ? qo->if_contains("name") : nullptr;
+        if (name == nullptr || !name->is_string())
+          continue;
+        auto count = [qo](const char* key) {
+          const auto* v = qo->if_contains(key);
+          return v != nullptr && v->is_number() ? v->to_number<int64_t>() : int64_t{0};
+        };
+        out[name->get_string()] =
+          json::object{{"a", json::object{{"size", count("ready")}, {"uacked", count("leased")}}}};
+      }
       ex->respond_json(200, out);
     },
     fail_with(ex), status_atom_v);
