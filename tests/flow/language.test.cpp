@@ -287,9 +287,12 @@ CAF_TEST(the own task id resolves where a task is scheduled) {
   parsed_template t;
   std::string error;
   CAF_CHECK(!parse_template("${CPEWF_TASK_ID.length()}", t, error));
-  CAF_CHECK_EQUAL(error, R"(invalid expression "${CPEWF_TASK_ID.length()}": CPEWF_TASK_ID takes no function)");
+  CAF_CHECK_EQUAL(error, R"(invalid expression "${CPEWF_TASK_ID.length()}": )"
+                         "CPEWF_TASK_ID takes no function");
   CAF_CHECK(!parse_template("${NETFLIX_ENV}", t, error));
-  CAF_CHECK_EQUAL(error, R"(invalid expression "${NETFLIX_ENV}": expected workflow.<field>, <taskReferenceName>.input|output or CPEWF_TASK_ID, got "NETFLIX_ENV" (environment variables are not read))");
+  CAF_CHECK_EQUAL(error, R"(invalid expression "${NETFLIX_ENV}": expected workflow.<field>, )"
+                         R"(<taskReferenceName>.input|output or CPEWF_TASK_ID, got "NETFLIX_ENV" )"
+                         "(environment variables are not read)");
 }
 
 CAF_TEST(safe expressions) {
