@@ -46,7 +46,7 @@ const mixed = {
   inputParameters: ["name", "n", "kind"],
   tasks: [
     { name: "sdk_greet", taskReferenceName: "greet", type: "SIMPLE",
-      inputParameters: { name: "${workflow.input.name}" } },
+      inputParameters: { name: "${workflow.input.name}", me: "${CPEWF_TASK_ID}" } },
     { name: "fork", taskReferenceName: "fork", type: "FORK_JOIN",
       forkTasks: [
         [{ name: "sdk_double", taskReferenceName: "left", type: "SIMPLE",
@@ -217,6 +217,10 @@ async function main() {
     if (pending.size > 0) await sleep(100);
   }
   console.log(`all ${ids.length} workflows completed in ${Date.now() - started} ms`);
+  const first = await workflows.getWorkflow(ids[0], true);
+  const greet = first.tasks.find((t) => t.referenceTaskName === "greet");
+  check(greet && greet.inputData.me === greet.taskId,
+        "${CPEWF_TASK_ID} is the greet task's id: " + (greet && greet.inputData.me));
 
   await builtBySdk(metadata, workflows);
   await scheduledBySdk(admin.getSchedulerClient());
