@@ -93,8 +93,10 @@ caf::expected<void> terminate_children(store::transaction& tx, const store::work
 // workflow for the decider's next claim, as a resume does; resetcallbacks queues the tasks that
 // wait out a delay, and the lessors hear of them after the commit. Both change nothing when
 // repeated, so neither claims a request id. Answers the refusal, nullopt when applied.
-caf::expected<std::optional<caf::error>> requeue_command(store::transaction& tx, const command_request& c,
-                                          const store::workflow_snapshot& s, plan_effects& fx) {
+caf::expected<std::optional<caf::error>> requeue_command(store::transaction& tx,
+                                                         const command_request& c,
+                                                         const store::workflow_snapshot& s,
+                                                         plan_effects& fx) {
   if (c.op == "decide") {
     if (s.status == flow::workflow_status::running) {
       if (auto r = store::requeue(tx.conn(), {s.id}, "command"); !r)

@@ -486,8 +486,6 @@ std::optional<task_handle> handle_param(const exchange_ptr& ex) {
   return h;
 }
 
-// The ready (unleased) count of each queue, from the status read's queue depths: of the
-// task types in `only` (0 for one with none), or of every queue when it is empty.
 // The queues of the node's status read (engine/operations.cpp): [{name, ready, leased, …}].
 json::array queues_of(const std::string& status_text) {
   json::error_code ec;
@@ -497,6 +495,8 @@ json::array queues_of(const std::string& status_text) {
   return queues != nullptr && queues->is_array() ? std::move(queues->get_array()) : json::array{};
 }
 
+// The ready (unleased) count of each queue, from the status read's queue depths: of the
+// task types in `only` (0 for one with none), or of every queue when it is empty.
 void ready_counts(gateway* api, const exchange_ptr& ex, std::vector<std::string> only) {
   api->ask<std::string>(
     [ex, only](std::string& text) {
