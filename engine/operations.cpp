@@ -429,15 +429,18 @@ caf::expected<std::string> update_task_by_ref(store::connection& conn,
     return nf::make_error(nf::errc::invalid, "output: expected a JSON object");
   if (auto in = check_in_namespace(conn, r.namespace_id, r.workflow_id); !in)
     return std::move(in.error());
+  json::object details{{"taskRef", r.task_ref}, {"status", r.status}};
+  if (!r.worker_id.empty())
+    details["workerId"] = r.worker_id;
   auto audit = audit_event(r.actor, r.origin, "workflow.task_update", r.workflow_id,
-                           {{"taskRef", r.task_ref}, {"status", r.status}});
+                           std::move(details));
   std::optional<store::request_claim> claim;
   if (!r.request_id.empty())
     claim = store::request_claim{r.request_id, "task_update " + r.task_ref + " " + r.status, {},
                                  nullptr};
   // A retry gets the task the first request completed (the answer below is built from it).
   auto d = store::deliver_task_update(conn, workflow_id{r.workflow_id}, r.task_ref, r.status,
-                                      output, &audit, claim ? &*claim : nullptr);
+                                      output, r.worker_id, &audit, claim ? &*claim : nullptr);
   if (!d)
     return std::move(d.error());
   return json::serialize(json::object{{"workflowId", r.workflow_id},

@@ -212,6 +212,9 @@ struct task_ref_update {
   /// Makes a retry safe (migration 0037): a second request with the same id applies nothing
   /// and gets the first one's answer. The C++ client fills a fresh one when empty.
   std::string request_id;
+  /// Who reports it (Conductor's `workerid`), named in the history event that ends the task
+  /// and in its audit record; empty = not named.
+  std::string worker_id;
 };
 
 /// Extends a lease; answered with the new expiry (ms since epoch). With
@@ -529,7 +532,7 @@ template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, task_ref_update& x) {
   return f(caf::meta::type_name("nf::msg::task_ref_update"), x.workflow_id, x.task_ref,
            x.status, x.output_json, x.namespace_id, x.actor, x.origin, x.credential,
-           x.request_id);
+           x.request_id, x.worker_id);
 }
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, heartbeat_request& x) {

@@ -98,10 +98,13 @@ caf::expected<void> deliver_signal(connection& conn, const workflow_id& id,
 caf::expected<task_id> deliver_task_update(connection& conn, const workflow_id& id,
                                         const std::string& ref, const std::string& status,
                                         const boost::json::value& output,
+                                        const std::string& worker_id,
                                         const audit_event* audit,
                                         const request_claim* claim) {
-  auto event_payload =
-    json(boost::json::object{{"taskRef", ref}, {"status", status}, {"payload", output}});
+  boost::json::object fields{{"taskRef", ref}, {"status", status}, {"payload", output}};
+  if (!worker_id.empty())
+    fields["workerId"] = worker_id;
+  auto event_payload = json(std::move(fields));
   return perform_replanning(conn, [&](transaction&) -> caf::expected<task_id> {
     auto h = unended_header(conn, id, "only a running workflow's tasks can be updated");
     if (!h && (claim == nullptr || code_of(h.error()) != errc::invalid))

@@ -42,7 +42,8 @@ caf::expected<void> deliver_signal(connection& conn, const workflow_id& id,
 
 /// Completes the WAIT or HUMAN task `ref` from outside (Conductor's updateTaskByRefName): a
 /// `SIGNAL_RECEIVED` event addressed to the task, `{"taskRef": ref, "status": status,
-/// "payload": output}`, and the decider's wake, in one transaction; the decider completes
+/// "payload": output}` (and `"workerId"` when `worker_id` names who reports it), and the
+/// decider's wake, in one transaction; the decider completes
 /// (or fails) the task with it. Refused (`invalid`, nothing written) when the workflow has
 /// ended or the ref's latest attempt is not a WAIT or HUMAN still waiting; `not_found` when the
 /// workflow or the ref is unknown. Why a signal: the decider alone moves a system task, and a
@@ -52,6 +53,7 @@ caf::expected<void> deliver_signal(connection& conn, const workflow_id& id,
 caf::expected<task_id> deliver_task_update(connection& conn, const workflow_id& id,
                                         const std::string& ref, const std::string& status,
                                         const boost::json::value& output,
+                                        const std::string& worker_id = {},
                                         const audit_event* audit = nullptr,
                                    const request_claim* claim = nullptr);
 

@@ -308,6 +308,7 @@ caf::error check(const msg::task_ref_update& r, const check_limits& limits) {
   p.uuid("workflow_id", r.workflow_id);
   p.text("task_ref", r.task_ref, max_name, true);
   p.text("request_id", r.request_id, max_key_bytes);
+  p.text("worker_id", r.worker_id, max_name);
   if (r.status != "COMPLETED" && r.status != "FAILED" && r.status != "FAILED_WITH_TERMINAL_ERROR")
     p.add("status", "expected COMPLETED, FAILED or FAILED_WITH_TERMINAL_ERROR, got "
                       + flow::quoted(r.status));

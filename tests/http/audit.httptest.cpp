@@ -137,11 +137,18 @@ CAF_TEST(every workflow command is audited once and a refused one not at all) {
   // The WAIT completed by its reference name.
   CAF_REQUIRE(f.await([&] { return status(id) == "RUNNING"; }, 20s));
   refused(http->post("/api/tasks/" + id + "/nope/COMPLETED", "{}"), 404);
-  auto upd = http->post("/api/tasks/" + id + "/hold/COMPLETED", R"({"approved":"yes"})");
+  auto upd = http->post("/api/tasks/" + id + "/hold/COMPLETED?workerid=host-7",
+                        R"({"approved":"yes"})");
   CAF_REQUIRE_EQUAL(upd.status, 200u);
   auto ud = one("workflow.task_update", id);
   CAF_CHECK_EQUAL(ud.at("taskRef").as_string(), "hold");
   CAF_CHECK_EQUAL(ud.at("status").as_string(), "COMPLETED");
+  // Who reported it (Conductor's workerid) is named here and in the history.
+  CAF_CHECK_EQUAL(ud.at("workerId").as_string(), "host-7");
+  CAF_CHECK_EQUAL(f.count(R"(SELECT count(*) FROM "WorkflowEvents" WHERE "workflowId" = ')" + id
+                          + R"(' AND "eventType" = 'SIGNAL_RECEIVED'
+                               AND "payload"->>'workerId' = 'host-7')"),
+                  1);
   CAF_REQUIRE(f.await([&] { return status(id) == "COMPLETED"; }, 20s));
   CAF_REQUIRE_EQUAL(http->request("POST", "/api/workflow/" + id + "/restart").status, 204u);
   one("workflow.restart", id);

@@ -699,10 +699,9 @@ CAF_TEST(decide evaluates a RUNNING workflow again) {
 CAF_TEST(a WAIT task updated by its ref name with sync answers the workflow) {
   auto wf = f.start("ht_wait");
   CAF_REQUIRE(f.await([&] { return task_status(f, wf, "w") == "IN_PROGRESS"; }, 10s));
-  check_error(http->post("/api/tasks/" + wf + "/w/COMPLETED/sync?workerid=me", "{}"), 400,
-              "workerid");
   check_error(http->post("/api/tasks/nope/w/COMPLETED/sync", "{}"), 400, "workflowId");
-  auto r = http->post("/api/tasks/" + wf + "/w/COMPLETED/sync", "{\"approved\":\"yes\"}");
+  auto r = http->post("/api/tasks/" + wf + "/w/COMPLETED/sync?workerid=me",
+                      "{\"approved\":\"yes\"}");
   CAF_REQUIRE_EQUAL(r.status, 200u);
   auto v = r.json();
   CAF_CHECK_EQUAL(v.at("workflowId").as_string(), wf);
@@ -710,6 +709,11 @@ CAF_TEST(a WAIT task updated by its ref name with sync answers the workflow) {
   CAF_CHECK_EQUAL(first.at("referenceTaskName").as_string(), "w");
   CAF_CHECK_EQUAL(first.at("status").as_string(), "COMPLETED");
   CAF_CHECK_EQUAL(first.at("outputData").at("approved").as_string(), "yes");
+  CAF_CHECK_EQUAL(f.count(R"(SELECT count(*) FROM "WorkflowEvents" WHERE "workflowId" = $1
+                              AND "eventType" = 'SIGNAL_RECEIVED'
+                              AND "payload"->>'workerId' = 'me')",
+                          store::params::of(wf)),
+                  1);
   check_error(http->post("/api/tasks/" + wf + "/w/COMPLETED/sync", "{}"), 400, "taskRefName");
 }
 

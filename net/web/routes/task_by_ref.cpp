@@ -88,8 +88,17 @@ void send_update(gateway* api, const exchange_ptr& ex, msg::task_ref_update u, D
     task_ref_atom_v, scoped(ex, std::move(u)));
 }
 
-// Sends the update the path and body name: `done(task id)` once it is applied, or the
-// refusal answered.
+// Who reports an update by reference name: Python's older client sends its host name with
+// every one.
+param_doc worker_param() {
+  return {"workerid",
+          "who reports it: named in the history event that ends the task (workerId) and in "
+          "its audit record",
+          false};
+}
+
+// Sends the update the path, body and `workerid` name: `done(task id)` once it is applied, or
+// the refusal answered.
 template <class Done>
 void update_by_ref(gateway* api, const exchange_ptr& ex, const json_limits& lim, Done done) {
   auto u = read_task_update(ex, lim, ex->param("status"));
@@ -97,6 +106,8 @@ void update_by_ref(gateway* api, const exchange_ptr& ex, const json_limits& lim,
     return;
   u->workflow_id = ex->param("workflowId");
   u->task_ref = ex->param("taskRefName");
+  if (const auto* worker = ex->query("workerid"))
+    u->worker_id = *worker;
   send_update(api, ex, std::move(*u), std::move(done), true);
 }
 
@@ -130,7 +141,7 @@ void add_task_ref_routes(router& r, const route_context& ctx) {
   auto lim = ctx.json;
   r.add({verb::post, "/api/tasks/{workflowId}/{taskRefName}/{status}",
          "Complete or fail a WAIT or HUMAN task by its reference name (X-Request-Id: a retry "
-         "is applied once and answers the same task)", {}, body_kind::json,
+         "is applied once and answers the same task)", {worker_param()}, body_kind::json,
          "the task's output (a JSON object; empty body = {})", "the task's id, as text",
          "task", access::worker, [api, lim](const exchange_ptr& ex) {
            update_by_ref(api, ex, lim,
@@ -139,19 +150,12 @@ void add_task_ref_routes(router& r, const route_context& ctx) {
   r.add({verb::post, "/api/tasks/{workflowId}/{taskRefName}/{status}/sync",
          "Complete or fail a WAIT or HUMAN task by its reference name and answer the workflow "
          "(X-Request-Id: a retry is applied once)",
-         {{"workerid", "not supported: an update by reference name records no worker", false}},
-         body_kind::json,
+         {worker_param()}, body_kind::json,
          "the task's output (a JSON object; empty body = {})",
          "Workflow, with its tasks, once the task shows its new status (at most 10 s later)",
          "task", access::worker, [api, lim, max_wait = ctx.max_poll_timeout_ms](const exchange_ptr& ex) {
            if (!check_id(ex, ex->param("workflowId")))
              return;
-           if (ex->query("workerid") != nullptr) {
-             ex->fail(400, "workerid: not supported; an update by reference name records no "
-                           "worker (leave it out)",
-                      "workerid");
-             return;
-           }
            // The update is applied by the workflow's decider after it commits: the answer
            // waits (at most sync_wait) until the task shows its new status.
            update_by_ref(api, ex, lim, [api, ex, max_wait](const std::string& task_id) {
