@@ -4,6 +4,8 @@
 
 #include <boost/json.hpp>
 
+#include "flow/ascii.hpp"
+
 namespace nf::net::web {
 
 std::optional<boost::json::value> read_json_body(const exchange_ptr& ex, const json_limits& lim,
@@ -62,9 +64,11 @@ std::optional<bool> query_bool(const exchange_ptr& ex, const char* name, bool fa
   const auto* raw = ex->query(name);
   if (!raw || raw->empty())
     return fallback;
-  if (*raw == "true")
+  // Any case: Python's clients send their booleans as "True" and "False".
+  auto lower = flow::ascii_lower(*raw);
+  if (lower == "true")
     return true;
-  if (*raw == "false")
+  if (lower == "false")
     return false;
   ex->fail(400, std::string{name} + ": expected true or false, got \"" + *raw + "\"", name);
   return std::nullopt;

@@ -122,6 +122,48 @@ CAF_TEST(a workflow definition is created once and read by version) {
   CAF_CHECK_EQUAL(workflow_defs(), 1);
 }
 
+CAF_TEST(overwrite replaces a workflow definition and newVersion registers the next) {
+  CAF_REQUIRE_EQUAL(http->post("/api/metadata/workflow?overwrite=false", flow_def(1)).status,
+                    200u);
+  check_error(http->post("/api/metadata/workflow?overwrite=false", flow_def(1, "other")), 409);
+  // What Orkes' clients send to register whether or not it exists.
+  auto replaced = http->post("/api/metadata/workflow?overwrite=true", flow_def(1, "other"));
+  CAF_REQUIRE_EQUAL(replaced.status, 200u);
+  auto read = http->get("/api/metadata/workflow/pay?version=1&metadata=false");
+  CAF_REQUIRE_EQUAL(read.status, 200u);
+  CAF_CHECK_EQUAL(std::string{read.json().at("tasks").as_array()[0].at("name").as_string()},
+                  "other");
+  auto next = http->post("/api/metadata/workflow?newVersion=true", flow_def(1, "third"));
+  CAF_REQUIRE_EQUAL(next.status, 200u);
+  auto body = next.json();
+  CAF_CHECK_EQUAL(body.at("workflowDefs").as_array()[0].at("version").to_number<int64_t>(), 2);
+  auto latest = http->get("/api/metadata/workflow/pay");
+  CAF_REQUIRE_EQUAL(latest.status, 200u);
+  CAF_CHECK_EQUAL(latest.json().at("version").to_number<int64_t>(), 2);
+  auto fresh = http->post("/api/metadata/workflow?newVersion=true",
+                          R"({"name":"fresh","version":9,"tasks":[{"name":"t",)"
+                          R"("taskReferenceName":"t","type":"SIMPLE"}]})");
+  CAF_REQUIRE_EQUAL(fresh.status, 200u);
+  auto fresh_body = fresh.json();
+  CAF_CHECK_EQUAL(fresh_body.at("workflowDefs").as_array()[0].at("version").to_number<int64_t>(),
+                  1);
+  CAF_CHECK_EQUAL(
+    http->put("/api/metadata/workflow?overwrite=true", std::string{"["} + flow_def(3) + "]").status,
+    200u);
+  CAF_CHECK_EQUAL(workflow_defs(), 4);
+  // What nodeflow cannot honour is refused, naming the parameter, and writes nothing.
+  check_error(http->put("/api/metadata/workflow?overwrite=false",
+                        std::string{"["} + flow_def(4) + "]"),
+              400, "overwrite");
+  check_error(http->post("/api/metadata/workflow?overwrite=maybe", flow_def(5)), 400,
+              "overwrite");
+  check_error(http->get("/api/metadata/workflow/pay?metadata=true"), 400, "metadata");
+  CAF_REQUIRE_EQUAL(http->post("/api/metadata/taskdefs", R"([{"name":"charge"}])").status, 200u);
+  CAF_CHECK_EQUAL(http->get("/api/metadata/taskdefs/charge?metadata=False").status, 200u);
+  check_error(http->get("/api/metadata/taskdefs/charge?metadata=true"), 400, "metadata");
+  CAF_CHECK_EQUAL(workflow_defs(), 4);
+}
+
 CAF_TEST(refused workflow definitions name the field and write nothing) {
   check_error(http->post("/api/metadata/workflow", R"({"name":"t"})"), 400, "tasks");
   check_error(http->post("/api/metadata/workflow", R"({"name":"w","tasks":[]})"), 400, "tasks");

@@ -178,6 +178,18 @@ async function main() {
   await metadata.registerTasks(taskDefs);
   await metadata.registerWorkflowDef(mixed, true);
   await metadata.registerWorkflowDef(victimFlow, true);
+  // Registered again as a deploy script does: overwrite=true replaces, the default refuses.
+  await metadata.registerWorkflowDef(mixed, true);
+  let exists = null;
+  try {
+    await metadata.registerWorkflowDef(mixed);
+  } catch (e) {
+    exists = e;
+  }
+  check(exists && /already exists/.test(exists.message), "a second create without overwrite is refused");
+  const readBack = await metadata.getWorkflowDef("sdk_mixed", 1); // sends metadata=false
+  check(readBack.name === "sdk_mixed" && readBack.tasks.length === mixed.tasks.length,
+        "the definition read back through the SDK");
 
   // 200 executions, then each one's WAIT completed by its reference name once it waits.
   const ids = [];

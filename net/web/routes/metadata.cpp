@@ -51,15 +51,71 @@ bool refuse_kind(const exchange_ptr& ex, const json::value& v, const std::string
   return false;
 }
 
-msg::definitions_registration registration_of(const exchange_ptr& ex) {
+msg::definitions_registration registration_of(const exchange_ptr& ex, std::string text) {
   msg::definitions_registration r;
-  r.text = ex->body();
+  r.text = std::move(text);
   return scoped(ex, std::move(r));
 }
 
-void register_text(gateway* api, const exchange_ptr& ex) {
+msg::definitions_registration registration_of(const exchange_ptr& ex) {
+  return registration_of(ex, ex->body());
+}
+
+void register_text(gateway* api, const exchange_ptr& ex, std::string text) {
   api->ask<std::string>([ex](std::string& t) { answer_json_text(ex, t); }, fail_with(ex),
-                        register_atom_v, registration_of(ex));
+                        register_atom_v, registration_of(ex, std::move(text)));
+}
+
+void register_text(gateway* api, const exchange_ptr& ex) {
+  register_text(api, ex, ex->body());
+}
+
+// Orkes' clients send `metadata=false` with every read of a definition; `true` asks for tags
+// and access metadata, which nodeflow does not keep.
+param_doc metadata_param() {
+  return {"metadata", "false only: nodeflow keeps no tags or access metadata on a definition",
+          false, "boolean"};
+}
+
+bool metadata_param_ok(const exchange_ptr& ex) {
+  auto m = query_bool(ex, "metadata", false);
+  if (!m)
+    return false;
+  if (*m) {
+    ex->fail(400, "metadata=true: nodeflow keeps no tags or access metadata on a definition "
+                  "(leave it out or send false)",
+             "metadata");
+    return false;
+  }
+  return true;
+}
+
+// `newVersion=true`: the definition is registered as the version after the latest of its
+// name (1 when there is none), whatever version it names.
+void register_next_version(gateway* api, const exchange_ptr& ex, json::object def) {
+  std::string name{def.at("name").as_string()};
+  auto with_version = [api, ex, def](int64_t v) mutable {
+    def["version"] = v;
+    register_text(api, ex, json::serialize(def));
+  };
+  api->ask<std::string>(
+    [ex, with_version](std::string& latest) mutable {
+      json::error_code ec;
+      auto v = json::parse(latest, ec);
+      const auto* version = !ec && v.is_object() ? v.as_object().if_contains("version") : nullptr;
+      if (version == nullptr || !version->is_int64()) {
+        ex->fail(500, "the latest definition read back has no version");
+        return;
+      }
+      with_version(version->as_int64() + 1);
+    },
+    [ex, with_version](caf::error& e) mutable {
+      if (status_of(e) == 404)
+        with_version(1);
+      else
+        ex->fail(e);
+    },
+    definitions_atom_v, scoped(ex, query_of("get", "workflow", name, 0)));
 }
 
 void add_task_def_routes(router& r, gateway* api, json_limits lim) {
@@ -68,6 +124,15 @@ void add_task_def_routes(router& r, gateway* api, json_limits lim) {
          body_kind::json, "an array of TaskDef",
          "{\"taskDefs\":[{\"name\",\"revision\"}],\"workflowDefs\":[]}", "metadata", access::admin,
          [api, lim](const exchange_ptr& ex) {
+           auto overwrite = query_bool(ex, "overwrite", true);
+           if (!overwrite)
+             return;
+           if (!*overwrite) {
+             ex->fail(400, "overwrite=false: an update replaces what exists; create a "
+                           "definition without replacing one with POST /api/metadata/workflow",
+                      "overwrite");
+             return;
+           }
            auto body = read_json_body(ex, lim);
            if (!body)
              return;
@@ -109,9 +174,11 @@ void add_task_def_routes(router& r, gateway* api, json_limits lim) {
                                  fail_with(ex), definitions_atom_v,
                                  scoped(ex, query_of("list", "task")));
          }});
-  r.add({verb::get, "/api/metadata/taskdefs/{tasktype}", "One task definition", {},
-         body_kind::none, {}, "a TaskDef (404 when there is none)", "metadata", access::reader,
-         [api](const exchange_ptr& ex) {
+  r.add({verb::get, "/api/metadata/taskdefs/{tasktype}", "One task definition",
+         {metadata_param()}, body_kind::none, {}, "a TaskDef (404 when there is none)",
+         "metadata", access::reader, [api](const exchange_ptr& ex) {
+           if (!metadata_param_ok(ex))
+             return;
            api->ask<std::string>([ex](std::string& t) { answer_json_text(ex, t); },
                                  fail_with(ex), definitions_atom_v,
                                  scoped(ex, query_of("get", "task", ex->param("tasktype"))));
@@ -155,7 +222,15 @@ void add_task_def_routes(router& r, gateway* api, json_limits lim) {
 
 void add_workflow_def_routes(router& r, gateway* api, json_limits lim) {
   r.add({verb::post, "/api/metadata/workflow",
-         "Create a workflow definition (409 when its name and version exist)", {},
+         "Create a workflow definition (409 when its name and version exist, unless "
+         "overwrite=true)",
+         {{"overwrite",
+           "true: replace the definition when its name and version exist (default false: 409)",
+           false, "boolean"},
+          {"newVersion",
+           "true: register it as the version after the latest of its name (1 when none), "
+           "whatever version it names; the answer names the version",
+           false, "boolean"}},
          body_kind::json, "one WorkflowDef (version absent = 1)",
          "{\"taskDefs\":[],\"workflowDefs\":[{\"name\",\"version\"}]}", "metadata", access::admin,
          [api, lim](const exchange_ptr& ex) {
@@ -174,6 +249,14 @@ void add_workflow_def_routes(router& r, gateway* api, json_limits lim) {
              ex->fail(400, "version: expected an integer >= 1", "version");
              return;
            }
+           auto overwrite = query_bool(ex, "overwrite", false);
+           auto next_version = overwrite ? query_bool(ex, "newVersion", false) : std::nullopt;
+           if (!next_version)
+             return;
+           if (*next_version)
+             return register_next_version(api, ex, *body);
+           if (*overwrite)
+             return register_text(api, ex);
            int64_t v = version != nullptr ? version->as_int64() : 1;
            // Whether it exists, then the write: two creates racing may both pass the read,
            // and the second then updates the first (as PUT would).
@@ -192,11 +275,22 @@ void add_workflow_def_routes(router& r, gateway* api, json_limits lim) {
              definitions_atom_v, scoped(ex, query_of("get", "workflow", n, v)));
          }});
   r.add({verb::put, "/api/metadata/workflow",
-         "Create or update workflow definitions, all of them or (on any problem) none", {},
+         "Create or update workflow definitions, all of them or (on any problem) none",
+         {{"overwrite", "true only (the default): an update replaces what exists", false,
+           "boolean"}},
          body_kind::json, "an array of WorkflowDef",
          "Conductor's BulkResponse: {\"bulkSuccessfulResults\":[name…],"
          "\"bulkErrorResults\":{}}",
          "metadata", access::admin, [api, lim](const exchange_ptr& ex) {
+           auto overwrite = query_bool(ex, "overwrite", true);
+           if (!overwrite)
+             return;
+           if (!*overwrite) {
+             ex->fail(400, "overwrite=false: an update replaces what exists; create a "
+                           "definition without replacing one with POST /api/metadata/workflow",
+                      "overwrite");
+             return;
+           }
            auto body = read_json_body(ex, lim);
            if (!body)
              return;
@@ -225,9 +319,11 @@ void add_workflow_def_routes(router& r, gateway* api, json_limits lim) {
              fail_with(ex), register_atom_v, registration_of(ex));
          }});
   r.add({verb::get, "/api/metadata/workflow/{name}", "One workflow definition",
-         {{"version", "the version (absent: the latest)", false, "integer"}}, body_kind::none,
-         {}, "a WorkflowDef (404 when there is none)", "metadata", access::reader,
-         [api](const exchange_ptr& ex) {
+         {{"version", "the version (absent: the latest)", false, "integer"}, metadata_param()},
+         body_kind::none, {}, "a WorkflowDef (404 when there is none)", "metadata",
+         access::reader, [api](const exchange_ptr& ex) {
+           if (!metadata_param_ok(ex))
+             return;
            auto version = query_int(ex, "version", 0, 1, INT32_MAX);
            if (!version)
              return;
