@@ -63,8 +63,8 @@ exchange::exchange(verb method, std::string target, std::map<std::string, std::s
   path_ = percent_decode(std::string_view{target}.substr(0, q), false);
   if (q != std::string::npos)
     query_all_ = parse_query(std::string_view{target}.substr(q + 1));
-    for (const auto& [k, v] : query_all_)
-      query_.emplace(k, v); // the first of repeated names wins
+  for (const auto& [k, v] : query_all_)
+    query_.emplace(k, v); // the first of repeated names (the router refuses repeats)
 }
 
 std::string exchange::header(std::string_view lower_name) const {

@@ -68,6 +68,10 @@ public:
   /// A query parameter, percent-decoded; nullptr when absent.
   const std::string* query(std::string_view name) const;
   const std::map<std::string, std::string>& queries() const { return query_; }
+  /// Every query parameter as given, in order (repeats included).
+  const std::vector<std::pair<std::string, std::string>>& query_list() const {
+    return query_all_;
+  }
   /// Every value of a repeated query parameter (`?taskType=a&taskType=b`), in order.
   std::vector<std::string> query_all(std::string_view name) const;
   /// A `{name}` segment of the matched route's pattern.

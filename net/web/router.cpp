@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <optional>
+#include <set>
 
 namespace nf::net::web {
 
@@ -55,7 +56,33 @@ size_t literal_count(const std::string& pattern) {
                                            [](auto s) { return !is_param(s); }));
 }
 
+std::string method_name(verb v) {
+  return std::string{boost::beast::http::to_string(v)};
+}
+
 } // namespace
+
+std::optional<query_misfit>
+misfit_query(const route& r, const std::vector<std::pair<std::string, std::string>>& query) {
+  std::set<std::string_view> seen;
+  for (const auto& [name, value] : query) {
+    auto it = std::find_if(r.query.begin(), r.query.end(),
+                           [&](const param_doc& p) { return p.name == name; });
+    if (it == r.query.end()) {
+      std::string takes;
+      for (const auto& p : r.query)
+        takes += (takes.empty() ? "" : ", ") + p.name;
+      return query_misfit{name, "unknown query parameter \"" + name + "\" on "
+                                  + method_name(r.method) + " " + r.pattern + ": "
+                                  + (takes.empty() ? "it takes none" : "it takes " + takes)};
+    }
+    if (!seen.insert(name).second && !it->repeatable)
+      return query_misfit{name, "query parameter \"" + name + "\" given more than once on "
+                                  + method_name(r.method) + " " + r.pattern
+                                  + ": it takes one value"};
+  }
+  return std::nullopt;
+}
 
 void router::add(route r) {
   routes_.push_back(std::move(r));

@@ -5,6 +5,7 @@
 // so the two cannot disagree), and its handler.
 
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -29,6 +30,7 @@ struct param_doc {
   std::string description;
   bool required = false;
   std::string type = "string"; ///< OpenAPI type: string, integer, boolean
+  bool repeatable = false;      ///< may be given more than once (each value is read)
 };
 
 struct route {
@@ -45,6 +47,17 @@ struct route {
   /// A long poll or a stream: not counted against `http.max_inflight`.
   bool long_lived = false;
 };
+
+/// A query parameter that does not fit its route, and why.
+struct query_misfit {
+  std::string name;
+  std::string message;
+};
+
+/// The first query parameter that does not fit route `r`: a name the route does not take, or
+/// one it takes once given more than once. A parameter is read or refused, never ignored.
+std::optional<query_misfit>
+misfit_query(const route& r, const std::vector<std::pair<std::string, std::string>>& query);
 
 class router {
 public:

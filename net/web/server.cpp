@@ -367,6 +367,10 @@ private:
       }
       ex->set_principal(std::move(who.who));
     }
+    if (auto misfit = misfit_query(r, ex->query_list())) {
+      ex->fail(400, std::move(misfit->message), misfit->name);
+      return;
+    }
     if (r.body == body_kind::json && !ex->body().empty()) {
       auto ct = ex->header("content-type");
       if (!ct.empty() && !is_json_type(ct)) {

@@ -88,6 +88,35 @@ CAF_TEST(a query parameter out of range is 400 naming it) {
   CAF_CHECK(ok.json().at("deadLetters").is_array());
 }
 
+CAF_TEST(a query parameter a route does not take is 400 naming it and what the route takes) {
+  auto unknown = http->get("/api/deadletters?limit=5&limt=6");
+  check_error(unknown, 400, "limt");
+  auto message = std::string{unknown.json().at("message").as_string()};
+  CAF_CHECK(message.find("GET /api/deadletters") != std::string::npos);
+  CAF_CHECK(message.find("it takes afterId, limit") != std::string::npos);
+  auto none = http->get("/api/cluster?verbose=true");
+  check_error(none, 400, "verbose");
+  CAF_CHECK(none.json().at("message").as_string().find("it takes none") != std::string::npos);
+  // Once given, a single-valued parameter given again is refused, not half read.
+  auto twice = http->get("/api/deadletters?limit=5&limit=6");
+  check_error(twice, 400, "limit");
+  CAF_CHECK(twice.json().at("message").as_string().find("more than once") != std::string::npos);
+  // A parameter that takes several values takes them.
+  auto sizes = http->get("/api/tasks/queue/sizes?taskType=a&taskType=b");
+  CAF_REQUIRE_EQUAL(sizes.status, 200u);
+  CAF_CHECK_EQUAL(sizes.json().as_object().size(), 2u);
+  // A POST with a stray parameter writes nothing.
+  auto before = f.count(R"(SELECT count(*) FROM "WorkflowExecutions")");
+  check_error(http->post("/api/workflow?prio=1", R"({"name":"nobody"})"), 400, "prio");
+  CAF_CHECK_EQUAL(f.count(R"(SELECT count(*) FROM "WorkflowExecutions")"), before);
+}
+
+CAF_TEST(a boolean query parameter is read in any case) {
+  CAF_CHECK_EQUAL(http->get("/api/workflow/search?skipCache=True").status, 200u);
+  CAF_CHECK_EQUAL(http->get("/api/workflow/search?skipCache=FALSE").status, 200u);
+  check_error(http->get("/api/workflow/search?skipCache=yes"), 400, "skipCache");
+}
+
 CAF_TEST(a malformed request is 400 and the server keeps serving) {
   auto r = http->raw("GARBAGE\r\n\r\n");
   CAF_CHECK_EQUAL(r.status, 400u);

@@ -56,12 +56,16 @@ boost::json::object openapi_document(const router& table) {
     for (const auto& p : path_params(r.pattern))
       params.push_back(boost::json::object{
         {"name", p}, {"in", "path"}, {"required", true}, {"schema", {{"type", "string"}}}});
-    for (const auto& q : r.query)
+    for (const auto& q : r.query) {
+      boost::json::object schema{{"type", q.type}};
+      if (q.repeatable) // ?name=a&name=b: OpenAPI's default style (form, exploded)
+        schema = {{"type", "array"}, {"items", std::move(schema)}};
       params.push_back(boost::json::object{{"name", q.name},
                                            {"in", "query"},
                                            {"required", q.required},
                                            {"description", q.description},
-                                           {"schema", {{"type", q.type}}}});
+                                           {"schema", std::move(schema)}});
+    }
     op["parameters"] = std::move(params);
     if (r.body != body_kind::none) {
       auto type = r.body == body_kind::json ? "application/json" : "text/plain";

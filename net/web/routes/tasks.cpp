@@ -707,7 +707,8 @@ void add_task_routes(router& r, const route_context& ctx) {
            });
          }});
   r.add({verb::get, "/api/tasks/queue/sizes", "Ready tasks per task type",
-         {{"taskType", "a task type (repeat it, or separate them by commas)", true}},
+         {{"taskType", "a task type (repeat it, or separate them by commas)", true, "string",
+           true}},
          body_kind::none, {}, "{\"<taskType>\": ready count}", "task", access::reader,
          [api](const exchange_ptr& ex) { queue_sizes(api, ex); }});
   r.add({verb::get, "/api/tasks/queue/all", "Ready tasks of every queue that has any",

@@ -60,6 +60,20 @@ void start(gateway* api, const exchange_ptr& ex, start_spec spec, Ok ok) {
     fail_with(ex), start_atom_v, scoped(ex, std::move(spec.req)));
 }
 
+// A SkipTaskRequest sent as the query parameter `skipTaskRequest`, as the Go client and the
+// older Python client do: a JSON object, or either client's rendering of an empty request
+// (Go's `%v` of its struct, Python's repr of its model). Anything else is nullopt: their
+// renderings of a request with data cannot be read back.
+std::optional<json::object> skip_request_in_query(const std::string& text) {
+  if (text == "{map[] map[]}" || text == "{'task_input': None, 'task_output': None}")
+    return json::object{};
+  json::error_code ec;
+  auto v = json::parse(text, ec);
+  if (ec || !v.is_object())
+    return std::nullopt;
+  return std::move(v.as_object());
+}
+
 // waitUntilTaskRef: reference names separated by commas, blanks around them dropped.
 std::vector<std::string> task_refs(const std::string* text) {
   std::vector<std::string> refs;
@@ -262,7 +276,9 @@ void add_start_routes(router& r, const route_context& ctx) {
 void add_read_routes(router& r, const route_context& ctx) {
   auto* api = ctx.api;
   r.add({verb::get, "/api/workflow/{workflowId}", "One workflow in Conductor's shape",
-         {{"includeTasks", "true (default) or false", false, "boolean"}}, body_kind::none, {},
+         {{"includeTasks", "true (default) or false", false, "boolean"},
+          {"summarize", "false only: inputs and outputs are shown whole", false, "boolean"}},
+         body_kind::none, {},
          "Workflow: workflowId, workflowName, workflowVersion, correlationId, status, input, "
          "output, variables, reasonForIncompletion, createTime, startTime, endTime, updateTime, "
          "priority, taskToDomain, tasks[Task]",
@@ -273,6 +289,15 @@ void add_read_routes(router& r, const route_context& ctx) {
            auto include = query_bool(ex, "includeTasks", true);
            if (!include)
              return;
+           auto summarize = query_bool(ex, "summarize", false);
+           if (!summarize)
+             return;
+           if (*summarize) {
+             ex->fail(400, "summarize=true: nodeflow shows a workflow's input and output whole "
+                           "(leave it out or send false)",
+                      "summarize");
+             return;
+           }
            read_execution(api, ex, id, [ex, include = *include](const json::object& wf) {
              ex->respond_json(200, workflow_shape(wf, include));
            });
@@ -290,14 +315,16 @@ void add_read_routes(router& r, const route_context& ctx) {
           {"cursor", "nextCursor of the previous page", false},
           {"start", "0 only: pages follow nextCursor, not offsets", false, "integer"},
           {"freeText", "* or empty only (no full-text search)", false},
-          {"sort", "startTime:DESC only (the order of the keyset)", false}},
+          {"sort", "startTime:DESC only (the order of the keyset)", false},
+          {"skipCache", "true or false: every search reads the database (nodeflow keeps no "
+                        "search cache)", false, "boolean"}},
          body_kind::none, {},
          "{\"totalHits\": the results on this page, \"results\":[WorkflowSummary], "
          "\"nextCursor\": id | null (null on the last page)} — with several statuses a page "
          "may hold fewer than size results and still have a next one",
          "workflow", access::reader, [api](const exchange_ptr& ex) {
            auto size = read_search_page(ex, "startTime:DESC");
-           if (!size)
+           if (!size || !query_bool(ex, "skipCache", false))
              return;
            auto spec = read_search(ex);
            if (!spec)
@@ -496,7 +523,12 @@ void add_command_routes(router& r, const route_context& ctx) {
          }});
   r.add({verb::put, "/api/workflow/{workflowId}/skiptask/{taskReferenceName}",
          "Skip a task the running workflow has not reached yet: it is marked SKIPPED and the "
-         "workflow moves past it (X-Request-Id: a retry is applied once)", {}, body_kind::json,
+         "workflow moves past it (X-Request-Id: a retry is applied once)",
+         {{"skipTaskRequest",
+           "the SkipTaskRequest where the Go and older Python clients send it: a JSON object, "
+           "or their rendering of an empty request; otherwise send it as the body",
+           false}},
+         body_kind::json,
          "SkipTaskRequest (optional): taskInput, taskOutput (objects); taskInputMessage and "
          "taskOutputMessage only when null",
          "200, empty (409 when the workflow is not RUNNING or the task already ran)", "workflow",
@@ -510,6 +542,19 @@ void add_command_routes(router& r, const route_context& ctx) {
            if (!body->is_object()) {
              ex->fail(400, "body: expected a SkipTaskRequest (a JSON object)", "body");
              return;
+           }
+           if (const auto* q = ex->query("skipTaskRequest")) {
+             auto in_query = skip_request_in_query(*q);
+             if (!in_query || (!in_query->empty() && !body->as_object().empty())) {
+               ex->fail(400,
+                        in_query ? "skipTaskRequest: given both here and as the body; send one"
+                                 : "skipTaskRequest: expected a JSON object; send the "
+                                   "SkipTaskRequest as the body",
+                        "skipTaskRequest");
+               return;
+             }
+             if (!in_query->empty())
+               *body = json::value(std::move(*in_query));
            }
            auto c = command_of("skip", id);
            c.task_ref = ex->param("taskReferenceName");
