@@ -124,15 +124,6 @@ void add_task_def_routes(router& r, gateway* api, json_limits lim) {
          body_kind::json, "an array of TaskDef",
          "{\"taskDefs\":[{\"name\",\"revision\"}],\"workflowDefs\":[]}", "metadata", access::admin,
          [api, lim](const exchange_ptr& ex) {
-           auto overwrite = query_bool(ex, "overwrite", true);
-           if (!overwrite)
-             return;
-           if (!*overwrite) {
-             ex->fail(400, "overwrite=false: an update replaces what exists; create a "
-                           "definition without replacing one with POST /api/metadata/workflow",
-                      "overwrite");
-             return;
-           }
            auto body = read_json_body(ex, lim);
            if (!body)
              return;
