@@ -67,6 +67,8 @@ snapshot apply(snapshot s, const edit& e, time_ms now) {
   s.tasks.erase(std::remove_if(s.tasks.begin(), s.tasks.end(), removed), s.tasks.end());
   for (const auto& u : e.updates)
     change(s, u, now);
+  for (const auto& u : e.finish)
+    change(s, u, now);
   for (const auto& st : e.schedule)
     insert(s, st, now);
   s.status = e.status;

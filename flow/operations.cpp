@@ -295,6 +295,71 @@ edit_result update_variables(const snapshot& snap, const boost::json::object& va
   return {std::move(e), {}};
 }
 
+namespace {
+
+// The latest attempt that `ref` names: of its latest iteration, or, for a loop's iteration as
+// Conductor names it ("ref__2"), of that iteration when no task has the whole name.
+const task_execution* latest_at_ref(const snapshot& snap, std::string_view ref) {
+  auto find = [&](std::string_view name, std::optional<std::int32_t> iteration) {
+    const task_execution* best = nullptr;
+    for (const auto& e : snap.tasks)
+      if (e.id.ref == name && (!iteration || e.id.iteration == *iteration)
+          && (best == nullptr || std::pair{e.id.iteration, e.id.attempt}
+                                   > std::pair{best->id.iteration, best->id.attempt}))
+        best = &e;
+    return best;
+  };
+  if (const auto* t = find(ref, std::nullopt))
+    return t;
+  if (auto split = split_iteration_suffix(ref))
+    return find(split->first, split->second);
+  return nullptr;
+}
+
+} // namespace
+
+edit_result update_state(const snapshot& snap, const boost::json::object* variables,
+                         const state_task_result* result) {
+  if (snap.status != workflow_status::running && snap.status != workflow_status::paused)
+    return refuse("workflow is " + std::string(to_string(snap.status))
+                  + ": only a RUNNING or PAUSED workflow's state can be updated");
+  edit e;
+  if (variables != nullptr) {
+    auto vars = update_variables(snap, *variables);
+    if (!vars)
+      return vars;
+    e = std::move(vars.value);
+  }
+  e.status = snap.status;
+  if (result == nullptr)
+    return {std::move(e), {}};
+  if (result->status != task_status::completed && result->status != task_status::failed
+      && result->status != task_status::failed_with_terminal_error)
+    return refuse("taskResult.status: expected COMPLETED, FAILED or FAILED_WITH_TERMINAL_ERROR, "
+                  "got " + std::string(to_string(result->status)));
+  const auto* t = latest_at_ref(snap, result->ref);
+  if (t == nullptr)
+    return refuse("taskReferenceName: no task " + quoted(result->ref) + " has been scheduled");
+  if ((t->type != task_type::wait && t->type != task_type::human)
+      || (t->status != task_status::in_progress && t->status != task_status::scheduled))
+    return refuse("taskReferenceName: task " + quoted(result->ref) + " is a "
+                  + std::string(to_string(t->type)) + " task, "
+                  + std::string(to_string(t->status))
+                  + ": only a WAIT or HUMAN task still waiting is updated by its reference "
+                    "name (workers report theirs with the taskId a poll gave them)");
+  if (!result->task_id.empty() && result->task_id != t->task_id)
+    return refuse("taskResult.taskId: " + quoted(result->task_id) + " is not the id of task "
+                  + quoted(result->ref) + " (" + t->task_id + ")");
+  std::string reason = result->reason_for_incompletion;
+  if (reason.empty() && result->status != task_status::completed)
+    reason = "set to " + std::string(to_string(result->status)) + " by an update of state";
+  e.events.push_back(task_event(t->id, t->type, result->status, reason));
+  e.finish.push_back({t->id, result->status, result->output, std::move(reason)});
+  if (t->type == task_type::wait)
+    e.cancel.push_back({timer_kind::wait, t->id});
+  return {std::move(e), {}};
+}
+
 edit_result skip_task(const workflow_def& def, const snapshot& snap, std::string_view ref,
                       std::optional<boost::json::object> input,
                       std::optional<boost::json::object> output) {

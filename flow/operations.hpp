@@ -33,6 +33,10 @@ struct edit {
   std::optional<boost::json::object> variables;  ///< replaces the variables (restart)
   std::optional<time_ms> start_time;             ///< restarts the workflow timeout
   std::vector<event> events;
+  /// Executions the request ends itself, with their output (update_state), and the timers
+  /// that ending makes moot.
+  std::vector<task_update> finish;
+  std::vector<timer_ref> cancel;
 };
 
 /// An edit, or why the request is refused (`error` non-empty).
@@ -74,6 +78,24 @@ edit_result restart(const workflow_def& def, const snapshot& snap,
 /// Orkes Conductor's "update variables": for a RUNNING or PAUSED workflow, `variables`
 /// top-level keys replace (or add to) the workflow's variables; its status stays.
 edit_result update_variables(const snapshot& snap, const boost::json::object& variables);
+
+/// What Orkes Conductor's "update state" asks of a task: the WAIT or HUMAN task `ref` ended
+/// with `status` (COMPLETED, FAILED or FAILED_WITH_TERMINAL_ERROR) and `output`, as an update
+/// by reference name ends it. `task_id`, when given, must be that task's id.
+struct state_task_result {
+  std::string ref;  ///< "ref", or a loop's iteration as Conductor names it ("ref__2")
+  task_status status = task_status::completed;
+  boost::json::object output;
+  std::string reason_for_incompletion;
+  std::string task_id;
+};
+
+/// Orkes Conductor's "update state": for a RUNNING or PAUSED workflow, in one edit, its
+/// variables set as update_variables sets them and the task of `result` (its latest attempt,
+/// still waiting) ended. Refused whole, nothing changed, when either part is: a task that is
+/// not a WAIT or HUMAN, or no longer waits, is reported by its worker, not by reference.
+edit_result update_state(const snapshot& snap, const boost::json::object* variables,
+                         const state_task_result* result);
 
 /// Conductor's "skip task": for a RUNNING workflow, marks a task of its definition that has
 /// not run yet as SKIPPED, with `input` and `output` (empty when not given), so decide()

@@ -102,15 +102,21 @@ struct workflow_command {
   /// Makes a retry safe (migration 0037): a second request with the same id applies nothing
   /// and gets the first one's answer. The C++ client fills a fresh one when empty.
   std::string request_id;
-  std::string output_json; ///< skip: the skipped task's output; empty = {}
+  std::string output_json; ///< skip, state: the task's output; empty = {}
+  /// state: the status the WAIT or HUMAN task `task_ref` ends with (COMPLETED, FAILED or
+  /// FAILED_WITH_TERMINAL_ERROR; `reason` its reasonForIncompletion), and, when not empty, the
+  /// id that task must have.
+  std::string task_status;
+  std::string task_id;
 };
 
 /// The ops a workflow_command may name, as its checks list them when refusing one.
 inline constexpr const char* workflow_command_ops_text =
-  "pause, resume, terminate, retry, rerun, restart, skip, variables, decide or resetcallbacks";
+  "pause, resume, terminate, retry, rerun, restart, skip, variables, state, decide or "
+  "resetcallbacks";
 inline bool is_workflow_command_op(std::string_view op) {
   for (std::string_view known : {"pause", "resume", "terminate", "retry", "rerun", "restart",
-                                 "skip", "variables", "decide", "resetcallbacks"})
+                                 "skip", "variables", "state", "decide", "resetcallbacks"})
     if (op == known)
       return true;
   return false;
@@ -496,7 +502,7 @@ template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, workflow_command& x) {
   return f(caf::meta::type_name("nf::msg::workflow_command"), x.op, x.workflow_id, x.reason,
            x.task_ref, x.iteration, x.input_json, x.namespace_id, x.actor, x.origin, x.credential,
-           x.request_id, x.output_json);
+           x.request_id, x.output_json, x.task_status, x.task_id);
 }
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, signal_request& x) {

@@ -25,6 +25,7 @@
 #include "engine/lease/lease_memory.hpp"
 #include "engine/lease/waiting_polls.hpp"
 #include "engine/decide/decide_batches.hpp"
+#include "flow/status.hpp"
 #include "store/pg/connection.hpp"
 #include "store/tasks.hpp"
 #include "store/workflows.hpp"
@@ -41,15 +42,19 @@ struct plan_effects;
 
 /// An operator command on one execution, already validated.
 struct command_request {
-  /// pause | resume | terminate | retry | rerun | restart | skip | variables | decide |
-  /// resetcallbacks
+  /// pause | resume | terminate | retry | rerun | restart | skip | variables | state |
+  /// decide | resetcallbacks
   std::string op;
   workflow_id id;
   std::string reason;
-  std::string task_ref;  ///< rerun, skip
+  std::string task_ref;  ///< rerun, skip, state
   int32_t iteration = 0; ///< rerun
   std::optional<boost::json::object> input;  ///< rerun / restart / skip / variables
-  std::optional<boost::json::object> output; ///< skip
+  std::optional<boost::json::object> output; ///< skip, state
+  /// state: the status the task `task_ref` ends with (`reason` its reasonForIncompletion)
+  /// and, when not empty, the id it must have.
+  std::optional<flow::task_status> task_status;
+  std::string task_id;
   /// The namespace the command came from: a workflow of another one is `not_found`.
   std::optional<namespace_id> ns;
   std::string actor;   ///< who, for the audit record (msg::workflow_command)

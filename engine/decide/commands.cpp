@@ -127,7 +127,9 @@ store::audit_event command_audit(const command_request& c, const namespace_id& n
     details["taskRef"] = c.task_ref;
     details["iteration"] = c.iteration;
   }
-  if (c.op == "variables" && c.input) {
+  if (c.task_status)
+    details["taskStatus"] = flow::to_string(*c.task_status);
+  if ((c.op == "variables" || c.op == "state") && c.input) {
     boost::json::array names;
     for (const auto& kv : *c.input)
       names.emplace_back(kv.key());

@@ -315,6 +315,21 @@ store::decision_write edit_followup(const store::workflow_snapshot& s, const flo
   for (const auto& t : e.arm)
     if (auto a = to_arm(t))
       w.arm.push_back(*a);
+  // Tasks the request ends: stale (errc::stale) if the row moved on since the snapshot.
+  for (const auto& u : e.finish) {
+    store::task_change c;
+    c.identity = u.id;
+    c.status = u.status;
+    if (u.output)
+      c.output = store::json(*u.output);
+    c.reason_for_incompletion = text_or_none(u.reason_for_incompletion);
+    for (const auto& t : s.tasks)
+      if (t.identity == u.id)
+        c.from = t.status;
+    w.changes.push_back(std::move(c));
+  }
+  for (const auto& c : e.cancel)
+    w.cancel.push_back({to_store(c.kind), c.task});
   // A restarted timeout clock needs its timer again (decide() arms one only for a
   // workflow without tasks).
   if (e.start_time && workflow_timeout_seconds > 0)

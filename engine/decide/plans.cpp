@@ -225,6 +225,10 @@ caf::expected<workflow_plan> plan_edit_command(const command_request& c,
                                                const flow::task_def_map& task_defs,
                                                const store::history_facts* facts, int64_t now_ms) {
   auto snap = to_flow(s, facts, def, task_defs);
+  flow::state_task_result state_result;
+  if (c.task_status)
+    state_result = {c.task_ref, *c.task_status, c.output.value_or(boost::json::object{}),
+                    c.reason, c.task_id};
   flow::edit_result r;
   if (c.op == "retry")
     r = flow::retry_last_failed(def, task_defs, snap, now_ms, &own_task_ids);
@@ -235,6 +239,9 @@ caf::expected<workflow_plan> plan_edit_command(const command_request& c,
     r = flow::skip_task(def, snap, c.task_ref, c.input, c.output);
   else if (c.op == "variables")
     r = flow::update_variables(snap, c.input ? *c.input : boost::json::object{});
+  else if (c.op == "state")
+    r = flow::update_state(snap, c.input ? &*c.input : nullptr,
+                           c.task_status ? &state_result : nullptr);
   else
     r = flow::restart(def, snap, c.input, now_ms);
   if (!r)

@@ -155,6 +155,18 @@ caf::expected<command_request> to_command(const msg::workflow_command& m) {
       return std::move(output.error());
     c.output = std::move(*output);
   }
+  if (m.op == "state") {
+    if (m.task_ref.empty() && m.input_json.empty())
+      return invalid("task_ref: a state update sets variables (input), ends a task, or both");
+    if (!m.task_ref.empty()) {
+      auto status = flow::parse_task_status(m.task_status);
+      if (!status)
+        return invalid("task_status: expected COMPLETED, FAILED or FAILED_WITH_TERMINAL_ERROR, "
+                       "got \"" + m.task_status + "\"");
+      c.task_status = *status;
+      c.task_id = m.task_id;
+    }
+  }
   return c;
 }
 

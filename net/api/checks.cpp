@@ -168,11 +168,31 @@ caf::error check(const msg::workflow_command& r, const check_limits& limits) {
     p.text("task_ref", r.task_ref, max_name, true);
     p.range("iteration", r.iteration, 0, r.op == "skip" ? 0 : flow::max_count);
   } else {
-    if (!r.task_ref.empty())
-      p.add("task_ref", "only a rerun or a skip names a task, got " + flow::quoted(r.task_ref));
+    if (!r.task_ref.empty() && r.op != "state")
+      p.add("task_ref", "only a rerun, a skip or a state update names a task, got "
+                          + flow::quoted(r.task_ref));
+    p.text("task_ref", r.task_ref, max_name);
     if (r.iteration != 0)
       p.add("iteration", "only a rerun names an iteration, got " + std::to_string(r.iteration));
   }
+  if (r.op == "state") {
+    if (r.task_ref.empty() && r.input_json.empty())
+      p.add("task_ref", "a state update sets variables (input), ends a task (task_ref), or both");
+    if (!r.task_ref.empty() && r.task_status != "COMPLETED" && r.task_status != "FAILED"
+        && r.task_status != "FAILED_WITH_TERMINAL_ERROR")
+      p.add("task_status", "expected COMPLETED, FAILED or FAILED_WITH_TERMINAL_ERROR, got "
+                             + flow::quoted(r.task_status));
+    if (r.task_ref.empty() && (!r.task_status.empty() || !r.task_id.empty()))
+      p.add("task_ref", "task_status and task_id describe the task task_ref names");
+    p.uuid("task_id", r.task_id, false);
+    if (p.payload("input", r.input_json, limits.max_payload_bytes))
+      p.object("input", r.input_json, true);
+    if (p.payload("output", r.output_json, limits.max_payload_bytes))
+      p.object("output", r.output_json, true);
+    return p.done();
+  }
+  if (!r.task_status.empty() || !r.task_id.empty())
+    p.add("task_status", "only a state update ends a task with a status");
   if (r.op == "variables") {
     if (r.input_json.empty())
       p.add("input", "the variables to set, as a JSON object");

@@ -225,3 +225,59 @@ CAF_TEST(variables are set in a running or paused workflow and kept in an ended 
   s.snap.status = workflow_status::completed;
   CAF_CHECK(update_variables(s.snap, {}).error.find("COMPLETED") != std::string::npos);
 }
+
+CAF_TEST(an update of state sets variables and ends a waiting task in one edit) {
+  sim s(nf::flow::test::workflow(
+    R"({"name":"w","variables":{"keep":1},"tasks":[
+        {"name":"hold","taskReferenceName":"hold","type":"WAIT"},
+        {"name":"after","taskReferenceName":"after",
+         "inputParameters":{"by":"${hold.output.by}","stage":"${workflow.variables.stage}"}}]})"));
+  CAF_REQUIRE_EQUAL(to_string(s.task("hold").status), "IN_PROGRESS");
+  boost::json::object vars{{"stage", "approved"}};
+  state_task_result done{"hold", task_status::completed, boost::json::object{{"by", "ann"}}, "", ""};
+  auto r = update_state(s.snap, &vars, &done);
+  CAF_REQUIRE(static_cast<bool>(r));
+  CAF_REQUIRE_EQUAL(r.value.finish.size(), 1u);
+  CAF_CHECK_EQUAL(nf::flow::test::label(r.value.finish[0].id), "hold");
+  CAF_REQUIRE_EQUAL(r.value.cancel.size(), 1u);
+  CAF_CHECK_EQUAL(r.value.events.size(), 1u);
+  apply_edit(s, r);
+  CAF_CHECK_EQUAL(boost::json::serialize(s.snap.variables), R"({"keep":1,"stage":"approved"})");
+  CAF_CHECK_EQUAL(to_string(s.task("hold").status), "COMPLETED");
+  // decide() on the edited snapshot moves past the WAIT with its output and the variables.
+  CAF_CHECK_EQUAL(boost::json::serialize(s.task("after").input),
+                  R"({"by":"ann","stage":"approved"})");
+  // The task no longer waits: a second update is refused, and so is the whole edit.
+  auto again = update_state(s.snap, &vars, &done);
+  CAF_CHECK(again.error.find("COMPLETED") != std::string::npos);
+}
+
+CAF_TEST(an update of state refuses what an update by reference name refuses) {
+  sim s(nf::flow::test::workflow(
+    R"({"name":"w","tasks":[{"name":"hold","taskReferenceName":"hold","type":"WAIT"},
+        {"name":"a","taskReferenceName":"a"}]})"));
+  state_task_result r{"a", task_status::completed, {}, "", ""};
+  CAF_CHECK(update_state(s.snap, nullptr, &r).error.find("no task \"a\"") != std::string::npos);
+  r.ref = "hold";
+  r.status = task_status::in_progress;
+  CAF_CHECK(update_state(s.snap, nullptr, &r).error.find("taskResult.status") != std::string::npos);
+  r.status = task_status::failed;
+  r.task_id = "not-its-id";
+  CAF_CHECK(update_state(s.snap, nullptr, &r).error.find("taskResult.taskId") != std::string::npos);
+  r.task_id.clear();
+  r.reason_for_incompletion = "declined";
+  auto failed = update_state(s.snap, nullptr, &r);
+  CAF_REQUIRE(static_cast<bool>(failed));
+  CAF_CHECK(!failed.value.variables.has_value());
+  apply_edit(s, failed);
+  CAF_CHECK_EQUAL(to_string(s.task("hold").status), "FAILED");
+  CAF_CHECK_EQUAL(s.task("hold").reason_for_incompletion, "declined");
+  CAF_CHECK_EQUAL(to_string(s.snap.status), "FAILED");
+  // A SIMPLE task is its worker's to report.
+  sim t(nf::flow::test::workflow(R"({"name":"w","tasks":[{"name":"a","taskReferenceName":"a"}]})"));
+  state_task_result simple{"a", task_status::completed, {}, "", ""};
+  CAF_CHECK(update_state(t.snap, nullptr, &simple).error.find("SIMPLE") != std::string::npos);
+  t.snap.status = workflow_status::completed;
+  boost::json::object vars;
+  CAF_CHECK(update_state(t.snap, &vars, nullptr).error.find("COMPLETED") != std::string::npos);
+}

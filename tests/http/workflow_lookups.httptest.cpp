@@ -307,4 +307,57 @@ CAF_TEST(variables are set in a running or paused workflow) {
                   2);
 }
 
+CAF_TEST(an update of state sets variables and ends a WAIT in one request) {
+  auto id = start("/api/workflow/steps");
+  CAF_REQUIRE(f.await([&] {
+    return test::workflow_over_http(*http, id).at("tasks").as_array().size() == 1;
+  }, 20s));
+  auto state = "/api/workflow/" + id + "/state";
+  check_error(http->post(state, "{}"), 400, "body");
+  check_error(http->post(state, R"({"taskReferenceName":"first"})"), 400, "taskResult");
+  check_error(http->post(state, R"({"taskReferenceName":"first","taskResult":{"status":"IN_PROGRESS"}})"),
+              400, "taskResult.status");
+  check_error(http->post(state, R"({"taskReferenceName":"first",
+                                   "taskResult":{"status":"COMPLETED","workerId":"w1"}})"),
+              400, "taskResult.workerId");
+  check_error(http->post(state, R"({"taskReferenceName":"first","taskResult":{"status":"COMPLETED",
+                                   "workflowInstanceId":")" + std::string{unknown_id} + R"("}})"),
+              400, "taskResult.workflowInstanceId");
+  check_error(http->post(state, R"({"variables":{"a":1},"extra":true})"), 400, "extra");
+  // One part refused refuses the whole: the variables are not set either.
+  check_error(http->post(state, R"({"variables":{"a":1},"taskReferenceName":"second",
+                                   "taskResult":{"status":"COMPLETED"}})"),
+              409);
+  CAF_CHECK(!test::workflow_over_http(*http, id).at("variables").as_object().contains("a"));
+
+  auto first = ok_json(http->post(state + "?requestId=r-1&waitForSeconds=10",
+                                  R"({"variables":{"stage":"two"},"taskReferenceName":"first",
+                                      "taskResult":{"status":"COMPLETED","outputData":{"ok":true},
+                                      "workflowInstanceId":")" + id + R"(","logs":[]}})"));
+  CAF_CHECK_EQUAL(first.at("workflowId").as_string(), id);
+  CAF_CHECK_EQUAL(first.at("requestId").as_string(), "r-1");
+  CAF_CHECK_EQUAL(first.at("variables").at("stage").as_string(), "two");
+  // Answered where the workflow blocks next: at the second WAIT.
+  const auto& tasks = first.at("tasks").as_array();
+  CAF_REQUIRE_EQUAL(tasks.size(), 2u);
+  CAF_CHECK_EQUAL(tasks[0].at("status").as_string(), "COMPLETED");
+  CAF_CHECK(tasks[0].at("outputData").at("ok").as_bool());
+  CAF_CHECK_EQUAL(tasks[1].at("referenceTaskName").as_string(), "second");
+  CAF_CHECK_EQUAL(tasks[1].at("status").as_string(), "IN_PROGRESS");
+
+  auto second = ok_json(http->post(state, R"({"taskReferenceName":"second",
+                                              "taskResult":{"status":"COMPLETED",
+                                              "outputData":{"note":"done"}}})"));
+  CAF_CHECK_EQUAL(second.at("status").as_string(), "COMPLETED");
+  CAF_CHECK_EQUAL(second.at("variables").at("seen").as_string(), "done");
+  CAF_CHECK_EQUAL(second.at("variables").at("stage").as_string(), "two");
+  check_error(http->post(state, R"({"variables":{"late":1}})"), 409);
+  CAF_CHECK_EQUAL(f.count(R"(SELECT count(*) FROM "WorkflowEvents" WHERE "workflowId" = ')" + id
+                          + R"(' AND "eventType" = 'TASK_COMPLETED')"),
+                  3);
+  CAF_CHECK_EQUAL(f.count(R"(SELECT count(*) FROM "AuditEvents" WHERE "action" = 'workflow.state'
+                              AND "details"->>'taskStatus' = 'COMPLETED')"),
+                  2);
+}
+
 CAF_TEST_FIXTURE_SCOPE_END()

@@ -114,7 +114,7 @@ CAF_TEST(operator commands name a known op and only the fields it takes) {
   auto c = ok;
   c.op = "suspend";
   CAF_CHECK(mentions(problems(c), "op: expected pause, resume, terminate, retry, rerun, restart, "
-                                  "skip, variables, decide or resetcallbacks"));
+                                  "skip, variables, state, decide or resetcallbacks"));
   c = ok;
   c.op = "rerun";
   CAF_CHECK(mentions(problems(c), "task_ref: expected a non-empty string"));
@@ -131,7 +131,30 @@ CAF_TEST(operator commands name a known op and only the fields it takes) {
   CAF_CHECK(mentions(problems(c), "input: only a rerun, a restart, a skip or variables take"));
   c = ok;
   c.task_ref = "x";
-  CAF_CHECK(mentions(problems(c), "task_ref: only a rerun or a skip names a task"));
+  CAF_CHECK(mentions(problems(c), "task_ref: only a rerun, a skip or a state update names a task"));
+  c = ok;
+  c.task_status = "COMPLETED";
+  CAF_CHECK(mentions(problems(c), "task_status: only a state update ends a task"));
+  // A state update: variables, a task ended with a status, or both.
+  c = ok;
+  c.op = "state";
+  CAF_CHECK(mentions(problems(c), "task_ref: a state update sets variables"));
+  c.input_json = R"({"stage":"two"})";
+  CAF_CHECK_EQUAL(problems(c), "");
+  c.task_ref = "hold";
+  CAF_CHECK(mentions(problems(c), "task_status: expected COMPLETED, FAILED or"));
+  c.task_status = "IN_PROGRESS";
+  CAF_CHECK(mentions(problems(c), "task_status: expected COMPLETED, FAILED or"));
+  c.task_status = "FAILED";
+  c.task_id = "nope";
+  CAF_CHECK(mentions(problems(c), "task_id: expected a UUID"));
+  c.task_id.clear();
+  c.output_json = "[]";
+  CAF_CHECK(mentions(problems(c), "output: expected a JSON object"));
+  c.output_json = R"({"by":"ann"})";
+  CAF_CHECK_EQUAL(problems(c), "");
+  c.task_ref.clear();
+  CAF_CHECK(mentions(problems(c), "task_ref: task_status and task_id describe"));
   c = ok;
   c.output_json = "{}";
   CAF_CHECK(mentions(problems(c), "output: only a skip takes an output"));

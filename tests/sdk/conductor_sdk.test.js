@@ -470,6 +470,33 @@ async function signalledBySdk(metadata, workflows) {
   }, 20000, "the workflow ends after the second signal");
   check(done.output.second.taskOutput.last === 1, `the output: ${JSON.stringify(done.output)}`);
   console.log("executeWorkflow and signals through the SDK answered for " + id);
+
+  // The executor's updateState: variables and the first WAIT in one request, answered
+  // where the workflow blocks next.
+  const again = (await workflows.executeWorkflow(
+    { name: "sdk_gates", version: 1, input: { order: 8 } }, "sdk_gates", 1, "sdk-req-2", "", 10,
+    undefined, "BLOCKING_TASK")).getTargetWorkflowId();
+  const run = await workflows.updateState(again, {
+    taskReferenceName: "first",
+    taskResult: { status: "COMPLETED", outputData: { approved: "state" } },
+    variables: { stage: "second" },
+  }, "sdk-state-1", undefined, 10);
+  check(run.workflowId === again && run.requestId === "sdk-state-1"
+        && run.variables.stage === "second"
+        && run.tasks[0].status === "COMPLETED" && run.tasks[0].outputData.approved === "state"
+        && run.tasks[1].referenceTaskName === "second" && run.tasks[1].status === "IN_PROGRESS",
+        `updateState answers the workflow blocked at its next WAIT: ${JSON.stringify(run)}`);
+  let refused = null;
+  try {
+    await workflows.updateState(again, { taskReferenceName: "first",
+                                         taskResult: { status: "COMPLETED" } });
+  } catch (e) {
+    refused = e;
+  }
+  check(refused && /only a WAIT or HUMAN task still waiting/.test(refused.message),
+        `updateState of a task that ended is refused: ${refused && refused.message}`);
+  await workflows.terminate(again, "done with it");
+  console.log("updateState through the SDK answered for " + again);
 }
 
 const run = process.argv[2] === "victim" ? victim : main;

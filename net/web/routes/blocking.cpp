@@ -248,4 +248,56 @@ void wait_until_blocked(gateway* api, const exchange_ptr& ex, const std::string&
   w->check();
 }
 
+void answer_when_blocked(gateway* api, const exchange_ptr& ex, const std::string& id,
+                         std::chrono::steady_clock::time_point deadline, int64_t max_wait_ms,
+                         std::vector<std::string> refs, return_strategy strategy,
+                         std::string request_id) {
+  wait_until_blocked(
+    api, ex, id, deadline, max_wait_ms, {},
+    [refs = std::move(refs)](const json::object& wf) { return has_task(wf, refs); },
+    [ex, strategy, request_id = std::move(request_id)](
+      const json::object& wf, const std::optional<blocking_point>& p) {
+      auto out = signal_response(strategy, wf, p);
+      if (!request_id.empty())
+        out["requestId"] = request_id;
+      ex->respond_json(200, out);
+    });
+}
+
+std::vector<std::string> task_refs(const std::string* text) {
+  std::vector<std::string> refs;
+  if (text == nullptr)
+    return refs;
+  size_t at = 0;
+  while (at <= text->size()) {
+    auto comma = std::min(text->find(',', at), text->size());
+    auto ref = text->substr(at, comma - at);
+    ref.erase(0, ref.find_first_not_of(' '));
+    ref.erase(ref.find_last_not_of(' ') + 1);
+    if (!ref.empty())
+      refs.push_back(std::move(ref));
+    at = comma + 1;
+  }
+  return refs;
+}
+
+bool has_task(const json::object& wf, const std::vector<std::string>& refs) {
+  const auto* tasks = wf.if_contains("tasks");
+  if (refs.empty() || tasks == nullptr || !tasks->is_array())
+    return false;
+  for (const auto& v : tasks->as_array()) {
+    const auto* t = v.if_object();
+    const auto* ref = t ? t->if_contains("referenceTaskName") : nullptr;
+    if (ref == nullptr || !ref->is_string())
+      continue;
+    std::string plain{ref->get_string()};
+    const auto* it = t->if_contains("iteration");
+    auto shown = conductor_ref(plain, it && it->is_int64() ? it->get_int64() : 0);
+    for (const auto& want : refs)
+      if (want == plain || want == shown)
+        return true;
+  }
+  return false;
+}
+
 } // namespace nf::net::web

@@ -12,6 +12,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include <boost/json/object.hpp>
 
@@ -53,6 +54,13 @@ std::optional<return_strategy> read_return_strategy(const exchange_ptr& ex);
 boost::json::object signal_response(return_strategy strategy, const boost::json::object& target,
                                     const std::optional<blocking_point>& point);
 
+/// waitUntilTaskRef: reference names separated by commas, blanks around them dropped.
+std::vector<std::string> task_refs(const std::string* text);
+
+/// Whether the execution (read with its tasks) has scheduled a task named in `refs`, by its
+/// plain reference name or as Conductor names a loop's iteration.
+bool has_task(const boost::json::object& wf, const std::vector<std::string>& refs);
+
 /// Reads the workflow `id` until it has ended, or `reached(workflow)` holds, or it has a
 /// blocking point (timed WAITs passed over) other than the task `skip_task_id`, or
 /// `deadline` passes; then `answer(workflow, point)`. Between reads it waits on the workflow's history, at most a
@@ -64,5 +72,13 @@ void wait_until_blocked(gateway* api, const exchange_ptr& ex, const std::string&
                         std::function<bool(const boost::json::object&)> reached,
                         std::function<void(const boost::json::object&,
                                            const std::optional<blocking_point>&)> answer);
+
+/// A synchronous answer (an execution's, an update of state's): waits as wait_until_blocked
+/// does, stopping also once a task of `refs` is scheduled, then answers the SignalResponse
+/// with `request_id` (when not empty) echoed.
+void answer_when_blocked(gateway* api, const exchange_ptr& ex, const std::string& id,
+                         std::chrono::steady_clock::time_point deadline, int64_t max_wait_ms,
+                         std::vector<std::string> refs, return_strategy strategy,
+                         std::string request_id);
 
 } // namespace nf::net::web

@@ -24,6 +24,7 @@ std::shared_ptr<router> make_routes(const route_context& base) {
   add_workflow_routes(*r, ctx);
   add_workflow_lookup_routes(*r, ctx);
   add_workflow_bulk_routes(*r, ctx);
+  add_workflow_state_route(*r, ctx);
   add_namespace_routes(*r, ctx);
   add_sink_routes(*r, ctx);
   add_scheduler_routes(*r, ctx);

@@ -67,6 +67,8 @@ void add_workflow_routes(router& r, const route_context& ctx);
 /// Conductor's lookups: a workflow's status, a definition's running workflows, the
 /// workflows of correlation ids.
 void add_workflow_lookup_routes(router& r, const route_context& ctx);
+/// Orkes' update of a workflow's state: variables and a WAIT or HUMAN task in one command.
+void add_workflow_state_route(router& r, const route_context& ctx);
 /// Conductor's /api/workflow/bulk: one command on many workflows.
 void add_workflow_bulk_routes(router& r, const route_context& ctx);
 /// nodeflow's /api/webhooks/sinks: a namespace's webhook sinks (admin only).

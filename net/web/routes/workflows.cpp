@@ -74,45 +74,6 @@ std::optional<json::object> skip_request_in_query(const std::string& text) {
   return std::move(v.as_object());
 }
 
-// waitUntilTaskRef: reference names separated by commas, blanks around them dropped.
-std::vector<std::string> task_refs(const std::string* text) {
-  std::vector<std::string> refs;
-  if (text == nullptr)
-    return refs;
-  size_t at = 0;
-  while (at <= text->size()) {
-    auto comma = std::min(text->find(',', at), text->size());
-    auto ref = text->substr(at, comma - at);
-    ref.erase(0, ref.find_first_not_of(' '));
-    ref.erase(ref.find_last_not_of(' ') + 1);
-    if (!ref.empty())
-      refs.push_back(std::move(ref));
-    at = comma + 1;
-  }
-  return refs;
-}
-
-// Whether the execution (read with its tasks) has scheduled a task named in `refs`, by its
-// plain reference name or as Conductor names a loop's iteration.
-bool has_task(const json::object& wf, const std::vector<std::string>& refs) {
-  const auto* tasks = wf.if_contains("tasks");
-  if (refs.empty() || tasks == nullptr || !tasks->is_array())
-    return false;
-  for (const auto& v : tasks->as_array()) {
-    const auto* t = v.if_object();
-    const auto* ref = t ? t->if_contains("referenceTaskName") : nullptr;
-    if (ref == nullptr || !ref->is_string())
-      continue;
-    std::string plain{ref->get_string()};
-    const auto* it = t->if_contains("iteration");
-    auto shown = conductor_ref(plain, it && it->is_int64() ? it->get_int64() : 0);
-    for (const auto& want : refs)
-      if (want == plain || want == shown)
-        return true;
-  }
-  return false;
-}
-
 void add_start_routes(router& r, const route_context& ctx) {
   auto* api = ctx.api;
   auto lim = ctx.json;
@@ -258,16 +219,8 @@ void add_start_routes(router& r, const route_context& ctx) {
            start(api, ex, std::move(*spec),
                  [api, ex, request_id, deadline, max_wait, refs,
                   strategy = *strategy](const std::string& id) {
-                   wait_until_blocked(
-                     api, ex, id, deadline, max_wait, {},
-                     [refs](const json::object& wf) { return has_task(wf, refs); },
-                     [ex, request_id, strategy](const json::object& wf,
-                                                const std::optional<blocking_point>& p) {
-                       auto out = signal_response(strategy, wf, p);
-                       if (!request_id.empty())
-                         out["requestId"] = request_id;
-                       ex->respond_json(200, out);
-                     });
+                   answer_when_blocked(api, ex, id, deadline, max_wait, refs, strategy,
+                                       request_id);
                  });
          },
          true});
