@@ -591,6 +591,16 @@ CAF_TEST(queue sizes count the ready tasks of each type) {
   CAF_CHECK_EQUAL(commas.json().at("ht_a").to_number<int64_t>(), 2);
   CAF_CHECK_EQUAL(commas.json().at("nope").to_number<int64_t>(), 0);
   check_error(http->get("/api/tasks/queue/sizes"), 400, "taskType");
+  // One queue's depth as a number, as Java's getQueueSizeForTask asks for it.
+  auto depth = http->get("/api/tasks/queue/size?taskType=ht_a&domain=&isolationGroupId=");
+  CAF_REQUIRE_EQUAL(depth.status, 200u);
+  CAF_CHECK_EQUAL(depth.json().to_number<int64_t>(), 2);
+  CAF_CHECK_EQUAL(http->get("/api/tasks/queue/size?taskType=ht_a&domain=east").json()
+                    .to_number<int64_t>(),
+                  0);
+  check_error(http->get("/api/tasks/queue/size?taskType=ht_a&isolationGroupId=g1"), 400,
+              "isolationGroupId");
+  check_error(http->get("/api/tasks/queue/size"), 400, "taskType");
   // Conductor's verbose details: one shard "a" per queue, its ready and its leased tasks.
   f.start("ht_one");
   auto leased = poll_one("ht_a");

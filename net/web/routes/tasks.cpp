@@ -562,6 +562,45 @@ void queue_sizes(gateway* api, const exchange_ptr& ex) {
   ready_counts(api, ex, std::move(types));
 }
 
+// Conductor's depth of one task type's queue in one domain (Java's getQueueSizeForTask):
+// its ready tasks, as a number.
+void queue_depth(gateway* api, const exchange_ptr& ex) {
+  const auto* type = ex->query("taskType");
+  if (type == nullptr || type->empty()) {
+    ex->fail(400, "taskType: name a task type", "taskType");
+    return;
+  }
+  for (const char* unkept : {"isolationGroupId", "executionNamespace"})
+    if (const auto* v = ex->query(unkept); v != nullptr && !v->empty()) {
+      ex->fail(400, std::string{unkept} + ": nodeflow has no isolation groups or execution "
+                                          "namespaces (leave it out)",
+               unkept);
+      return;
+    }
+  std::string queue = *type;
+  if (const auto* domain = ex->query("domain"); domain != nullptr && !domain->empty()) {
+    if (!valid_domain(*domain)) {
+      ex->fail(400, "domain: \"" + *domain + "\" is not a domain name", "domain");
+      return;
+    }
+    queue = domain_queue(*domain, *type);
+  }
+  api->ask<std::string>(
+    [ex, queue](std::string& text) {
+      int64_t ready = 0;
+      for (const auto& q : queues_of(text)) {
+        const auto* qo = q.if_object();
+        const auto* name = qo ? qo->if_contains("name") : nullptr;
+        const auto* n = qo ? qo->if_contains("ready") : nullptr;
+        if (name != nullptr && name->is_string() && name->get_string() == queue && n != nullptr
+            && n->is_number())
+          ready = n->to_number<int64_t>();
+      }
+      ex->respond_json(200, ready);
+    },
+    fail_with(ex), status_atom_v);
+}
+
 // Conductor's poll data of the request's namespace: of one task type, or of every one when
 // `task_type` is empty.
 void poll_data(gateway* api, const exchange_ptr& ex, std::string task_type) {
@@ -711,6 +750,13 @@ void add_task_routes(router& r, const route_context& ctx) {
            true}},
          body_kind::none, {}, "{\"<taskType>\": ready count}", "task", access::reader,
          [api](const exchange_ptr& ex) { queue_sizes(api, ex); }});
+  r.add({verb::get, "/api/tasks/queue/size", "Ready tasks of one task type in one domain",
+         {{"taskType", "the task type", true},
+          {"domain", "the task domain (absent or NO_DOMAIN: tasks routed to none)", false},
+          {"isolationGroupId", "empty only: nodeflow has no isolation groups", false},
+          {"executionNamespace", "empty only: nodeflow has no execution namespaces", false}},
+         body_kind::none, {}, "a number: the ready tasks", "task", access::reader,
+         [api](const exchange_ptr& ex) { queue_depth(api, ex); }});
   r.add({verb::get, "/api/tasks/queue/all", "Ready tasks of every queue that has any",
          {}, body_kind::none, {}, "{\"<queue>\": ready count}", "task", access::reader,
          [api](const exchange_ptr& ex) { ready_counts(api, ex, {}); }});
