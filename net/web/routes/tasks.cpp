@@ -68,17 +68,27 @@ json::object conductor_task(const msg::leased_task& t, const std::string& worker
   };
 }
 
+// The `domain` query parameter (proto/domains.hpp): "" when absent or empty; nullopt, with
+// the 400 answered, when it cannot name a domain.
+std::optional<std::string> domain_param(const exchange_ptr& ex) {
+  const auto* d = ex->query("domain");
+  if (d == nullptr || d->empty())
+    return std::string{};
+  if (!valid_domain(*d)) {
+    ex->fail(400, "domain: expected 1-128 of A-Z a-z 0-9 _ -, got \"" + *d + "\"", "domain");
+    return std::nullopt;
+  }
+  return *d;
+}
+
 std::optional<msg::poll_request> read_poll(const exchange_ptr& ex, int64_t count,
                                            int64_t timeout_ms) {
   msg::poll_request req;
   // A domain polls only the tasks a workflow's taskToDomain routed to it (proto/domains.hpp).
-  if (const auto* d = ex->query("domain"); d != nullptr && !d->empty()) {
-    if (!valid_domain(*d)) {
-      ex->fail(400, "domain: expected 1-128 of A-Z a-z 0-9 _ -, got \"" + *d + "\"", "domain");
-      return std::nullopt;
-    }
-    req.domain = *d;
-  }
+  auto domain = domain_param(ex);
+  if (!domain)
+    return std::nullopt;
+  req.domain = std::move(*domain);
   req.queue = ex->param("tasktype");
   if (const auto* w = ex->query("workerid"))
     req.worker_id = *w;
@@ -495,24 +505,27 @@ json::array queues_of(const std::string& status_text) {
   return queues != nullptr && queues->is_array() ? std::move(queues->get_array()) : json::array{};
 }
 
-// The ready (unleased) count of each queue, from the status read's queue depths: of the
-// task types in `only` (0 for one with none), or of every queue when it is empty.
+// The ready (unleased) count of each queue in the node's status read: of the queues in
+// `only` (0 for one with none), or of every queue when it is empty.
+json::object ready_by_queue(const std::string& status_text, const std::vector<std::string>& only) {
+  json::object out;
+  for (const auto& t : only)
+    out[t] = 0;
+  for (const auto& q : queues_of(status_text)) {
+    const auto* qo = q.if_object();
+    const auto* name = qo ? qo->if_contains("name") : nullptr;
+    const auto* ready = qo ? qo->if_contains("ready") : nullptr;
+    if (name != nullptr && name->is_string() && ready != nullptr
+        && (only.empty() || out.contains(name->get_string())))
+      out[name->get_string()] = *ready;
+  }
+  return out;
+}
+
+// The ready counts of the task types in `only`, or of every queue when it is empty.
 void ready_counts(gateway* api, const exchange_ptr& ex, std::vector<std::string> only) {
   api->ask<std::string>(
-    [ex, only](std::string& text) {
-      json::object out;
-      for (const auto& t : only)
-        out[t] = 0;
-      for (const auto& q : queues_of(text)) {
-        const auto* qo = q.if_object();
-        const auto* name = qo ? qo->if_contains("name") : nullptr;
-        const auto* ready = qo ? qo->if_contains("ready") : nullptr;
-        if (name != nullptr && name->is_string() && ready != nullptr
-            && (only.empty() || out.contains(name->get_string())))
-          out[name->get_string()] = *ready;
-      }
-      ex->respond_json(200, out);
-    },
+    [ex, only](std::string& text) { ex->respond_json(200, ready_by_queue(text, only)); },
     fail_with(ex), status_atom_v);
 }
 
@@ -577,26 +590,14 @@ void queue_depth(gateway* api, const exchange_ptr& ex) {
                unkept);
       return;
     }
-  std::string queue = *type;
-  if (const auto* domain = ex->query("domain"); domain != nullptr && !domain->empty()) {
-    if (!valid_domain(*domain)) {
-      ex->fail(400, "domain: \"" + *domain + "\" is not a domain name", "domain");
-      return;
-    }
-    queue = domain_queue(*domain, *type);
-  }
+  auto domain = domain_param(ex);
+  if (!domain)
+    return;
+  // No domain, or NO_DOMAIN: the plain queue.
+  auto queue = domain_queue(*domain, *type);
   api->ask<std::string>(
     [ex, queue](std::string& text) {
-      int64_t ready = 0;
-      for (const auto& q : queues_of(text)) {
-        const auto* qo = q.if_object();
-        const auto* name = qo ? qo->if_contains("name") : nullptr;
-        const auto* n = qo ? qo->if_contains("ready") : nullptr;
-        if (name != nullptr && name->is_string() && name->get_string() == queue && n != nullptr
-            && n->is_number())
-          ready = n->to_number<int64_t>();
-      }
-      ex->respond_json(200, ready);
+      ex->respond_json(200, ready_by_queue(text, {queue}).at(queue));
     },
     fail_with(ex), status_atom_v);
 }
