@@ -1,12 +1,14 @@
 #include "net/web/routes/blocking.hpp"
 
 #include <algorithm>
+#include <iterator>
 #include <memory>
 #include <utility>
 #include <vector>
 
 #include "net/web/conductor_shapes.hpp"
 #include "net/web/errors.hpp"
+#include "net/web/json_body.hpp"
 #include "net/web/routes/workflow_calls.hpp"
 
 namespace nf::net::web {
@@ -248,15 +250,38 @@ void wait_until_blocked(gateway* api, const exchange_ptr& ex, const std::string&
   w->check();
 }
 
+std::vector<param_doc> sync_answer_params(std::vector<param_doc> more) {
+  std::vector<param_doc> out{
+    {"requestId", "echoed in the answer", false},
+    {"waitUntilTaskRef",
+     "task reference names, separated by commas: answered once one of them is scheduled (a "
+     "loop's iteration as Conductor names it, \"ref__2\", or any iteration by the plain name)",
+     false},
+    {"waitForSeconds", "0 … 600 (default 10)", false, "integer"}};
+  out.insert(out.end(), std::make_move_iterator(more.begin()),
+             std::make_move_iterator(more.end()));
+  return out;
+}
+
+std::optional<sync_answer> read_sync_answer(const exchange_ptr& ex) {
+  sync_answer w;
+  w.refs = task_refs(ex->query("waitUntilTaskRef"));
+  auto secs = query_int(ex, "waitForSeconds", 10, 0, 600);
+  if (!secs)
+    return std::nullopt;
+  w.deadline = std::chrono::steady_clock::now() + std::chrono::seconds{*secs};
+  if (const auto* rid = ex->query("requestId"))
+    w.request_id = *rid;
+  return w;
+}
+
 void answer_when_blocked(gateway* api, const exchange_ptr& ex, const std::string& id,
-                         std::chrono::steady_clock::time_point deadline, int64_t max_wait_ms,
-                         std::vector<std::string> refs, return_strategy strategy,
-                         std::string request_id) {
+                         const sync_answer& w, int64_t max_wait_ms, return_strategy strategy) {
   wait_until_blocked(
-    api, ex, id, deadline, max_wait_ms, {},
-    [refs = std::move(refs)](const json::object& wf) { return has_task(wf, refs); },
-    [ex, strategy, request_id = std::move(request_id)](
-      const json::object& wf, const std::optional<blocking_point>& p) {
+    api, ex, id, w.deadline, max_wait_ms, {},
+    [refs = w.refs](const json::object& wf) { return has_task(wf, refs); },
+    [ex, strategy, request_id = w.request_id](const json::object& wf,
+                                              const std::optional<blocking_point>& p) {
       auto out = signal_response(strategy, wf, p);
       if (!request_id.empty())
         out["requestId"] = request_id;

@@ -18,6 +18,7 @@
 
 #include "net/web/exchange.hpp"
 #include "net/web/gateway.hpp"
+#include "net/web/router.hpp"
 
 namespace nf::net::web {
 
@@ -73,12 +74,24 @@ void wait_until_blocked(gateway* api, const exchange_ptr& ex, const std::string&
                         std::function<void(const boost::json::object&,
                                            const std::optional<blocking_point>&)> answer);
 
-/// A synchronous answer (an execution's, an update of state's): waits as wait_until_blocked
-/// does, stopping also once a task of `refs` is scheduled, then answers the SignalResponse
-/// with `request_id` (when not empty) echoed.
+/// How a synchronous answer (an execution's, an update of state's) waits, from its query:
+/// until a task of `waitUntilTaskRef` is scheduled or `waitForSeconds` (0 … 600, default 10)
+/// pass; `requestId` is echoed in the answer.
+struct sync_answer {
+  std::vector<std::string> refs;
+  std::chrono::steady_clock::time_point deadline;
+  std::string request_id;
+};
+
+/// Those three parameters as a route declares them, then `more`.
+std::vector<param_doc> sync_answer_params(std::vector<param_doc> more = {});
+
+/// nullopt with the 400 answered.
+std::optional<sync_answer> read_sync_answer(const exchange_ptr& ex);
+
+/// A synchronous answer: waits as wait_until_blocked does, stopping also once a task of
+/// `w.refs` is scheduled, then answers the SignalResponse with the request id echoed.
 void answer_when_blocked(gateway* api, const exchange_ptr& ex, const std::string& id,
-                         std::chrono::steady_clock::time_point deadline, int64_t max_wait_ms,
-                         std::vector<std::string> refs, return_strategy strategy,
-                         std::string request_id);
+                         const sync_answer& w, int64_t max_wait_ms, return_strategy strategy);
 
 } // namespace nf::net::web

@@ -3,7 +3,6 @@
 // in one command the workflow's decider applies in one transaction, then answered as a
 // synchronous execution is, where the workflow blocks next.
 
-#include <chrono>
 #include <optional>
 #include <string>
 
@@ -143,12 +142,7 @@ void add_workflow_state_route(router& r, const route_context& ctx) {
          "Update a RUNNING or PAUSED workflow's state in one transaction: set variables and "
          "end a WAIT or HUMAN task by its reference name, then answer where the workflow "
          "blocks next (X-Request-Id: a retry is applied once)",
-         {{"requestId", "echoed in the answer", false},
-          {"waitUntilTaskRef",
-           "task reference names, separated by commas: answered once one of them is "
-           "scheduled",
-           false},
-          {"waitForSeconds", "0 … 600 (default 10)", false, "integer"}},
+         sync_answer_params(),
          body_kind::json,
          "WorkflowStateUpdate: variables (an object), taskReferenceName and taskResult "
          "(status COMPLETED, FAILED or FAILED_WITH_TERMINAL_ERROR, outputData, "
@@ -161,8 +155,8 @@ void add_workflow_state_route(router& r, const route_context& ctx) {
            const auto& id = ex->param("workflowId");
            if (!check_id(ex, id))
              return;
-           auto secs = query_int(ex, "waitForSeconds", 10, 0, 600);
-           if (!secs)
+           auto wait = read_sync_answer(ex);
+           if (!wait)
              return;
            auto body = read_json_object(ex, lim);
            if (!body)
@@ -170,14 +164,8 @@ void add_workflow_state_route(router& r, const route_context& ctx) {
            auto c = read_state_update(ex, id, *body);
            if (!c)
              return;
-           auto refs = task_refs(ex->query("waitUntilTaskRef"));
-           std::string request_id;
-           if (const auto* rid = ex->query("requestId"))
-             request_id = *rid;
-           auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds{*secs};
-           command(api, ex, std::move(*c), [api, ex, id, refs, request_id, deadline, max_wait] {
-             answer_when_blocked(api, ex, id, deadline, max_wait, refs,
-                                 return_strategy::target_workflow, request_id);
+           command(api, ex, std::move(*c), [api, ex, id, wait = std::move(*wait), max_wait] {
+             answer_when_blocked(api, ex, id, wait, max_wait, return_strategy::target_workflow);
            });
          },
          true});

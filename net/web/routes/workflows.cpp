@@ -3,7 +3,6 @@
 // Every one goes through the client protocol, so a CAF client and HTTP share one engine path.
 
 #include <algorithm>
-#include <chrono>
 #include <memory>
 #include <optional>
 #include <string>
@@ -142,21 +141,15 @@ void add_start_routes(router& r, const route_context& ctx) {
          "signal or an update (its own or a running sub-workflow's; a timed WAIT ends by "
          "itself and is waited out), schedules a task named by waitUntilTaskRef, or "
          "waitForSeconds pass",
-         {{"requestId", "echoed in the answer", false},
-          {"waitUntilTaskRef",
-           "task reference names, separated by commas: answered once one of them is "
-           "scheduled (a loop's iteration as Conductor names it, \"ref__2\", or any "
-           "iteration by the plain name)",
-           false},
-          {"waitForSeconds", "0 … 600 (default 10)", false, "integer"},
-          {"consistency",
-           "DURABLE (default) or SYNCHRONOUS: every start is committed to Postgres before it "
-           "runs, so both are durable; REGION_DURABLE is refused (one database, no regions)",
-           false},
-          {"returnStrategy",
-           "TARGET_WORKFLOW (default), BLOCKING_WORKFLOW, BLOCKING_TASK or "
-           "BLOCKING_TASK_INPUT: what the answer holds when a WAIT blocks the workflow",
-           false}},
+         sync_answer_params(
+           {{"consistency",
+             "DURABLE (default) or SYNCHRONOUS: every start is committed to Postgres before it "
+             "runs, so both are durable; REGION_DURABLE is refused (one database, no regions)",
+             false},
+            {"returnStrategy",
+             "TARGET_WORKFLOW (default), BLOCKING_WORKFLOW, BLOCKING_TASK or "
+             "BLOCKING_TASK_INPUT: what the answer holds when a WAIT blocks the workflow",
+             false}}),
          body_kind::json,
          "StartWorkflowRequest (optional; its name and version, when given, must match the "
          "path)",
@@ -181,9 +174,8 @@ void add_start_routes(router& r, const route_context& ctx) {
            auto strategy = read_return_strategy(ex);
            if (!strategy)
              return;
-           auto refs = task_refs(ex->query("waitUntilTaskRef"));
-           auto secs = query_int(ex, "waitForSeconds", 10, 0, 600);
-           if (!secs)
+           auto wait = read_sync_answer(ex);
+           if (!wait)
              return;
            const auto& text = ex->param("version");
            bool ok = !text.empty() && text.size() < 10
@@ -212,15 +204,10 @@ void add_start_routes(router& r, const route_context& ctx) {
            }
            spec->req.workflow_name = name;
            spec->req.version = version;
-           std::string request_id;
-           if (const auto* rid = ex->query("requestId"))
-             request_id = *rid;
-           auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds{*secs};
            start(api, ex, std::move(*spec),
-                 [api, ex, request_id, deadline, max_wait, refs,
+                 [api, ex, wait = std::move(*wait), max_wait,
                   strategy = *strategy](const std::string& id) {
-                   answer_when_blocked(api, ex, id, deadline, max_wait, refs, strategy,
-                                       request_id);
+                   answer_when_blocked(api, ex, id, wait, max_wait, strategy);
                  });
          },
          true});
