@@ -300,19 +300,13 @@ namespace {
 // The latest attempt that `ref` names: of its latest iteration, or, for a loop's iteration as
 // Conductor names it ("ref__2"), of that iteration when no task has the whole name.
 const task_execution* latest_at_ref(const snapshot& snap, std::string_view ref) {
-  auto find = [&](std::string_view name, std::optional<std::int32_t> iteration) {
-    const task_execution* best = nullptr;
-    for (const auto& e : snap.tasks)
-      if (e.id.ref == name && (!iteration || e.id.iteration == *iteration)
-          && (best == nullptr || std::pair{e.id.iteration, e.id.attempt}
-                                   > std::pair{best->id.iteration, best->id.attempt}))
-        best = &e;
-    return best;
-  };
-  if (const auto* t = find(ref, std::nullopt))
-    return t;
+  auto rows = latest_rows(snap);  // ordered by ref, then iteration
+  auto last = rows.upper_bound({std::string{ref}, INT32_MAX});
+  if (last != rows.begin() && std::prev(last)->first.first == ref)
+    return std::prev(last)->second;
   if (auto split = split_iteration_suffix(ref))
-    return find(split->first, split->second);
+    if (auto at = rows.find({std::string{split->first}, split->second}); at != rows.end())
+      return at->second;
   return nullptr;
 }
 

@@ -230,6 +230,15 @@ std::optional<store::timer_arm> to_arm(const flow::timer& t) {
   return a;
 }
 
+// `u` laid over the change of its task: its status, and its output and reason when it has them.
+void merge_update(store::task_change& c, const flow::task_update& u) {
+  c.status = u.status;
+  if (u.output)
+    c.output = store::json(*u.output);
+  if (auto reason = text_or_none(u.reason_for_incompletion))
+    c.reason_for_incompletion = std::move(reason);
+}
+
 store::decision_write write_for(const store::workflow_snapshot& s, int64_t version) {
   store::decision_write w;
   w.id = s.id;
@@ -268,12 +277,7 @@ store::decision_write to_write(const store::workflow_snapshot& s, const flow::de
         c.from = was->second;
       w.changes.push_back(std::move(c));
     }
-    auto& c = w.changes[at->second];
-    c.status = u.status;
-    if (u.output)
-      c.output = store::json(*u.output);
-    if (auto reason = text_or_none(u.reason_for_incompletion))
-      c.reason_for_incompletion = std::move(reason);
+    merge_update(w.changes[at->second], u);
   }
   for (const auto& t : d.arm)
     if (auto a = to_arm(t))
@@ -319,10 +323,7 @@ store::decision_write edit_followup(const store::workflow_snapshot& s, const flo
   for (const auto& u : e.finish) {
     store::task_change c;
     c.identity = u.id;
-    c.status = u.status;
-    if (u.output)
-      c.output = store::json(*u.output);
-    c.reason_for_incompletion = text_or_none(u.reason_for_incompletion);
+    merge_update(c, u);
     for (const auto& t : s.tasks)
       if (t.identity == u.id)
         c.from = t.status;
